@@ -1,0 +1,17 @@
+// Compiles the embedded ASN data (from @ip-location-db/asn) into an MMDB,
+// once, at install. Skipped quietly when iprecord is not built yet (a
+// development checkout runs it again after the build, from `prepare`);
+// if install scripts are disabled, the first open() compiles it instead.
+import { existsSync } from 'node:fs';
+
+const entry = new URL('../dist/index.js', import.meta.url);
+if (existsSync(entry)) {
+  try {
+    const started = Date.now();
+    const { openSync } = await import(entry.href);
+    openSync().close();
+    console.log(`iprecord: embedded data ready (${Date.now() - started} ms)`);
+  } catch (e) {
+    console.warn(`iprecord: could not prepare the embedded data now (${e.message}); it will be prepared on first use.`);
+  }
+}

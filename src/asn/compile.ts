@@ -1,0 +1,72 @@
+/**
+ * Compiles ASN range CSVs (`start,end,asn,organisation`, the format of
+ * `@ip-location-db/asn`) into an MMDB in the GeoLite2-ASN schema, so that
+ * ASN lookups go through the same reader as everything else. Each range is
+ * split into CIDR blocks; `asn.route` is the block that holds the address.
+ */
+
+import { readFileSync } from 'node:fs';
+import { splitCsvLine } from '../build/csv.js';
+import { rangeToCidrs } from '../build/ranges.js';
+import { parseIp } from '../ip/address.js';
+import { MmdbWriter, Typed } from '../mmdb/writer.js';
+
+export interface BadLine {
+  readonly file: string;
+  readonly line: number;
+  readonly text: string;
+  readonly reason: string;
+}
+
+export interface AsnCompileResult {
+  readonly buffer: Buffer;
+  readonly ranges: number;
+  readonly networks: number;
+  readonly badLines: readonly BadLine[];
+}
+
+/** `database_type` of the compiled file. */
+export const ASN_DATABASE_TYPE = 'iprecord-ASN';
+
+/**
+ * Reads and compiles the CSV files. Bad lines are reported, never fatal.
+ * `source` is written into the metadata description (to tell when to rebuild).
+ */
+export function compileAsnCsv(files: readonly string[], source: string): AsnCompileResult {
+  const writer = new MmdbWriter({ databaseType: ASN_DATABASE_TYPE, description: { en: source } });
+  const badLines: BadLine[] = [];
+  let ranges = 0;
+  let networks = 0;
+  for (const file of files) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i].trimEnd();
+      if (line === '' || line.startsWith('#')) continue;
+      const bad = (reason: string) => badLines.push({ file, line: i + 1, text: line.slice(0, 200), reason });
+      const f = splitCsvLine(line);
+      if (!f || f.length < 3) {
+        bad('expected start,end,asn,organisation');
+        continue;
+      }
+      const start = parseIp(f[0]);
+      const end = parseIp(f[1]);
+      const asn = /^\d{1,10}$/.test(f[2]) ? Number(f[2]) : NaN;
+      if (!start || !end || start.version !== end.version || !(asn >= 0 && asn < 2 ** 32)) {
+        bad('invalid address range or AS number');
+        continue;
+      }
+      let cidrs;
+      try {
+        cidrs = rangeToCidrs(start, end);
+      } catch (e) {
+        bad((e as Error).message);
+        continue;
+      }
+      const value = { autonomous_system_number: new Typed('uint32', asn), autonomous_system_organization: f[3] ?? '' };
+      for (const c of cidrs) writer.insert(c.version, c.words, c.prefix, value);
+      ranges++;
+      networks += cidrs.length;
+    }
+  }
+  return { buffer: writer.toBuffer(), ranges, networks, badLines };
+}

@@ -1,0 +1,35 @@
+/**
+ * Top-level `lookup`, `field`, `threat` and `bulk`: the same operations on a
+ * default engine over the embedded data, opened on first use.
+ */
+
+import { openSync, type Engine, type LookupOptions } from './engine.js';
+import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
+
+let engine: Engine | null = null;
+
+/** The shared default engine (opened synchronously on first use). */
+export function defaultEngine(): Engine {
+  if (engine === null || engine.closed) engine = openSync();
+  return engine;
+}
+
+/** `Engine.lookup` on the default engine. */
+export function lookup(ip: string, options?: LookupOptions): IpRecord {
+  return defaultEngine().lookup(ip, options);
+}
+
+/** `Engine.field` on the default engine. */
+export function field<K extends FieldName>(ip: string, name: K): IpRecord[K] | null {
+  return defaultEngine().field(ip, name);
+}
+
+/** `Engine.threat` on the default engine. */
+export function threat(ip: string): Threat {
+  return defaultEngine().threat(ip);
+}
+
+/** `Engine.bulk` on the default engine. */
+export function bulk(ips: readonly string[], options?: LookupOptions): (IpRecord | BulkError)[] {
+  return defaultEngine().bulk(ips, options);
+}

@@ -1,0 +1,259 @@
+/**
+ * The engine: `open()` once, then synchronous lookups. The record of an
+ * address is assembled from cached parts (location with country facts,
+ * network owner, threat flags); only `time_zone.current_time` and `count`
+ * are computed per call.
+ */
+
+import { ClosedError, InvalidBulkError, InvalidIpError, isIprecordError, PrivateIpError, ReservedIpError } from './errors.js';
+import { formatIp } from './ip/format.js';
+import { parseIpInto, type IpVersion } from './ip/parse.js';
+import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
+import { parseIp } from './ip/address.js';
+import { resolveOptions, type OpenOptions, type ResolvedOptions } from './options.js';
+import { CountWindow } from './record/count.js';
+import { parseFields } from './record/fields.js';
+import { threatOf, ThreatFlag } from './record/threat.js';
+import { Snapshot, type DatabaseInfo } from './snapshot.js';
+import { nowMicros } from './time/zone.js';
+import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
+import { InvalidFieldError } from './errors.js';
+import { isFieldName } from './record/fields.js';
+
+export interface LookupOptions {
+  /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']`. */
+  fields?: string | readonly string[];
+}
+
+/** State of one threat list in `info()`. */
+export type ListState =
+  | { readonly name: string; readonly state: 'loaded'; readonly source: string; readonly entries: number }
+  | { readonly name: string; readonly state: 'missing'; readonly reason: string };
+
+export interface EngineInfo {
+  readonly loadedAt: string;
+  readonly databases: readonly DatabaseInfo[];
+  readonly lists: readonly ListState[];
+  readonly lookups24h: string;
+}
+
+let special: SpecialTable | null = null;
+function specialTable(): SpecialTable {
+  if (special === null) special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
+  return special;
+}
+
+/** An opened dataset. Lookups are synchronous; `reload()` swaps the data atomically. */
+export class Engine {
+  private snapshot: Snapshot | null;
+  private readonly options: ResolvedOptions;
+  private readonly special: SpecialTable;
+  private readonly counter = new CountWindow();
+  /** Parse buffer, reused: lookups are synchronous. */
+  private readonly words = new Uint32Array(4);
+
+  /** @internal Use `open()` or `openSync()`. */
+  constructor(snapshot: Snapshot, options: ResolvedOptions) {
+    this.snapshot = snapshot;
+    this.options = options;
+    this.special = specialTable();
+  }
+
+  private live(): Snapshot {
+    if (this.snapshot === null) throw new ClosedError();
+    return this.snapshot;
+  }
+
+  /**
+   * Parses and checks an address into `this.words`.
+   * @throws InvalidIpError, PrivateIpError, ReservedIpError
+   */
+  private address(ip: unknown): { version: IpVersion; text: string; kind: SpecialKind } {
+    if (typeof ip !== 'string') throw new InvalidIpError(ip);
+    const version = parseIpInto(ip, this.words);
+    if (version === 0) throw new InvalidIpError(ip);
+    const text = formatIp(version, this.words);
+    const kind = classify(this.special, version, this.words);
+    if (kind === SpecialKind.Private) throw new PrivateIpError(text);
+    if (kind === SpecialKind.Reserved) throw new ReservedIpError(text);
+    return { version, text, kind };
+  }
+
+  private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number): Threat {
+    let flags = asnFlags;
+    if (kind === SpecialKind.Unallocated) flags |= ThreatFlag.Bogon;
+    if (snap.anonymous.length > 0) flags |= snap.anonymousFlags(version, this.words);
+    return threatOf(flags);
+  }
+
+  /**
+   * The full record of an address, or the chosen fields in the order given.
+   * Nested objects other than `time_zone` are shared and frozen.
+   * @throws InvalidIpError, PrivateIpError, ReservedIpError, InvalidFieldError, ClosedError
+   */
+  lookup(ip: string, options?: LookupOptions): IpRecord {
+    const snap = this.live();
+    const fields = options?.fields === undefined ? null : parseFields(options.fields);
+    const { version, text, kind } = this.address(ip);
+    const words = this.words;
+    const geo = snap.geoPart(version, words);
+    const net = snap.asnPart(version, words);
+    const now = nowMicros();
+    const country = geo === null ? null : geo.country;
+    const zone = geo === null ? null : geo.zone;
+    const record: IpRecord = {
+      ip: text,
+      is_eu: country === null ? null : country.is_eu,
+      city: geo === null ? null : geo.city,
+      region: geo === null ? null : geo.region,
+      region_code: geo === null ? null : geo.region_code,
+      region_type: geo === null ? null : geo.region_type,
+      country_name: country === null ? null : country.country_name,
+      country_code: country === null ? null : country.country_code,
+      continent_name: country === null ? null : country.continent_name,
+      continent_code: country === null ? null : country.continent_code,
+      latitude: geo === null ? null : geo.latitude,
+      longitude: geo === null ? null : geo.longitude,
+      postal: geo === null ? null : geo.postal,
+      calling_code: country === null ? null : country.calling_code,
+      flag: country === null ? null : country.flag,
+      emoji_flag: country === null ? null : country.emoji_flag,
+      emoji_unicode: country === null ? null : country.emoji_unicode,
+      asn: net === null ? null : net.asn,
+      languages: country === null ? null : country.languages,
+      currency: country === null ? null : country.currency,
+      time_zone: zone === null ? null : snap.clock.timeZone(zone, now),
+      threat: this.threatFor(snap, version, kind, net === null ? 0 : net.flags),
+      count: this.counter.tick(now),
+    };
+    if (net !== null && net.carrier !== null) insertCarrier(record, net.carrier);
+    return fields === null ? record : pick(record, fields);
+  }
+
+  /**
+   * One field of the record, as a bare value.
+   * @throws InvalidFieldError, and the errors of `lookup`
+   */
+  field<K extends FieldName>(ip: string, name: K): IpRecord[K] | null {
+    if (!isFieldName(name)) throw new InvalidFieldError(name);
+    const value = this.lookup(ip)[name];
+    return value === undefined ? null : value;
+  }
+
+  /**
+   * The threat object of an address (the service's `/<ip>/threat`).
+   * @throws the errors of `lookup`
+   */
+  threat(ip: string): Threat {
+    const snap = this.live();
+    const { version, kind } = this.address(ip);
+    const net = snap.asnPart(version, this.words);
+    this.counter.tick(Date.now());
+    return this.threatFor(snap, version, kind, net === null ? 0 : net.flags);
+  }
+
+  /**
+   * Records for many addresses, in input order. A bad entry becomes
+   * `{ message, code, status }` in its place; the others still answer.
+   * There is no limit on the number of addresses.
+   * @throws InvalidBulkError when `ips` is not an array; InvalidFieldError
+   */
+  bulk(ips: readonly string[], options?: LookupOptions): (IpRecord | BulkError)[] {
+    if (!Array.isArray(ips)) throw new InvalidBulkError();
+    this.live();
+    if (options?.fields !== undefined) parseFields(options.fields);
+    return ips.map((ip) => {
+      try {
+        return this.lookup(ip, options);
+      } catch (e) {
+        if (!isIprecordError(e) || e.code === 'CLOSED') throw e;
+        return { message: e.message, code: e.code, status: e.status };
+      }
+    });
+  }
+
+  /** What is loaded: databases, threat lists and their state, lookups in the last 24 hours. */
+  info(): EngineInfo {
+    const snap = this.live();
+    const anonymous = snap.anonymous.length > 0;
+    const missing = (name: string): ListState =>
+      anonymous && (name === 'tor' || name === 'vpn' || name === 'proxy')
+        ? { name, state: 'loaded', source: snap.anonymous.map((s) => s.info.path).join(', '), entries: snap.anonymous.reduce((a, s) => a + s.info.nodeCount, 0) }
+        : { name, state: 'missing', reason: 'no list of this category is loaded' };
+    return {
+      loadedAt: snap.loadedAt.toISOString(),
+      databases: snap.databases(),
+      lists: [
+        { name: 'bogon', state: 'loaded', source: 'IANA special-purpose and IPv6 address space registries', entries: this.special.v4.length + this.special.v6.length },
+        { name: 'datacenter', state: 'loaded', source: 'ASN classification of ' + snap.asn.map((s) => s.info.path).join(', '), entries: snap.asn.reduce((a, s) => a + s.info.nodeCount, 0) },
+        missing('tor'),
+        missing('vpn'),
+        missing('proxy'),
+        missing('icloud_relay'),
+        missing('attacker'),
+        missing('abuser'),
+      ],
+      lookups24h: this.counter.peek(Date.now()),
+    };
+  }
+
+  /**
+   * Opens the databases again and swaps them in as one snapshot. Lookups
+   * before the swap answer from the old data, lookups after from the new;
+   * on failure the engine keeps the old data and the error is thrown.
+   */
+  async reload(): Promise<void> {
+    this.live();
+    const next = await Snapshot.open(this.options);
+    if (this.snapshot !== null) this.snapshot = next;
+  }
+
+  /** Releases the data. Later calls throw `ClosedError`. */
+  close(): void {
+    this.snapshot = null;
+  }
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.snapshot === null;
+  }
+}
+
+/** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */
+function insertCarrier(record: IpRecord, carrier: NonNullable<IpRecord['carrier']>): void {
+  const tail = { languages: record.languages, currency: record.currency, time_zone: record.time_zone, threat: record.threat, count: record.count };
+  delete (record as Partial<IpRecord>).languages;
+  delete (record as Partial<IpRecord>).currency;
+  delete (record as Partial<IpRecord>).time_zone;
+  delete (record as Partial<IpRecord>).threat;
+  delete (record as Partial<IpRecord>).count;
+  record.carrier = carrier;
+  Object.assign(record, tail);
+}
+
+function pick(record: IpRecord, fields: readonly FieldName[]): IpRecord {
+  const out: Partial<Record<FieldName, unknown>> = {};
+  for (const f of fields) {
+    const v = record[f];
+    if (v !== undefined) out[f] = v;
+  }
+  return out as IpRecord;
+}
+
+/**
+ * Opens the databases (the embedded defaults unless told otherwise).
+ * @throws InvalidOptionsError, InvalidDatasetError
+ */
+export async function open(options?: OpenOptions): Promise<Engine> {
+  const resolved = resolveOptions(options);
+  return new Engine(await Snapshot.open(resolved), resolved);
+}
+
+/**
+ * `open()`, synchronously.
+ * @throws InvalidOptionsError, InvalidDatasetError
+ */
+export function openSync(options?: OpenOptions): Engine {
+  const resolved = resolveOptions(options);
+  return new Engine(Snapshot.openSync(resolved), resolved);
+}

@@ -1,0 +1,39 @@
+export { open, openSync, Engine } from './engine.js';
+export { lookup, field, threat, bulk, defaultEngine } from './default-engine.js';
+export {
+  IprecordError,
+  InvalidIpError,
+  PrivateIpError,
+  ReservedIpError,
+  InvalidFieldError,
+  InvalidBulkError,
+  InvalidDatasetError,
+  InvalidOptionsError,
+  ClosedError,
+  isIprecordError,
+} from './errors.js';
+export { FIELD_NAMES, isFieldName } from './record/fields.js';
+export { canonicalIp } from './ip/address.js';
+export { MmdbWriter, Typed } from './mmdb/writer.js';
+export { compileAsnCsv } from './asn/compile.js';
+export { classifyAsn } from './asn/classify.js';
+
+export type { LookupOptions, EngineInfo, ListState } from './engine.js';
+export type { OpenOptions } from './options.js';
+export type { DatabaseInfo } from './snapshot.js';
+export type { IprecordErrorCode } from './errors.js';
+export type { WriterOptions, WritableValue } from './mmdb/writer.js';
+export type {
+  IpRecord,
+  Asn,
+  AsnType,
+  Carrier,
+  Blocklist,
+  Scores,
+  Threat,
+  Currency,
+  Language,
+  TimeZone,
+  FieldName,
+  BulkError,
+} from './types.js';

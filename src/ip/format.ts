@@ -1,0 +1,69 @@
+/**
+ * Canonical text of an address: dotted quad for IPv4, RFC 5952 for IPv6
+ * (lower case, no leading zeros, the longest run of two or more zero groups
+ * written `::`, the first such run on a tie).
+ */
+
+import type { IpVersion } from './parse.js';
+
+/** Dotted quad of a uint32. */
+export function formatV4(value: number): string {
+  return `${value >>> 24}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
+}
+
+/** RFC 5952 text of four words. */
+export function formatV6(words: ArrayLike<number>): string {
+  const g = [
+    words[0] >>> 16, words[0] & 0xffff,
+    words[1] >>> 16, words[1] & 0xffff,
+    words[2] >>> 16, words[2] & 0xffff,
+    words[3] >>> 16, words[3] & 0xffff,
+  ];
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (g[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  if (bestStart < 0) return g.map(hex).join(':');
+  const head = g.slice(0, bestStart).map(hex).join(':');
+  const tail = g.slice(bestStart + bestLen).map(hex).join(':');
+  return `${head}::${tail}`;
+}
+
+function hex(n: number): string {
+  return n.toString(16);
+}
+
+/** Canonical text of a parsed address. */
+export function formatIp(version: IpVersion, words: ArrayLike<number>): string {
+  return version === 4 ? formatV4(words[3]) : formatV6(words);
+}
+
+/** The network of `prefix` bits that contains the address, as CIDR text. */
+export function formatCidr(version: IpVersion, words: ArrayLike<number>, prefix: number): string {
+  const masked = maskWords(version, words, prefix);
+  return `${formatIp(version, masked)}/${prefix}`;
+}
+
+/** The address with every bit past `prefix` cleared. */
+export function maskWords(version: IpVersion, words: ArrayLike<number>, prefix: number): number[] {
+  const out = [words[0], words[1], words[2], words[3]];
+  const first = version === 4 ? 3 : 0;
+  const bits = version === 4 ? prefix + 96 : prefix;
+  for (let w = first; w < 4; w++) {
+    const keep = bits - w * 32;
+    if (keep >= 32) continue;
+    out[w] = keep <= 0 ? 0 : (out[w] & (0xffffffff << (32 - keep))) >>> 0;
+  }
+  return out;
+}

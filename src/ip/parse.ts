@@ -1,0 +1,162 @@
+/**
+ * One parser for every textual address form iprecord accepts, into numbers.
+ *
+ * An address is four uint32 words, most significant first (`words[0]` holds
+ * bits 0-31 of an IPv6 address). An IPv4 address, and an IPv4-mapped IPv6
+ * address (`::ffff:a.b.c.d`), parse as version 4 with the address in
+ * `words[3]` and zeros elsewhere, so that both answer as IPv4.
+ *
+ * Accepted: dotted-quad IPv4 without leading zeros (`010.0.0.1` looks octal
+ * to some parsers and decimal to others, so it is refused, as `node:net`
+ * refuses it); IPv6 in full, compressed (`::`) and mixed (`::1.2.3.4`) forms,
+ * any case. Refused: hostnames, CIDRs, zone ids (`%eth0`), brackets, ports,
+ * whitespace, empty strings.
+ */
+
+const CH_0 = 48;
+const CH_9 = 57;
+const CH_A = 65;
+const CH_F = 70;
+const CH_LA = 97;
+const CH_LF = 102;
+const CH_DOT = 46;
+const CH_COLON = 58;
+
+/** Longest textual IPv6 address: 8 groups of 4 plus 7 colons, or the mixed form. */
+const MAX_TEXT_LENGTH = 45;
+
+export type IpVersion = 4 | 6;
+
+/**
+ * Parses `text` into `out` (four words). Returns 4 or 6, or 0 when the text
+ * is not an address (then `out` holds garbage).
+ */
+export function parseIpInto(text: string, out: Uint32Array): 0 | IpVersion {
+  const len = text.length;
+  if (len === 0 || len > MAX_TEXT_LENGTH) return 0;
+  // An IPv6 address has a colon within its first five characters.
+  for (let i = 0; i < len && i < 5; i++) {
+    if (text.charCodeAt(i) === CH_COLON) return parseV6(text, len, out);
+  }
+  const v4 = parseV4(text, 0, len);
+  if (v4 < 0) return 0;
+  out[0] = 0;
+  out[1] = 0;
+  out[2] = 0;
+  out[3] = v4;
+  return 4;
+}
+
+/** Dotted quad from `start` to `end`; the address as a uint32, or -1. */
+export function parseV4(text: string, start: number, end: number): number {
+  let value = 0;
+  let part = 0;
+  let digits = 0;
+  let parts = 0;
+  let leadingZero = false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= CH_0 && c <= CH_9) {
+      if (digits === 0) leadingZero = c === CH_0;
+      else if (leadingZero) return -1;
+      part = part * 10 + (c - CH_0);
+      if (++digits > 3 || part > 255) return -1;
+    } else if (c === CH_DOT) {
+      if (digits === 0 || parts === 3) return -1;
+      value = value * 256 + part;
+      parts++;
+      part = 0;
+      digits = 0;
+    } else {
+      return -1;
+    }
+  }
+  if (digits === 0 || parts !== 3) return -1;
+  return (value * 256 + part) >>> 0;
+}
+
+function hexValue(c: number): number {
+  if (c >= CH_0 && c <= CH_9) return c - CH_0;
+  if (c >= CH_LA && c <= CH_LF) return c - CH_LA + 10;
+  if (c >= CH_A && c <= CH_F) return c - CH_A + 10;
+  return -1;
+}
+
+const groups = new Uint16Array(8);
+
+function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
+  let count = 0; // groups written so far
+  let gap = -1; // index in `groups` where `::` stands
+  let i = 0;
+  if (text.charCodeAt(0) === CH_COLON) {
+    if (len < 2 || text.charCodeAt(1) !== CH_COLON) return 0;
+    gap = 0;
+    i = 2;
+    if (i === len) return finishV6(count, gap, out);
+  }
+  while (i < len) {
+    // One group: up to four hex digits, or a dotted IPv4 tail.
+    let value = 0;
+    let digits = 0;
+    const start = i;
+    while (i < len) {
+      const h = hexValue(text.charCodeAt(i));
+      if (h < 0) break;
+      value = (value << 4) | h;
+      i++;
+      if (++digits > 4) return 0;
+    }
+    if (i < len && text.charCodeAt(i) === CH_DOT) {
+      // IPv4 tail: takes two groups and ends the address.
+      if (count > 6) return 0;
+      const v4 = parseV4(text, start, len);
+      if (v4 < 0) return 0;
+      groups[count++] = v4 >>> 16;
+      groups[count++] = v4 & 0xffff;
+      return finishV6(count, gap, out);
+    }
+    if (digits === 0 || count === 8) return 0;
+    groups[count++] = value;
+    if (i === len) break;
+    if (text.charCodeAt(i) !== CH_COLON) return 0;
+    i++;
+    if (i < len && text.charCodeAt(i) === CH_COLON) {
+      if (gap >= 0) return 0;
+      gap = count;
+      i++;
+      if (i === len) break;
+    } else if (i === len) {
+      return 0; // a trailing single colon
+    }
+  }
+  return finishV6(count, gap, out);
+}
+
+function finishV6(count: number, gap: number, out: Uint32Array): 0 | IpVersion {
+  if (gap < 0) {
+    if (count !== 8) return 0;
+  } else {
+    // `::` stands for at least one zero group.
+    if (count > 7) return 0;
+    const shift = 8 - count;
+    for (let k = count - 1; k >= gap; k--) groups[k + shift] = groups[k];
+    for (let k = gap; k < gap + shift; k++) groups[k] = 0;
+  }
+  const w0 = ((groups[0] << 16) | groups[1]) >>> 0;
+  const w1 = ((groups[2] << 16) | groups[3]) >>> 0;
+  const w2 = ((groups[4] << 16) | groups[5]) >>> 0;
+  const w3 = ((groups[6] << 16) | groups[7]) >>> 0;
+  if (w0 === 0 && w1 === 0 && w2 === 0xffff) {
+    // IPv4-mapped (RFC 4291 2.5.5.2): answered as IPv4.
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = 0;
+    out[3] = w3;
+    return 4;
+  }
+  out[0] = w0;
+  out[1] = w1;
+  out[2] = w2;
+  out[3] = w3;
+  return 6;
+}

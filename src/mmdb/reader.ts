@@ -1,0 +1,200 @@
+/**
+ * An MMDB file opened for lookups on numbers.
+ *
+ * mmdb-lib parses and checks the metadata (record size, node count, IP
+ * version); iprecord walks the search tree itself on the uint32 words of an
+ * already parsed address, and decodes with its own bounded `Decoder`. The
+ * walk and the decoder are chosen once, at open, for the file's record size.
+ *
+ * Search tree layout (MaxMind DB format 2.0): `nodeCount` nodes of two records
+ * each, `recordSize` bits per record. 24: bytes 0-2 left, 3-5 right. 28: left
+ * is the high nibble of byte 3 then bytes 0-2; right is the low nibble of
+ * byte 3 then bytes 4-6. 32: bytes 0-3 left, 4-7 right. A record below
+ * `nodeCount` is a node, equal to it means "no data", above it points to data
+ * at `record - nodeCount - 16` in the data section.
+ */
+
+import { Reader } from 'mmdb-lib';
+import { InvalidDatasetError } from '../errors.js';
+import type { IpVersion } from '../ip/parse.js';
+import { Decoder, type MmdbValue } from './decoder.js';
+
+/** The 16 zero bytes between the search tree and the data section. */
+const DATA_SECTION_SEPARATOR_SIZE = 16;
+const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
+
+export interface MmdbMetadata {
+  readonly databaseType: string;
+  readonly ipVersion: 4 | 6;
+  readonly recordSize: 24 | 28 | 32;
+  readonly nodeCount: number;
+  readonly buildEpoch: Date;
+  readonly languages: readonly string[];
+  readonly description: Readonly<Record<string, string>>;
+}
+
+type Walk = (buf: Buffer, node: number, words: ArrayLike<number>, firstWord: number, bits: number, nodeCount: number) => number;
+
+/**
+ * Walks `bits` bits of the words from `firstWord` on. Returns the final
+ * record value; the number of bits consumed is left in `walkDepth`.
+ */
+let walkDepth = 0;
+/** Node and branch of the last step: `node * 2 + bit`, unique per network. */
+let walkLeaf = 0;
+
+function makeWalk(read: (buf: Buffer, node: number, bit: number) => number): Walk {
+  return (buf, node, words, firstWord, bits, nodeCount) => {
+    let depth = 0;
+    walkLeaf = -1;
+    let w = firstWord;
+    let word = words[w];
+    while (depth < bits && node < nodeCount) {
+      const bit = (word >>> (31 - (depth & 31))) & 1;
+      walkLeaf = node * 2 + bit;
+      node = read(buf, node, bit);
+      depth++;
+      if ((depth & 31) === 0 && depth < bits) word = words[++w];
+    }
+    walkDepth = depth;
+    return node;
+  };
+}
+
+const read24 = (buf: Buffer, node: number, bit: number): number => {
+  const o = node * 6 + bit * 3;
+  return (buf[o] << 16) | (buf[o + 1] << 8) | buf[o + 2];
+};
+const read28 = (buf: Buffer, node: number, bit: number): number => {
+  const o = node * 7;
+  if (bit === 0) return ((buf[o + 3] & 0xf0) << 20) | (buf[o] << 16) | (buf[o + 1] << 8) | buf[o + 2];
+  return ((buf[o + 3] & 0x0f) << 24) | (buf[o + 4] << 16) | (buf[o + 5] << 8) | buf[o + 6];
+};
+const read32 = (buf: Buffer, node: number, bit: number): number => {
+  const o = node * 8 + bit * 4;
+  return buf.readUInt32BE(o);
+};
+
+const WALKS: Record<24 | 28 | 32, Walk> = { 24: makeWalk(read24), 28: makeWalk(read28), 32: makeWalk(read32) };
+const READS = { 24: read24, 28: read28, 32: read32 } as const;
+
+/** Result of `MmdbFile.find`: where the data is and which network matched. */
+export interface Found {
+  /** File offset of the record's data, or -1 when the tree has none. */
+  offset: number;
+  /** Prefix length of the matched network (IPv4 addresses count from 0 to 32). */
+  prefix: number;
+}
+
+export class MmdbFile {
+  readonly metadata: MmdbMetadata;
+  readonly decoder: Decoder;
+  readonly size: number;
+  private readonly buf: Buffer;
+  private readonly nodeCount: number;
+  private readonly treeSize: number;
+  private readonly dataEnd: number;
+  private readonly ipv4Start: number;
+  private readonly ipv4StartDepth: number;
+  private readonly walk: Walk;
+
+  /**
+   * @throws InvalidDatasetError when the file is not a readable MMDB.
+   */
+  constructor(buf: Buffer, name: string) {
+    let reader: Reader<never>;
+    try {
+      reader = new Reader<never>(buf);
+    } catch (cause) {
+      throw new InvalidDatasetError(`${name} is not a valid MMDB file: ${(cause as Error).message}`, { cause });
+    }
+    const m = reader.metadata;
+    const recordSize = m.recordSize as 24 | 28 | 32;
+    if (m.binaryFormatMajorVersion !== 2) throw new InvalidDatasetError(`${name}: unsupported MMDB format version ${String(m.binaryFormatMajorVersion)}.`);
+    if (m.ipVersion !== 4 && m.ipVersion !== 6) throw new InvalidDatasetError(`${name}: invalid ip_version ${String(m.ipVersion)}.`);
+    if (!Number.isSafeInteger(m.nodeCount) || m.nodeCount <= 0) throw new InvalidDatasetError(`${name}: invalid node_count.`);
+    const markerAt = buf.lastIndexOf(METADATA_MARKER);
+    const treeSize = (m.nodeCount * recordSize) / 4;
+    if (treeSize + DATA_SECTION_SEPARATOR_SIZE > markerAt) {
+      throw new InvalidDatasetError(`${name}: the search tree (node_count ${m.nodeCount}) is larger than the file.`);
+    }
+    this.metadata = {
+      databaseType: String(m.databaseType ?? ''),
+      ipVersion: m.ipVersion,
+      recordSize,
+      nodeCount: m.nodeCount,
+      buildEpoch: m.buildEpoch,
+      languages: Array.isArray(m.languages) ? m.languages.map(String) : [],
+      description: (m.description && typeof m.description === 'object' ? m.description : {}) as Record<string, string>,
+    };
+    this.buf = buf;
+    this.size = buf.length;
+    this.nodeCount = m.nodeCount;
+    this.treeSize = treeSize;
+    this.dataEnd = markerAt;
+    this.walk = WALKS[recordSize];
+    this.decoder = new Decoder(buf, treeSize + DATA_SECTION_SEPARATOR_SIZE, markerAt);
+    // IPv4 addresses live at ::/96 of an IPv6 tree: find that node once.
+    let node = 0;
+    let depth = 0;
+    if (m.ipVersion === 6) {
+      const read = READS[recordSize];
+      for (; depth < 96 && node < m.nodeCount; depth++) node = read(buf, node, 0);
+    }
+    this.ipv4Start = node;
+    this.ipv4StartDepth = depth;
+  }
+
+  /**
+   * Walks the tree for an address. Writes the data offset (or -1) and the
+   * matched prefix into `out`, and returns a number that identifies the
+   * matched network within this file (equal for the addresses of one
+   * network), or -1 when the tree has no data for the address.
+   *
+   * @throws InvalidDatasetError when the tree points outside the data section.
+   */
+  find(version: IpVersion, words: ArrayLike<number>, out: Found): number {
+    let record: number;
+    let prefix: number;
+    if (version === 4) {
+      if (this.ipv4Start >= this.nodeCount) {
+        record = this.ipv4Start;
+        prefix = 0;
+        walkLeaf = -2;
+      } else {
+        record = this.walk(this.buf, this.ipv4Start, words, 3, 32, this.nodeCount);
+        prefix = walkDepth;
+      }
+    } else {
+      if (this.metadata.ipVersion === 4) {
+        out.offset = -1;
+        out.prefix = 0;
+        return -1;
+      }
+      record = this.walk(this.buf, 0, words, 0, 128, this.nodeCount);
+      prefix = walkDepth;
+    }
+    out.prefix = prefix;
+    if (record <= this.nodeCount) {
+      out.offset = -1;
+      return -1;
+    }
+    const offset = record - this.nodeCount + this.treeSize;
+    if (offset >= this.dataEnd) {
+      throw new InvalidDatasetError(`Corrupt MMDB search tree: record ${record} points past the data section.`);
+    }
+    out.offset = offset;
+    return walkLeaf;
+  }
+
+  /** The first value of the data section (to recognise a schema), or null. */
+  firstRecord(): MmdbValue | null {
+    const start = this.treeSize + DATA_SECTION_SEPARATOR_SIZE;
+    return start < this.dataEnd ? this.decoder.decode(start) : null;
+  }
+
+  /** Decodes the data at a file offset returned by `find`. */
+  decode(offset: number): MmdbValue {
+    return this.decoder.decode(offset);
+  }
+}

@@ -1,0 +1,345 @@
+/**
+ * A MaxMind DB (format 2.0) writer: networks with data in, one IPv6 MMDB
+ * file out (IPv4 networks live at ::/96, as in MaxMind's own databases).
+ *
+ * Networks are inserted into a binary trie of typed arrays. A network
+ * inserted inside an existing one splits it (the inner network wins on its
+ * range); a network inserted over existing smaller ones replaces them.
+ * Equal data values are stored once, and map keys and repeated strings are
+ * written once and referenced by pointers, as the format intends.
+ */
+
+import type { IpVersion } from '../ip/parse.js';
+
+/** A value forced to one MMDB type (the metadata needs uint16 and uint64). */
+export class Typed {
+  constructor(
+    readonly type: 'uint16' | 'uint32' | 'uint64' | 'int32' | 'float' | 'double',
+    readonly value: number | bigint,
+  ) {}
+}
+
+export type WritableValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | Uint8Array
+  | Typed
+  | readonly WritableValue[]
+  | { readonly [key: string]: WritableValue };
+
+export interface WriterOptions {
+  /** `database_type` in the metadata. */
+  databaseType: string;
+  /** `description` in the metadata, by language. */
+  description?: Record<string, string>;
+  languages?: string[];
+  /** Seconds since the epoch; defaults to now. */
+  buildEpoch?: number;
+}
+
+const DATA_SECTION_SEPARATOR_SIZE = 16;
+const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
+const EMPTY = 0;
+
+export class MmdbWriter {
+  private left = new Int32Array(1024);
+  private right = new Int32Array(1024);
+  private nodes = 1; // node 0 is the root
+  private readonly values: WritableValue[] = [];
+  private readonly valueIds = new Map<string, number>();
+  private readonly options: WriterOptions;
+
+  constructor(options: WriterOptions) {
+    this.options = options;
+  }
+
+  /** Number of trie nodes so far. */
+  get nodeCount(): number {
+    return this.nodes;
+  }
+
+  /**
+   * Inserts a network. `words` are the four words of the address (an IPv4
+   * address in `words[3]`); `prefix` counts within its family.
+   */
+  insert(version: IpVersion, words: ArrayLike<number>, prefix: number, value: WritableValue): void {
+    const bits = version === 4 ? prefix + 96 : prefix;
+    if (bits < 0 || bits > 128 || !Number.isInteger(prefix)) throw new RangeError(`Invalid prefix length ${prefix}.`);
+    const ref = -(this.valueId(value) + 1); // records < 0 are data references
+    if (bits === 0) throw new RangeError('Cannot insert the whole address space as one network.');
+    let node = 0;
+    for (let depth = 0; depth < bits - 1; depth++) {
+      const bit = (words[depth >>> 5] >>> (31 - (depth & 31))) & 1;
+      const side = bit === 0 ? this.left : this.right;
+      let next = side[node];
+      if (next <= 0) {
+        // Empty or a data leaf: make a node, both halves inheriting the leaf.
+        const created = this.newNode();
+        this.left[created] = next;
+        this.right[created] = next;
+        (bit === 0 ? this.left : this.right)[node] = created;
+        next = created;
+      }
+      node = next;
+    }
+    const last = bits - 1;
+    const bit = (words[last >>> 5] >>> (31 - (last & 31))) & 1;
+    (bit === 0 ? this.left : this.right)[node] = ref;
+  }
+
+  private newNode(): number {
+    if (this.nodes === this.left.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.left = grow(this.left);
+      this.right = grow(this.right);
+    }
+    const n = this.nodes++;
+    this.left[n] = EMPTY;
+    this.right[n] = EMPTY;
+    return n;
+  }
+
+  private valueId(value: WritableValue): number {
+    const key = stableKey(value);
+    let id = this.valueIds.get(key);
+    if (id === undefined) {
+      id = this.values.length;
+      this.values.push(value);
+      this.valueIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** Serialises the database. */
+  toBuffer(): Buffer {
+    // Renumber the reachable nodes breadth-first (node 0 stays the root).
+    const count = this.nodes;
+    const order = new Int32Array(count).fill(-1);
+    const queue = new Int32Array(count);
+    let head = 0;
+    let tail = 0;
+    queue[tail++] = 0;
+    order[0] = 0;
+    let numbered = 1;
+    while (head < tail) {
+      const n = queue[head++];
+      for (const child of [this.left[n], this.right[n]]) {
+        if (child > 0 && order[child] < 0) {
+          order[child] = numbered++;
+          queue[tail++] = child;
+        }
+      }
+    }
+    const nodeCount = numbered;
+
+    // Data section: each used value once, with string and key dedup.
+    const data = new DataEncoder();
+    const dataOffsets = this.values.map((v) => data.write(v));
+    const dataBuf = data.toBuffer();
+
+    const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataBuf.length;
+    const recordSize = maxRecord < 2 ** 24 ? 24 : maxRecord < 2 ** 28 ? 28 : 32;
+    const nodeBytes = recordSize / 4;
+    const tree = Buffer.alloc(nodeCount * nodeBytes);
+    const recordOf = (r: number): number => {
+      if (r === EMPTY) return nodeCount;
+      if (r > 0) return order[r];
+      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataOffsets[-r - 1];
+    };
+    for (let i = 0; i < tail; i++) {
+      const n = queue[i];
+      const o = order[n] * nodeBytes;
+      const l = recordOf(this.left[n]);
+      const r = recordOf(this.right[n]);
+      if (recordSize === 24) {
+        tree.writeUIntBE(l, o, 3);
+        tree.writeUIntBE(r, o + 3, 3);
+      } else if (recordSize === 28) {
+        tree.writeUIntBE(l & 0xffffff, o, 3);
+        tree[o + 3] = ((l >>> 24) << 4) | (r >>> 24);
+        tree.writeUIntBE(r & 0xffffff, o + 4, 3);
+      } else {
+        tree.writeUInt32BE(l, o);
+        tree.writeUInt32BE(r, o + 4);
+      }
+    }
+
+    const meta = new DataEncoder();
+    meta.write({
+      binary_format_major_version: new Typed('uint16', 2),
+      binary_format_minor_version: new Typed('uint16', 0),
+      build_epoch: new Typed('uint64', BigInt(this.options.buildEpoch ?? Math.floor(Date.now() / 1000))),
+      database_type: this.options.databaseType,
+      description: this.options.description ?? {},
+      ip_version: new Typed('uint16', 6),
+      languages: this.options.languages ?? [],
+      node_count: new Typed('uint32', nodeCount),
+      record_size: new Typed('uint16', recordSize),
+    });
+    return Buffer.concat([tree, Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE), dataBuf, METADATA_MARKER, meta.toBuffer()]);
+  }
+}
+
+function stableKey(value: WritableValue): string {
+  return JSON.stringify(value, (_k, v: unknown) => {
+    // Tag every scalar with its type, so that 1 and 1.0 or "1" stay apart.
+    if (typeof v === 'bigint') return `n:${v}`;
+    if (v instanceof Typed) return `${v.type}:${String(v.value)}`;
+    if (v instanceof Uint8Array) return `b:${Buffer.from(v).toString('hex')}`;
+    if (typeof v === 'number') return Number.isInteger(v) && !Object.is(v, -0) ? `i:${v}` : `d:${v}`;
+    if (typeof v === 'string') return `s:${v}`;
+    return v;
+  });
+}
+
+/** Type numbers of the format. */
+const T = { pointer: 1, string: 2, double: 3, bytes: 4, uint16: 5, uint32: 6, map: 7, int32: 8, uint64: 9, uint128: 10, array: 11, boolean: 14, float: 15 } as const;
+
+class DataEncoder {
+  private chunks: Buffer[] = [];
+  private length = 0;
+  /** Offsets of strings already written, for pointers. */
+  private readonly strings = new Map<string, number>();
+
+  toBuffer(): Buffer {
+    return Buffer.concat(this.chunks, this.length);
+  }
+
+  /** Writes a value; returns its offset in the section. */
+  write(value: WritableValue): number {
+    const at = this.length;
+    this.value(value);
+    return at;
+  }
+
+  private push(b: Buffer): void {
+    this.chunks.push(b);
+    this.length += b.length;
+  }
+
+  private control(type: number, size: number): void {
+    const head: number[] = [];
+    let first: number;
+    const ext = type > 7;
+    const typeBits = ext ? 0 : type << 5;
+    if (size < 29) first = typeBits | size;
+    else if (size < 285) {
+      first = typeBits | 29;
+      head.push(size - 29);
+    } else if (size < 65_821) {
+      first = typeBits | 30;
+      const s = size - 285;
+      head.push(s >>> 8, s & 255);
+    } else {
+      first = typeBits | 31;
+      const s = size - 65_821;
+      head.push((s >>> 16) & 255, (s >>> 8) & 255, s & 255);
+    }
+    this.push(Buffer.from(ext ? [first, type - 7, ...head] : [first, ...head]));
+  }
+
+  private pointer(target: number): void {
+    if (target < 2048) this.push(Buffer.from([0x20 | (target >>> 8), target & 255]));
+    else if (target < 526_336) {
+      const p = target - 2048;
+      this.push(Buffer.from([0x28 | (p >>> 16), (p >>> 8) & 255, p & 255]));
+    } else if (target < 134_744_064) {
+      const p = target - 526_336;
+      this.push(Buffer.from([0x30 | (p >>> 24), (p >>> 16) & 255, (p >>> 8) & 255, p & 255]));
+    } else {
+      const b = Buffer.alloc(5);
+      b[0] = 0x38;
+      b.writeUInt32BE(target, 1);
+      this.push(b);
+    }
+  }
+
+  private string(s: string): void {
+    const known = this.strings.get(s);
+    const bytes = Buffer.from(s, 'utf8');
+    // A pointer costs 2-5 bytes; only worth it past that.
+    if (known !== undefined && bytes.length > 3) {
+      this.pointer(known);
+      return;
+    }
+    if (known === undefined) this.strings.set(s, this.length);
+    this.control(T.string, bytes.length);
+    this.push(bytes);
+  }
+
+  private uint(type: number, v: bigint | number, maxBytes: number): void {
+    let n = BigInt(v);
+    if (n < 0n) throw new RangeError('Negative value for an unsigned type.');
+    const bytes: number[] = [];
+    while (n > 0n) {
+      bytes.unshift(Number(n & 255n));
+      n >>= 8n;
+    }
+    if (bytes.length > maxBytes) throw new RangeError('Value too large for its type.');
+    this.control(type, bytes.length);
+    this.push(Buffer.from(bytes));
+  }
+
+  private value(v: WritableValue): void {
+    if (typeof v === 'string') return this.string(v);
+    if (typeof v === 'boolean') return this.control(T.boolean, v ? 1 : 0);
+    if (typeof v === 'bigint') return this.uint(v < 2n ** 64n ? T.uint64 : T.uint128, v, 16);
+    if (typeof v === 'number') {
+      if (Number.isInteger(v) && v >= 0 && v < 2 ** 32) return this.uint(T.uint32, v, 4);
+      if (Number.isInteger(v) && v < 0 && v >= -(2 ** 31)) return this.typed(new Typed('int32', v));
+      return this.typed(new Typed('double', v));
+    }
+    if (v instanceof Typed) return this.typed(v);
+    if (v instanceof Uint8Array) {
+      this.control(T.bytes, v.length);
+      this.push(Buffer.from(v));
+      return;
+    }
+    if (Array.isArray(v)) {
+      this.control(T.array, v.length);
+      for (const item of v) this.value(item);
+      return;
+    }
+    const entries = Object.entries(v as Record<string, WritableValue>);
+    this.control(T.map, entries.length);
+    for (const [k, item] of entries) {
+      this.string(k);
+      this.value(item);
+    }
+  }
+
+  private typed(t: Typed): void {
+    switch (t.type) {
+      case 'uint16':
+        return this.uint(T.uint16, t.value, 2);
+      case 'uint32':
+        return this.uint(T.uint32, t.value, 4);
+      case 'uint64':
+        return this.uint(T.uint64, t.value, 8);
+      case 'int32': {
+        const b = Buffer.alloc(4);
+        b.writeInt32BE(Number(t.value));
+        this.control(T.int32, 4);
+        return this.push(b);
+      }
+      case 'float': {
+        const b = Buffer.alloc(4);
+        b.writeFloatBE(Number(t.value));
+        this.control(T.float, 4);
+        return this.push(b);
+      }
+      case 'double': {
+        const b = Buffer.alloc(8);
+        b.writeDoubleBE(Number(t.value));
+        this.control(T.double, 8);
+        return this.push(b);
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Field names and the `fields` parameter: a comma-separated list, answered
+ * in the order requested, each name at most once.
+ */
+
+import { InvalidFieldError } from '../errors.js';
+import type { FieldName } from '../types.js';
+
+/** Selectable field names, in the record's key order (CONTRACT.md). */
+export const FIELD_NAMES: readonly FieldName[] = Object.freeze([
+  'ip', 'is_eu', 'city', 'region', 'region_code', 'region_type', 'country_name', 'country_code',
+  'continent_name', 'continent_code', 'latitude', 'longitude', 'postal', 'calling_code', 'flag',
+  'emoji_flag', 'emoji_unicode', 'asn', 'carrier', 'languages', 'currency', 'time_zone', 'threat', 'count',
+] as FieldName[]);
+
+const KNOWN: ReadonlySet<string> = new Set(FIELD_NAMES);
+
+/** Whether a name is a selectable field. */
+export function isFieldName(name: unknown): name is FieldName {
+  return typeof name === 'string' && KNOWN.has(name);
+}
+
+const parsed = new Map<string, readonly FieldName[]>();
+/** Distinct `fields` strings kept parsed. */
+const FIELDS_CACHE_SIZE = 1024;
+
+/**
+ * Parses a `fields` value: a comma-separated string or an array of names.
+ * Blank entries are ignored; a repeated name counts once.
+ * @throws InvalidFieldError naming the first unknown field.
+ */
+export function parseFields(fields: string | readonly string[]): readonly FieldName[] {
+  if (typeof fields === 'string') {
+    const hit = parsed.get(fields);
+    if (hit) return hit;
+    const list = resolve(fields.split(','));
+    if (parsed.size >= FIELDS_CACHE_SIZE) parsed.clear();
+    parsed.set(fields, list);
+    return list;
+  }
+  if (!Array.isArray(fields)) throw new InvalidFieldError(fields);
+  return resolve(fields);
+}
+
+function resolve(names: readonly unknown[]): readonly FieldName[] {
+  const out: FieldName[] = [];
+  for (const raw of names) {
+    const name = typeof raw === 'string' ? raw.trim() : raw;
+    if (name === '') continue;
+    if (!isFieldName(name)) throw new InvalidFieldError(name);
+    if (!out.includes(name)) out.push(name);
+  }
+  return Object.freeze(out);
+}

@@ -1,0 +1,310 @@
+/**
+ * One immutable set of opened databases with their caches: what `reload()`
+ * swaps as a whole. Parts of the record that depend only on the matched
+ * database record (location with country facts; network owner with route)
+ * are assembled once per record and cached.
+ */
+
+import { readFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { classifyAsn } from './asn/classify.js';
+import { ASN_DATABASE_TYPE } from './asn/compile.js';
+import { CountryTable, type CountryFacts } from './country/facts.js';
+import { matchRegion, subdivisionByCode } from './country/regions.js';
+import { defaultGeoPaths, ensureAsnMmdb } from './data.js';
+import { InvalidDatasetError } from './errors.js';
+import { flatGeo } from './geo/adapters/flat.js';
+import { ipinfoAsn, ipinfoGeo } from './geo/adapters/ipinfo.js';
+import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from './geo/adapters/maxmind.js';
+import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema } from './geo/facts.js';
+import { detectSchema, ROLES } from './geo/schema.js';
+import { formatCidr } from './ip/format.js';
+import type { IpVersion } from './ip/parse.js';
+import type { MmdbValue } from './mmdb/decoder.js';
+import { MmdbFile, type Found } from './mmdb/reader.js';
+import type { ResolvedOptions } from './options.js';
+import { ThreatFlag } from './record/threat.js';
+import { ZoneClock } from './time/zone.js';
+import tzLookup from '@photostructure/tz-lookup';
+import type { Asn, Carrier } from './types.js';
+
+/** The location part of a record, per geo record. */
+export interface GeoPart {
+  readonly city: string | null;
+  readonly region: string | null;
+  readonly region_code: string | null;
+  readonly region_type: string | null;
+  readonly latitude: number | null;
+  readonly longitude: number | null;
+  readonly postal: string | null;
+  readonly country: CountryFacts | null;
+  readonly zone: string | null;
+}
+
+/** The network part of a record, per matched network. */
+export interface AsnPart {
+  readonly asn: Asn | null;
+  readonly carrier: Carrier | null;
+  readonly flags: number;
+}
+
+export interface DatabaseInfo {
+  readonly role: Role;
+  readonly path: string;
+  readonly schema: Schema;
+  readonly databaseType: string;
+  readonly buildEpoch: string;
+  readonly ipVersion: 4 | 6;
+  readonly nodeCount: number;
+  readonly bytes: number;
+}
+
+interface Source<T> {
+  readonly file: MmdbFile;
+  readonly info: DatabaseInfo;
+  readonly cache: Map<number, T | null>;
+}
+
+type Adapter<T> = (v: MmdbValue) => T | null;
+
+const GEO_ADAPTERS: Partial<Record<Schema, Adapter<GeoFacts>>> = { flat: flatGeo, 'maxmind-city': maxmindGeo, 'ipinfo-lite': ipinfoGeo };
+const ASN_ADAPTERS: Partial<Record<Schema, Adapter<AsnFacts>>> = { 'maxmind-asn': maxmindAsn, 'maxmind-isp': maxmindIsp, 'ipinfo-lite': ipinfoAsn };
+const ANON_ADAPTERS: Partial<Record<Schema, Adapter<AnonymousFacts>>> = { 'maxmind-anonymous': maxmindAnonymous };
+
+interface Loaded {
+  readonly path: string;
+  readonly buf: Buffer;
+}
+
+/** Reads the tail of a compiled ASN file for its source tag. */
+function asnSourceOf(path: string): string | null {
+  try {
+    const buf = readFileSync(path);
+    const file = new MmdbFile(buf, path);
+    return file.metadata.databaseType === ASN_DATABASE_TYPE ? (file.metadata.description.en ?? null) : null;
+  } catch {
+    return null;
+  }
+}
+
+function resolvePaths(options: ResolvedOptions): { geo: readonly string[]; asn: readonly string[]; anonymous: readonly string[] } {
+  return {
+    geo: options.geo ?? defaultGeoPaths(),
+    asn: options.asn ?? [ensureAsnMmdb(asnSourceOf)],
+    anonymous: options.anonymous,
+  };
+}
+
+function wrapRead(path: string, cause: unknown): never {
+  throw new InvalidDatasetError(`Cannot read database ${path}: ${(cause as Error).message}`, { cause });
+}
+
+export class Snapshot {
+  readonly geo: readonly Source<GeoPart>[];
+  readonly asn: readonly Source<AsnPart>[];
+  readonly anonymous: readonly Source<number>[];
+  readonly countries: CountryTable;
+  readonly clock: ZoneClock;
+  readonly loadedAt: Date;
+  private readonly cacheSize: number;
+  private readonly geoAdapt: readonly Adapter<GeoFacts>[];
+  private readonly asnAdapt: readonly Adapter<AsnFacts>[];
+  private readonly anonAdapt: readonly Adapter<AnonymousFacts>[];
+  private readonly found: Found = { offset: -1, prefix: 0 };
+
+  private constructor(options: ResolvedOptions, geo: Loaded[], asn: Loaded[], anon: Loaded[]) {
+    this.cacheSize = options.recordCacheSize;
+    this.countries = new CountryTable(options.flagBaseUrl);
+    this.clock = new ZoneClock();
+    this.loadedAt = new Date();
+    const make = <T, F>(role: Role, list: Loaded[], adapters: Partial<Record<Schema, Adapter<F>>>, out: Adapter<F>[]): Source<T>[] =>
+      list.map(({ path, buf }) => {
+        const file = new MmdbFile(buf, path);
+        const schema = detectSchema(file, path);
+        const adapter = adapters[schema];
+        if (!adapter || !ROLES[schema].includes(role)) {
+          throw new InvalidDatasetError(`${path}: a ${schema} database cannot serve as a ${role} database.`);
+        }
+        out.push(adapter);
+        const m = file.metadata;
+        const info: DatabaseInfo = {
+          role,
+          path,
+          schema,
+          databaseType: m.databaseType,
+          buildEpoch: m.buildEpoch.toISOString(),
+          ipVersion: m.ipVersion,
+          nodeCount: m.nodeCount,
+          bytes: file.size,
+        };
+        return { file, info, cache: new Map<number, T | null>() };
+      });
+    const geoAdapt: Adapter<GeoFacts>[] = [];
+    const asnAdapt: Adapter<AsnFacts>[] = [];
+    const anonAdapt: Adapter<AnonymousFacts>[] = [];
+    this.geo = make<GeoPart, GeoFacts>('geo', geo, GEO_ADAPTERS, geoAdapt);
+    this.asn = make<AsnPart, AsnFacts>('asn', asn, ASN_ADAPTERS, asnAdapt);
+    this.anonymous = make<number, AnonymousFacts>('anonymous', anon, ANON_ADAPTERS, anonAdapt);
+    this.geoAdapt = geoAdapt;
+    this.asnAdapt = asnAdapt;
+    this.anonAdapt = anonAdapt;
+  }
+
+  /** Opens every database of the options, reading the files in parallel. */
+  static async open(options: ResolvedOptions): Promise<Snapshot> {
+    const p = resolvePaths(options);
+    const load = (list: readonly string[]) =>
+      Promise.all(list.map(async (path) => ({ path, buf: await readFile(path).catch((e: unknown) => wrapRead(path, e)) })));
+    const [geo, asn, anon] = await Promise.all([load(p.geo), load(p.asn), load(p.anonymous)]);
+    return new Snapshot(options, geo, asn, anon);
+  }
+
+  /** Opens every database synchronously. */
+  static openSync(options: ResolvedOptions): Snapshot {
+    const p = resolvePaths(options);
+    const load = (list: readonly string[]) =>
+      list.map((path) => {
+        try {
+          return { path, buf: readFileSync(path) };
+        } catch (e) {
+          return wrapRead(path, e);
+        }
+      });
+    return new Snapshot(options, load(p.geo), load(p.asn), load(p.anonymous));
+  }
+
+  /** The location part for an address, or null when no geo database has it. */
+  geoPart(version: IpVersion, words: ArrayLike<number>): GeoPart | null {
+    const found = this.found;
+    for (let i = 0; i < this.geo.length; i++) {
+      const src = this.geo[i];
+      src.file.find(version, words, found);
+      const offset = found.offset;
+      if (offset < 0) continue;
+      let part = src.cache.get(offset);
+      if (part === undefined) {
+        part = this.buildGeo(this.geoAdapt[i](src.file.decode(offset)));
+        this.remember(src.cache, offset, part);
+      }
+      if (part !== null) return part;
+    }
+    return null;
+  }
+
+  /** The network part for an address, or null when no ASN database has it. */
+  asnPart(version: IpVersion, words: ArrayLike<number>): AsnPart | null {
+    const found = this.found;
+    for (let i = 0; i < this.asn.length; i++) {
+      const src = this.asn[i];
+      const leaf = src.file.find(version, words, found);
+      if (found.offset < 0) continue;
+      // Keyed by network (not data offset): the route differs per network.
+      let part = src.cache.get(leaf);
+      if (part === undefined) {
+        part = this.buildAsn(this.asnAdapt[i](src.file.decode(found.offset)), version, words, found.prefix);
+        this.remember(src.cache, leaf, part);
+      }
+      if (part !== null) return part;
+    }
+    return null;
+  }
+
+  /** Threat flags the anonymity databases assert for an address. */
+  anonymousFlags(version: IpVersion, words: ArrayLike<number>): number {
+    let flags = 0;
+    const found = this.found;
+    for (let i = 0; i < this.anonymous.length; i++) {
+      const src = this.anonymous[i];
+      src.file.find(version, words, found);
+      if (found.offset < 0) continue;
+      let f = src.cache.get(found.offset);
+      if (f === undefined) {
+        const facts = this.anonAdapt[i](src.file.decode(found.offset));
+        f = facts === null ? 0 : (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
+        this.remember(src.cache, found.offset, f);
+      }
+      flags |= f ?? 0;
+    }
+    return flags;
+  }
+
+  private remember<T>(cache: Map<number, T>, key: number, value: T): void {
+    if (this.cacheSize === 0) return;
+    if (cache.size >= this.cacheSize) cache.clear();
+    cache.set(key, value);
+  }
+
+  private buildGeo(facts: GeoFacts | null): GeoPart | null {
+    if (facts === null) return null;
+    const cc = facts.countryCode;
+    const country = cc === null ? null : this.countries.get(cc);
+    let regionCode: string | null = null;
+    let regionType: string | null = null;
+    if (cc !== null) {
+      const sub = facts.regionCode !== null ? subdivisionByCode(cc, facts.regionCode) : facts.region !== null ? matchRegion(cc, facts.region) : null;
+      regionCode = facts.regionCode ?? sub?.code ?? null;
+      regionType = sub?.type ?? null;
+    }
+    return Object.freeze({
+      city: facts.city,
+      region: facts.region,
+      region_code: regionCode,
+      region_type: regionType,
+      latitude: facts.latitude,
+      longitude: facts.longitude,
+      postal: facts.postal,
+      country,
+      zone: this.zoneOf(facts, cc),
+    });
+  }
+
+  /** Time zone: from the database, else from the coordinates, else the country's only zone. */
+  private zoneOf(facts: GeoFacts, cc: string | null): string | null {
+    if (facts.timeZone !== null && this.clock.isValid(facts.timeZone)) return facts.timeZone;
+    if (facts.latitude !== null && facts.longitude !== null) {
+      try {
+        const z = tzLookup(facts.latitude, facts.longitude);
+        if (this.clock.isValid(z)) return z;
+      } catch {
+        // coordinates out of range: fall through to the country
+      }
+    }
+    if (cc === null) return null;
+    try {
+      const zones = (new Intl.Locale(`und-${cc}`) as Intl.Locale & { timeZones?: string[] }).timeZones;
+      return zones && zones.length === 1 && this.clock.isValid(zones[0]) ? zones[0] : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private buildAsn(facts: AsnFacts | null, version: IpVersion, words: ArrayLike<number>, prefix: number): AsnPart | null {
+    if (facts === null || facts.asn === null) return null;
+    const type = classifyAsn(facts.name);
+    const asn: Asn = Object.freeze({
+      asn: `AS${facts.asn}`,
+      name: facts.name,
+      domain: facts.domain,
+      route: formatCidr(version, words, prefix),
+      type,
+    });
+    const carrier = facts.carrier === null ? null : Object.freeze({ ...facts.carrier });
+    return Object.freeze({ asn, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 });
+  }
+
+  /** Databases in use, for `info()`. */
+  databases(): DatabaseInfo[] {
+    return [...this.geo, ...this.asn, ...this.anonymous].map((s) => s.info);
+  }
+
+  /** Modification times of the files, to tell when they changed. */
+  static mtimes(paths: readonly string[]): number[] {
+    return paths.map((p) => {
+      try {
+        return statSync(p).mtimeMs;
+      } catch {
+        return -1;
+      }
+    });
+  }
+}

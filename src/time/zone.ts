@@ -1,0 +1,181 @@
+/**
+ * The `time_zone` object of a record.
+ *
+ * The UTC offset comes from the runtime's own tz data (`Intl`), the
+ * abbreviation from the tz database's table (`abbreviations.json`, numeric
+ * form when the tz database has no letters). Both are computed once per zone
+ * and kept until the zone's next offset change, found by probing ahead with
+ * `Intl` (weekly for a year, then to the minute); only `current_time` is
+ * computed per lookup, with integer arithmetic (formatting with `Intl` on
+ * every call caps a lookup near 155k/s).
+ */
+
+import ABBREVIATIONS from './abbreviations.json';
+import { numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
+
+export interface TimeZone {
+  name: string;
+  abbr: string;
+  offset: string;
+  is_dst: boolean;
+  current_time: string;
+}
+
+/** Offset facts of a zone that hold until `until`. */
+interface ZoneState {
+  readonly name: string;
+  readonly abbr: string;
+  readonly offset: string;
+  readonly colon: string;
+  readonly isDst: boolean;
+  readonly offsetMs: number;
+  /** Epoch milliseconds of the next offset change (or a year ahead). */
+  readonly until: number;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+/** Probe this far ahead for the next transition. */
+const HORIZON = 371 * DAY;
+
+const letters = (ABBREVIATIONS as { zones: Record<string, Record<string, string>> }).zones;
+
+/** Per-zone offsets and abbreviations, refreshed at each zone's next transition. */
+export class ZoneClock {
+  private readonly states = new Map<string, ZoneState>();
+  private readonly formats = new Map<string, Intl.DateTimeFormat>();
+  private readonly valid = new Map<string, boolean>();
+
+  /** Whether the runtime knows the zone. */
+  isValid(name: string): boolean {
+    let ok = this.valid.get(name);
+    if (ok === undefined) {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: name });
+        ok = true;
+      } catch {
+        ok = false;
+      }
+      this.valid.set(name, ok);
+    }
+    return ok;
+  }
+
+  /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
+  timeZone(name: string, nowMs: number): TimeZone {
+    let s = this.states.get(name);
+    if (s === undefined || nowMs >= s.until) {
+      s = this.compute(name, nowMs);
+      this.states.set(name, s);
+    }
+    return {
+      name: s.name,
+      abbr: s.abbr,
+      offset: s.offset,
+      is_dst: s.isDst,
+      current_time: isoLocal(nowMs + s.offsetMs) + s.colon,
+    };
+  }
+
+  /** Offset of a zone at an instant, in minutes east of UTC. */
+  offsetAt(name: string, ms: number): number {
+    let f = this.formats.get(name);
+    if (!f) {
+      f = new Intl.DateTimeFormat('en-US', { timeZone: name, timeZoneName: 'longOffset' });
+      this.formats.set(name, f);
+    }
+    const parts = f.formatToParts(ms);
+    let text = '';
+    for (const p of parts) if (p.type === 'timeZoneName') text = p.value;
+    // "GMT", "GMT-07:00", "GMT+05:30"
+    if (text.length <= 3) return 0;
+    const sign = text.charCodeAt(3) === 45 /* - */ ? -1 : 1;
+    const h = Number(text.slice(4, 6));
+    const m = text.length > 6 ? Number(text.slice(7, 9)) : 0;
+    return sign * (h * 60 + m);
+  }
+
+  private compute(name: string, nowMs: number): ZoneState {
+    const now = Math.floor(nowMs);
+    const offset = this.offsetAt(name, now);
+    const until = this.nextTransition(name, now, offset);
+    // DST: the offset is above the zone's lower offset of the year.
+    const year = new Date(now).getUTCFullYear();
+    const jan = this.offsetAt(name, Date.UTC(year, 0, 1));
+    const jul = this.offsetAt(name, Date.UTC(year, 6, 1));
+    const abbr = letters[name]?.[String(offset)] ?? numericAbbreviation(offset);
+    return {
+      name,
+      abbr,
+      offset: offsetHhmm(offset),
+      colon: offsetColon(offset),
+      isDst: jan !== jul && offset > Math.min(jan, jul),
+      offsetMs: offset * 60_000,
+      until,
+    };
+  }
+
+  private nextTransition(name: string, from: number, offset: number): number {
+    let lo = from;
+    let hi = -1;
+    for (let t = from + WEEK; t <= from + HORIZON; t += WEEK) {
+      if (this.offsetAt(name, t) !== offset) {
+        hi = t;
+        break;
+      }
+      lo = t;
+    }
+    if (hi < 0) return from + HORIZON - WEEK;
+    // Bisect to the minute: the first instant with the new offset.
+    while (hi - lo > 60_000) {
+      const mid = lo + Math.floor((hi - lo) / 2 / 60_000) * 60_000;
+      if (this.offsetAt(name, mid) === offset) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+
+  /** Forgets the cached states (for tests and reload). */
+  clear(): void {
+    this.states.clear();
+  }
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.ffffff` of a local-time instant given as epoch
+ * milliseconds (with a fraction for microseconds). Civil date from days per
+ * H. Hinnant's `civil_from_days`.
+ */
+export function isoLocal(ms: number): string {
+  const whole = Math.floor(ms);
+  const micros = Math.floor((ms - whole) * 1000);
+  let days = Math.floor(whole / DAY);
+  let rem = whole - days * DAY;
+  const hh = Math.floor(rem / HOUR);
+  rem -= hh * HOUR;
+  const mm = Math.floor(rem / 60_000);
+  rem -= mm * 60_000;
+  const ss = Math.floor(rem / 1000);
+  const frac = (rem - ss * 1000) * 1000 + micros;
+  days += 719_468;
+  const era = Math.floor(days / 146_097);
+  const doe = days - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${y}-${pad2(m)}-${pad2(d)}T${pad2(hh)}:${pad2(mm)}:${pad2(ss)}.${String(frac).padStart(6, '0')}`;
+}
+
+/**
+ * Now in epoch milliseconds with a microsecond fraction: the wall clock's
+ * milliseconds and the monotonic clock's sub-millisecond part (the monotonic
+ * clock alone drifts from the wall clock over days).
+ */
+export function nowMicros(): number {
+  const p = performance.now();
+  return Date.now() + (p - Math.floor(p));
+}

@@ -1,0 +1,93 @@
+/**
+ * The record of CONTRACT.md: keys in the contract's order, snake_case as on
+ * the wire. Unknown values are null; `carrier` is present only for mobile
+ * networks.
+ */
+
+import type { Currency, Language } from './country/facts.js';
+import type { TimeZone } from './time/zone.js';
+
+export type { Currency, Language, TimeZone };
+
+export type AsnType = 'isp' | 'hosting' | 'business' | 'education' | 'government';
+
+export interface Asn {
+  /** `AS<number>`. */
+  readonly asn: string;
+  readonly name: string | null;
+  readonly domain: string | null;
+  /** CIDR of the matched network, `8.8.8.0/24`. */
+  readonly route: string;
+  readonly type: AsnType | null;
+}
+
+export interface Carrier {
+  readonly name: string | null;
+  readonly mcc: string;
+  readonly mnc: string;
+}
+
+export interface Blocklist {
+  readonly name: string;
+  readonly site: string;
+  readonly type: string;
+}
+
+export interface Scores {
+  readonly vpn_score: number;
+  readonly proxy_score: number;
+  readonly threat_score: number;
+  readonly trust_score: number;
+}
+
+export interface Threat {
+  readonly is_tor: boolean;
+  readonly is_vpn: boolean;
+  readonly is_icloud_relay: boolean;
+  readonly is_proxy: boolean;
+  readonly is_datacenter: boolean;
+  readonly is_anonymous: boolean;
+  readonly is_known_attacker: boolean;
+  readonly is_known_abuser: boolean;
+  readonly is_threat: boolean;
+  readonly is_bogon: boolean;
+  readonly blocklists: readonly Blocklist[];
+  readonly scores: Scores;
+}
+
+export interface IpRecord {
+  ip: string;
+  is_eu: boolean | null;
+  city: string | null;
+  region: string | null;
+  region_code: string | null;
+  region_type: string | null;
+  country_name: string | null;
+  country_code: string | null;
+  continent_name: string | null;
+  continent_code: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  postal: string | null;
+  calling_code: string | null;
+  flag: string | null;
+  emoji_flag: string | null;
+  emoji_unicode: string | null;
+  asn: Asn | null;
+  carrier?: Carrier;
+  languages: readonly Language[] | null;
+  currency: Currency | null;
+  time_zone: TimeZone | null;
+  threat: Threat;
+  count: string;
+}
+
+/** A selectable field name (CONTRACT.md). */
+export type FieldName = keyof IpRecord;
+
+/** A bulk entry that failed: the service's `{ message }`, plus `code` and `status`. */
+export interface BulkError {
+  readonly message: string;
+  readonly code: string;
+  readonly status: number;
+}
