@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileAsnCsv } from './asn/compile.js';
+import { ASN_FORMAT_VERSION, compileAsnCsv } from './asn/compile.js';
 import { InvalidDatasetError } from './errors.js';
 
 const require = createRequire(import.meta.url);
@@ -34,7 +34,7 @@ export function defaultGeoPaths(): string[] {
 /** The ASN CSVs of `@ip-location-db/asn` and their source tag. */
 export function defaultAsnSources(): { files: string[]; source: string } {
   const dir = packageDir('@ip-location-db/asn');
-  return { files: [join(dir, 'asn-ipv4.csv'), join(dir, 'asn-ipv6.csv')], source: `@ip-location-db/asn@${packageVersion(dir)}` };
+  return { files: [join(dir, 'asn-ipv4.csv'), join(dir, 'asn-ipv6.csv')], source: `@ip-location-db/asn@${packageVersion(dir)} (iprecord-asn/${ASN_FORMAT_VERSION})` };
 }
 
 /** iprecord's own package root (holds `data/` after install). */

@@ -27,6 +27,8 @@ export interface AsnCompileResult {
 
 /** `database_type` of the compiled file. */
 export const ASN_DATABASE_TYPE = 'iprecord-ASN';
+/** Version of the compiler's output: a change makes installed files rebuild. */
+export const ASN_FORMAT_VERSION = 2;
 
 /**
  * Reads and compiles the CSV files. Bad lines are reported, never fatal.
@@ -40,7 +42,7 @@ export function compileAsnCsv(files: readonly string[], source: string): AsnComp
   for (const file of files) {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
-      const line = lines[i].trimEnd();
+      const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
       if (line === '' || line.startsWith('#')) continue;
       const bad = (reason: string) => badLines.push({ file, line: i + 1, text: line.slice(0, 200), reason });
       const f = splitCsvLine(line);

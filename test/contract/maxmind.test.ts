@@ -1,0 +1,198 @@
+/**
+ * The adapters against MaxMind's own test databases: for every network of
+ * the source JSON, a lookup of its first address in the matching
+ * test database answers the source's values. And every corrupt database
+ * gives a typed error, never a crash or a hang.
+ */
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
+import { InvalidDatasetError, isIprecordError, openSync, type Engine } from '../../src/index.js';
+import { parseCidr } from '../../src/ip/address.js';
+import { formatIp } from '../../src/ip/format.js';
+import { MmdbFile } from '../../src/mmdb/reader.js';
+import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { sourceNetworks, testDb, type SourceRecord } from '../helpers/maxmind.js';
+
+const present = hasSharedData();
+const d = present ? describe : describe.skip;
+
+/**
+ * The first address of a network, as text. (Only the first: some test
+ * databases hold less than their source lists, which mmdb-lib confirms.)
+ */
+function edges(cidr: string): string[] {
+  const c = parseCidr(cidr)!;
+  return [formatIp(c.address.version, fromBigInt(c.address.version, toBigInt(c.address)))];
+}
+
+type Get = (r: SourceRecord) => unknown;
+const at = (path: string): Get => (r) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], r) ?? null;
+
+/** Looks up every edge of every source network; returns how many were checked. */
+function check(engine: Engine, name: string, expectations: (r: SourceRecord) => Record<string, unknown>, pick: (ip: string, source: SourceRecord) => Record<string, unknown>): number {
+  let checked = 0;
+  for (const [network, record] of sourceNetworks(name)) {
+    for (const ip of edges(network)) {
+      let got: Record<string, unknown>;
+      try {
+        got = pick(ip, record);
+      } catch (e) {
+        // Private and reserved networks (MaxMind uses documentation ranges) answer errors, as the service does.
+        if (isIprecordError(e) && (e.code === 'PRIVATE_IP' || e.code === 'RESERVED_IP')) continue;
+        throw e;
+      }
+      expect({ ip, network, ...got }).toEqual({ ip, network, ...expectations(record) });
+      checked++;
+    }
+  }
+  return checked;
+}
+
+d('MaxMind test databases', () => {
+  it.each(['GeoIP2-City-Test', 'GeoLite2-City-Test', 'GeoIP2-Country-Test', 'GeoLite2-Country-Test'])('%s: location of every network', (name) => {
+    const engine = openSync({ geo: testDb(name) });
+    const sub = (r: SourceRecord) => (r.subdivisions as SourceRecord[] | undefined)?.[0];
+    const checked = check(
+      engine,
+      name,
+      (r) => ({
+        country_code: at('country.iso_code')(r) ?? at('registered_country.iso_code')(r),
+        city: at('city.names.en')(r),
+        region: sub(r) ? at('names.en')(sub(r)!) : null,
+        region_code: sub(r) ? at('iso_code')(sub(r)!) : null,
+        latitude: at('location.latitude')(r),
+        longitude: at('location.longitude')(r),
+        postal: at('postal.code')(r),
+        zone: at('location.time_zone')(r),
+      }),
+      (ip, source) => {
+        const rec = engine.lookup(ip);
+        // Where the source has no zone, the engine derives one from the coordinates or the country.
+        const zone = at('location.time_zone')(source) === null ? null : (rec.time_zone?.name ?? null);
+        return {
+          country_code: rec.country_code,
+          city: rec.city,
+          region: rec.region,
+          region_code: rec.region_code,
+          latitude: rec.latitude,
+          longitude: rec.longitude,
+          postal: rec.postal,
+          // The database's zone when it has one; else the one derived from coordinates.
+          zone: zone,
+        };
+      },
+    );
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('GeoLite2-ASN-Test: number and organisation of every network', () => {
+    const engine = openSync({ asn: testDb('GeoLite2-ASN-Test') });
+    const checked = check(
+      engine,
+      'GeoLite2-ASN-Test',
+      (r) => ({ asn: `AS${r.autonomous_system_number as number}`, name: r.autonomous_system_organization ?? null }),
+      (ip) => {
+        const a = engine.lookup(ip).asn!;
+        return { asn: a.asn, name: a.name };
+      },
+    );
+    expect(checked).toBeGreaterThan(50);
+  });
+
+  it('GeoIP2-ISP-Test: ASN, and the carrier of mobile networks', () => {
+    const engine = openSync({ asn: testDb('GeoIP2-ISP-Test') });
+    const checked = check(
+      engine,
+      'GeoIP2-ISP-Test',
+      (r) => ({
+        asn: r.autonomous_system_number === undefined ? null : `AS${r.autonomous_system_number as number}`,
+        carrier:
+          r.mobile_country_code !== undefined && r.mobile_network_code !== undefined
+            ? { name: (r.isp ?? r.organization ?? null) as string | null, mcc: r.mobile_country_code, mnc: r.mobile_network_code }
+            : null,
+      }),
+      (ip) => {
+        const rec = engine.lookup(ip);
+        return { asn: rec.asn?.asn ?? null, carrier: rec.carrier ?? null };
+      },
+    );
+    expect(checked).toBeGreaterThan(500);
+  });
+
+  it('GeoIP2-Anonymous-IP-Test: Tor, VPN, proxy and hosting flags', () => {
+    const engine = openSync({ anonymous: testDb('GeoIP2-Anonymous-IP-Test') });
+    const checked = check(
+      engine,
+      'GeoIP2-Anonymous-IP-Test',
+      (r) => ({
+        is_tor: r.is_tor_exit_node === true,
+        is_vpn: r.is_anonymous_vpn === true,
+        is_proxy: r.is_public_proxy === true || r.is_residential_proxy === true,
+        hosting: r.is_hosting_provider === true,
+      }),
+      (ip, source) => {
+        const t = engine.threat(ip);
+        // A hosting network is a datacenter; others may be one by their ASN as well.
+        return { is_tor: t.is_tor, is_vpn: t.is_vpn, is_proxy: t.is_proxy, hosting: source.is_hosting_provider === true ? t.is_datacenter : false };
+      },
+    );
+    expect(checked).toBeGreaterThan(5);
+  });
+});
+
+d('corrupt databases', () => {
+  const files: string[] = [];
+  if (present) {
+    const walk = (dir: string) => {
+      for (const f of readdirSync(dir)) {
+        const p = join(dir, f);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.mmdb')) files.push(p);
+      }
+    };
+    walk(join(SHARED_DATA, 'maxmind-test', 'bad-data'));
+    for (const f of readdirSync(join(SHARED_DATA, 'maxmind-test', 'test-data'))) {
+      if (/broken|invalid/i.test(f)) files.push(join(SHARED_DATA, 'maxmind-test', 'test-data', f));
+    }
+  }
+  const probes = ['1.1.1.1', '2.125.160.216', '81.2.69.160', '216.160.83.56', '2001:218::1', '::1.1.1.1', '89.160.20.128', '67.43.156.1'];
+  for (let i = 1; i < 224; i += 3) probes.push(`${i}.1.2.3`);
+
+  it.each(files.map((f) => [f.slice(SHARED_DATA.length + 1), f]))('%s: a typed error at open or at lookup', (_name, file) => {
+    let error: unknown = null;
+    const started = Date.now();
+    try {
+      const engine = openSync({ geo: [file] });
+      engine.info();
+      for (const ip of probes) {
+        try {
+          engine.lookup(ip);
+        } catch (e) {
+          if (isIprecordError(e) && e.code === 'INVALID_DATASET') throw e;
+          expect(isIprecordError(e)).toBe(true);
+        }
+      }
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidDatasetError);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it.each(files.filter((f) => !/last-in-metadata|corrupt-search-tree/.test(f)).map((f) => [f.slice(SHARED_DATA.length + 1), f]))(
+    '%s: verify() finds the defect',
+    (_name, file) => {
+      expect(() => new MmdbFile(readFileSync(file), file).verify()).toThrow(InvalidDatasetError);
+    },
+  );
+
+  it('every valid test database verifies', () => {
+    const dir = join(SHARED_DATA, 'maxmind-test', 'test-data');
+    const valid = readdirSync(dir).filter((f) => f.endsWith('.mmdb') && !/broken|invalid/i.test(f));
+    expect(valid.length).toBeGreaterThan(20);
+    for (const f of valid) expect(new MmdbFile(readFileSync(join(dir, f)), f).verify().nodes).toBeGreaterThan(0);
+  });
+});

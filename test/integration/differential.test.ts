@@ -1,0 +1,142 @@
+/**
+ * The engine against references: a direct mmdb-lib read of the same geo
+ * files, and a plain sweep over the ASN CSV, on 100 000 random addresses.
+ * Also measures region_code coverage over every (country, region) pair of
+ * the default geo database.
+ */
+
+import { readFileSync } from 'node:fs';
+import { Reader } from 'mmdb-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { splitCsvLine } from '../../src/build/csv.js';
+import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
+import { hasSubdivisions, matchRegion } from '../../src/country/regions.js';
+import { defaultAsnSources, defaultGeoPaths } from '../../src/data.js';
+import { isRow } from '../../src/geo/adapters/values.js';
+import { isIprecordError, open, type Engine } from '../../src/index.js';
+import { parseIp } from '../../src/ip/address.js';
+import { formatIp } from '../../src/ip/format.js';
+import { MmdbFile } from '../../src/mmdb/reader.js';
+import { prng, seed } from '../helpers/env.js';
+
+const N = 100_000;
+
+interface Row {
+  lo: bigint;
+  hi: bigint;
+  asn: number;
+  name: string;
+}
+
+function readAsnCsv(file: string): Row[] {
+  const rows: Row[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue;
+    const f = splitCsvLine(line)!;
+    rows.push({ lo: toBigInt(parseIp(f[0])!), hi: toBigInt(parseIp(f[1])!), asn: Number(f[2]), name: f[3] });
+  }
+  return rows.sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : 0));
+}
+
+/** Plain sweep: addresses sorted, ranges sorted, one pass over both. */
+function sweep(rows: Row[], values: bigint[]): (Row | null)[] {
+  const order = values.map((_, i) => i).sort((a, b) => (values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
+  const out: (Row | null)[] = new Array(values.length).fill(null);
+  let r = 0;
+  for (const i of order) {
+    const v = values[i];
+    while (r < rows.length && rows[r].hi < v) r++;
+    out[i] = r < rows.length && rows[r].lo <= v ? rows[r] : null;
+  }
+  return out;
+}
+
+let engine: Engine;
+let v4rows: Row[];
+let v6rows: Row[];
+beforeAll(async () => {
+  engine = await open();
+  const { files } = defaultAsnSources();
+  v4rows = readAsnCsv(files[0]);
+  v6rows = readAsnCsv(files[1]);
+});
+
+describe('differential', () => {
+  it(`agrees with mmdb-lib and the ASN CSV on ${N} random addresses`, () => {
+    const rand = prng(seed());
+    const [geo4, geo6] = defaultGeoPaths().map((p) => new Reader<Record<string, unknown>>(readFileSync(p)));
+    const ips: string[] = [];
+    for (let i = 0; i < N; i++) {
+      if (i % 5 !== 0) {
+        ips.push(formatIp(4, [0, 0, 0, Math.floor(rand() * 2 ** 32)]));
+      } else {
+        // IPv6 drawn from networks present in the data (random IPv6 is nearly always empty).
+        const row = v6rows[Math.floor(rand() * v6rows.length)];
+        const span = row.hi - row.lo;
+        const off = (BigInt(Math.floor(rand() * 2 ** 32)) * BigInt(Math.floor(rand() * 2 ** 32))) % (span + 1n);
+        ips.push(formatIp(6, fromBigInt(6, row.lo + off)));
+      }
+    }
+    const parsed = ips.map((ip) => parseIp(ip)!);
+    const v4 = sweep(v4rows, parsed.map((a) => (a.version === 4 ? toBigInt(a) : -1n)));
+    const v6 = sweep(v6rows, parsed.map((a) => (a.version === 6 ? toBigInt(a) : -1n)));
+    let answered = 0;
+    let withAsn = 0;
+    for (let i = 0; i < N; i++) {
+      const ip = ips[i];
+      let rec;
+      try {
+        rec = engine.lookup(ip);
+      } catch (e) {
+        if (isIprecordError(e) && (e.code === 'PRIVATE_IP' || e.code === 'RESERVED_IP')) continue;
+        throw e;
+      }
+      answered++;
+      const g = (parsed[i].version === 4 ? geo4 : geo6).get(ip);
+      const text = (k: string) => (g && typeof g[k] === 'string' && g[k] !== '' ? g[k] : null);
+      expect({ ip, cc: rec.country_code, region: rec.region, city: rec.city }).toEqual({ ip, cc: text('country_code'), region: text('state1'), city: text('city') });
+      const lat = g?.latitude as number | undefined;
+      if (lat === undefined) expect(rec.latitude).toBeNull();
+      else {
+        expect(Math.fround(rec.latitude!)).toBe(lat);
+        expect(Math.fround(rec.longitude!)).toBe(g!.longitude as number);
+      }
+      const row = parsed[i].version === 4 ? v4[i] : v6[i];
+      expect({ ip, asn: rec.asn?.asn ?? null, name: rec.asn?.name ?? null }).toEqual({ ip, asn: row ? `AS${row.asn}` : null, name: row ? row.name || null : null });
+      if (row) {
+        withAsn++;
+        const route = parseIp(rec.asn!.route.split('/')[0])!;
+        expect(toBigInt(route) >= row.lo && toBigInt(route) <= row.hi).toBe(true);
+      }
+    }
+    expect(answered).toBeGreaterThan(N * 0.8);
+    expect(withAsn).toBeGreaterThan(N * 0.5);
+  });
+
+  it('matches at least 95 % of (country, region) pairs to an ISO 3166-2 code', () => {
+    const pairs = new Set<string>();
+    for (const path of defaultGeoPaths()) {
+      new MmdbFile(readFileSync(path), path).forEachRecord((v) => {
+        if (isRow(v) && typeof v.state1 === 'string' && v.state1 !== '' && typeof v.country_code === 'string') pairs.add(`${v.country_code}|${v.state1}`);
+      });
+    }
+    let coded = 0;
+    let applicable = 0;
+    let codedApplicable = 0;
+    for (const p of pairs) {
+      const [cc, region] = p.split('|');
+      const hit = matchRegion(cc, region) !== null;
+      if (hit) coded++;
+      if (hasSubdivisions(cc)) {
+        applicable++;
+        if (hit) codedApplicable++;
+      }
+    }
+    const share = (100 * codedApplicable) / applicable;
+    console.log(
+      `region_code coverage: ${codedApplicable}/${applicable} pairs in countries with ISO 3166-2 subdivisions (${share.toFixed(1)} %); ` +
+        `${coded}/${pairs.size} of all distinct pairs (${((100 * coded) / pairs.size).toFixed(1)} %)`,
+    );
+    expect(share).toBeGreaterThanOrEqual(95);
+  });
+});

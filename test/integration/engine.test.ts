@@ -1,0 +1,196 @@
+import { isIP } from 'node:net';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ClosedError,
+  FIELD_NAMES,
+  InvalidBulkError,
+  InvalidFieldError,
+  InvalidIpError,
+  PrivateIpError,
+  ReservedIpError,
+  isIprecordError,
+  open,
+  type Engine,
+  type IpRecord,
+} from '../../src/index.js';
+import { seed } from '../helpers/env.js';
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = await open();
+});
+afterAll(() => engine.close());
+
+const KEYS = [
+  'ip', 'is_eu', 'city', 'region', 'region_code', 'region_type', 'country_name', 'country_code', 'continent_name',
+  'continent_code', 'latitude', 'longitude', 'postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode', 'asn',
+  'languages', 'currency', 'time_zone', 'threat', 'count',
+];
+const THREAT_KEYS = [
+  'is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker',
+  'is_known_abuser', 'is_threat', 'is_bogon', 'blocklists', 'scores',
+];
+
+const strOrNull = (v: unknown) => v === null || typeof v === 'string';
+const numOrNull = (v: unknown) => v === null || (typeof v === 'number' && Number.isFinite(v));
+
+/** Checks a record against CONTRACT.md: keys, order, types, and the derived flags. */
+function checkRecord(r: IpRecord): void {
+  expect(Object.keys(r)).toEqual(r.carrier ? [...KEYS.slice(0, 18), 'carrier', ...KEYS.slice(18)] : KEYS);
+  for (const k of ['city', 'region', 'region_code', 'region_type', 'country_name', 'postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode'] as const) {
+    expect(strOrNull(r[k]), k).toBe(true);
+  }
+  expect(numOrNull(r.latitude) && numOrNull(r.longitude)).toBe(true);
+  expect(r.is_eu === null || typeof r.is_eu === 'boolean').toBe(true);
+  if (r.country_code !== null) {
+    expect(r.country_code).toMatch(/^[A-Z]{2}$/);
+    expect(r.continent_code).toMatch(/^(AF|AN|AS|EU|NA|OC|SA)$/);
+    expect(r.flag).toBe(`https://flagcdn.com/w320/${r.country_code.toLowerCase()}.png`);
+    expect(r.emoji_unicode).toMatch(/^U\+1F1[EF][0-9A-F] U\+1F1[EF][0-9A-F]$/);
+    if (r.calling_code !== null) expect(r.calling_code).toMatch(/^\d+$/);
+  }
+  if (r.asn !== null) {
+    expect(Object.keys(r.asn)).toEqual(['asn', 'name', 'domain', 'route', 'type']);
+    expect(r.asn.asn).toMatch(/^AS\d+$/);
+    expect(r.asn.route).toMatch(/\/\d+$/);
+    expect([null, 'isp', 'hosting', 'business', 'education', 'government']).toContain(r.asn.type);
+  }
+  if (r.languages !== null) for (const l of r.languages) expect(Object.keys(l)).toEqual(['name', 'native', 'code']);
+  if (r.currency !== null) expect(Object.keys(r.currency)).toEqual(['name', 'code', 'symbol', 'native', 'plural']);
+  if (r.time_zone !== null) {
+    expect(Object.keys(r.time_zone)).toEqual(['name', 'abbr', 'offset', 'is_dst', 'current_time']);
+    expect(r.time_zone.offset).toMatch(/^[+-]\d{4}$/);
+    expect(r.time_zone.current_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}[+-]\d\d:\d\d$/);
+    expect(r.time_zone.current_time.slice(-6).replace(':', '')).toBe(r.time_zone.offset);
+  }
+  const t = r.threat;
+  expect(Object.keys(t)).toEqual(THREAT_KEYS);
+  expect(t.is_anonymous).toBe(t.is_tor || t.is_proxy);
+  expect(t.is_threat).toBe(t.is_known_abuser || t.is_known_attacker);
+  expect(Object.keys(t.scores)).toEqual(['vpn_score', 'proxy_score', 'threat_score', 'trust_score']);
+  for (const v of Object.values(t.scores)) expect(Number.isInteger(v) && v >= 0 && v <= 100).toBe(true);
+  expect(r.count).toMatch(/^\d+$/);
+}
+
+describe('records', () => {
+  it('have the contract keys in order, and types, for random addresses', () => {
+    let answered = 0;
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
+        try {
+          checkRecord(engine.lookup(ip));
+          answered++;
+        } catch (e) {
+          expect(isIprecordError(e) && ['PRIVATE_IP', 'RESERVED_IP'].includes(e.code)).toBe(true);
+        }
+      }),
+      { seed: seed(), numRuns: 5000 },
+    );
+    expect(answered).toBeGreaterThan(3000);
+  });
+
+  it('answer known networks from the embedded data', () => {
+    const r = engine.lookup('8.8.8.8');
+    expect(r).toMatchObject({ ip: '8.8.8.8', country_code: 'US', country_name: 'United States', is_eu: false, continent_code: 'NA', calling_code: '1', emoji_flag: '🇺🇸', emoji_unicode: 'U+1F1FA U+1F1F8' });
+    expect(r.asn).toMatchObject({ asn: 'AS15169', name: 'Google LLC', route: '8.8.8.0/24', type: 'hosting', domain: null });
+    expect(r.threat.is_datacenter).toBe(true);
+    expect(r.currency).toEqual({ name: 'US Dollar', code: 'USD', symbol: '$', native: '$', plural: 'US dollars' });
+    expect(r.languages).toEqual([{ name: 'English', native: 'English', code: 'en' }]);
+    expect(engine.lookup('::ffff:8.8.8.8').ip).toBe('8.8.8.8');
+    expect(engine.lookup('2001:4860:4860:0:0:0:0:8888').ip).toBe('2001:4860:4860::8888');
+  });
+
+  it('mark unallocated IPv6 space as bogon', () => {
+    expect(engine.lookup('4000::1').threat.is_bogon).toBe(true);
+    expect(engine.lookup('8.8.8.8').threat.is_bogon).toBe(false);
+  });
+});
+
+describe('errors', () => {
+  it.each([
+    ['127.0.0.1', PrivateIpError, '127.0.0.1 is a private IP address'],
+    ['10.1.2.3', PrivateIpError, '10.1.2.3 is a private IP address'],
+    ['fe80::1', PrivateIpError, 'fe80::1 is a private IP address'],
+    ['fd00::1', PrivateIpError, 'fd00::1 is a private IP address'],
+    ['::ffff:192.168.0.1', PrivateIpError, '192.168.0.1 is a private IP address'],
+    ['224.244.244.244', ReservedIpError, '224.244.244.244 is a reserved IP address.'],
+    ['192.0.2.1', ReservedIpError, '192.0.2.1 is a reserved IP address.'],
+    ['0.1.2.3', ReservedIpError, '0.1.2.3 is a reserved IP address.'],
+    ['2001:db8::1', ReservedIpError, '2001:db8::1 is a reserved IP address.'],
+    ['ff02::1', ReservedIpError, 'ff02::1 is a reserved IP address.'],
+    ['bleh', InvalidIpError, 'bleh does not appear to be an IPv4 or IPv6 address'],
+    ['8.8.8.0/24', InvalidIpError, '8.8.8.0/24 does not appear to be an IPv4 or IPv6 address'],
+    ['', InvalidIpError, ' does not appear to be an IPv4 or IPv6 address'],
+  ])('%j: %o with the service message', (ip, cls, message) => {
+    const err = (() => {
+      try {
+        engine.lookup(ip);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(cls);
+    expect((err as Error).message).toBe(message);
+    expect((err as { status: number }).status).toBe(400);
+  });
+
+  it('non-strings are invalid addresses, never a crash', () => {
+    for (const v of [null, undefined, 42, {}, ['8.8.8.8']]) expect(() => engine.lookup(v as never)).toThrow(InvalidIpError);
+  });
+
+  it('unknown fields are invalid fields', () => {
+    expect(() => engine.lookup('8.8.8.8', { fields: 'ip,bleh' })).toThrow(new InvalidFieldError('bleh'));
+    expect(() => engine.field('8.8.8.8', 'bleh' as never)).toThrow('bleh is not a valid field.');
+  });
+});
+
+describe('operations', () => {
+  it('fields: only those keys, in the order requested', () => {
+    const r = engine.lookup('8.8.8.8', { fields: 'country_name,ip,asn,city' });
+    expect(Object.keys(r)).toEqual(['country_name', 'ip', 'asn', 'city']);
+    expect(Object.keys(engine.lookup('8.8.8.8', { fields: ['threat', 'ip'] }))).toEqual(['threat', 'ip']);
+  });
+
+  it('field: the bare value', () => {
+    expect(engine.field('8.8.8.8', 'country_name')).toBe('United States');
+    expect(engine.field('8.8.8.8', 'carrier')).toBeNull();
+    expect(FIELD_NAMES).toContain('region_type');
+  });
+
+  it('threat: the threat object alone, equal to the record\'s', () => {
+    expect(engine.threat('1.1.1.1')).toEqual(engine.lookup('1.1.1.1').threat);
+  });
+
+  it('bulk: every entry in input order, errors in place, no 100 limit', () => {
+    const ips = ['8.8.8.8', 'bleh', '127.0.0.1', '1.1.1.1', ...Array.from({ length: 150 }, (_, i) => `9.9.${i}.9`)];
+    const out = engine.bulk(ips);
+    expect(out).toHaveLength(ips.length);
+    expect((out[0] as IpRecord).ip).toBe('8.8.8.8');
+    expect(out[1]).toEqual({ message: 'bleh does not appear to be an IPv4 or IPv6 address', code: 'INVALID_IP', status: 400 });
+    expect(out[2]).toEqual({ message: '127.0.0.1 is a private IP address', code: 'PRIVATE_IP', status: 400 });
+    expect((out[153] as IpRecord).ip).toBe('9.9.149.9');
+    expect(() => engine.bulk('8.8.8.8' as never)).toThrow(InvalidBulkError);
+  });
+
+  it('info: databases and the state of each threat list', () => {
+    const info = engine.info();
+    expect(info.databases.map((d) => d.role)).toEqual(['geo', 'geo', 'asn']);
+    expect(info.lists.find((l) => l.name === 'tor')).toMatchObject({ state: 'missing' });
+    expect(info.lists.find((l) => l.name === 'bogon')).toMatchObject({ state: 'loaded' });
+  });
+
+  it('count: a string of digits', () => {
+    expect(engine.lookup('8.8.8.8').count).toMatch(/^\d+$/);
+  });
+
+  it('close: later calls throw ClosedError; reload keeps answering', async () => {
+    const e = await open();
+    const before = e.lookup('8.8.8.8');
+    await e.reload();
+    expect(e.lookup('8.8.8.8').asn).toEqual(before.asn);
+    e.close();
+    expect(() => e.lookup('8.8.8.8')).toThrow(ClosedError);
+    expect(isIP('8.8.8.8')).toBe(4);
+  });
+});
