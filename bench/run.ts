@@ -97,7 +97,11 @@ async function main(): Promise<void> {
       i = (i + 1) % ips.length;
     });
   await bench.run();
-  const rows = bench.tasks.map((t) => ({ task: t.name, 'ops/s': Math.round(t.result!.throughput.mean), 'mean µs': (t.result!.latency.mean * 1000).toFixed(2) }));
+  const rows = bench.tasks.map((t) => {
+    const r = t.result;
+    if (r.state !== 'completed') throw new Error(`${t.name}: ${r.state}`);
+    return { task: t.name, 'ops/s': Math.round(r.throughput.mean), 'mean µs': (r.latency.mean * 1000).toFixed(2) };
+  });
   console.table(rows);
   const ratio = rows[0]['ops/s'] / rows[1]['ops/s'];
   console.log(`lookup()/maxmind.get() = ${ratio.toFixed(2)}x  (${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, seed ${SEED})`);
