@@ -6,7 +6,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
 import { CountryTable, type CountryFacts } from './country/facts.js';
@@ -295,16 +295,5 @@ export class Snapshot {
   /** Databases in use, for `info()`. */
   databases(): DatabaseInfo[] {
     return [...this.geo, ...this.asn, ...this.anonymous].map((s) => s.info);
-  }
-
-  /** Modification times of the files, to tell when they changed. */
-  static mtimes(paths: readonly string[]): number[] {
-    return paths.map((p) => {
-      try {
-        return statSync(p).mtimeMs;
-      } catch {
-        return -1;
-      }
-    });
   }
 }
