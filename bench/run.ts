@@ -18,20 +18,10 @@ import { defaultAsnSources, defaultGeoPaths } from '../src/data.js';
 import { open } from '../src/index.js';
 import { parseIp } from '../src/ip/address.js';
 import { formatIp } from '../src/ip/format.js';
+import { prng } from '../test/helpers/env.js';
 
 const SEED = 42;
 const MIX = 100_000;
-
-function prng(s: number): () => number {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Addresses inside networks of the ASN data (so geo and ASN both hit). */
 function addressMix(): string[] {

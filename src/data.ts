@@ -54,18 +54,18 @@ export function asnCandidates(): string[] {
   return [join(iprecordRoot(), 'data', 'asn.mmdb'), join(cacheHome, 'iprecord', 'asn.mmdb')];
 }
 
-/** The `source` recorded in a compiled ASN MMDB, read from its metadata, or null. */
-export type SourceOf = (path: string) => string | null;
+/** Whether the compiled ASN MMDB at `path` was built from `source`. */
+export type BuiltFrom = (path: string, source: string) => boolean;
 
 /**
  * Path of an up-to-date compiled ASN MMDB, compiling it when none is (at
  * install, or on first use when install scripts were skipped). Written to a
  * temporary file and renamed into place, so a reader never sees half a file.
  */
-export function ensureAsnMmdb(sourceOf: SourceOf): string {
+export function ensureAsnMmdb(builtFrom: BuiltFrom): string {
   const { files, source } = defaultAsnSources();
   const candidates = asnCandidates();
-  for (const path of candidates) if (existsSync(path) && sourceOf(path) === source) return path;
+  for (const path of candidates) if (existsSync(path) && builtFrom(path, source)) return path;
   const { buffer } = compileAsnCsv(files, source);
   let lastError: unknown;
   for (const path of candidates) {

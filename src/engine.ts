@@ -5,20 +5,18 @@
  * are computed per call.
  */
 
-import { ClosedError, InvalidBulkError, InvalidIpError, isIprecordError, PrivateIpError, ReservedIpError } from './errors.js';
+import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, isIprecordError, PrivateIpError, ReservedIpError } from './errors.js';
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from './options.js';
 import { CountWindow } from './record/count.js';
-import { parseFields } from './record/fields.js';
+import { isFieldName, parseFields } from './record/fields.js';
 import { threatOf, ThreatFlag } from './record/threat.js';
 import { Snapshot, type DatabaseInfo } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
-import { InvalidFieldError } from './errors.js';
-import { isFieldName } from './record/fields.js';
 
 export interface LookupOptions {
   /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']`. */

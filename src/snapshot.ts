@@ -6,7 +6,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
 import { CountryTable, type CountryFacts } from './country/facts.js';
@@ -76,21 +76,34 @@ interface Loaded {
   readonly buf: Buffer;
 }
 
-/** Reads the tail of a compiled ASN file for its source tag. */
-function asnSourceOf(path: string): string | null {
+/** Bytes at the end of a compiled ASN file that hold its metadata. */
+const METADATA_TAIL = 4096;
+
+/**
+ * Whether a compiled ASN file was built from `source`: its metadata (at the
+ * end of the file) names it. Reads only the tail; the file is read whole
+ * once, when the snapshot opens it.
+ */
+function asnBuiltFrom(path: string, source: string): boolean {
+  let fd: number | undefined;
   try {
-    const buf = readFileSync(path);
-    const file = new MmdbFile(buf, path);
-    return file.metadata.databaseType === ASN_DATABASE_TYPE ? (file.metadata.description.en ?? null) : null;
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, METADATA_TAIL);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    return tail.includes(ASN_DATABASE_TYPE) && tail.includes(source);
   } catch {
-    return null;
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 function resolvePaths(options: ResolvedOptions): { geo: readonly string[]; asn: readonly string[]; anonymous: readonly string[] } {
   return {
     geo: options.geo ?? defaultGeoPaths(),
-    asn: options.asn ?? [ensureAsnMmdb(asnSourceOf)],
+    asn: options.asn ?? [ensureAsnMmdb(asnBuiltFrom)],
     anonymous: options.anonymous,
   };
 }

@@ -3,6 +3,8 @@
  * `@ip-location-db/asn`) into an MMDB in the GeoLite2-ASN schema, so that
  * ASN lookups go through the same reader as everything else. Each range is
  * split into CIDR blocks; `asn.route` is the block that holds the address.
+ * Where rows overlap, a later row wins on its own range (in the
+ * @ip-location-db data the one nested row is the narrower announcement).
  */
 
 import { readFileSync } from 'node:fs';

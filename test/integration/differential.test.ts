@@ -38,15 +38,25 @@ function readAsnCsv(file: string): Row[] {
   return rows.sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : 0));
 }
 
-/** Plain sweep: addresses sorted, ranges sorted, one pass over both. */
+/**
+ * Plain sweep: addresses sorted, ranges sorted by start, one pass over both.
+ * Where ranges nest (the CSV has a few), the narrowest covering range
+ * answers, as in routing (longest prefix): the covering range with the
+ * latest start.
+ */
 function sweep(rows: Row[], values: bigint[]): (Row | null)[] {
   const order = values.map((_, i) => i).sort((a, b) => (values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
   const out: (Row | null)[] = new Array(values.length).fill(null);
-  let r = 0;
+  let p = -1; // last range starting at or before the address
   for (const i of order) {
     const v = values[i];
-    while (r < rows.length && rows[r].hi < v) r++;
-    out[i] = r < rows.length && rows[r].lo <= v ? rows[r] : null;
+    while (p + 1 < rows.length && rows[p + 1].lo <= v) p++;
+    for (let q = p; q >= 0 && q >= p - 8; q--) {
+      if (rows[q].hi >= v) {
+        out[i] = rows[q];
+        break;
+      }
+    }
   }
   return out;
 }
