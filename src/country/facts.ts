@@ -2,12 +2,13 @@
  * Country facts of the record, per ISO 3166-1 alpha-2 code, built once and
  * frozen: names and continent and calling code and languages from
  * `countries-list`, EU membership from `is-eu-member`, currency names and
- * symbols from the runtime's CLDR data (`Intl`), the flag emoji from the
- * code's regional indicator symbols.
+ * symbols from CLDR (`Intl`, tabled by `scripts/gen-currencies.ts`), the
+ * flag emoji from the code's regional indicator symbols.
  */
 
 import { continents, countries, languages as LANGUAGES } from 'countries-list';
 import { isEuMember } from 'is-eu-member';
+import CURRENCY_ROWS from './currencies.json';
 
 export interface Language {
   readonly name: string;
@@ -40,6 +41,7 @@ export interface CountryFacts {
 type CountryRow = (typeof countries)[keyof typeof countries];
 const COUNTRY_ROWS = countries as unknown as Record<string, CountryRow | undefined>;
 const CONTINENTS = continents as unknown as Record<string, string>;
+const CURRENCIES = CURRENCY_ROWS as unknown as Record<string, readonly [name: string, code: string, symbol: string, native: string, plural: string]>;
 const LANGUAGE_ROWS = LANGUAGES as unknown as Record<string, { name: string; native: string } | undefined>;
 
 /** Country facts for one flag base URL; entries are built on first use. */
@@ -70,7 +72,6 @@ function buildFacts(cc: string, flagBase: string): CountryFacts | null {
     const l = LANGUAGE_ROWS[code];
     return Object.freeze({ name: l?.name ?? code, native: l?.native ?? code, code });
   });
-  const currencyCode = (row.currency as readonly string[])[0];
   return Object.freeze({
     country_code: cc,
     country_name: row.name,
@@ -82,7 +83,7 @@ function buildFacts(cc: string, flagBase: string): CountryFacts | null {
     emoji_flag: String.fromCodePoint(...points),
     emoji_unicode: points.map((p) => 'U+' + p.toString(16).toUpperCase()).join(' '),
     languages: Object.freeze(langs),
-    currency: currencyCode ? currencyFacts(currencyCode, cc, langs[0]?.code) : null,
+    currency: currencyOf(cc),
   });
 }
 
@@ -107,28 +108,10 @@ function callingCode(cc: string): string | null {
   return String(own ?? phones[0]);
 }
 
-function currencyPart(locale: string, code: string, display: 'narrowSymbol' | 'symbol' | 'name', n: number): string | null {
-  try {
-    const parts = new Intl.NumberFormat(locale, { style: 'currency', currency: code, currencyDisplay: display }).formatToParts(n);
-    return parts.find((p) => p.type === 'currency')?.value ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Currency facts from CLDR: English name and plural, the English narrow
- * symbol (`E£`), and the symbol in the country's main language (`ج.م.`).
- */
-function currencyFacts(code: string, cc: string, lang: string | undefined): Currency {
-  let name = code;
-  try {
-    name = new Intl.DisplayNames('en', { type: 'currency' }).of(code) ?? code;
-  } catch {
-    // an unknown code keeps its code as its name
-  }
-  const symbol = currencyPart('en', code, 'narrowSymbol', 1) ?? code;
-  const native = (lang && currencyPart(`${lang}-${cc}`, code, 'symbol', 1)) || symbol;
-  const plural = currencyPart('en', code, 'name', 2) ?? name;
+/** The country's currency from the generated table, or null. */
+function currencyOf(cc: string): Currency | null {
+  const row = Object.hasOwn(CURRENCIES, cc) ? CURRENCIES[cc] : undefined;
+  if (row === undefined) return null;
+  const [name, code, symbol, native, plural] = row;
   return Object.freeze({ name, code, symbol, native, plural });
 }

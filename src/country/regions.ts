@@ -7,6 +7,11 @@
  * the name without generic words ("Kyiv City" and "Kyiv"), then by the most
  * similar name (Jaro-Winkler at least `FUZZY_THRESHOLD`). The table comes
  * from `scripts/gen-subdivisions.ts`. Answers are cached per (country, name).
+ *
+ * The table holds one line of text per country (rows `code;type;name;...`
+ * joined by `|`, an empty type for none), read on the country's first use:
+ * 420 KB of nested JSON arrays cost the package's import about 8 ms, string
+ * literals almost nothing.
  */
 
 import SUBDIVISIONS from './subdivisions.json';
@@ -28,22 +33,43 @@ interface CountryIndex {
   readonly names: readonly (readonly [string, Subdivision])[];
 }
 
-const table = SUBDIVISIONS as unknown as Record<string, readonly (readonly [string, string | null, ...string[]])[]>;
+type Row = readonly [code: string, type: string | null, ...names: string[]];
+
+const table = SUBDIVISIONS as Record<string, string | undefined>;
+
+/** One country's rows as the table writes them. */
+export function encodeRows(rows: readonly Row[]): string {
+  return rows
+    .map((row) => {
+      for (const f of row) if (f !== null && /[;|]/.test(f)) throw new Error(`separator in subdivision field: ${f}`);
+      const [code, type, ...names] = row;
+      return [code, type ?? '', ...names].join(';');
+    })
+    .join('|');
+}
+
+/** The rows of one country's line. */
+export function decodeRows(line: string): Row[] {
+  return line.split('|').map((text) => {
+    const [code, type, ...names] = text.split(';');
+    return [code, type === '' ? null : type, ...names] as const;
+  });
+}
 const indexes = new Map<string, CountryIndex | null>();
 const answers = new Map<string, Subdivision | null>();
 
 function indexOf(cc: string): CountryIndex | null {
   let idx = indexes.get(cc);
   if (idx !== undefined) return idx;
-  const rows = table[cc];
-  if (!rows) {
+  const line = table[cc];
+  if (line === undefined || !Object.hasOwn(table, cc)) {
     indexes.set(cc, null);
     return null;
   }
   const byName = new Map<string, Subdivision>();
   const byCode = new Map<string, Subdivision>();
   const names: [string, Subdivision][] = [];
-  for (const [code, type, ...aliases] of rows) {
+  for (const [code, type, ...aliases] of decodeRows(line)) {
     const sub: Subdivision = Object.freeze({ code, type });
     byCode.set(code, sub);
     for (const a of aliases) {

@@ -101,19 +101,39 @@ function covers(range: Range, words: ArrayLike<number>): boolean {
   return true;
 }
 
-/** Special ranges of one family, most specific first. */
+/** Special ranges of each family, most specific first. */
 export interface SpecialTable {
   readonly v4: readonly Range[];
   readonly v6: readonly Range[];
+  /**
+   * Per value of an address's first 16 bits, 1 when some range (or, for
+   * IPv6, unallocated space) may cover it: most addresses are classified
+   * with one array read.
+   */
+  readonly hint4: Uint8Array;
+  readonly hint6: Uint8Array;
+}
+
+/** Marks the 16-bit prefixes that a range intersects. */
+function markHint(hint: Uint8Array, first: number, prefix: number): void {
+  const top = first >>> 16;
+  if (prefix >= 16) hint[top] = 1;
+  else hint.fill(1, top, top + (1 << (16 - prefix)));
 }
 
 /** Builds the table with the address parser (kept out of module scope to stay side-effect free). */
 export function buildSpecialTable(parse: (text: string) => number[]): SpecialTable {
   const bySpecificity = (a: Range, b: Range) => b.prefix - a.prefix;
-  return {
-    v4: V4.map((e) => toRange(e, 4, parse)).sort(bySpecificity),
-    v6: V6.map((e) => toRange(e, 6, parse)).sort(bySpecificity),
-  };
+  const v4 = V4.map((e) => toRange(e, 4, parse)).sort(bySpecificity);
+  const v6 = V6.map((e) => toRange(e, 6, parse)).sort(bySpecificity);
+  const hint4 = new Uint8Array(1 << 16);
+  const hint6 = new Uint8Array(1 << 16);
+  for (const r of v4) markHint(hint4, r.words[3], r.prefix - 96);
+  for (const r of v6) markHint(hint6, r.words[0], r.prefix);
+  // Outside 2000::/3 (0x2000..0x3fff) everything is unallocated or special.
+  hint6.fill(1, 0, 0x2000);
+  hint6.fill(1, 0x4000);
+  return { v4, v6, hint4, hint6 };
 }
 
 /**
@@ -121,6 +141,7 @@ export function buildSpecialTable(parse: (text: string) => number[]): SpecialTab
  * 2000::/3 and every listed range is unallocated.
  */
 export function classify(table: SpecialTable, version: IpVersion, words: ArrayLike<number>): SpecialKind {
+  if ((version === 4 ? table.hint4[words[3] >>> 16] : table.hint6[words[0] >>> 16]) === 0) return SpecialKind.None;
   const ranges = version === 4 ? table.v4 : table.v6;
   for (let i = 0; i < ranges.length; i++) {
     if (covers(ranges[i], words)) return ranges[i].kind;

@@ -33,32 +33,48 @@ export interface MmdbMetadata {
   readonly description: Readonly<Record<string, string>>;
 }
 
-type Walk = (buf: Buffer, node: number, words: ArrayLike<number>, firstWord: number, bits: number, nodeCount: number) => number;
+type Walk = (buf: Buffer, node: number, words: ArrayLike<number>, firstWord: number, depth: number, bits: number, nodeCount: number, leaf: number) => number;
 
 /**
- * Walks `bits` bits of the words from `firstWord` on. Returns the final
- * record value; the number of bits consumed is left in `walkDepth`.
+ * Walks the words from bit `depth` (counted from `words[firstWord]`) until
+ * bit `bits` or a record that is not a node. Returns the final record; the
+ * depth reached is left in `walkDepth` and the last step in `walkLeaf`.
  */
 let walkDepth = 0;
 /** Node and branch of the last step: `node * 2 + bit`, unique per network. */
 let walkLeaf = 0;
 
 function makeWalk(read: (buf: Buffer, node: number, bit: number) => number): Walk {
-  return (buf, node, words, firstWord, bits, nodeCount) => {
-    let depth = 0;
-    walkLeaf = -1;
-    let w = firstWord;
-    let word = words[w];
+  return (buf, node, words, firstWord, depth, bits, nodeCount, leaf) => {
+    let word = words[firstWord + (depth >>> 5)];
     while (depth < bits && node < nodeCount) {
       const bit = (word >>> (31 - (depth & 31))) & 1;
-      walkLeaf = node * 2 + bit;
+      leaf = node * 2 + bit;
       node = read(buf, node, bit);
       depth++;
-      if ((depth & 31) === 0 && depth < bits) word = words[++w];
+      if ((depth & 31) === 0 && depth < bits) word = words[firstWord + (depth >>> 5)];
     }
     walkDepth = depth;
+    walkLeaf = leaf;
     return node;
   };
+}
+
+/** Bits resolved by a `Jump` table. */
+const JUMP_BITS = 16;
+
+/**
+ * Where the walk stands after the first 16 bits of an address, per value of
+ * those bits, filled on first use: a lookup walks only the remaining bits
+ * (8 more for most IPv4 networks instead of 24). `node` holds the node at
+ * depth 16, or the final record when the walk ended sooner (then `depth`
+ * and `leaf` say where); 0 marks an entry not filled yet (no walk of one
+ * step or more ends at the root of a valid tree).
+ */
+class Jump {
+  readonly node = new Uint32Array(1 << JUMP_BITS);
+  readonly depth = new Uint8Array(1 << JUMP_BITS);
+  readonly leaf = new Float64Array(1 << JUMP_BITS);
 }
 
 const read24 = (buf: Buffer, node: number, bit: number): number => {
@@ -97,6 +113,8 @@ export class MmdbFile {
   private readonly ipv4Start: number;
   private readonly ipv4StartDepth: number;
   private readonly walk: Walk;
+  private jump4: Jump | null = null;
+  private jump6: Jump | null = null;
 
   /**
    * @throws InvalidDatasetError when the file is not a readable MMDB.
@@ -156,15 +174,13 @@ export class MmdbFile {
    */
   find(version: IpVersion, words: ArrayLike<number>, out: Found): number {
     let record: number;
-    let prefix: number;
     if (version === 4) {
       if (this.ipv4Start >= this.nodeCount) {
         record = this.ipv4Start;
-        prefix = 0;
+        walkDepth = 0;
         walkLeaf = -2;
       } else {
-        record = this.walk(this.buf, this.ipv4Start, words, 3, 32, this.nodeCount);
-        prefix = walkDepth;
+        record = this.jumpWalk((this.jump4 ??= new Jump()), this.ipv4Start, words, 3, 32);
       }
     } else {
       if (this.metadata.ipVersion === 4) {
@@ -172,17 +188,31 @@ export class MmdbFile {
         out.prefix = 0;
         return -1;
       }
-      record = this.walk(this.buf, 0, words, 0, 128, this.nodeCount);
-      prefix = walkDepth;
+      record = this.jumpWalk((this.jump6 ??= new Jump()), 0, words, 0, 128);
     }
-    out.prefix = prefix;
+    out.prefix = walkDepth;
     if (record <= this.nodeCount) {
       out.offset = -1;
       return -1;
     }
-    const offset = this.dataOffset(record);
-    out.offset = offset;
+    out.offset = this.dataOffset(record);
     return walkLeaf;
+  }
+
+  /** The walk from `start`, through the jump table for the first 16 bits. */
+  private jumpWalk(jump: Jump, start: number, words: ArrayLike<number>, firstWord: number, bits: number): number {
+    const top = words[firstWord] >>> (32 - JUMP_BITS);
+    let node = jump.node[top];
+    if (node === 0) {
+      node = this.walk(this.buf, start, words, firstWord, 0, JUMP_BITS, this.nodeCount, -1);
+      jump.node[top] = node;
+      jump.depth[top] = walkDepth;
+      jump.leaf[top] = walkLeaf;
+    }
+    if (node < this.nodeCount) return this.walk(this.buf, node, words, firstWord, JUMP_BITS, bits, this.nodeCount, -1);
+    walkDepth = jump.depth[top];
+    walkLeaf = jump.leaf[top];
+    return node;
   }
 
   /** File offset of a data record value. @throws InvalidDatasetError */

@@ -31,6 +31,9 @@ interface ZoneState {
   readonly offsetMs: number;
   /** Epoch milliseconds of the next offset change (or a year ahead). */
   readonly until: number;
+  /** Local second that `secondText` spells (`YYYY-MM-DDTHH:MM:SS.`). */
+  second: number;
+  secondText: string;
 }
 
 const HOUR = 3_600_000;
@@ -40,6 +43,15 @@ const WEEK = 7 * DAY;
 const HORIZON = 371 * DAY;
 
 const letters = (ABBREVIATIONS as { zones: Record<string, Record<string, string>> }).zones;
+
+/**
+ * Loads the runtime's time zone data (ICU): the first `Intl.DateTimeFormat`
+ * with a time zone costs about 15 ms, the next ones a fraction of a
+ * millisecond. `open()` calls it while the database files are being read.
+ */
+export function warmTimeZones(): void {
+  new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', timeZoneName: 'longOffset' }).formatToParts(0);
+}
 
 /** Per-zone offsets and abbreviations, refreshed at each zone's next transition. */
 export class ZoneClock {
@@ -69,12 +81,20 @@ export class ZoneClock {
       s = this.compute(name, nowMs);
       this.states.set(name, s);
     }
+    // The date and time up to the second change once a second: only the
+    // microseconds are formatted per call.
+    const local = nowMs + s.offsetMs;
+    const second = Math.floor(local / 1000);
+    if (second !== s.second) {
+      s.second = second;
+      s.secondText = isoLocal(second * 1000).slice(0, 20);
+    }
     return {
       name: s.name,
       abbr: s.abbr,
       offset: s.offset,
       is_dst: s.isDst,
-      current_time: isoLocal(nowMs + s.offsetMs) + s.colon,
+      current_time: s.secondText + micros6(Math.min(999_999, Math.floor((local - second * 1000) * 1000))) + s.colon,
     };
   }
 
@@ -113,6 +133,8 @@ export class ZoneClock {
       isDst: jan !== jul && offset > Math.min(jan, jul),
       offsetMs: offset * 60_000,
       until,
+      second: NaN,
+      secondText: '',
     };
   }
 
@@ -168,6 +190,12 @@ export function isoLocal(ms: number): string {
   const m = mp < 10 ? mp + 3 : mp - 9;
   const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   return `${y}-${pad2(m)}-${pad2(d)}T${pad2(hh)}:${pad2(mm)}:${pad2(ss)}.${String(frac).padStart(6, '0')}`;
+}
+
+/** Microseconds 0..999999 as six digits. */
+function micros6(n: number): string {
+  if (n >= 100_000) return String(n);
+  return String(1_000_000 + n).slice(1);
 }
 
 /**
