@@ -1,20 +1,21 @@
 import { defineConfig } from 'tsup';
 
+// `npm run build` empties dist/ first; the two builds run side by side.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
-    clean: true,
+    // ESM: the library and the CLI share one chunk of code.
+    entry: { index: 'src/index.ts', cli: 'src/cli/index.ts' },
+    format: ['esm'],
+    dts: { entry: { index: 'src/index.ts' } },
+    splitting: true,
     target: 'node20',
-    shims: true,
   },
   {
-    entry: { cli: 'src/cli/index.ts' },
-    format: ['esm'],
-    sourcemap: true,
+    entry: { index: 'src/index.ts' },
+    format: ['cjs'],
+    dts: { entry: { index: 'src/index.ts' } },
     target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
+    // import.meta.url in the CommonJS build.
+    shims: true,
   },
 ]);

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * `iprecord <ip> [ip...]`: prints records (pretty on a terminal, one
  * compact JSON line each otherwise). `--fields a,b`, `--field name`,

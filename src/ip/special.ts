@@ -34,10 +34,10 @@ interface Range {
   readonly name: string;
 }
 
-type Entry = readonly [cidr: string, kind: 'private' | 'reserved' | 'global', name: string];
+export type Entry = readonly [cidr: string, kind: 'private' | 'reserved' | 'global', name: string];
 
 /** IANA IPv4 Special-Purpose Address Registry (2025 edition). */
-const V4: readonly Entry[] = [
+export const IPV4_REGISTRY: readonly Entry[] = [
   ['0.0.0.0/8', 'reserved', '"This network" (RFC 791)'],
   ['10.0.0.0/8', 'private', 'Private-Use (RFC 1918)'],
   ['100.64.0.0/10', 'private', 'Shared Address Space (RFC 6598)'],
@@ -58,7 +58,7 @@ const V4: readonly Entry[] = [
 ];
 
 /** IANA IPv6 Special-Purpose Address Registry (2025 edition). */
-const V6: readonly Entry[] = [
+export const IPV6_REGISTRY: readonly Entry[] = [
   ['::/128', 'reserved', 'Unspecified Address (RFC 4291)'],
   ['::1/128', 'private', 'Loopback Address (RFC 4291)'],
   ['64:ff9b:1::/48', 'private', 'IPv4-IPv6 Translation, local use (RFC 8215)'],
@@ -124,8 +124,8 @@ function markHint(hint: Uint8Array, first: number, prefix: number): void {
 /** Builds the table with the address parser (kept out of module scope to stay side-effect free). */
 export function buildSpecialTable(parse: (text: string) => number[]): SpecialTable {
   const bySpecificity = (a: Range, b: Range) => b.prefix - a.prefix;
-  const v4 = V4.map((e) => toRange(e, 4, parse)).sort(bySpecificity);
-  const v6 = V6.map((e) => toRange(e, 6, parse)).sort(bySpecificity);
+  const v4 = IPV4_REGISTRY.map((e) => toRange(e, 4, parse)).sort(bySpecificity);
+  const v6 = IPV6_REGISTRY.map((e) => toRange(e, 6, parse)).sort(bySpecificity);
   const hint4 = new Uint8Array(1 << 16);
   const hint6 = new Uint8Array(1 << 16);
   for (const r of v4) markHint(hint4, r.words[3], r.prefix - 96);

@@ -248,23 +248,29 @@ export class MmdbFile {
     const count = this.nodeCount;
     const read = READS[this.metadata.recordSize];
     const seen = new Uint8Array(count);
+    // Nodes to visit, and whether each lies in the IPv4 subtree (::/96).
     const stack: number[] = [0];
+    const inV4: boolean[] = [false];
     const offsets = new Set<number>();
+    // MaxMind's writer makes ::ffff:0:0/96 and 2002::/16 point to the IPv4
+    // subtree's root: the only records allowed to point to an earlier node,
+    // and only from outside that subtree.
+    const aliasTarget = this.metadata.ipVersion === 6 && this.ipv4StartDepth === 96 ? this.ipv4Start : -1;
     let nodes = 0;
     while (stack.length > 0) {
       const node = stack.pop()!;
+      const v4 = inV4.pop()! || node === aliasTarget;
       if (seen[node]) continue;
       seen[node] = 1;
       nodes++;
       for (let bit = 0; bit < 2; bit++) {
         const record = read(this.buf, node, bit);
         if (record < count) {
-          // Children come after their parent, except the aliases of the IPv4
-          // subtree (::ffff:0:0/96, 2002::/16) that MaxMind's writer adds.
-          if (record <= node && (record !== this.ipv4Start || this.metadata.ipVersion === 4)) {
+          if (record <= node && (record !== aliasTarget || v4)) {
             throw new InvalidDatasetError(`Corrupt MMDB search tree: node ${node} points back to node ${record}.`);
           }
           stack.push(record);
+          inV4.push(v4);
         } else if (record > count) {
           const offset = this.dataOffset(record);
           if (!offsets.has(offset)) {

@@ -29,6 +29,8 @@ interface ZoneState {
   readonly colon: string;
   readonly isDst: boolean;
   readonly offsetMs: number;
+  /** Epoch milliseconds when these facts were computed (a clock set back before it recomputes them). */
+  readonly since: number;
   /** Epoch milliseconds of the next offset change (or a year ahead). */
   readonly until: number;
   /** Local second that `secondText` spells (`YYYY-MM-DDTHH:MM:SS.`). */
@@ -77,7 +79,7 @@ export class ZoneClock {
   /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
   timeZone(name: string, nowMs: number): TimeZone {
     let s = this.states.get(name);
-    if (s === undefined || nowMs >= s.until) {
+    if (s === undefined || nowMs >= s.until || nowMs < s.since) {
       s = this.compute(name, nowMs);
       this.states.set(name, s);
     }
@@ -94,7 +96,7 @@ export class ZoneClock {
       abbr: s.abbr,
       offset: s.offset,
       is_dst: s.isDst,
-      current_time: s.secondText + micros6(Math.min(999_999, Math.floor((local - second * 1000) * 1000))) + s.colon,
+      current_time: s.secondText + micros6(Math.min(999_999, Math.round((local - second * 1000) * 1000))) + s.colon,
     };
   }
 
@@ -132,6 +134,7 @@ export class ZoneClock {
       colon: offsetColon(offset),
       isDst: jan !== jul && offset > Math.min(jan, jul),
       offsetMs: offset * 60_000,
+      since: now,
       until,
       second: NaN,
       secondText: '',
@@ -149,9 +152,9 @@ export class ZoneClock {
       lo = t;
     }
     if (hi < 0) return from + HORIZON - WEEK;
-    // Bisect to the minute: the first instant with the new offset.
-    while (hi - lo > 60_000) {
-      const mid = lo + Math.floor((hi - lo) / 2 / 60_000) * 60_000;
+    // Bisect to the millisecond: the first instant with the new offset.
+    while (hi - lo > 1) {
+      const mid = lo + Math.floor((hi - lo) / 2);
       if (this.offsetAt(name, mid) === offset) lo = mid;
       else hi = mid;
     }
@@ -171,7 +174,8 @@ export class ZoneClock {
  */
 export function isoLocal(ms: number): string {
   const whole = Math.floor(ms);
-  const micros = Math.floor((ms - whole) * 1000);
+  // Rounded: a double holds 12.011 ms as 12.01099999...
+  const micros = Math.min(999, Math.round((ms - whole) * 1000));
   let days = Math.floor(whole / DAY);
   let rem = whole - days * DAY;
   const hh = Math.floor(rem / HOUR);

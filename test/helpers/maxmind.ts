@@ -1,18 +1,21 @@
-/** Reading MaxMind's test source JSON: a list of { network: value } maps. */
+/**
+ * Reading test databases laid out as MaxMind's test data: `source-data/`
+ * holds a list of `{ network: record }` per database, `test-data/` the MMDB
+ * written from it. MaxMind's own (../shared) and iprecord's fixtures/ both
+ * use this layout.
+ */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHARED_DATA } from './env.js';
 
 export type SourceRecord = Record<string, unknown>;
 
-export function sourceNetworks(name: string): [string, SourceRecord][] {
-  const text = readFileSync(join(SHARED_DATA, 'maxmind-test', 'source-data', `${name}.json`), 'utf8');
+export function sourceNetworks(root: string, name: string): [string, SourceRecord][] {
+  const text = readFileSync(join(root, 'source-data', `${name}.json`), 'utf8');
   const list = JSON.parse(text) as Record<string, SourceRecord>[];
   return list.flatMap((entry) => Object.entries(entry));
 }
 
-export function testDb(name: string): string {
-  return join(SHARED_DATA, 'maxmind-test', 'test-data', `${name}.mmdb`);
+export function testDb(root: string, name: string): string {
+  return join(root, 'test-data', `${name}.mmdb`);
 }
-

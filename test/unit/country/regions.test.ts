@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeRows, encodeRows, hasSubdivisions, jaroWinkler, matchRegion, subdivisionByCode } from '../../../src/country/regions.js';
+import { coreRegion, normalizeRegion } from '../../../src/country/normalize.js';
+import { seed } from '../../helpers/env.js';
+
+const params = { seed: seed(), numRuns: 500 };
+
+describe('region matching', () => {
+  it('matches the names geo databases write', () => {
+    const code = (cc: string, name: string) => matchRegion(cc, name)?.code ?? null;
+    expect(code('US', 'California')).toBe('CA');
+    expect(matchRegion('US', 'California')?.type).toBe('state');
+    expect(code('UA', 'Kyiv City')).toBe('30');
+    expect(code('DE', 'Bavaria')).toBe('BY');
+    expect(code('DE', 'Bayern')).toBe('BY');
+    expect(code('FR', 'Île-de-France')).toBe('IDF');
+    expect(code('JP', 'Tokyo')).toBe('13');
+    expect(code('US', 'Atlantis')).toBeNull();
+    expect(subdivisionByCode('CA', 'ON')?.type).toBe('province');
+    expect(hasSubdivisions('US')).toBe(true);
+    expect(hasSubdivisions('__proto__')).toBe(false);
+  });
+
+  it('normalises accents, case and generic words', () => {
+    expect(normalizeRegion("Provence-Alpes-Côte d'Azur")).toBe('provence alpes cote dazur');
+    expect(coreRegion('Kyiv City')).toBe('kyiv');
+    expect(coreRegion('Oblast of Lviv')).toBe('lviv');
+  });
+
+  it('encodes and decodes a country line without loss', () => {
+    const word = fc.stringMatching(/^[a-z0-9 ]{1,20}$/);
+    const row = fc.tuple(fc.stringMatching(/^[A-Z0-9]{1,3}$/), fc.option(fc.stringMatching(/^[a-z ]{1,15}$/)), fc.array(word, { maxLength: 5 }));
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 20 }), (rows) => {
+        const flat = rows.map(([code, type, names]) => [code, type, ...names] as const);
+        expect(decodeRows(encodeRows(flat))).toEqual(flat);
+      }),
+      params,
+    );
+    expect(() => encodeRows([['A', 'x;y']])).toThrow(/separator/);
+  });
+});
+
+describe('Jaro-Winkler similarity', () => {
+  it('gives the published values', () => {
+    // Winkler (1990) examples.
+    expect(jaroWinkler('martha', 'marhta')).toBeCloseTo(0.9611, 4);
+    expect(jaroWinkler('dwayne', 'duane')).toBeCloseTo(0.84, 2);
+    expect(jaroWinkler('dixon', 'dicksonx')).toBeCloseTo(0.8133, 4);
+  });
+
+  it('is symmetric, within [0, 1], and 1 exactly for equal strings', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), (a, b) => {
+        const s = jaroWinkler(a, b);
+        expect(s).toBeGreaterThanOrEqual(0);
+        expect(s).toBeLessThanOrEqual(1);
+        expect(jaroWinkler(b, a)).toBeCloseTo(s, 12);
+        expect(jaroWinkler(a, a)).toBe(1);
+      }),
+      params,
+    );
+  });
+});
