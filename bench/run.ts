@@ -20,7 +20,7 @@ import { addressMix, SEED } from './mix.js';
 /** Operations per task call. */
 const BATCH = 1000;
 /** Rounds of all tasks. */
-const ROUNDS = 5;
+const ROUNDS = 15;
 
 function coldOpen(): number[] {
   const script = `const t=performance.now();const {open}=await import('./dist/index.js');const e=await open();e.lookup('8.8.8.8');console.log(performance.now()-t)`;
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   for (let k = 0; k < ips.length; k += BATCH) for (const [, fn] of tasks) fn();
   const rates: number[][] = tasks.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({ time: 1000, warmupTime: 200 });
+    const bench = new Bench({ time: 400, warmupTime: 100 });
     for (const [name, fn] of tasks) bench.add(name, fn);
     await bench.run();
     bench.tasks.forEach((t, k) => {
