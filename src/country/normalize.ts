@@ -11,7 +11,9 @@ const GENERIC = new Set(
     'department prefecture municipality urban of the republic autonomous kray krai okrug canton parish emirate ' +
     'division territory capital federal metropolitan special administrative zone provincia de del la el al ' +
     'muhafazat wilayat ostan regional unit island islands national area grad pradesh st saint and hanseatic ' +
-    'free mesto hlavni'
+    'free mesto hlavni ' +
+    // Chinese: province, municipality, autonomous region (and its peoples), special administrative region.
+    'sheng shi zizhiqu zhuangzu huizu uygur weiwuer zangzu tebie xingzhengqu'
   ).split(' '),
 );
 

@@ -76,6 +76,11 @@ function indexOf(cc: string): CountryIndex | null {
       if (!byName.has(a)) byName.set(a, sub);
       names.push([a, sub]);
     }
+    // Also each name without generic words, as the matcher sees them now.
+    for (const a of aliases) {
+      const core = coreRegion(a);
+      if (core !== '' && !byName.has(core)) byName.set(core, sub);
+    }
   }
   idx = { byName, byCode, names };
   indexes.set(cc, idx);

@@ -16,6 +16,8 @@ describe('region matching', () => {
     expect(code('DE', 'Bayern')).toBe('BY');
     expect(code('FR', 'Île-de-France')).toBe('IDF');
     expect(code('JP', 'Tokyo')).toBe('13');
+    expect(code('CN', 'Anhui')).toBe('AH'); // ISO writes "Anhui Sheng"
+    expect(code('CN', 'Xinjiang')).toBe('XJ'); // "Xinjiang Uygur Zizhiqu"
     expect(code('US', 'Atlantis')).toBeNull();
     expect(subdivisionByCode('CA', 'ON')?.type).toBe('province');
     expect(hasSubdivisions('US')).toBe(true);
