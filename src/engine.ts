@@ -13,7 +13,7 @@ import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from './options.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
-import { threatOf, ThreatFlag } from './record/threat.js';
+import { CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
 import { Snapshot, type DatabaseInfo } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
@@ -23,15 +23,39 @@ export interface LookupOptions {
   fields?: string | readonly string[];
 }
 
-/** State of one threat list in `info()`. */
-export type ListState =
-  | { readonly name: string; readonly state: 'loaded'; readonly source: string; readonly entries: number }
-  | { readonly name: string; readonly state: 'missing'; readonly reason: string };
+/** State of one threat category in `info()`: whether any loaded source answers for it. */
+export interface ListState {
+  readonly name: Category;
+  /** `loaded`; `stale` when every loaded source is older than `staleAfterDays`; `missing` when none is loaded. */
+  readonly state: 'loaded' | 'stale' | 'missing';
+  readonly sources: readonly string[];
+  /** Entries of the loaded sources (feed lines, or records of a database). */
+  readonly entries: number;
+  /** Date of the newest loaded data, when known. */
+  readonly dataDate: string | null;
+  readonly reason?: string;
+}
+
+/** State of one configured feed in `info()`. */
+export interface FeedState {
+  readonly name: string;
+  readonly categories: readonly Category[];
+  readonly state: 'loaded' | 'stale' | 'missing' | 'failed';
+  readonly source: string;
+  readonly entries: number;
+  /** Distinct addresses covered (a decimal string: IPv6 counts are large). */
+  readonly addresses: string;
+  readonly dataDate: string | null;
+  readonly reason?: string;
+}
 
 export interface EngineInfo {
   readonly loadedAt: string;
   readonly databases: readonly DatabaseInfo[];
+  /** The compiled threat feeds in use, when any. */
+  readonly threat: { readonly path: string; readonly builtAt: string } | null;
   readonly lists: readonly ListState[];
+  readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
 }
 
@@ -82,7 +106,7 @@ export class Engine {
     let flags = asnFlags;
     if (kind === SpecialKind.Unallocated) flags |= ThreatFlag.Bogon;
     if (snap.anonymous.length > 0) flags |= snap.anonymousFlags(version, this.words);
-    return threatOf(flags);
+    return snap.threatObject(version, this.words, flags);
   }
 
   /**
@@ -171,28 +195,60 @@ export class Engine {
     });
   }
 
-  /** What is loaded: databases, threat lists and their state, lookups in the last 24 hours. */
+  /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
   info(): EngineInfo {
     const snap = this.live();
-    const anonymous = snap.anonymous.length > 0;
-    const missing = (name: string): ListState =>
-      anonymous && (name === 'tor' || name === 'vpn' || name === 'proxy')
-        ? { name, state: 'loaded', source: snap.anonymous.map((s) => s.info.path).join(', '), entries: snap.anonymous.reduce((a, s) => a + s.info.nodeCount, 0) }
-        : { name, state: 'missing', reason: 'no list of this category is loaded' };
+    const now = Date.now();
+    const staleMs = this.options.staleAfterDays * 86_400_000;
+    const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
+    const feeds: FeedState[] = (snap.threat?.meta.feeds ?? []).map((f) => {
+      // The data's own date, else when it was downloaded.
+      const date = f.dataDate ?? f.fetchedAt;
+      return { name: f.name, categories: f.categories, state: isStale(date) ? 'stale' : 'loaded', source: f.source, entries: f.entries, addresses: f.addresses, dataDate: date };
+    });
+    for (const m of snap.manifest?.feeds ?? []) {
+      if (m.state !== 'ok' && !feeds.some((f) => f.name === m.name)) {
+        feeds.push({ name: m.name, categories: [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
+      }
+    }
+    const anonymous = snap.anonymous;
+    const list = (name: Category): ListState => {
+      const sources: string[] = [];
+      let entries = 0;
+      let newest: string | null = null;
+      let fresh = false;
+      for (const f of feeds) {
+        if (!f.categories.includes(name) || (f.state !== 'loaded' && f.state !== 'stale')) continue;
+        sources.push(f.name);
+        entries += f.entries;
+        if (f.dataDate !== null && (newest === null || f.dataDate > newest)) newest = f.dataDate;
+        if (f.state === 'loaded') fresh = true;
+      }
+      if (name === 'bogon') {
+        sources.push('IANA special-purpose and IPv6 address space registries');
+        entries += this.special.v4.length + this.special.v6.length;
+        fresh = true;
+      }
+      if (name === 'datacenter') {
+        sources.push('ASN classification of ' + snap.asn.map((s) => s.info.path).join(', '));
+        entries += snap.asn.reduce((a, s) => a + s.info.nodeCount, 0);
+        fresh = true;
+      }
+      if (anonymous.length > 0 && (name === 'tor' || name === 'vpn' || name === 'proxy' || name === 'datacenter')) {
+        for (const s of anonymous) sources.push(s.info.path);
+        entries += anonymous.reduce((a, s) => a + s.info.nodeCount, 0);
+        fresh = true;
+      }
+      if (sources.length === 0) return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
+      return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
+    };
     return {
       loadedAt: snap.loadedAt.toISOString(),
       databases: snap.databases(),
-      lists: [
-        { name: 'bogon', state: 'loaded', source: 'IANA special-purpose and IPv6 address space registries', entries: this.special.v4.length + this.special.v6.length },
-        { name: 'datacenter', state: 'loaded', source: 'ASN classification of ' + snap.asn.map((s) => s.info.path).join(', '), entries: snap.asn.reduce((a, s) => a + s.info.nodeCount, 0) },
-        missing('tor'),
-        missing('vpn'),
-        missing('proxy'),
-        missing('icloud_relay'),
-        missing('attacker'),
-        missing('abuser'),
-      ],
-      lookups24h: this.counter.peek(Date.now()),
+      threat: snap.threat === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: snap.threat.meta.builtAt },
+      lists: CATEGORIES.map(list),
+      feeds,
+      lookups24h: this.counter.peek(now),
     };
   }
 

@@ -18,7 +18,10 @@ export { MmdbWriter, Typed } from './mmdb/writer.js';
 export { compileAsnCsv } from './asn/compile.js';
 export { classifyAsn } from './asn/classify.js';
 
-export type { LookupOptions, EngineInfo, ListState } from './engine.js';
+export type { LookupOptions, EngineInfo, ListState, FeedState } from './engine.js';
+export { buildDataset, buildThreat, type BuildResult, type FeedReport } from './threat/build.js';
+export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConfig, type ThreatConfig } from './threat/config.js';
+export { parseFeed, type FeedFormat, type ParseOptions, type ParsedFeed } from './threat/parse.js';
 export type { OpenOptions } from './options.js';
 export type { DatabaseInfo } from './snapshot.js';
 export type { IprecordErrorCode } from './errors.js';

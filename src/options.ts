@@ -26,6 +26,22 @@ export interface OpenOptions {
    */
   anonymous?: string | readonly string[];
   /**
+   * A dataset directory built by `iprecord build` / `iprecord update`: its
+   * `threat.bin` gives the threat flags, blocklists and scores, and its
+   * `manifest.json` the state of each configured feed.
+   * @default none (threat data from the ASN classification and IANA only)
+   */
+  data?: string;
+  /**
+   * A `threat.bin` file to use (instead of the one of `data`).
+   */
+  threat?: string;
+  /**
+   * A feed whose data is older than this many days is reported `stale` by `info()`.
+   * @default 7
+   */
+  staleAfterDays?: number;
+  /**
    * Base URL of the `flag` field: `<base>/<cc>.png`.
    * @default 'https://flagcdn.com/w320'
    */
@@ -41,12 +57,16 @@ export interface ResolvedOptions {
   readonly geo: readonly string[] | null;
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
+  readonly data: string | null;
+  readonly threat: string | null;
+  readonly staleAfterDays: number;
   readonly flagBaseUrl: string;
   readonly recordCacheSize: number;
 }
 
 export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
 export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
+export const DEFAULT_STALE_AFTER_DAYS = 7;
 
 function paths(value: unknown, name: string): readonly string[] | null {
   if (value === undefined) return null;
@@ -69,7 +89,17 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   if (!Number.isSafeInteger(recordCacheSize) || recordCacheSize < 0) {
     throw new InvalidOptionsError('Option "recordCacheSize" must be a non-negative integer.');
   }
+  const one = (v: unknown, name: string): string | null => {
+    if (v === undefined) return null;
+    if (typeof v !== 'string' || v === '') throw new InvalidOptionsError(`Option "${name}" must be a path.`);
+    return v;
+  };
+  const staleAfterDays = options.staleAfterDays ?? DEFAULT_STALE_AFTER_DAYS;
+  if (typeof staleAfterDays !== 'number' || !(staleAfterDays > 0)) throw new InvalidOptionsError('Option "staleAfterDays" must be a positive number.');
   return Object.freeze({
+    data: one(options.data, 'data'),
+    threat: one(options.threat, 'threat'),
+    staleAfterDays,
     geo: paths(options.geo, 'geo'),
     asn: paths(options.asn, 'asn'),
     anonymous: paths(options.anonymous, 'anonymous') ?? [],

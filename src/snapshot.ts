@@ -7,6 +7,7 @@
 
 import { open as openFile } from 'node:fs/promises';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
 import { CountryTable, type CountryFacts } from './country/facts.js';
@@ -23,10 +24,12 @@ import type { IpVersion } from './ip/parse.js';
 import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
 import type { ResolvedOptions } from './options.js';
-import { ThreatFlag } from './record/threat.js';
+import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
+import type { Manifest } from './threat/build.js';
+import { ThreatTree } from './threat/tree.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
-import type { Asn, Carrier } from './types.js';
+import type { Asn, Carrier, Threat } from './types.js';
 
 /** The location part of a record, per geo record. */
 export interface GeoPart {
@@ -100,12 +103,40 @@ function asnBuiltFrom(path: string, source: string): boolean {
   }
 }
 
-function resolvePaths(options: ResolvedOptions): { geo: readonly string[]; asn: readonly string[]; anonymous: readonly string[] } {
+interface Paths {
+  readonly geo: readonly string[];
+  readonly asn: readonly string[];
+  readonly anonymous: readonly string[];
+  /** threat.bin, or none. */
+  readonly threat: readonly string[];
+}
+
+function resolvePaths(options: ResolvedOptions): Paths {
+  const threat = options.threat ?? (options.data === null ? null : join(options.data, 'threat.bin'));
   return {
     geo: options.geo ?? defaultGeoPaths(),
     asn: options.asn ?? [ensureAsnMmdb(asnBuiltFrom)],
     anonymous: options.anonymous,
+    threat: threat === null ? [] : [threat],
   };
+}
+
+/** The manifest of a dataset directory, or null when there is none. @throws InvalidDatasetError when it is unreadable */
+function readManifest(options: ResolvedOptions): Manifest | null {
+  if (options.data === null) return null;
+  const path = join(options.data, 'manifest.json');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    return JSON.parse(text) as Manifest;
+  } catch (e) {
+    throw new InvalidDatasetError(`${path} is not valid JSON.`, { cause: e });
+  }
 }
 
 /** Bytes per read of `readWhole`. */
@@ -146,6 +177,12 @@ export class Snapshot {
   readonly geo: readonly Source<GeoPart>[];
   readonly asn: readonly Source<AsnPart>[];
   readonly anonymous: readonly Source<number>[];
+  /** The compiled threat feeds, when a dataset or threat.bin is loaded. */
+  readonly threat: ThreatTree | null;
+  readonly threatPath: string | null;
+  readonly manifest: Manifest | null;
+  /** Threat objects by label and single-source flags. */
+  private readonly threats = new Map<number, Threat>();
   readonly countries: CountryTable;
   readonly clock: ZoneClock;
   readonly loadedAt: Date;
@@ -155,7 +192,10 @@ export class Snapshot {
   private readonly anonAdapt: readonly Adapter<AnonymousFacts>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
 
-  private constructor(options: ResolvedOptions, geo: Loaded[], asn: Loaded[], anon: Loaded[]) {
+  private constructor(options: ResolvedOptions, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
+    this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
+    this.threatPath = threat.length === 0 ? null : threat[0].path;
+    this.manifest = readManifest(options);
     this.cacheSize = options.recordCacheSize;
     this.countries = new CountryTable(options.flagBaseUrl);
     this.clock = new ZoneClock();
@@ -198,11 +238,11 @@ export class Snapshot {
     const p = resolvePaths(options);
     const load = (list: readonly string[]) =>
       Promise.all(list.map(async (path) => ({ path, buf: await readWhole(path).catch((e: unknown) => wrapRead(path, e)) })));
-    const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous)]);
+    const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous), load(p.threat)]);
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
-    const [geo, asn, anon] = await loading;
-    return new Snapshot(options, geo, asn, anon);
+    const [geo, asn, anon, threat] = await loading;
+    return new Snapshot(options, geo, asn, anon, threat);
   }
 
   /** Opens every database synchronously. */
@@ -216,7 +256,7 @@ export class Snapshot {
           return wrapRead(path, e);
         }
       });
-    return new Snapshot(options, load(p.geo), load(p.asn), load(p.anonymous));
+    return new Snapshot(options, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat));
   }
 
   /** The location part for an address, or null when no geo database has it. */
@@ -272,6 +312,23 @@ export class Snapshot {
       flags |= f ?? 0;
     }
     return flags;
+  }
+
+  /**
+   * The threat object of an address: the threat feeds' label plus flags of
+   * single sources (ASN classification, IANA, Anonymous-IP), shared per
+   * combination.
+   */
+  threatObject(version: IpVersion, words: ArrayLike<number>, extra: number): Threat {
+    const tree = this.threat;
+    const label = tree === null ? 0 : tree.find(version, words);
+    const key = label * 256 + extra;
+    let t = this.threats.get(key);
+    if (t === undefined) {
+      t = tree === null || label === 0 ? threatOf(extra) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, extra, tree.blocklists(label));
+      this.threats.set(key, t);
+    }
+    return t;
   }
 
   private remember<T>(cache: Map<number, T>, key: number, value: T): void {

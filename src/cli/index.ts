@@ -2,16 +2,22 @@
 /**
  * `iprecord <ip> [ip...]`: prints records (pretty on a terminal, one
  * compact JSON line each otherwise). `--fields a,b`, `--field name`,
- * `--threat`, `-` reads addresses from standard input.
+ * `--threat`, `-` reads addresses from standard input, `--data dir` (or
+ * IPRECORD_DATA) uses a dataset directory.
+ * `iprecord build`: compiles the threat feeds into a dataset directory.
+ * `iprecord info`: what is loaded.
  *
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
 
 import { createInterface } from 'node:readline';
-import { isIprecordError, openSync, type Engine } from '../index.js';
+import { resolve } from 'node:path';
+import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, type Engine } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
+       iprecord build [--config file] [--out dir]
+       iprecord info [--data dir]
 
 Prints the record of each address: pretty JSON on a terminal, one compact
 JSON line per address otherwise.
@@ -20,13 +26,96 @@ Options:
   --fields a,b     only these fields, in this order
   --field name     one field, as a bare value (strings print as plain text)
   --threat         the threat object only
-  -h, --help       this help
+  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA
+  -h, --help       this help (iprecord build --help for build)
 
 Exit codes: 0 every address answered, 1 some addresses were bad, 2 usage or data error.
 `;
 
+const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
+
+Compiles the threat feeds of a feed configuration (JSON; default: the
+built-in public lists) into a dataset directory: threat.bin and
+manifest.json, each replaced atomically. Local paths are read as they are;
+URL feeds are read from the directory's feeds/ downloads (iprecord update).
+Each feed's entries and bad lines (file and line) are reported on standard
+error.
+
+Options:
+  --config file    feed configuration (see README, "Threat feeds")
+  --out dir        dataset directory; default $IPRECORD_DATA, else ./iprecord-data
+  -h, --help       this help
+
+Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error.
+`;
+
+/** Options of a subcommand: `--name value` or `--name=value`. */
+function options(argv: string[], names: readonly string[]): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h' || a === '--help') return 'help';
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    if (!a.startsWith('--') || !names.includes(name)) return `unknown argument ${a}`;
+    const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
+    if (v === undefined) return `${a} needs a value`;
+    out[name] = v;
+  }
+  return out;
+}
+
+function dataDir(given: string | undefined): string | undefined {
+  return given ?? (process.env.IPRECORD_DATA || undefined);
+}
+
+function runBuild(argv: string[]): number {
+  const o = options(argv, ['config', 'out']);
+  if (o === 'help') {
+    process.stdout.write(BUILD_USAGE);
+    return 0;
+  }
+  if (typeof o === 'string') {
+    process.stderr.write(`iprecord build: ${o}\n\n${BUILD_USAGE}`);
+    return 2;
+  }
+  const out = resolve(dataDir(o.out) ?? 'iprecord-data');
+  let config;
+  try {
+    config = o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config);
+  } catch (e) {
+    process.stderr.write(`iprecord build: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const started = Date.now();
+  const result = buildDataset(config, out);
+  let failed = 0;
+  for (const f of result.feeds) {
+    if (f.state !== 'ok') failed++;
+    const bad = f.badLines.length;
+    process.stderr.write(`${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries, ${f.networks} networks${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`);
+    for (const b of f.badLines.slice(0, 5)) process.stderr.write(`        ${b.file}:${b.line}: ${b.reason}: ${b.text}\n`);
+    if (bad > 5) process.stderr.write(`        ... and ${bad - 5} more\n`);
+  }
+  process.stderr.write(`wrote ${out}/threat.bin (${result.buffer.length} bytes) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+function runInfo(argv: string[]): number {
+  const o = options(argv, ['data']);
+  if (o === 'help' || typeof o === 'string') {
+    process.stderr.write(o === 'help' ? 'Usage: iprecord info [--data dir]\n' : `iprecord info: ${o}\n`);
+    return o === 'help' ? 0 : 2;
+  }
+  const data = dataDir(o.data);
+  const engine = openSync(data === undefined ? {} : { data });
+  process.stdout.write(JSON.stringify(engine.info(), null, 2) + '\n');
+  return 0;
+}
+
 interface Args {
   ips: string[];
+  data?: string;
   fields?: string;
   field?: string;
   threat: boolean;
@@ -50,6 +139,7 @@ function parseArgs(argv: string[]): Args | string {
       else if (a === '--threat') args.threat = true;
       else if (a === '--fields' || a.startsWith('--fields=')) args.fields = value();
       else if (a === '--field' || a.startsWith('--field=')) args.field = value();
+      else if (a === '--data' || a.startsWith('--data=')) args.data = value();
       else if (a.startsWith('-') && a !== '-' && !a.includes(':') && !/^-?\d/.test(a)) return `unknown option ${a}`;
       else args.ips.push(a);
     } catch (e) {
@@ -67,7 +157,15 @@ function answer(engine: Engine, args: Args, ip: string): unknown {
 }
 
 async function main(): Promise<number> {
-  const parsed = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  try {
+    if (argv[0] === 'build') return runBuild(argv.slice(1));
+    if (argv[0] === 'info') return runInfo(argv.slice(1));
+  } catch (e) {
+    process.stderr.write(`iprecord: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const parsed = parseArgs(argv);
   if (parsed === 'help') {
     process.stdout.write(USAGE);
     return 0;
@@ -78,7 +176,8 @@ async function main(): Promise<number> {
   }
   let engine: Engine;
   try {
-    engine = openSync();
+    const data = dataDir(parsed.data);
+    engine = openSync(data === undefined ? {} : { data });
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

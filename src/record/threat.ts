@@ -1,21 +1,30 @@
 /**
- * The threat object from the flags the loaded data can assert. With the
- * embedded default data these are `is_bogon` (IANA registries) and
- * `is_datacenter` (ASN classification); an Anonymous-IP database adds Tor,
- * VPN and proxy flags. A flag no loaded source covers stays false.
+ * The threat object: flags, blocklists and scores from the evidence that
+ * the loaded data holds for an address.
  *
- * Scores (integers 0..100), from the flags alone:
- * - `vpn_score`: 90 when `is_vpn`; 10 for a datacenter network (where
- *   commercial VPN exits live); else 0.
- * - `proxy_score`: 90 when `is_proxy` or `is_tor`; else 0.
- * - `threat_score`: 90 when `is_known_attacker`, 70 when `is_known_abuser`,
- *   25 when `is_bogon`; else 0.
+ * Evidence is, per category, the number of sources that list the address
+ * (threat feeds of `threat.bin`; the ASN classification and an
+ * Anonymous-IP database count as one source each; the IANA registries as
+ * one bogon source), and the highest hit count of a feed that has them
+ * (ipsum: on how many blocklists the address is). A flag no loaded source
+ * covers stays false.
+ *
+ * Scores (integers 0..100; the README states the same rules):
+ * - `vpn_score`: with n VPN sources, 80 + 5 (n - 1); else 10 on a
+ *   datacenter network (where commercial VPN exits live); else 0.
+ * - `proxy_score`: with n Tor sources 85 + 5 (n - 1), with n proxy sources
+ *   75 + 5 (n - 1): the higher; else 0.
+ * - `threat_score`: the highest of 70 + 5 (n - 1) for n attacker sources,
+ *   50 + 5 (n - 1) for n abuser sources, 10 per hit, and 25 for a bogon;
+ *   plus 10 when both attacker and abuser sources list the address.
  * - `trust_score`: 100 minus the highest of the three.
- * An address that no source lists has 0, 0, 0 and trust 100.
+ * Each is capped at 100. An address that no source lists has 0, 0, 0 and
+ * trust 100; more evidence never lowers vpn, proxy or threat scores.
  */
 
-import type { Scores, Threat } from '../types.js';
+import type { Blocklist, Scores, Threat } from '../types.js';
 
+/** Categories, as bits of a flags mask. */
 export const enum ThreatFlag {
   Bogon = 1,
   Datacenter = 2,
@@ -27,38 +36,75 @@ export const enum ThreatFlag {
   Abuser = 128,
 }
 
-const EMPTY_LISTS: readonly never[] = Object.freeze([]);
-const cache = new Map<number, Threat>();
+/** Category names, in bit order (`ThreatFlag` 1, 2, 4, ...). */
+export const CATEGORIES = ['bogon', 'datacenter', 'tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser'] as const;
+export type Category = (typeof CATEGORIES)[number];
 
-export function scoresOf(flags: number): Scores {
-  const vpn = flags & ThreatFlag.Vpn ? 90 : flags & ThreatFlag.Datacenter ? 10 : 0;
-  const proxy = flags & (ThreatFlag.Proxy | ThreatFlag.Tor) ? 90 : 0;
-  const threat = flags & ThreatFlag.Attacker ? 90 : flags & ThreatFlag.Abuser ? 70 : flags & ThreatFlag.Bogon ? 25 : 0;
+/** The flag bit of a category. */
+export function categoryFlag(c: Category): number {
+  return 1 << CATEGORIES.indexOf(c);
+}
+
+/** Evidence for one address: sources per category (index = bit position) and the highest hit count. */
+export interface Evidence {
+  readonly counts: ArrayLike<number>;
+  readonly hits: number;
+}
+
+const EMPTY_LISTS: readonly Blocklist[] = Object.freeze([]);
+
+const more = (base: number, n: number) => (n <= 0 ? 0 : Math.min(100, base + 5 * (n - 1)));
+
+/** Sources of a category: its count, plus one when `extra` has the flag. */
+function count(e: Evidence, extra: number, bit: number): number {
+  return (e.counts[bit] ?? 0) + ((extra >>> bit) & 1);
+}
+
+/** Scores from evidence plus flags of single sources (`extra`). */
+export function scoresOf(e: Evidence, extra: number): Scores {
+  const vpnN = count(e, extra, 3);
+  const vpn = vpnN > 0 ? more(80, vpnN) : count(e, extra, 1) > 0 ? 10 : 0;
+  const proxy = Math.max(more(85, count(e, extra, 2)), more(75, count(e, extra, 4)));
+  const attackers = count(e, extra, 6);
+  const abusers = count(e, extra, 7);
+  let threat = Math.max(more(70, attackers), more(50, abusers), Math.min(100, 10 * e.hits), count(e, extra, 0) > 0 ? 25 : 0);
+  if (attackers > 0 && abusers > 0) threat = Math.min(100, threat + 10);
   return Object.freeze({ vpn_score: vpn, proxy_score: proxy, threat_score: threat, trust_score: 100 - Math.max(vpn, proxy, threat) });
 }
 
-/** The frozen threat object of a flag set (one per set, shared). */
+const NO_EVIDENCE: Evidence = { counts: [], hits: 0 };
+
+/** The frozen threat object of evidence, single-source flags and blocklists. */
+export function buildThreat(e: Evidence, extra: number, blocklists: readonly Blocklist[]): Threat {
+  let flags = extra;
+  for (let bit = 0; bit < CATEGORIES.length; bit++) if ((e.counts[bit] ?? 0) > 0) flags |= 1 << bit;
+  const tor = (flags & ThreatFlag.Tor) !== 0;
+  const proxy = (flags & ThreatFlag.Proxy) !== 0;
+  const attacker = (flags & ThreatFlag.Attacker) !== 0;
+  const abuser = (flags & ThreatFlag.Abuser) !== 0;
+  return Object.freeze({
+    is_tor: tor,
+    is_vpn: (flags & ThreatFlag.Vpn) !== 0,
+    is_icloud_relay: (flags & ThreatFlag.Relay) !== 0,
+    is_proxy: proxy,
+    is_datacenter: (flags & ThreatFlag.Datacenter) !== 0,
+    is_anonymous: tor || proxy,
+    is_known_attacker: attacker,
+    is_known_abuser: abuser,
+    is_threat: attacker || abuser,
+    is_bogon: (flags & ThreatFlag.Bogon) !== 0,
+    blocklists: blocklists.length === 0 ? EMPTY_LISTS : Object.freeze(blocklists.map((b) => Object.freeze({ name: b.name, site: b.site, type: b.type }))),
+    scores: scoresOf(e, extra),
+  });
+}
+
+const cache = new Map<number, Threat>();
+
+/** The shared threat object of single-source flags alone (no threat feeds loaded). */
 export function threatOf(flags: number): Threat {
   let t = cache.get(flags);
   if (t === undefined) {
-    const tor = (flags & ThreatFlag.Tor) !== 0;
-    const proxy = (flags & ThreatFlag.Proxy) !== 0;
-    const attacker = (flags & ThreatFlag.Attacker) !== 0;
-    const abuser = (flags & ThreatFlag.Abuser) !== 0;
-    t = Object.freeze({
-      is_tor: tor,
-      is_vpn: (flags & ThreatFlag.Vpn) !== 0,
-      is_icloud_relay: (flags & ThreatFlag.Relay) !== 0,
-      is_proxy: proxy,
-      is_datacenter: (flags & ThreatFlag.Datacenter) !== 0,
-      is_anonymous: tor || proxy,
-      is_known_attacker: attacker,
-      is_known_abuser: abuser,
-      is_threat: attacker || abuser,
-      is_bogon: (flags & ThreatFlag.Bogon) !== 0,
-      blocklists: EMPTY_LISTS,
-      scores: scoresOf(flags),
-    });
+    t = buildThreat(NO_EVIDENCE, flags, EMPTY_LISTS);
     cache.set(flags, t);
   }
   return t;

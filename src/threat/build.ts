@@ -1,0 +1,174 @@
+/**
+ * Compiles the configured feeds into `threat.bin`, and a dataset directory:
+ * `manifest.json` (what was built from what) beside `threat.bin`.
+ *
+ * A feed's source is a local path, or a URL whose last download (by
+ * `iprecord update`) waits in the dataset's `feeds/` directory. A feed that
+ * cannot be read is reported and left out; a bad line is reported with its
+ * file and line and never stops the build.
+ */
+
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Blocklist } from '../types.js';
+import type { FeedConfig, ThreatConfig } from './config.js';
+import { parseFeed, type BadLine, type Network, type ParsedFeed } from './parse.js';
+import { compileThreatTree, type FeedMeta, type ThreatMeta, type TreeFeed } from './tree.js';
+
+export interface FeedReport {
+  readonly name: string;
+  readonly source: string;
+  /** `ok`: compiled; `missing`: no local copy of a URL yet; `failed`: unreadable. */
+  readonly state: 'ok' | 'missing' | 'failed';
+  readonly entries: number;
+  readonly networks: number;
+  readonly skipped: number;
+  readonly badLines: readonly (BadLine & { readonly file: string })[];
+  readonly error?: string;
+}
+
+export interface BuildResult {
+  readonly buffer: Buffer;
+  readonly meta: ThreatMeta;
+  readonly feeds: readonly FeedReport[];
+}
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+/** Where the last download of a URL feed is kept in a dataset directory. */
+export function feedCachePath(dataDir: string, name: string): string {
+  return join(dataDir, 'feeds', name);
+}
+
+/** Distinct addresses the networks cover: sort, merge, sum (IPv4 and IPv6 together). */
+export function coveredAddresses(networks: readonly Network[]): bigint {
+  const spans = networks.map((n) => {
+    const width = n.version === 4 ? 32 : 128;
+    let lo = n.version === 4 ? BigInt(n.words[3]) : (BigInt(n.words[0]) << 96n) | (BigInt(n.words[1]) << 64n) | (BigInt(n.words[2]) << 32n) | BigInt(n.words[3]);
+    // Keep the families apart: IPv4 below 2^32 offset by 2^128.
+    if (n.version === 4) lo += 1n << 128n;
+    return [lo, lo + (1n << BigInt(width - n.prefix)) - 1n] as const;
+  });
+  spans.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  let total = 0n;
+  let curLo = -1n;
+  let curHi = -2n;
+  for (const [lo, hi] of spans) {
+    if (lo > curHi + 1n) {
+      if (curHi >= curLo && curLo >= 0n) total += curHi - curLo + 1n;
+      curLo = lo;
+      curHi = hi;
+    } else if (hi > curHi) curHi = hi;
+  }
+  if (curLo >= 0n) total += curHi - curLo + 1n;
+  return total;
+}
+
+/** Reads and parses one feed: from its path, or for a URL from `dataDir`'s download. */
+function readFeed(feed: FeedConfig, dataDir: string | null): { parsed: ParsedFeed | null; file: string; state: FeedReport['state']; error?: string; fetchedAt: string | null } {
+  const file = isUrl(feed.source) ? (dataDir === null ? '' : feedCachePath(dataDir, feed.name)) : feed.source;
+  if (file === '') return { parsed: null, file: feed.source, state: 'missing', error: 'a URL feed with no dataset directory to hold its download', fetchedAt: null };
+  let text: string;
+  let fetchedAt: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+    if (isUrl(feed.source)) fetchedAt = statSync(file).mtime.toISOString();
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    return {
+      parsed: null,
+      file,
+      state: missing && isUrl(feed.source) ? 'missing' : 'failed',
+      error: missing && isUrl(feed.source) ? 'not downloaded yet (run iprecord update)' : (e as Error).message,
+      fetchedAt,
+    };
+  }
+  return { parsed: parseFeed(text, feed.format, feed.options), file, state: 'ok', fetchedAt };
+}
+
+/**
+ * Compiles the configuration's feeds. `dataDir` holds downloads of URL
+ * feeds (`feeds/<name>`); without it URL feeds are missing.
+ */
+export function buildThreat(config: ThreatConfig, dataDir: string | null, now = new Date()): BuildResult {
+  const blocklists: Blocklist[] = [];
+  const blocklistIds = new Map<string, number>();
+  const treeFeeds: TreeFeed[] = [];
+  const metas: FeedMeta[] = [];
+  const reports: FeedReport[] = [];
+  for (const feed of config.feeds) {
+    const { parsed, file, state, error, fetchedAt } = readFeed(feed, dataDir);
+    if (parsed === null) {
+      reports.push({ name: feed.name, source: feed.source, state, entries: 0, networks: 0, skipped: 0, badLines: [], error });
+      continue;
+    }
+    let bl = -1;
+    if (feed.blocklist) {
+      bl = blocklistIds.get(feed.blocklist.name) ?? -1;
+      if (bl < 0) {
+        bl = blocklists.length;
+        blocklists.push(feed.blocklist);
+        blocklistIds.set(feed.blocklist.name, bl);
+      }
+    }
+    treeFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, networks: parsed.networks });
+    metas.push({
+      name: feed.name,
+      categories: feed.categories,
+      source: feed.source,
+      format: feed.format,
+      entries: parsed.entries,
+      networks: parsed.networks.length,
+      badLines: parsed.badLines.length,
+      addresses: coveredAddresses(parsed.networks).toString(),
+      dataDate: parsed.dataDate,
+      fetchedAt,
+    });
+    reports.push({
+      name: feed.name,
+      source: feed.source,
+      state: 'ok',
+      entries: parsed.entries,
+      networks: parsed.networks.length,
+      skipped: parsed.skipped,
+      badLines: parsed.badLines.map((b) => ({ file, ...b })),
+    });
+  }
+  // Feeds the configuration names but that could not be read are listed too, as not loaded.
+  const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
+  return { buffer: compileThreatTree(treeFeeds, meta), meta, feeds: reports };
+}
+
+/** Writes a file so that readers see the old or the new one, never half of one. */
+export function writeAtomic(path: string, data: Buffer | string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, data);
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+export interface Manifest {
+  readonly format: 1;
+  readonly builtAt: string;
+  readonly threat: string;
+  readonly feeds: readonly { readonly name: string; readonly state: FeedReport['state']; readonly entries: number; readonly badLines: number; readonly error?: string }[];
+}
+
+/** Builds into a dataset directory: `threat.bin` and `manifest.json`, each replaced atomically. */
+export function buildDataset(config: ThreatConfig, dir: string): BuildResult {
+  mkdirSync(dir, { recursive: true });
+  const result = buildThreat(config, dir);
+  writeAtomic(join(dir, 'threat.bin'), result.buffer);
+  const manifest: Manifest = {
+    format: 1,
+    builtAt: result.meta.builtAt,
+    threat: 'threat.bin',
+    feeds: result.feeds.map((f) => ({ name: f.name, state: f.state, entries: f.entries, badLines: f.badLines.length, ...(f.error ? { error: f.error } : {}) })),
+  };
+  writeAtomic(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  return result;
+}

@@ -1,0 +1,132 @@
+/**
+ * The feed configuration: which lists to compile, where they come from, what
+ * they mean. JSON:
+ *
+ * ```json
+ * { "feeds": [
+ *   { "name": "tor_exits", "source": "https://...", "format": "list",
+ *     "categories": ["tor"],
+ *     "blocklist": { "name": "...", "site": "https://...", "type": "general" },
+ *     "except": ["bogon"], "options": { "minHits": 3 } } ] }
+ * ```
+ *
+ * `source` is a URL (for `iprecord update`) or a path (relative paths are
+ * read from the configuration file's directory). `except` drops the feed's
+ * label where a feed of those categories also lists the address (FireHOL
+ * level 1 lists bogon and private ranges besides attackers). A
+ * configuration may `extend` the default one (`"extends": "default"`):
+ * its feeds are added, and a feed of the same name replaces the default's;
+ * `"disable": ["name"]` drops default feeds.
+ */
+
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { InvalidOptionsError } from '../errors.js';
+import { CATEGORIES, type Category } from '../record/threat.js';
+import type { Blocklist } from '../types.js';
+import DEFAULT_FEEDS from './default-feeds.json';
+import { FEED_FORMATS, type FeedFormat, type ParseOptions } from './parse.js';
+
+export interface FeedConfig {
+  readonly name: string;
+  /** URL or absolute path (relative paths are resolved when the configuration is read). */
+  readonly source: string;
+  readonly format: FeedFormat;
+  readonly categories: readonly Category[];
+  readonly blocklist?: Blocklist;
+  readonly except?: readonly Category[];
+  readonly options?: ParseOptions;
+}
+
+export interface ThreatConfig {
+  readonly feeds: readonly FeedConfig[];
+}
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+function fail(where: string, what: string): never {
+  throw new InvalidOptionsError(`Feed configuration ${where}: ${what}`);
+}
+
+function categories(v: unknown, where: string, field: string): Category[] {
+  if (!Array.isArray(v) || v.some((c) => !CATEGORIES.includes(c as Category))) fail(where, `"${field}" must be a list of ${CATEGORIES.join(', ')}.`);
+  return v as Category[];
+}
+
+function feed(v: unknown, i: number, base: string): FeedConfig {
+  const where = `feeds[${i}]`;
+  if (v === null || typeof v !== 'object') fail(where, 'must be an object.');
+  const f = v as Record<string, unknown>;
+  if (typeof f.name !== 'string' || !/^[\w.-]{1,64}$/.test(f.name)) fail(where, '"name" must be 1-64 letters, digits, "_", "." or "-".');
+  if (typeof f.source !== 'string' || f.source === '') fail(where, '"source" must be a URL or a path.');
+  if (!FEED_FORMATS.includes(f.format as FeedFormat)) fail(where, `"format" must be one of ${FEED_FORMATS.join(', ')}.`);
+  const cats = categories(f.categories, where, 'categories');
+  if (cats.length === 0) fail(where, '"categories" must not be empty.');
+  let blocklist: Blocklist | undefined;
+  if (f.blocklist !== undefined) {
+    const b = f.blocklist as Record<string, unknown>;
+    if (b === null || typeof b !== 'object' || typeof b.name !== 'string' || typeof b.site !== 'string' || (b.type !== undefined && typeof b.type !== 'string')) {
+      fail(where, '"blocklist" must be { name, site, type }.');
+    }
+    blocklist = { name: b.name, site: b.site, type: (b.type as string | undefined) ?? 'general' };
+  }
+  const except = f.except === undefined ? undefined : categories(f.except, where, 'except');
+  const o = (f.options ?? {}) as Record<string, unknown>;
+  if (typeof o !== 'object') fail(where, '"options" must be an object.');
+  if (o.column !== undefined && typeof o.column !== 'string' && !(Number.isInteger(o.column) && (o.column as number) >= 0)) fail(where, '"options.column" must be a name or an index.');
+  if (o.header !== undefined && typeof o.header !== 'boolean') fail(where, '"options.header" must be true or false.');
+  if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0)) fail(where, '"options.minHits" must be a whole number.');
+  const source = isUrl(f.source) || isAbsolute(f.source) ? f.source : resolve(base, f.source);
+  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, options: o as ParseOptions };
+}
+
+/**
+ * Validates a configuration object. `base` is the directory that relative
+ * sources are read from.
+ * @throws InvalidOptionsError with the place of the first problem.
+ */
+export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
+  if (value === null || typeof value !== 'object') fail('', 'must be a JSON object with "feeds".');
+  const v = value as Record<string, unknown>;
+  let feeds: FeedConfig[] = [];
+  if (v.extends !== undefined) {
+    if (v.extends !== 'default') fail('', '"extends" can only be "default".');
+    feeds = [...defaultThreatConfig().feeds];
+  }
+  if (v.disable !== undefined) {
+    if (!Array.isArray(v.disable) || v.disable.some((n) => typeof n !== 'string')) fail('', '"disable" must be a list of feed names.');
+    const off = new Set(v.disable as string[]);
+    feeds = feeds.filter((f) => !off.has(f.name));
+  }
+  if (!Array.isArray(v.feeds)) fail('', '"feeds" must be a list.');
+  const own = v.feeds.map((f, i) => feed(f, i, base));
+  const names = new Set<string>();
+  for (const f of own) {
+    if (names.has(f.name)) fail('', `two feeds are named "${f.name}".`);
+    names.add(f.name);
+  }
+  feeds = [...feeds.filter((f) => !names.has(f.name)), ...own];
+  return { feeds };
+}
+
+/** Reads a configuration file. @throws InvalidOptionsError */
+export function readThreatConfig(path: string): ThreatConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InvalidOptionsError(`Cannot read the feed configuration ${path}: ${(e as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidOptionsError(`The feed configuration ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseThreatConfig(value, dirname(resolve(path)));
+}
+
+/** The default feeds (public lists, by URL): `src/threat/default-feeds.json`. */
+export function defaultThreatConfig(): ThreatConfig {
+  return parseThreatConfig(DEFAULT_FEEDS, process.cwd());
+}

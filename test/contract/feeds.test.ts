@@ -1,0 +1,155 @@
+/**
+ * The real threat lists of ../shared/data/feeds: each parses with the entry
+ * count and the IPv4 coverage that MANIFEST.md states for it, with no bad
+ * line; compiled together, the engine answers their flags.
+ */
+
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open, type Engine } from '../../src/index.js';
+import { buildDataset, coveredAddresses, type BuildResult } from '../../src/threat/build.js';
+import { parseFeed, type FeedFormat, type ParseOptions } from '../../src/threat/parse.js';
+import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { SHARED_FEEDS, sharedFeedConfig } from '../helpers/feeds.js';
+
+const present = hasSharedData();
+const d = present ? describe : describe.skip;
+const FEEDS = join(SHARED_DATA, 'feeds');
+
+interface Row {
+  file: string;
+  entries: number;
+  ipv4: number;
+  ipv6Entries: number;
+}
+
+/** The table of MANIFEST.md: file, entries, unique IPv4 addresses, IPv6 entries. */
+function manifest(): Row[] {
+  return readFileSync(join(FEEDS, 'MANIFEST.md'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && l.includes('data/feeds/'))
+    .map((l) => {
+      const c = l.split('|').map((x) => x.trim());
+      const n = (s: string) => Number(s.replace(/,/g, ''));
+      return { file: c[2].replace(/^data\/feeds\//, ''), entries: n(c[9]), ipv4: n(c[10]), ipv6Entries: n(c[11]) };
+    });
+}
+
+function formatOf(file: string): { format: FeedFormat; options: ParseOptions } {
+  const f = SHARED_FEEDS.find((x) => x.source === file);
+  if (!f) return { format: 'list', options: {} };
+  const { minHits: _drop, ...options } = ('options' in f ? f.options : {}) as ParseOptions;
+  return { format: f.format as FeedFormat, options };
+}
+
+d('shared threat feeds', () => {
+  const rows = present ? manifest() : [];
+
+  it('MANIFEST.md lists the feeds', () => {
+    expect(rows.length).toBe(80);
+  });
+
+  it.each(rows.map((r) => [r.file, r] as const))('%s: entries and IPv4 coverage as MANIFEST.md states, no bad line', (file, row) => {
+    const { format, options } = formatOf(file);
+    const parsed = parseFeed(readFileSync(join(FEEDS, file), 'utf8'), format, options);
+    expect(parsed.badLines).toEqual([]);
+    expect(parsed.entries).toBe(row.entries);
+    expect(coveredAddresses(parsed.networks.filter((n) => n.version === 4))).toBe(BigInt(row.ipv4));
+    // Entries of IPv6 (a range or CIDR per entry in these files).
+    if (format !== 'range-csv') expect(parsed.networks.filter((n) => n.version === 6).length).toBe(row.ipv6Entries);
+  });
+});
+
+d('engine with the shared feeds compiled', () => {
+  let dir: string;
+  let result: BuildResult;
+  let engine: Engine;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'iprecord-ds-'));
+    result = buildDataset(sharedFeedConfig(), dir);
+    engine = await open({ data: dir });
+  }, 120_000);
+  afterAll(() => {
+    engine?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The first address of every entry of a shared list, as text (single IPs and CIDR bases). */
+  const firstOf = (file: string, max = 200) =>
+    readFileSync(join(FEEDS, file), 'utf8')
+      .split('\n')
+      .filter((l) => /^\d/.test(l))
+      .slice(0, max)
+      .map((l) => l.split(/[/\s,;]/)[0]);
+
+  it('compiles every feed without a bad line', () => {
+    expect(result.feeds.every((f) => f.state === 'ok' && f.badLines.length === 0)).toBe(true);
+    expect(engine.info().feeds.length).toBe(SHARED_FEEDS.length);
+    expect(engine.info().lists.every((l) => l.state !== 'missing')).toBe(true);
+  });
+
+  it('flags the addresses of each category', () => {
+    const flag = (file: string, key: 'is_tor' | 'is_vpn' | 'is_proxy' | 'is_datacenter' | 'is_icloud_relay' | 'is_known_abuser') => {
+      let checked = 0;
+      for (const ip of firstOf(file)) {
+        let t;
+        try {
+          t = engine.threat(ip);
+        } catch {
+          continue; // private or reserved addresses in a list answer errors
+        }
+        expect(t[key], `${file}: ${ip}`).toBe(true);
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(50);
+    };
+    flag('tor/tor_exits.ipset', 'is_tor');
+    flag('vpn/open-source-vpn-ip-lists/nordvpn.txt', 'is_vpn');
+    flag('proxy/sslproxies_30d.ipset', 'is_proxy');
+    flag('datacenter/x4bnet/ipv4.txt', 'is_datacenter');
+    flag('relay/ipranges-apple-proxy/ipv4.txt', 'is_icloud_relay');
+    flag('abuser/blocklist_de.ipset', 'is_known_abuser');
+  });
+
+  it('does not call bogons attackers because firehol_level1 lists them', () => {
+    // 23.135.225.0/24 is in Team Cymru's fullbogons and in firehol_level1 (which includes fullbogons).
+    const t = engine.threat('23.135.225.1');
+    expect(t.is_bogon).toBe(true);
+    expect(t.blocklists.map((b) => b.name)).not.toContain('firehol_level1');
+    // Apple relay egress addresses are in X4BNet's VPN list, but are relay, not VPN.
+    const relay = engine.threat(firstOf('relay/ipranges-apple-proxy/ipv4.txt', 1)[0]);
+    expect(relay).toMatchObject({ is_icloud_relay: true, is_vpn: false });
+  });
+
+  it('lists blocklists and scores in the full record', () => {
+    const r = engine.lookup('77.90.185.20'); // ipsum: on 10 lists
+    expect(r.threat.is_known_attacker).toBe(true);
+    expect(r.threat.blocklists.map((b) => b.name)).toContain('ipsum');
+    for (const b of r.threat.blocklists) expect(Object.keys(b)).toEqual(['name', 'site', 'type']);
+    expect(r.threat.scores.threat_score).toBeGreaterThanOrEqual(90);
+    expect(r.threat.scores.trust_score).toBeLessThanOrEqual(10);
+  });
+
+  it('keeps its data when a reload finds a damaged threat.bin', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'iprecord-reload-'));
+    const path = join(own, 'threat.bin');
+    copyFileSync(join(dir, 'threat.bin'), path);
+    const e = await open({ threat: path });
+    try {
+      const before = e.threat('77.90.185.20');
+      expect(before.is_known_attacker).toBe(true);
+      writeFileSync(path + '.tmp', 'not a threat file');
+      renameSync(path + '.tmp', path);
+      await expect(e.reload()).rejects.toThrow(/not a valid threat.bin: bad magic/);
+      expect(e.threat('77.90.185.20')).toEqual(before);
+      copyFileSync(join(dir, 'threat.bin'), path);
+      await e.reload();
+      expect(e.threat('77.90.185.20')).toEqual(before);
+    } finally {
+      e.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * A feed configuration over the real lists of ../shared/data/feeds, with the
+ * categories and exceptions of the default configuration.
+ */
+
+import { join } from 'node:path';
+import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
+import { SHARED_DATA } from './env.js';
+
+const fh = (site: string) => (name: string) => ({ name: name.replace(/\.\w+$/, ''), site, type: 'general' });
+
+export const SHARED_FEEDS = [
+  { name: 'tor_csv', source: 'tor/TorExitNodes.csv', format: 'csv', categories: ['tor'], options: { column: 'ExitIP' } },
+  { name: 'tor_exits', source: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
+  { name: 'tor_exits_30d', source: 'tor/tor_exits_30d.ipset', format: 'list', categories: ['tor'] },
+  { name: 'monosans_all', source: 'proxy/monosans/all.txt', format: 'list', categories: ['proxy'] },
+  { name: 'monosans_http', source: 'proxy/monosans/http.txt', format: 'list', categories: ['proxy'] },
+  { name: 'socks_proxy_30d', source: 'proxy/socks_proxy_30d.ipset', format: 'list', categories: ['proxy'] },
+  { name: 'sslproxies_30d', source: 'proxy/sslproxies_30d.ipset', format: 'list', categories: ['proxy'] },
+  { name: 'google_one_vpn', source: 'vpn/GoogleOneVPNIPRanges.csv', format: 'csv', categories: ['vpn'], options: { column: 'IPRange' } },
+  { name: 'protonvpn_exits', source: 'vpn/ProtonVPNExitNodes.csv', format: 'csv', categories: ['vpn'], options: { column: 'ExitIP' } },
+  ...['airvpn', 'ivpn', 'mullvad', 'nordvpn', 'ovpn', 'pia', 'protonvpn', 'riseupvpn', 'surfshark', 'windscribe'].map((p) => ({
+    name: `vpn_${p}`,
+    source: `vpn/open-source-vpn-ip-lists/${p}.txt`,
+    format: 'list',
+    categories: ['vpn'],
+  })),
+  { name: 'x4bnet_vpn_ipv4', source: 'vpn/x4bnet/ipv4.txt', format: 'list', categories: ['vpn'], except: ['icloud_relay'] },
+  { name: 'x4bnet_vpn_ipv6', source: 'vpn/x4bnet/ipv6.txt', format: 'list', categories: ['vpn'], except: ['icloud_relay'] },
+  { name: 'icloud_relay', source: 'relay/icloud-private-relay-iplist/ip-ranges.txt', format: 'list', categories: ['icloud_relay'] },
+  { name: 'icloud_relay_v4', source: 'relay/ipranges-apple-proxy/ipv4.txt', format: 'list', categories: ['icloud_relay'] },
+  { name: 'aws', source: 'datacenter/cloud-ip-ranges/aws-ip-ranges.json', format: 'aws-json', categories: ['datacenter'] },
+  { name: 'google_cloud', source: 'datacenter/cloud-ip-ranges/google-cloud-ip-ranges.json', format: 'gcp-json', categories: ['datacenter'] },
+  { name: 'azure', source: 'datacenter/cloud-ip-ranges/microsoft-azure-ip-ranges.json', format: 'azure-json', categories: ['datacenter'] },
+  { name: 'oracle_cloud', source: 'datacenter/cloud-ip-ranges/oracle-cloud-ip-ranges.json', format: 'oracle-json', categories: ['datacenter'] },
+  { name: 'cloudflare_ipv4', source: 'datacenter/cloud-ip-ranges/cloudflare-v4-ip-ranges.txt', format: 'list', categories: ['datacenter'] },
+  { name: 'cloudflare_ipv6', source: 'datacenter/cloud-ip-ranges/cloudflare-v6-ip-ranges.txt', format: 'list', categories: ['datacenter'] },
+  { name: 'digitalocean', source: 'datacenter/cloud-ip-ranges/digitalocean.csv', format: 'csv', categories: ['datacenter'], options: { column: 0, header: false } },
+  { name: 'linode', source: 'datacenter/cloud-ip-ranges/linode.txt', format: 'csv', categories: ['datacenter'], options: { column: 0, header: false } },
+  { name: 'ipcat', source: 'datacenter/ipcat/datacenters.csv', format: 'range-csv', categories: ['datacenter'], options: { header: false } },
+  { name: 'ipranges_ipv4', source: 'datacenter/ipranges/all/ipv4_merged.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
+  { name: 'ipranges_ipv6', source: 'datacenter/ipranges/all/ipv6_merged.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
+  { name: 'x4bnet_datacenter_ipv4', source: 'datacenter/x4bnet/ipv4.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
+  { name: 'x4bnet_datacenter_ipv6', source: 'datacenter/x4bnet/ipv6.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
+  ...['c2_tracker.ipset', 'dshield.netset', 'et_block.netset', 'et_compromised.ipset', 'feodo.ipset', 'feodo_badips.ipset', 'firehol_level2.netset', 'firehol_level3.netset', 'firehol_webclient.netset', 'spamhaus_drop.netset', 'spamhaus_edrop.netset'].map((f) => ({
+    name: f.replace(/\.\w+$/, ''),
+    source: `attacker/${f}`,
+    format: 'list',
+    categories: ['attacker'],
+    blocklist: fh(`https://iplists.firehol.org/?ipset=${f.replace(/\.\w+$/, '')}`)(f),
+  })),
+  { name: 'firehol_level1', source: 'attacker/firehol_level1.netset', format: 'list', categories: ['attacker'], except: ['bogon'], blocklist: fh('https://iplists.firehol.org/?ipset=firehol_level1')('firehol_level1') },
+  { name: 'spamhaus_drop_raw', source: 'attacker/spamhaus-raw/drop.txt', format: 'list', categories: ['attacker'] },
+  { name: 'spamhaus_edrop_raw', source: 'attacker/spamhaus-raw/edrop.txt', format: 'list', categories: ['attacker'] },
+  { name: 'ipsum', source: 'attacker/ipsum/ipsum.txt', format: 'list', categories: ['attacker'], options: { minHits: 3 }, blocklist: { name: 'ipsum', site: 'https://github.com/stamparm/ipsum', type: 'general' } },
+  ...['blocklist_de.ipset', 'blocklist_de_bots.ipset', 'blocklist_de_mail.ipset', 'blocklist_de_ssh.ipset', 'botscout_30d.ipset', 'bruteforceblocker.ipset', 'ciarmy.ipset', 'cleantalk_7d.ipset', 'firehol_abusers_1d.netset', 'firehol_abusers_30d.netset', 'greensnow.ipset', 'maltrail_scanners.ipset', 'php_spammers_30d.ipset', 'stopforumspam_7d.ipset', 'stopforumspam_toxic.netset'].map((f) => ({
+    name: f.replace(/\.\w+$/, ''),
+    source: `abuser/${f}`,
+    format: 'list',
+    categories: ['abuser'],
+    blocklist: fh(`https://iplists.firehol.org/?ipset=${f.replace(/\.\w+$/, '')}`)(f),
+  })),
+  { name: 'firehol_level4', source: 'attacker/firehol_level4.netset', format: 'list', categories: ['abuser'], blocklist: fh('https://iplists.firehol.org/?ipset=firehol_level4')('firehol_level4') },
+  { name: 'cidr_report_bogons', source: 'bogon/cidr_report_bogons.netset', format: 'list', categories: ['bogon'] },
+  { name: 'fullbogons_ipv4', source: 'bogon/fullbogons-ipv4.txt', format: 'list', categories: ['bogon'] },
+  { name: 'fullbogons_ipv6', source: 'bogon/fullbogons-ipv6.txt', format: 'list', categories: ['bogon'] },
+] as const;
+
+export function sharedFeedConfig(): ThreatConfig {
+  return parseThreatConfig({ feeds: SHARED_FEEDS }, join(SHARED_DATA, 'feeds'));
+}
