@@ -25,7 +25,7 @@ import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
 import type { ResolvedOptions } from './options.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
-import type { Manifest } from './threat/build.js';
+import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
@@ -109,11 +109,15 @@ interface Paths {
   readonly anonymous: readonly string[];
   /** threat.bin, or none. */
   readonly threat: readonly string[];
+  /** The dataset build in use (resolved once, so threat.bin and manifest.json come from the same build). */
+  readonly dataset: string | null;
 }
 
 function resolvePaths(options: ResolvedOptions): Paths {
-  const threat = options.threat ?? (options.data === null ? null : join(options.data, 'threat.bin'));
+  const dataset = options.data === null ? null : resolveDataset(options.data);
+  const threat = options.threat ?? (dataset === null ? null : join(dataset, 'threat.bin'));
   return {
+    dataset,
     geo: options.geo ?? defaultGeoPaths(),
     asn: options.asn ?? [ensureAsnMmdb(asnBuiltFrom)],
     anonymous: options.anonymous,
@@ -122,9 +126,9 @@ function resolvePaths(options: ResolvedOptions): Paths {
 }
 
 /** The manifest of a dataset directory, or null when there is none. @throws InvalidDatasetError when it is unreadable */
-function readManifest(options: ResolvedOptions): Manifest | null {
-  if (options.data === null) return null;
-  const path = join(options.data, 'manifest.json');
+function readManifest(dataset: string | null): Manifest | null {
+  if (dataset === null) return null;
+  const path = join(dataset, 'manifest.json');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -192,10 +196,10 @@ export class Snapshot {
   private readonly anonAdapt: readonly Adapter<AnonymousFacts>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
 
-  private constructor(options: ResolvedOptions, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
+  private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? null : threat[0].path;
-    this.manifest = readManifest(options);
+    this.manifest = readManifest(dataset);
     this.cacheSize = options.recordCacheSize;
     this.countries = new CountryTable(options.flagBaseUrl);
     this.clock = new ZoneClock();
@@ -242,7 +246,7 @@ export class Snapshot {
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
     const [geo, asn, anon, threat] = await loading;
-    return new Snapshot(options, geo, asn, anon, threat);
+    return new Snapshot(options, p.dataset, geo, asn, anon, threat);
   }
 
   /** Opens every database synchronously. */
@@ -256,7 +260,7 @@ export class Snapshot {
           return wrapRead(path, e);
         }
       });
-    return new Snapshot(options, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat));
+    return new Snapshot(options, p.dataset, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat));
   }
 
   /** The location part for an address, or null when no geo database has it. */

@@ -5,6 +5,7 @@
  * `--threat`, `-` reads addresses from standard input, `--data dir` (or
  * IPRECORD_DATA) uses a dataset directory.
  * `iprecord build`: compiles the threat feeds into a dataset directory.
+ * `iprecord update`: downloads them first, validated, and swaps the build in.
  * `iprecord info`: what is loaded.
  *
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
@@ -12,11 +13,12 @@
 
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
-import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, type Engine } from '../index.js';
+import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
        iprecord build [--config file] [--out dir]
+       iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
 
 Prints the record of each address: pretty JSON on a terminal, one compact
@@ -101,6 +103,48 @@ function runBuild(argv: string[]): number {
   return failed > 0 ? 1 : 0;
 }
 
+const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir]
+
+Downloads the URL feeds of a feed configuration (default: the built-in
+public lists) into the dataset directory, validates each download (at least
+one entry, at most half fewer entries than the last good download, at most
+10 % bad lines), compiles a new build and swaps it in with one rename. A
+feed that fails keeps its last good download and is reported.
+
+Options:
+  --config file    feed configuration
+  --data dir       dataset directory; default $IPRECORD_DATA, else ./iprecord-data
+  -h, --help       this help
+
+Exit codes: 0 every feed updated or unchanged, 1 some feeds failed (their last good data kept), 2 usage or configuration error.
+`;
+
+async function runUpdate(argv: string[]): Promise<number> {
+  const o = options(argv, ['config', 'data']);
+  if (o === 'help') {
+    process.stdout.write(UPDATE_USAGE);
+    return 0;
+  }
+  if (typeof o === 'string') {
+    process.stderr.write(`iprecord update: ${o}\n\n${UPDATE_USAGE}`);
+    return 2;
+  }
+  const dir = resolve(dataDir(o.data) ?? 'iprecord-data');
+  let config;
+  try {
+    config = o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config);
+  } catch (e) {
+    process.stderr.write(`iprecord update: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const result = await updateDataset(config, dir);
+  for (const f of result.feeds) {
+    process.stderr.write(`${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`);
+  }
+  process.stderr.write(`current build: ${result.buildDir}\n`);
+  return result.ok ? 0 : 1;
+}
+
 function runInfo(argv: string[]): number {
   const o = options(argv, ['data']);
   if (o === 'help' || typeof o === 'string') {
@@ -161,6 +205,7 @@ async function main(): Promise<number> {
   try {
     if (argv[0] === 'build') return runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
+    if (argv[0] === 'update') return await runUpdate(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

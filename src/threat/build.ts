@@ -35,6 +35,21 @@ export interface BuildResult {
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
+/**
+ * The directory that holds a dataset's `threat.bin` and `manifest.json`:
+ * the build that the `current` file names (`iprecord update` swaps it by
+ * one rename), else the directory itself (`iprecord build`).
+ */
+export function resolveDataset(dir: string): string {
+  let pointer: string;
+  try {
+    pointer = readFileSync(join(dir, 'current'), 'utf8').trim();
+  } catch {
+    return dir;
+  }
+  return pointer === '' ? dir : join(dir, pointer);
+}
+
 /** Where the last download of a URL feed is kept in a dataset directory. */
 export function feedCachePath(dataDir: string, name: string): string {
   return join(dataDir, 'feeds', name);
@@ -158,10 +173,13 @@ export interface Manifest {
   readonly feeds: readonly { readonly name: string; readonly state: FeedReport['state']; readonly entries: number; readonly badLines: number; readonly error?: string }[];
 }
 
-/** Builds into a dataset directory: `threat.bin` and `manifest.json`, each replaced atomically. */
-export function buildDataset(config: ThreatConfig, dir: string): BuildResult {
+/**
+ * Builds into a directory: `threat.bin` and `manifest.json`, each replaced
+ * atomically. URL feeds are read from `dataDir`'s downloads (default: `dir`).
+ */
+export function buildDataset(config: ThreatConfig, dir: string, dataDir = dir): BuildResult {
   mkdirSync(dir, { recursive: true });
-  const result = buildThreat(config, dir);
+  const result = buildThreat(config, dataDir);
   writeAtomic(join(dir, 'threat.bin'), result.buffer);
   const manifest: Manifest = {
     format: 1,

@@ -1,0 +1,141 @@
+/**
+ * `updateDataset` against a real HTTP server on 127.0.0.1 that serves the
+ * shared feeds and injects faults: timeouts, HTTP 500 and 404, truncated
+ * bodies, garbage, a list shrunk tenfold. None of them may replace good data.
+ */
+
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSync } from '../../src/index.js';
+import { feedCachePath, resolveDataset } from '../../src/threat/build.js';
+import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
+import { updateDataset } from '../../src/threat/update.js';
+import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+
+const present = hasSharedData();
+const d = present ? describe : describe.skip;
+
+type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk';
+
+const FEEDS = [
+  { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
+  { name: 'nordvpn', file: 'vpn/open-source-vpn-ip-lists/nordvpn.txt', format: 'list', categories: ['vpn'] },
+  { name: 'aws', file: 'datacenter/cloud-ip-ranges/aws-ip-ranges.json', format: 'aws-json', categories: ['datacenter'] },
+  { name: 'ipsum', file: 'attacker/ipsum/ipsum.txt', format: 'list', categories: ['attacker'], options: { minHits: 3 } },
+  { name: 'google_one', file: 'vpn/GoogleOneVPNIPRanges.csv', format: 'csv', categories: ['vpn'], options: { column: 'IPRange' } },
+  { name: 'blocklist_de', file: 'abuser/blocklist_de.ipset', format: 'list', categories: ['abuser'] },
+  { name: 'relay', file: 'relay/icloud-private-relay-iplist/ip-ranges.txt', format: 'list', categories: ['icloud_relay'] },
+] as const;
+
+d('iprecord update against a faulty server', () => {
+  const faults = new Map<string, Fault>();
+  const requests = new Map<string, number>();
+  let server: Server;
+  let base: string;
+  let dir: string;
+  let config: ThreatConfig;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const name = (req.url ?? '/').slice(1);
+      requests.set(name, (requests.get(name) ?? 0) + 1);
+      const feed = FEEDS.find((f) => f.name === name);
+      if (!feed) return void res.writeHead(404).end();
+      const body = readFileSync(join(SHARED_DATA, 'feeds', feed.file));
+      const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
+      switch (faults.get(name) ?? 'ok') {
+        case 'timeout':
+          return; // never answers
+        case '500':
+          return void res.writeHead(500).end('oops');
+        case '404':
+          return void res.writeHead(404).end();
+        case 'truncated':
+          res.writeHead(200, { 'content-length': body.length });
+          res.write(body.subarray(0, body.length >> 1));
+          return void setTimeout(() => res.socket?.destroy(), 20);
+        case 'garbage':
+          return void res.writeHead(200).end(randomBytes(body.length));
+        case 'shrunk': {
+          const lines = body.toString('utf8').split('\n');
+          return void res.writeHead(200).end(lines.filter((_, i) => i % 10 === 0 || lines[i].startsWith('#')).join('\n'));
+        }
+        default:
+          if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
+          return void res.writeHead(200, { etag, 'content-length': body.length }).end(body);
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dir = mkdtempSync(join(tmpdir(), 'iprecord-update-'));
+    config = parseThreatConfig({ feeds: FEEDS.map(({ file: _f, ...f }) => ({ ...f, source: `${base}/${f.name}` })) }, dir);
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const options = { timeoutMs: 400, retries: 2, backoffMs: 10 };
+  /** Some listed addresses of each feed, and how the engine answers them. */
+  const probes = ['185.220.101.1', '77.90.185.20', '3.5.140.1', '104.28.28.1', '136.23.48.1', '2.57.122.53'];
+  const answers = () => {
+    const engine = openSync({ data: dir });
+    const out = probes.map((ip) => engine.threat(ip));
+    engine.close();
+    return out;
+  };
+
+  it('downloads, validates and builds every feed', async () => {
+    const r = await updateDataset(config, dir, options);
+    expect(r.feeds.map((f) => [f.name, f.state])).toEqual(FEEDS.map((f) => [f.name, 'updated']));
+    expect(r.ok).toBe(true);
+    expect(resolveDataset(dir)).toBe(r.buildDir);
+    const a = answers();
+    expect(a[0].is_tor || a[1].is_known_attacker).toBe(true);
+    expect(a.some((t) => t.is_datacenter)).toBe(true);
+  });
+
+  it('asks with If-None-Match and keeps the download on 304', async () => {
+    const before = new Map<string, Buffer>(FEEDS.map((f) => [f.name, readFileSync(feedCachePath(dir, f.name))]));
+    const r = await updateDataset(config, dir, options);
+    expect(r.feeds.every((f) => f.state === 'unchanged')).toBe(true);
+    for (const f of FEEDS) expect(readFileSync(feedCachePath(dir, f.name)).equals(before.get(f.name)!)).toBe(true);
+  });
+
+  it('keeps the last good data of every feed that times out, fails, is cut short, garbled or shrunk', async () => {
+    const good = answers();
+    const before = new Map<string, Buffer>(FEEDS.map((f) => [f.name, readFileSync(feedCachePath(dir, f.name))]));
+    const faulted: [string, Fault, RegExp][] = [
+      ['tor', 'timeout', /no answer within 400 ms/],
+      ['nordvpn', '500', /HTTP 500/],
+      ['aws', 'garbage', /fewer than the minimum|lines bad/],
+      ['ipsum', 'shrunk', /down from/],
+      ['google_one', 'truncated', /cut short/],
+      ['blocklist_de', '404', /HTTP 404/],
+    ];
+    for (const [name, fault] of faulted) faults.set(name, fault);
+    requests.clear();
+    const r = await updateDataset(config, dir, options);
+    for (const [name] of faulted) faults.delete(name);
+    expect(r.ok).toBe(false);
+    for (const [name, , why] of faulted) {
+      const f = r.feeds.find((x) => x.name === name)!;
+      expect(f.state, name).toBe('failed');
+      expect(f.error, name).toMatch(why);
+      expect(f.error, name).toMatch(/kept the last good download/);
+      expect(readFileSync(feedCachePath(dir, name)).equals(before.get(name)!), name).toBe(true);
+    }
+    // Retried: network errors and 5xx, not 404.
+    expect(requests.get('nordvpn')).toBe(3);
+    expect(requests.get('blocklist_de')).toBe(1);
+    expect(r.feeds.find((f) => f.name === 'relay')!.state).toBe('unchanged');
+    // The new build answers exactly as the old one.
+    expect(answers()).toEqual(good);
+  }, 30_000);
+});
