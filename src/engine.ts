@@ -5,6 +5,8 @@
  * are computed per call.
  */
 
+import { EventEmitter } from 'node:events';
+import { watch, type FSWatcher } from 'node:fs';
 import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, isIprecordError, PrivateIpError, ReservedIpError } from './errors.js';
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
@@ -66,8 +68,22 @@ function specialTable(): SpecialTable {
 }
 
 /** An opened dataset. Lookups are synchronous; `reload()` swaps the data atomically. */
-export class Engine {
+export interface EngineEvents {
+  /** The data was reloaded (by `reload()` or by watching the dataset directory). */
+  reload: [info: { readonly loadedAt: string }];
+  /** A reload started by watching failed; the engine kept its data. */
+  error: [error: Error];
+}
+
+/** How long the dataset directory must stay quiet before a watched reload. */
+const WATCH_DEBOUNCE_MS = 150;
+
+export class Engine extends EventEmitter<EngineEvents> {
   private snapshot: Snapshot | null;
+  private watcher: FSWatcher | null = null;
+  private debounce: NodeJS.Timeout | null = null;
+  /** Reloads run one after another. */
+  private reloading: Promise<void> = Promise.resolve();
   private readonly options: ResolvedOptions;
   private readonly special: SpecialTable;
   private readonly counter = new CountWindow();
@@ -76,9 +92,27 @@ export class Engine {
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
+    super();
     this.snapshot = snapshot;
     this.options = options;
     this.special = specialTable();
+    if (options.watch && options.data !== null) this.watch(options.data);
+  }
+
+  /** Reloads when the dataset directory changes (a new build, a new threat.bin). */
+  private watch(dir: string): void {
+    this.watcher = watch(dir, () => {
+      if (this.debounce !== null) clearTimeout(this.debounce);
+      this.debounce = setTimeout(() => {
+        this.debounce = null;
+        this.reload().catch((e: unknown) => {
+          // Without an 'error' listener the failure is dropped: the old data stays in use.
+          if (this.listenerCount('error') > 0) this.emit('error', e as Error);
+        });
+      }, WATCH_DEBOUNCE_MS);
+      this.debounce.unref();
+    });
+    this.watcher.unref();
   }
 
   private live(): Snapshot {
@@ -259,13 +293,24 @@ export class Engine {
    */
   async reload(): Promise<void> {
     this.live();
-    const next = await Snapshot.open(this.options);
-    if (this.snapshot !== null) this.snapshot = next;
+    const run = this.reloading.then(async () => {
+      const next = await Snapshot.open(this.options);
+      if (this.snapshot === null) return;
+      this.snapshot = next;
+      this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
+    });
+    // The chain goes on after a failure; the caller still sees it.
+    this.reloading = run.catch(() => undefined);
+    return run;
   }
 
-  /** Releases the data. Later calls throw `ClosedError`. */
+  /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
     this.snapshot = null;
+    this.watcher?.close();
+    this.watcher = null;
+    if (this.debounce !== null) clearTimeout(this.debounce);
+    this.debounce = null;
   }
 
   /** Whether `close()` was called. */

@@ -33,6 +33,13 @@ export interface OpenOptions {
    */
   data?: string;
   /**
+   * Reload when the dataset directory (`data`) changes, as `iprecord update`
+   * or `iprecord build` replace its files; the engine emits `reload`, or
+   * `error` (keeping its data) when the new data is bad.
+   * @default false
+   */
+  watch?: boolean;
+  /**
    * A `threat.bin` file to use (instead of the one of `data`).
    */
   threat?: string;
@@ -58,6 +65,7 @@ export interface ResolvedOptions {
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
   readonly data: string | null;
+  readonly watch: boolean;
   readonly threat: string | null;
   readonly staleAfterDays: number;
   readonly flagBaseUrl: string;
@@ -96,7 +104,10 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   };
   const staleAfterDays = options.staleAfterDays ?? DEFAULT_STALE_AFTER_DAYS;
   if (typeof staleAfterDays !== 'number' || !(staleAfterDays > 0)) throw new InvalidOptionsError('Option "staleAfterDays" must be a positive number.');
+  if (options.watch !== undefined && typeof options.watch !== 'boolean') throw new InvalidOptionsError('Option "watch" must be true or false.');
+  if (options.watch === true && options.data === undefined) throw new InvalidOptionsError('Option "watch" needs "data", the dataset directory to watch.');
   return Object.freeze({
+    watch: options.watch === true,
     data: one(options.data, 'data'),
     threat: one(options.threat, 'threat'),
     staleAfterDays,

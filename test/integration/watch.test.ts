@@ -1,0 +1,98 @@
+/**
+ * `open({ data, watch: true })` while the dataset is swapped over and over:
+ * lookups in a loop never fail and never mix two builds.
+ */
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { open, type Threat } from '../../src/index.js';
+import { parseThreatConfig } from '../../src/threat/config.js';
+import { buildAndSwap } from '../../src/threat/update.js';
+import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+
+const present = hasSharedData();
+const d = present ? describe : describe.skip;
+
+d('watched dataset swapped under load', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-watch-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const feeds = join(SHARED_DATA, 'feeds');
+  const tor = { name: 'tor', source: join(feeds, 'tor/tor_exits.ipset'), format: 'list', categories: ['tor'] };
+  const vpn = { name: 'nordvpn', source: join(feeds, 'vpn/open-source-vpn-ip-lists/nordvpn.txt'), format: 'list', categories: ['vpn'] };
+  // Build A: Tor only. Build B: Tor and NordVPN.
+  const A = parseThreatConfig({ feeds: [tor] }, dir);
+  const B = parseThreatConfig({ feeds: [tor, vpn] }, dir);
+
+  it('answers from one build or the other, never an error or a mix', async () => {
+    buildAndSwap(A, dir);
+    const engine = await open({ data: dir, watch: true });
+    const reloads: string[] = [];
+    const errors: Error[] = [];
+    engine.on('reload', (i) => reloads.push(i.loadedAt));
+    engine.on('error', (e) => errors.push(e));
+    // A Tor exit, the first NordVPN address of the list, an address on neither.
+    const nord = readFileSync(vpn.source, 'utf8').split('\n')[0].trim();
+    const probes = ['185.220.101.1', nord, '8.8.8.8'];
+    // The answers of each build, from fresh engines.
+    const answersOf = async (config: typeof A) => {
+      const other = mkdtempSync(join(tmpdir(), 'iprecord-watch-ref-'));
+      buildAndSwap(config, other);
+      const e = await open({ data: other });
+      const out = probes.map((ip) => e.threat(ip));
+      e.close();
+      rmSync(other, { recursive: true, force: true });
+      return out;
+    };
+    const wantA = await answersOf(A);
+    const wantB = await answersOf(B);
+    // The probe on NordVPN's list tells the builds apart.
+    expect(wantA[1].is_vpn).toBe(false);
+    expect(wantB[1].is_vpn).toBe(true);
+
+    const seen = { A: 0, B: 0 };
+    let lookups = 0;
+    const deadline = Date.now() + 6000;
+    let swaps = 0;
+    while (Date.now() < deadline) {
+      // Swap to the other build, then look up while the watcher reloads.
+      buildAndSwap(swaps % 2 === 0 ? B : A, dir);
+      swaps++;
+      const until = Date.now() + 400;
+      while (Date.now() < until) {
+        const got: Threat[] = probes.map((ip) => engine.threat(ip));
+        lookups += probes.length;
+        const isA = JSON.stringify(got) === JSON.stringify(wantA);
+        const isB = JSON.stringify(got) === JSON.stringify(wantB);
+        expect(isA || isB).toBe(true);
+        if (isA) seen.A++;
+        else seen.B++;
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    engine.close();
+    console.log(`watch: ${swaps} swaps, ${reloads.length} reloads, ${lookups} lookups (${seen.A} rounds on build A, ${seen.B} on B), ${errors.length} errors`);
+    expect(errors).toEqual([]);
+    expect(reloads.length).toBeGreaterThanOrEqual(4);
+    expect(seen.A).toBeGreaterThan(0);
+    expect(seen.B).toBeGreaterThan(0);
+    expect(lookups).toBeGreaterThan(1000);
+  }, 30_000);
+
+  it('keeps its data and emits error when the new build is damaged', async () => {
+    buildAndSwap(A, dir);
+    const engine = await open({ data: dir, watch: true });
+    const before = engine.threat('185.220.101.1');
+    const failed = new Promise<Error>((r) => engine.once('error', r));
+    // A build whose threat.bin is garbage, swapped in the way update does it.
+    const { buildDir } = buildAndSwap(A, dir);
+    writeFileSync(join(buildDir, 'threat.bin'), 'garbage');
+    // Touch the directory again so the watcher fires after the damage.
+    writeFileSync(join(dir, 'touch'), String(Date.now()));
+    const e = await failed;
+    expect(e.message).toMatch(/not a valid threat.bin/);
+    expect(engine.threat('185.220.101.1')).toEqual(before);
+    engine.close();
+  }, 20_000);
+});
