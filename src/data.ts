@@ -3,12 +3,13 @@
  * put their files, and the ASN MMDB compiled from them once.
  */
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ASN_FORMAT_VERSION, compileAsnCsv } from './asn/compile.js';
+import { writeAtomic } from './build/write.js';
 import { InvalidDatasetError } from './errors.js';
 
 const require = createRequire(import.meta.url);
@@ -71,9 +72,7 @@ export function ensureAsnMmdb(builtFrom: BuiltFrom): string {
   for (const path of candidates) {
     try {
       mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, buffer);
-      renameSync(tmp, path);
+      writeAtomic(path, buffer);
       return path;
     } catch (e) {
       lastError = e;

@@ -185,7 +185,7 @@ export class Snapshot {
   readonly threat: ThreatTree | null;
   readonly threatPath: string | null;
   readonly manifest: Manifest | null;
-  /** Threat objects by label and single-source flags. */
+  /** Threat objects of labelled addresses, by label and single-source flags. */
   private readonly threats = new Map<number, Threat>();
   readonly countries: CountryTable;
   readonly clock: ZoneClock;
@@ -325,11 +325,13 @@ export class Snapshot {
    */
   threatObject(version: IpVersion, words: ArrayLike<number>, extra: number): Threat {
     const tree = this.threat;
-    const label = tree === null ? 0 : tree.find(version, words);
+    if (tree === null) return threatOf(extra);
+    const label = tree.find(version, words);
+    if (label === 0) return threatOf(extra);
     const key = label * 256 + extra;
     let t = this.threats.get(key);
     if (t === undefined) {
-      t = tree === null || label === 0 ? threatOf(extra) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, extra, tree.blocklists(label));
+      t = buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, extra, tree.blocklists(label));
       this.threats.set(key, t);
     }
     return t;

@@ -13,7 +13,7 @@
 
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
-import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine } from '../index.js';
+import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
@@ -71,24 +71,32 @@ function dataDir(given: string | undefined): string | undefined {
   return given ?? (process.env.IPRECORD_DATA || undefined);
 }
 
-function runBuild(argv: string[]): number {
-  const o = options(argv, ['config', 'out']);
+/**
+ * Arguments of `build` and `update`: the dataset directory (`dirOption`)
+ * and the feed configuration, read. A number is the exit code to return.
+ */
+function feedCommand(command: string, usage: string, argv: string[], dirOption: 'out' | 'data'): { dir: string; config: ThreatConfig } | number {
+  const o = options(argv, ['config', dirOption]);
   if (o === 'help') {
-    process.stdout.write(BUILD_USAGE);
+    process.stdout.write(usage);
     return 0;
   }
   if (typeof o === 'string') {
-    process.stderr.write(`iprecord build: ${o}\n\n${BUILD_USAGE}`);
+    process.stderr.write(`iprecord ${command}: ${o}\n\n${usage}`);
     return 2;
   }
-  const out = resolve(dataDir(o.out) ?? 'iprecord-data');
-  let config;
   try {
-    config = o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config);
+    return { dir: resolve(dataDir(o[dirOption]) ?? 'iprecord-data'), config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config) };
   } catch (e) {
-    process.stderr.write(`iprecord build: ${(e as Error).message}\n`);
+    process.stderr.write(`iprecord ${command}: ${(e as Error).message}\n`);
     return 2;
   }
+}
+
+function runBuild(argv: string[]): number {
+  const args = feedCommand('build', BUILD_USAGE, argv, 'out');
+  if (typeof args === 'number') return args;
+  const { dir: out, config } = args;
   const started = Date.now();
   const result = buildDataset(config, out);
   let failed = 0;
@@ -120,23 +128,9 @@ Exit codes: 0 every feed updated or unchanged, 1 some feeds failed (their last g
 `;
 
 async function runUpdate(argv: string[]): Promise<number> {
-  const o = options(argv, ['config', 'data']);
-  if (o === 'help') {
-    process.stdout.write(UPDATE_USAGE);
-    return 0;
-  }
-  if (typeof o === 'string') {
-    process.stderr.write(`iprecord update: ${o}\n\n${UPDATE_USAGE}`);
-    return 2;
-  }
-  const dir = resolve(dataDir(o.data) ?? 'iprecord-data');
-  let config;
-  try {
-    config = o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config);
-  } catch (e) {
-    process.stderr.write(`iprecord update: ${(e as Error).message}\n`);
-    return 2;
-  }
+  const args = feedCommand('update', UPDATE_USAGE, argv, 'data');
+  if (typeof args === 'number') return args;
+  const { dir, config } = args;
   const result = await updateDataset(config, dir);
   for (const f of result.feeds) {
     process.stderr.write(`${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`);

@@ -8,10 +8,12 @@
  * file and line and never stops the build.
  */
 
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { toBigInt } from '../build/ranges.js';
+import { writeAtomic } from '../build/write.js';
 import type { Blocklist } from '../types.js';
-import type { FeedConfig, ThreatConfig } from './config.js';
+import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed, type BadLine, type Network, type ParsedFeed } from './parse.js';
 import { compileThreatTree, type FeedMeta, type ThreatMeta, type TreeFeed } from './tree.js';
 
@@ -32,8 +34,6 @@ export interface BuildResult {
   readonly meta: ThreatMeta;
   readonly feeds: readonly FeedReport[];
 }
-
-const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
 /**
  * The directory that holds a dataset's `threat.bin` and `manifest.json`:
@@ -59,9 +59,8 @@ export function feedCachePath(dataDir: string, name: string): string {
 export function coveredAddresses(networks: readonly Network[]): bigint {
   const spans = networks.map((n) => {
     const width = n.version === 4 ? 32 : 128;
-    let lo = n.version === 4 ? BigInt(n.words[3]) : (BigInt(n.words[0]) << 96n) | (BigInt(n.words[1]) << 64n) | (BigInt(n.words[2]) << 32n) | BigInt(n.words[3]);
-    // Keep the families apart: IPv4 below 2^32 offset by 2^128.
-    if (n.version === 4) lo += 1n << 128n;
+    // Keep the families apart: IPv4 offset by 2^128.
+    const lo = toBigInt(n) + (n.version === 4 ? 1n << 128n : 0n);
     return [lo, lo + (1n << BigInt(width - n.prefix)) - 1n] as const;
   });
   spans.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -152,18 +151,6 @@ export function buildThreat(config: ThreatConfig, dataDir: string | null, now = 
   // Feeds the configuration names but that could not be read are listed too, as not loaded.
   const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
   return { buffer: compileThreatTree(treeFeeds, meta), meta, feeds: reports };
-}
-
-/** Writes a file so that readers see the old or the new one, never half of one. */
-export function writeAtomic(path: string, data: Buffer | string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
 }
 
 export interface Manifest {

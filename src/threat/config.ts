@@ -42,7 +42,8 @@ export interface ThreatConfig {
   readonly feeds: readonly FeedConfig[];
 }
 
-const isUrl = (s: string) => /^https?:\/\//i.test(s);
+/** Whether a feed source is a URL (else a path). */
+export const isUrl = (s: string): boolean => /^https?:\/\//i.test(s);
 
 function fail(where: string, what: string): never {
   throw new InvalidOptionsError(`Feed configuration ${where}: ${what}`);

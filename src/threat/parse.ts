@@ -20,6 +20,7 @@
 import { splitCsvLine } from '../build/csv.js';
 import { rangeToCidrs } from '../build/ranges.js';
 import { parseCidr, parseIp, type Address } from '../ip/address.js';
+import { maskWords } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 
 export type FeedFormat = 'list' | 'csv' | 'range-csv' | 'aws-json' | 'gcp-json' | 'azure-json' | 'oracle-json';
@@ -60,14 +61,9 @@ export interface ParsedFeed {
   readonly dataDate: string | null;
 }
 
-/** Masks the host bits of a network. */
+/** The network of `prefix` bits that holds the address (host bits cleared). */
 function network(a: Address, prefix: number, hits: number): Network {
-  const w = [a.words[0], a.words[1], a.words[2], a.words[3]];
-  let bits = a.version === 4 ? prefix + 96 : prefix;
-  for (let i = 0; i < 4; i++, bits -= 32) {
-    if (bits >= 32) continue;
-    w[i] = bits <= 0 ? 0 : (w[i] & (0xffffffff << (32 - bits))) >>> 0;
-  }
+  const w = maskWords(a.version, a.words, prefix);
   return { version: a.version, words: [w[0], w[1], w[2], w[3]], prefix, hits };
 }
 

@@ -182,18 +182,15 @@ export function compileThreatTree(feeds: readonly TreeFeed[], meta: ThreatMeta):
     let id = finalOf.get(raw);
     if (id !== undefined) return id;
     const { feeds: set, hits } = raws[raw];
-    const present = new Set<Category>();
-    for (const f of set) for (const c of feeds[f].categories) present.add(c);
     const kept = set.filter((f) => {
       const ex = feeds[f].except;
       if (ex.length === 0) return true;
-      // Dropped where another kept-or-not feed of an excepted category lists the address.
+      // Dropped where another feed of an excepted category lists the address.
       return !set.some((g) => g !== f && feeds[g].categories.some((c) => ex.includes(c)));
     });
     const counts = new Array<number>(CATEGORIES.length).fill(0);
     let flags = 0;
     const bls = new Set<number>();
-    let keptHits = 0;
     for (const f of kept) {
       for (const c of feeds[f].categories) {
         counts[CATEGORIES.indexOf(c)]++;
@@ -201,8 +198,8 @@ export function compileThreatTree(feeds: readonly TreeFeed[], meta: ThreatMeta):
       }
       if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
     }
-    // Hits belong to the feeds that have them; kept only when a feed with hits is kept.
-    if (kept.length > 0) keptHits = hits;
+    // Hits count only while a listing feed is kept (only hit-count feeds carry them).
+    const keptHits = kept.length > 0 ? hits : 0;
     const blList = [...bls].sort((a, b) => a - b);
     const key = `${flags}|${counts.join(',')}|${keptHits}|${blList.join(',')}`;
     id = labelIds.get(key);

@@ -16,10 +16,11 @@
  * sees the old build or the new one, never a mix.
  */
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildDataset, feedCachePath, writeAtomic, type BuildResult } from './build.js';
-import type { FeedConfig, ThreatConfig } from './config.js';
+import { writeAtomic } from '../build/write.js';
+import { buildDataset, feedCachePath, type BuildResult } from './build.js';
+import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';
 
 export interface UpdateOptions {
@@ -63,7 +64,6 @@ interface FeedState {
   readonly fetchedAt: string;
 }
 
-const isUrl = (s: string) => /^https?:\/\//i.test(s);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class HttpError extends Error {
@@ -190,11 +190,7 @@ export function buildAndSwap(config: ThreatConfig, dir: string): { build: BuildR
   const name = `${stamp}-${process.pid}`;
   const buildDir = join(dir, 'builds', name);
   const build = buildDataset(config, buildDir, dir);
-  const link = join(dir, 'current');
-  const tmp = join(dir, `.current.${process.pid}`);
-  rmSync(tmp, { force: true });
-  writeFileSync(tmp, join('builds', name) + '\n');
-  renameSync(tmp, link);
+  writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
   const builds = readdirSync(join(dir, 'builds')).sort();
   for (const old of builds.slice(0, -2)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
   return { build, buildDir };

@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
 import { SHARED_DATA } from './env.js';
 
-const fh = (site: string) => (name: string) => ({ name: name.replace(/\.\w+$/, ''), site, type: 'general' });
+const base = (file: string) => file.replace(/\.\w+$/, '');
+/** A FireHOL-style list (`<dir>/<file>`) of a category, as a named blocklist. */
+const firehol = (dir: string, category: string) => (file: string) => ({
+  name: base(file),
+  source: `${dir}/${file}`,
+  format: 'list',
+  categories: [category],
+  blocklist: { name: base(file), site: `https://iplists.firehol.org/?ipset=${base(file)}`, type: 'general' },
+});
 
 export const SHARED_FEEDS = [
   { name: 'tor_csv', source: 'tor/TorExitNodes.csv', format: 'csv', categories: ['tor'], options: { column: 'ExitIP' } },
@@ -42,25 +50,14 @@ export const SHARED_FEEDS = [
   { name: 'ipranges_ipv6', source: 'datacenter/ipranges/all/ipv6_merged.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
   { name: 'x4bnet_datacenter_ipv4', source: 'datacenter/x4bnet/ipv4.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
   { name: 'x4bnet_datacenter_ipv6', source: 'datacenter/x4bnet/ipv6.txt', format: 'list', categories: ['datacenter'], except: ['icloud_relay'] },
-  ...['c2_tracker.ipset', 'dshield.netset', 'et_block.netset', 'et_compromised.ipset', 'feodo.ipset', 'feodo_badips.ipset', 'firehol_level2.netset', 'firehol_level3.netset', 'firehol_webclient.netset', 'spamhaus_drop.netset', 'spamhaus_edrop.netset'].map((f) => ({
-    name: f.replace(/\.\w+$/, ''),
-    source: `attacker/${f}`,
-    format: 'list',
-    categories: ['attacker'],
-    blocklist: fh(`https://iplists.firehol.org/?ipset=${f.replace(/\.\w+$/, '')}`)(f),
-  })),
-  { name: 'firehol_level1', source: 'attacker/firehol_level1.netset', format: 'list', categories: ['attacker'], except: ['bogon'], blocklist: fh('https://iplists.firehol.org/?ipset=firehol_level1')('firehol_level1') },
+  ...['c2_tracker.ipset', 'dshield.netset', 'et_block.netset', 'et_compromised.ipset', 'feodo.ipset', 'feodo_badips.ipset', 'firehol_level2.netset', 'firehol_level3.netset', 'firehol_webclient.netset', 'spamhaus_drop.netset', 'spamhaus_edrop.netset'].map(firehol('attacker', 'attacker')),
+  { ...firehol('attacker', 'attacker')('firehol_level1.netset'), except: ['bogon'] },
   { name: 'spamhaus_drop_raw', source: 'attacker/spamhaus-raw/drop.txt', format: 'list', categories: ['attacker'] },
   { name: 'spamhaus_edrop_raw', source: 'attacker/spamhaus-raw/edrop.txt', format: 'list', categories: ['attacker'] },
   { name: 'ipsum', source: 'attacker/ipsum/ipsum.txt', format: 'list', categories: ['attacker'], options: { minHits: 3 }, blocklist: { name: 'ipsum', site: 'https://github.com/stamparm/ipsum', type: 'general' } },
-  ...['blocklist_de.ipset', 'blocklist_de_bots.ipset', 'blocklist_de_mail.ipset', 'blocklist_de_ssh.ipset', 'botscout_30d.ipset', 'bruteforceblocker.ipset', 'ciarmy.ipset', 'cleantalk_7d.ipset', 'firehol_abusers_1d.netset', 'firehol_abusers_30d.netset', 'greensnow.ipset', 'maltrail_scanners.ipset', 'php_spammers_30d.ipset', 'stopforumspam_7d.ipset', 'stopforumspam_toxic.netset'].map((f) => ({
-    name: f.replace(/\.\w+$/, ''),
-    source: `abuser/${f}`,
-    format: 'list',
-    categories: ['abuser'],
-    blocklist: fh(`https://iplists.firehol.org/?ipset=${f.replace(/\.\w+$/, '')}`)(f),
-  })),
-  { name: 'firehol_level4', source: 'attacker/firehol_level4.netset', format: 'list', categories: ['abuser'], blocklist: fh('https://iplists.firehol.org/?ipset=firehol_level4')('firehol_level4') },
+  ...['blocklist_de.ipset', 'blocklist_de_bots.ipset', 'blocklist_de_mail.ipset', 'blocklist_de_ssh.ipset', 'botscout_30d.ipset', 'bruteforceblocker.ipset', 'ciarmy.ipset', 'cleantalk_7d.ipset', 'firehol_abusers_1d.netset', 'firehol_abusers_30d.netset', 'greensnow.ipset', 'maltrail_scanners.ipset', 'php_spammers_30d.ipset', 'stopforumspam_7d.ipset', 'stopforumspam_toxic.netset'].map(firehol('abuser', 'abuser')),
+  // FireHOL level 4 lives with the attacker lists but counts as abuser (wide, with false positives).
+  firehol('attacker', 'abuser')('firehol_level4.netset'),
   { name: 'cidr_report_bogons', source: 'bogon/cidr_report_bogons.netset', format: 'list', categories: ['bogon'] },
   { name: 'fullbogons_ipv4', source: 'bogon/fullbogons-ipv4.txt', format: 'list', categories: ['bogon'] },
   { name: 'fullbogons_ipv6', source: 'bogon/fullbogons-ipv6.txt', format: 'list', categories: ['bogon'] },
