@@ -103,11 +103,14 @@ function runBuild(argv: string[]): number {
   for (const f of result.feeds) {
     if (f.state !== 'ok') failed++;
     const bad = f.badLines.length;
-    process.stderr.write(`${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries, ${f.networks} networks${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`);
+    process.stderr.write(`${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`);
     for (const b of f.badLines.slice(0, 5)) process.stderr.write(`        ${b.file}:${b.line}: ${b.reason}: ${b.text}\n`);
     if (bad > 5) process.stderr.write(`        ... and ${bad - 5} more\n`);
   }
-  process.stderr.write(`wrote ${out}/threat.bin (${result.buffer.length} bytes) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`);
+  const { ranges, labels } = result.stats;
+  process.stderr.write(
+    `wrote ${out}/threat.bin (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
+  );
   return failed > 0 ? 1 : 0;
 }
 

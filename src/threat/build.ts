@@ -10,12 +10,12 @@
 
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { toBigInt } from '../build/ranges.js';
 import { writeAtomic } from '../build/write.js';
 import type { Blocklist } from '../types.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
-import { parseFeed, type BadLine, type Network, type ParsedFeed } from './parse.js';
-import { compileThreatTree, type FeedMeta, type ThreatMeta, type TreeFeed } from './tree.js';
+import { compileThreat, type CompileFeed, type CompileStats } from './compile.js';
+import { parseFeed, type BadLine, type ParsedFeed } from './parse.js';
+import type { FeedMeta, ThreatMeta } from './tree.js';
 
 export interface FeedReport {
   readonly name: string;
@@ -23,7 +23,6 @@ export interface FeedReport {
   /** `ok`: compiled; `missing`: no local copy of a URL yet; `failed`: unreadable. */
   readonly state: 'ok' | 'missing' | 'failed';
   readonly entries: number;
-  readonly networks: number;
   readonly skipped: number;
   readonly badLines: readonly (BadLine & { readonly file: string })[];
   readonly error?: string;
@@ -33,6 +32,7 @@ export interface BuildResult {
   readonly buffer: Buffer;
   readonly meta: ThreatMeta;
   readonly feeds: readonly FeedReport[];
+  readonly stats: CompileStats;
 }
 
 /**
@@ -55,37 +55,14 @@ export function feedCachePath(dataDir: string, name: string): string {
   return join(dataDir, 'feeds', name);
 }
 
-/** Distinct addresses the networks cover: sort, merge, sum (IPv4 and IPv6 together). */
-export function coveredAddresses(networks: readonly Network[]): bigint {
-  const spans = networks.map((n) => {
-    const width = n.version === 4 ? 32 : 128;
-    // Keep the families apart: IPv4 offset by 2^128.
-    const lo = toBigInt(n) + (n.version === 4 ? 1n << 128n : 0n);
-    return [lo, lo + (1n << BigInt(width - n.prefix)) - 1n] as const;
-  });
-  spans.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  let total = 0n;
-  let curLo = -1n;
-  let curHi = -2n;
-  for (const [lo, hi] of spans) {
-    if (lo > curHi + 1n) {
-      if (curHi >= curLo && curLo >= 0n) total += curHi - curLo + 1n;
-      curLo = lo;
-      curHi = hi;
-    } else if (hi > curHi) curHi = hi;
-  }
-  if (curLo >= 0n) total += curHi - curLo + 1n;
-  return total;
-}
-
 /** Reads and parses one feed: from its path, or for a URL from `dataDir`'s download. */
 function readFeed(feed: FeedConfig, dataDir: string | null): { parsed: ParsedFeed | null; file: string; state: FeedReport['state']; error?: string; fetchedAt: string | null } {
   const file = isUrl(feed.source) ? (dataDir === null ? '' : feedCachePath(dataDir, feed.name)) : feed.source;
   if (file === '') return { parsed: null, file: feed.source, state: 'missing', error: 'a URL feed with no dataset directory to hold its download', fetchedAt: null };
-  let text: string;
+  let bytes: Buffer;
   let fetchedAt: string | null = null;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
     if (isUrl(feed.source)) fetchedAt = statSync(file).mtime.toISOString();
   } catch (e) {
     const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
@@ -97,7 +74,7 @@ function readFeed(feed: FeedConfig, dataDir: string | null): { parsed: ParsedFee
       fetchedAt,
     };
   }
-  return { parsed: parseFeed(text, feed.format, feed.options), file, state: 'ok', fetchedAt };
+  return { parsed: parseFeed(bytes, feed.format, feed.options), file, state: 'ok', fetchedAt };
 }
 
 /**
@@ -107,13 +84,13 @@ function readFeed(feed: FeedConfig, dataDir: string | null): { parsed: ParsedFee
 export function buildThreat(config: ThreatConfig, dataDir: string | null, now = new Date()): BuildResult {
   const blocklists: Blocklist[] = [];
   const blocklistIds = new Map<string, number>();
-  const treeFeeds: TreeFeed[] = [];
-  const metas: FeedMeta[] = [];
+  const compileFeeds: CompileFeed[] = [];
+  const metas: Omit<FeedMeta, 'addresses'>[] = [];
   const reports: FeedReport[] = [];
   for (const feed of config.feeds) {
     const { parsed, file, state, error, fetchedAt } = readFeed(feed, dataDir);
     if (parsed === null) {
-      reports.push({ name: feed.name, source: feed.source, state, entries: 0, networks: 0, skipped: 0, badLines: [], error });
+      reports.push({ name: feed.name, source: feed.source, state, entries: 0, skipped: 0, badLines: [], error });
       continue;
     }
     let bl = -1;
@@ -125,16 +102,14 @@ export function buildThreat(config: ThreatConfig, dataDir: string | null, now = 
         blocklistIds.set(feed.blocklist.name, bl);
       }
     }
-    treeFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, networks: parsed.networks });
+    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: parsed.v4, v6: parsed.v6 });
     metas.push({
       name: feed.name,
       categories: feed.categories,
       source: feed.source,
       format: feed.format,
       entries: parsed.entries,
-      networks: parsed.networks.length,
       badLines: parsed.badLines.length,
-      addresses: coveredAddresses(parsed.networks).toString(),
       dataDate: parsed.dataDate,
       fetchedAt,
     });
@@ -143,14 +118,17 @@ export function buildThreat(config: ThreatConfig, dataDir: string | null, now = 
       source: feed.source,
       state: 'ok',
       entries: parsed.entries,
-      networks: parsed.networks.length,
       skipped: parsed.skipped,
       badLines: parsed.badLines.map((b) => ({ file, ...b })),
     });
   }
   // Feeds the configuration names but that could not be read are listed too, as not loaded.
-  const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
-  return { buffer: compileThreatTree(treeFeeds, meta), meta, feeds: reports };
+  let meta: ThreatMeta | null = null;
+  const { buffer, stats } = compileThreat(compileFeeds, (covered) => {
+    meta = { builtAt: now.toISOString(), feeds: metas.map((m, i) => ({ ...m, addresses: covered[i].toString() })), blocklists };
+    return meta;
+  });
+  return { buffer, meta: meta as unknown as ThreatMeta, feeds: reports, stats };
 }
 
 export interface Manifest {

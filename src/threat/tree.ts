@@ -1,26 +1,39 @@
 /**
- * One radix tree over IPv4 and IPv6 for every threat feed, and its file,
- * `threat.bin`.
+ * `threat.bin`: the compiled threat feeds, and lookups over it.
  *
- * Building: each feed's networks are inserted into a binary trie with the
- * feed's id. Then one pass pushes the union of every covering prefix's
- * feeds down to the leaves, drops a feed where its `except` categories also
- * list the address, turns each distinct set into a label (flags, evidence
- * counts, blocklists), and merges sibling leaves with equal labels, so that
- * a lookup is a single walk to a leaf that answers every question at once.
+ * The compiler (`compile.ts`) reduces every feed to one partition of the
+ * address space: merged ranges, each with the label of the feeds that list
+ * all of its addresses (the union of every covering entry, pushed down).
+ * This file stores that partition as a radix tree of two levels: the first
+ * 16 bits of an IPv4 address index a bucket, and a bucket holds its merged
+ * ranges in order, keyed by the last 16 bits. A lookup is one index read
+ * and a binary search in one bucket (about 7 steps for 6 million random
+ * addresses); the label it finds answers every threat question at once.
+ *
+ * An IPv4 entry is one u32: key (16 bits) | kind (1 bit) | label (15 bits).
+ * A range of one address is one entry of kind END; a longer range is a
+ * START entry at its first address and an END entry at its last. For an
+ * address x the last entry with key <= x decides: START means x is inside,
+ * END means x is inside only when the key is x. Ranges that cross a
+ * bucket's edge are cut there. With more than 32 767 labels the entries
+ * keep the key and kind, and the labels follow in an array of their own.
+ * IPv6 entries are the same with 128-bit keys (four u32) and a u32 of
+ * kind (top bit) and label, searched in one sorted array.
  *
  * File layout (little-endian; every section a multiple of 4 bytes, read as
  * typed arrays without parsing):
  *
  *     0  magic "IPRTHRT1" (8 bytes)
- *     8  u32 format version (1)
- *    12  u32 node count N
- *    16  u32 IPv4 root record      20  u32 IPv6 root record
- *    24  u32 label count L         28  u32 blocklist reference count B
- *    32  u32 metadata bytes M      36  u32 CRC-32 of bytes 64..end
- *    40  reserved (zeros) to 64
- *    64  nodes: N × 2 u32 records (a record with the top bit set is a leaf
- *        whose low 31 bits are a label; else the index of a node)
+ *     8  u32 format version (2)
+ *    12  u32 IPv4 entries E4         16  u32 IPv6 entries E6
+ *    20  u32 labels L                24  u32 blocklist references B
+ *    28  u32 metadata bytes M        32  u32 flags (bit 0: wide IPv4 labels)
+ *    36  u32 CRC-32 of bytes 64..end
+ *    40  u32 IPv4 merged ranges      44  u32 IPv6 merged ranges
+ *    48  reserved (zeros) to 64
+ *    64  IPv4 bucket index: 65 537 × u32 (bucket b: entries index[b] to index[b+1])
+ *        IPv4 entries: E4 × u32 (wide: then E4 × u32 labels)
+ *        IPv6 keys: E6 × 4 u32; IPv6 kinds and labels: E6 × u32
  *        labels: L × 6 u32: flags, first blocklist reference, blocklist
  *        count, highest hit count, evidence counts (8 × u8: bogon,
  *        datacenter, tor, vpn, proxy, icloud_relay, attacker, abuser)
@@ -29,18 +42,25 @@
  *        with spaces to a multiple of 4.
  */
 
+import { endianness } from 'node:os';
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
 import type { IpVersion } from '../ip/parse.js';
-import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
+import type { Category } from '../record/threat.js';
 import type { Blocklist } from '../types.js';
-import type { Network } from './parse.js';
+import type { RangeList, RangeList6 } from './ranges.js';
 
 export const THREAT_MAGIC = 'IPRTHRT1';
-export const THREAT_FORMAT_VERSION = 1;
+export const THREAT_FORMAT_VERSION = 2;
 const HEADER = 64;
-const LEAF = 0x80000000;
+const BUCKETS = 65536;
+const INDEX_WORDS = BUCKETS + 1;
 const LABEL_WORDS = 6;
+/** Labels that fit the 15 bits of a compact IPv4 entry. */
+export const COMPACT_LABELS = 0x8000;
+const END4 = 0x8000;
+const END6 = 0x80000000;
+const WIDE = 1;
 
 /** What the file says of one feed (for `info()`). */
 export interface FeedMeta {
@@ -49,7 +69,6 @@ export interface FeedMeta {
   readonly source: string;
   readonly format: string;
   readonly entries: number;
-  readonly networks: number;
   readonly badLines: number;
   /** Distinct addresses covered, as a decimal string (IPv6 counts are large). */
   readonly addresses: string;
@@ -63,215 +82,144 @@ export interface ThreatMeta {
   readonly blocklists: readonly Blocklist[];
 }
 
-/** A feed as the tree builder needs it. */
-export interface TreeFeed {
-  readonly categories: readonly Category[];
-  readonly except: readonly Category[];
-  /** Index into the blocklist table, or -1. */
-  readonly blocklist: number;
-  readonly networks: readonly Network[];
+/** What the compiler hands the file: labelled partitions and the label table. */
+export interface ThreatTables {
+  /** Sorted, disjoint IPv4 ranges; each value a label (1 and up). */
+  readonly v4: RangeList;
+  /** The same for IPv6. */
+  readonly v6: RangeList6;
+  /** `LABEL_WORDS` words per label; label 0 is "no feed". */
+  readonly labels: Uint32Array;
+  readonly refs: Uint32Array;
+  readonly meta: ThreatMeta;
 }
 
-class Trie {
-  left = new Int32Array(1 << 16);
-  right = new Int32Array(1 << 16);
-  count = 2; // node 0: IPv4 root, node 1: IPv6 root
-  /** Feeds that list exactly this node's network, by node. */
-  readonly own = new Map<number, number[]>();
-  /** Highest hit count of the feeds listing this node, by node (only when > 1). */
-  readonly hits = new Map<number, number>();
+function requireLittleEndian(): void {
+  if (endianness() !== 'LE') throw new InvalidDatasetError('threat.bin is read and written on little-endian machines only.');
+}
 
-  insert(n: Network, feed: number): void {
-    let node = n.version === 4 ? 0 : 1;
-    for (let depth = 0; depth < n.prefix; depth++) {
-      const w = n.version === 4 ? n.words[3] : n.words[depth >>> 5];
-      const bit = (w >>> (31 - (depth & 31))) & 1;
-      const side = bit === 0 ? this.left : this.right;
-      let next = side[node];
-      if (next === 0) {
-        next = this.grow();
-        (bit === 0 ? this.left : this.right)[node] = next;
+/** IPv4 entries of a range list: one per single address, two per longer range, ranges cut at bucket edges. */
+function countV4(v4: RangeList): number {
+  let n = 0;
+  const { start, end } = v4;
+  for (let i = 0; i < v4.length; i++) {
+    const s = start[i];
+    const e = end[i];
+    const buckets = (e >>> 16) - (s >>> 16);
+    if (buckets === 0) n += s === e ? 1 : 2;
+    else n += ((s & 0xffff) === 0xffff ? 1 : 2) + 2 * (buckets - 1) + ((e & 0xffff) === 0 ? 1 : 2);
+  }
+  return n;
+}
+
+/** Writes the IPv4 bucket index and entries (and, wide, their labels) into `out` from word `at`. */
+function writeV4(v4: RangeList, entryCount: number, wide: boolean, out: Uint32Array, at: number): void {
+  const index = out.subarray(at, at + INDEX_WORDS);
+  const entries = out.subarray(at + INDEX_WORDS, at + INDEX_WORDS + entryCount);
+  const labels = wide ? out.subarray(at + INDEX_WORDS + entryCount, at + INDEX_WORDS + 2 * entryCount) : null;
+  let n = 0;
+  let bucket = 0; // buckets below this one have their index set
+  const { start, end, value } = v4;
+  for (let i = 0; i < v4.length; i++) {
+    const label = value[i];
+    const tag = wide ? 0 : label;
+    const last = end[i];
+    let cur = start[i];
+    for (;;) {
+      const b = cur >>> 16;
+      while (bucket <= b) index[bucket++] = n;
+      const stop = last - cur > 0xffff - (cur & 0xffff) ? (cur | 0xffff) >>> 0 : last;
+      if (stop !== cur) {
+        if (labels !== null) labels[n] = label;
+        entries[n++] = ((cur << 16) | tag) >>> 0;
       }
-      node = next;
+      if (labels !== null) labels[n] = label;
+      entries[n++] = ((stop << 16) | END4 | tag) >>> 0;
+      if (stop === last) break;
+      cur = stop + 1;
     }
-    const own = this.own.get(node);
-    if (own === undefined) this.own.set(node, [feed]);
-    else if (!own.includes(feed)) own.push(feed);
-    if (n.hits > 1 && n.hits > (this.hits.get(node) ?? 0)) this.hits.set(node, n.hits);
   }
+  while (bucket <= BUCKETS) index[bucket++] = n;
+  if (n !== entryCount) throw new Error(`IPv4 entries: counted ${entryCount}, wrote ${n}`);
+}
 
-  private grow(): number {
-    if (this.count === this.left.length) {
-      const l = new Int32Array(this.left.length * 2);
-      l.set(this.left);
-      this.left = l;
-      const r = new Int32Array(this.right.length * 2);
-      r.set(this.right);
-      this.right = r;
+function countV6(v6: RangeList6): number {
+  const w = v6.words;
+  let n = 0;
+  for (let i = 0; i < v6.length; i++) {
+    const at = i * 8;
+    n += w[at] === w[at + 4] && w[at + 1] === w[at + 5] && w[at + 2] === w[at + 6] && w[at + 3] === w[at + 7] ? 1 : 2;
+  }
+  return n;
+}
+
+/** Writes IPv6 keys (four words each), then their kinds and labels, into `out` from word `at`. */
+function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: number): void {
+  const w = v6.words;
+  let key = at;
+  let kind = at + entryCount * 4;
+  for (let i = 0; i < v6.length; i++) {
+    const r = i * 8;
+    const single = w[r] === w[r + 4] && w[r + 1] === w[r + 5] && w[r + 2] === w[r + 6] && w[r + 3] === w[r + 7];
+    if (!single) {
+      for (let k = 0; k < 4; k++) out[key++] = w[r + k];
+      out[kind++] = v6.value[i];
     }
-    return this.count++;
+    for (let k = 4; k < 8; k++) out[key++] = w[r + k];
+    out[kind++] = (END6 | v6.value[i]) >>> 0;
   }
 }
 
-/** A set of feeds pushed down to a point, with the highest hit count. */
-interface Raw {
-  readonly feeds: readonly number[];
-  readonly hits: number;
-}
-
-/** Growable u32 output. */
-class Words {
-  data = new Uint32Array(1 << 16);
-  length = 0;
-  push(v: number): number {
-    if (this.length === this.data.length) {
-      const d = new Uint32Array(this.data.length * 2);
-      d.set(this.data);
-      this.data = d;
-    }
-    this.data[this.length] = v >>> 0;
-    return this.length++;
-  }
-  view(): Uint32Array {
-    return this.data.subarray(0, this.length);
-  }
-}
-
-/**
- * Compiles feeds into the bytes of `threat.bin`.
- * `meta` is written as given (its blocklists are the table `blocklist` ids point into).
- */
-export function compileThreatTree(feeds: readonly TreeFeed[], meta: ThreatMeta): Buffer {
-  const trie = new Trie();
-  feeds.forEach((f, id) => {
-    for (const n of f.networks) trie.insert(n, id);
-  });
-
-  // Raw feed sets, interned.
-  const raws: Raw[] = [{ feeds: [], hits: 0 }];
-  const rawIds = new Map<string, number>([['|0', 0]]);
-  const intern = (list: readonly number[], hits: number): number => {
-    const key = list.join(',') + '|' + hits;
-    let id = rawIds.get(key);
-    if (id === undefined) {
-      id = raws.length;
-      raws.push({ feeds: list, hits });
-      rawIds.set(key, id);
-    }
-    return id;
-  };
-  const unions = new Map<string, number>();
-  const union = (raw: number, own: readonly number[], hits: number): number => {
-    const key = `${raw}:${own.join(',')}:${hits}`;
-    let id = unions.get(key);
-    if (id === undefined) {
-      const base = raws[raw];
-      const merged = [...new Set([...base.feeds, ...own])].sort((a, b) => a - b);
-      id = intern(merged, Math.max(base.hits, hits));
-      unions.set(key, id);
-    }
-    return id;
-  };
-
-  // Final labels: a raw set after `except`, turned into flags and evidence.
-  const labels = new Words();
-  const blocklistRefs = new Words();
-  const labelIds = new Map<string, number>();
-  const finalOf = new Map<number, number>();
-  const labelOf = (raw: number): number => {
-    let id = finalOf.get(raw);
-    if (id !== undefined) return id;
-    const { feeds: set, hits } = raws[raw];
-    const kept = set.filter((f) => {
-      const ex = feeds[f].except;
-      if (ex.length === 0) return true;
-      // Dropped where another feed of an excepted category lists the address.
-      return !set.some((g) => g !== f && feeds[g].categories.some((c) => ex.includes(c)));
-    });
-    const counts = new Array<number>(CATEGORIES.length).fill(0);
-    let flags = 0;
-    const bls = new Set<number>();
-    for (const f of kept) {
-      for (const c of feeds[f].categories) {
-        counts[CATEGORIES.indexOf(c)]++;
-        flags |= categoryFlag(c);
-      }
-      if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
-    }
-    // Hits count only while a listing feed is kept (only hit-count feeds carry them).
-    const keptHits = kept.length > 0 ? hits : 0;
-    const blList = [...bls].sort((a, b) => a - b);
-    const key = `${flags}|${counts.join(',')}|${keptHits}|${blList.join(',')}`;
-    id = labelIds.get(key);
-    if (id === undefined) {
-      id = labelIds.size;
-      labelIds.set(key, id);
-      labels.push(flags);
-      labels.push(blocklistRefs.length);
-      labels.push(blList.length);
-      labels.push(keptHits);
-      labels.push(counts[0] | (counts[1] << 8) | (counts[2] << 16) | (Math.min(255, counts[3]) << 24));
-      labels.push(counts[4] | (counts[5] << 8) | (counts[6] << 16) | (Math.min(255, counts[7]) << 24));
-      for (const b of blList) blocklistRefs.push(b);
-    }
-    finalOf.set(raw, id);
-    return id;
-  };
-  labelOf(0); // label 0: no feed
-
-  // Push down and compact, children before parents.
-  const nodes = new Words();
-  const compile = (node: number, raw: number): number => {
-    const own = trie.own.get(node);
-    if (own !== undefined) raw = union(raw, own, trie.hits.get(node) ?? 0);
-    const l = trie.left[node];
-    const r = trie.right[node];
-    const left = l === 0 ? (labelOf(raw) | LEAF) >>> 0 : compile(l, raw);
-    const right = r === 0 ? (labelOf(raw) | LEAF) >>> 0 : compile(r, raw);
-    if (left === right && left >= LEAF) return left;
-    const at = nodes.push(left) >>> 1;
-    nodes.push(right);
-    return at;
-  };
-  const root4 = compile(0, 0);
-  const root6 = compile(1, 0);
-
-  const metaBytes = Buffer.from(JSON.stringify(meta), 'utf8');
+/** The bytes of `threat.bin`. `compactLabels` is lowered by tests to exercise wide entries. */
+export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): Buffer {
+  requireLittleEndian();
+  const labelCount = t.labels.length / LABEL_WORDS;
+  const wide = labelCount > compactLabels;
+  const e4 = countV4(t.v4);
+  const e6 = countV6(t.v6);
+  const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
-  const body = Buffer.concat([
-    u32Bytes(nodes.view()),
-    u32Bytes(labels.view()),
-    u32Bytes(blocklistRefs.view()),
-    Buffer.concat([metaBytes, Buffer.alloc(metaLength - metaBytes.length, 0x20)]),
-  ]);
-  const header = Buffer.alloc(HEADER);
-  header.write(THREAT_MAGIC, 0, 'latin1');
-  header.writeUInt32LE(THREAT_FORMAT_VERSION, 8);
-  header.writeUInt32LE(nodes.length / 2, 12);
-  header.writeUInt32LE(root4 >>> 0, 16);
-  header.writeUInt32LE(root6 >>> 0, 20);
-  header.writeUInt32LE(labels.length / LABEL_WORDS, 24);
-  header.writeUInt32LE(blocklistRefs.length, 28);
-  header.writeUInt32LE(metaLength, 32);
-  header.writeUInt32LE(crc32(body), 36);
-  return Buffer.concat([header, body]);
+  const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + t.labels.length + t.refs.length;
+  const buf = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
+  buf.fill(0, 0, HEADER);
+  const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
+  writeV4(t.v4, e4, wide, body, 0);
+  let at = INDEX_WORDS + e4 * (wide ? 2 : 1);
+  writeV6(t.v6, e6, body, at);
+  at += e6 * 5;
+  body.set(t.labels, at);
+  body.set(t.refs, at + t.labels.length);
+  metaBytes.copy(buf, HEADER + words * 4);
+  buf.fill(0x20, HEADER + words * 4 + metaBytes.length);
+  buf.write(THREAT_MAGIC, 0, 'latin1');
+  buf.writeUInt32LE(THREAT_FORMAT_VERSION, 8);
+  buf.writeUInt32LE(e4, 12);
+  buf.writeUInt32LE(e6, 16);
+  buf.writeUInt32LE(labelCount, 20);
+  buf.writeUInt32LE(t.refs.length, 24);
+  buf.writeUInt32LE(metaLength, 28);
+  buf.writeUInt32LE(wide ? WIDE : 0, 32);
+  buf.writeUInt32LE(t.v4.length, 40);
+  buf.writeUInt32LE(t.v6.length, 44);
+  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 36);
+  return buf;
 }
 
-function u32Bytes(a: Uint32Array): Buffer {
-  const b = Buffer.alloc(a.length * 4);
-  for (let i = 0; i < a.length; i++) b.writeUInt32LE(a[i], i * 4);
-  return b;
-}
-
-/** A loaded `threat.bin`: lookups by walking typed arrays over the file. */
+/** A loaded `threat.bin`: lookups over typed arrays on the file's bytes. */
 export class ThreatTree {
   readonly meta: ThreatMeta;
   readonly labelCount: number;
-  private readonly nodes: Uint32Array;
+  /** Merged ranges stored, per family. */
+  readonly ranges: { readonly v4: number; readonly v6: number };
+  readonly bytes: number;
+  private readonly index4: Uint32Array;
+  private readonly entries4: Uint32Array;
+  /** Labels of IPv4 entries in the wide form, else null. */
+  private readonly labels4: Uint32Array | null;
+  private readonly keys6: Uint32Array;
+  private readonly kinds6: Uint32Array;
   private readonly labels: Uint32Array;
   private readonly refs: Uint32Array;
-  private readonly root4: number;
-  private readonly root6: number;
 
   /**
    * Checks and maps a file's bytes.
@@ -283,21 +231,37 @@ export class ThreatTree {
     };
     if (buf.length < HEADER || buf.toString('latin1', 0, 8) !== THREAT_MAGIC) bad('bad magic');
     const version = buf.readUInt32LE(8);
-    if (version !== THREAT_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${THREAT_FORMAT_VERSION}`);
-    const nodeCount = buf.readUInt32LE(12);
-    const labelCount = buf.readUInt32LE(24);
-    const refCount = buf.readUInt32LE(28);
-    const metaLength = buf.readUInt32LE(32);
-    const size = HEADER + nodeCount * 8 + labelCount * LABEL_WORDS * 4 + refCount * 4 + metaLength;
+    if (version !== THREAT_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${THREAT_FORMAT_VERSION} (run iprecord build or update again)`);
+    requireLittleEndian();
+    const e4 = buf.readUInt32LE(12);
+    const e6 = buf.readUInt32LE(16);
+    const labelCount = buf.readUInt32LE(20);
+    const refCount = buf.readUInt32LE(24);
+    const metaLength = buf.readUInt32LE(28);
+    const wide = (buf.readUInt32LE(32) & WIDE) !== 0;
+    const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + labelCount * LABEL_WORDS + refCount;
+    const size = HEADER + words * 4 + metaLength;
     if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
+    if (labelCount < 1) bad('no label table');
     if (crc32(buf.subarray(HEADER)) !== buf.readUInt32LE(36)) bad('checksum mismatch');
     // Typed arrays need 4-byte alignment within their ArrayBuffer.
     const b = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
-    const words = (at: number, n: number) => new Uint32Array(b.buffer, b.byteOffset + at, n);
-    this.nodes = words(HEADER, nodeCount * 2);
-    this.labels = words(HEADER + nodeCount * 8, labelCount * LABEL_WORDS);
-    this.refs = words(HEADER + nodeCount * 8 + labelCount * LABEL_WORDS * 4, refCount);
+    let at = b.byteOffset + HEADER;
+    const take = (n: number) => {
+      const a = new Uint32Array(b.buffer, at, n);
+      at += n * 4;
+      return a;
+    };
+    this.index4 = take(INDEX_WORDS);
+    this.entries4 = take(e4);
+    this.labels4 = wide ? take(e4) : null;
+    this.keys6 = take(e6 * 4);
+    this.kinds6 = take(e6);
+    this.labels = take(labelCount * LABEL_WORDS);
+    this.refs = take(refCount);
     this.labelCount = labelCount;
+    this.ranges = { v4: buf.readUInt32LE(40), v6: buf.readUInt32LE(44) };
+    this.bytes = buf.length;
     let meta: ThreatMeta | null = null;
     try {
       meta = JSON.parse(b.toString('utf8', b.length - metaLength)) as ThreatMeta;
@@ -306,12 +270,10 @@ export class ThreatTree {
     }
     if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.feeds) || !Array.isArray(meta.blocklists)) bad('unreadable metadata');
     this.meta = meta as ThreatMeta;
-    this.root4 = buf.readUInt32LE(16);
-    this.root6 = buf.readUInt32LE(20);
-    // Every record is a node index below N or a label below L; checked once here so lookups need not.
-    const check = (rec: number) => (rec >= LEAF ? (rec & ~LEAF) < labelCount : rec < nodeCount);
-    if (!check(this.root4) || !check(this.root6)) bad('a root record out of range');
-    for (let i = 0; i < this.nodes.length; i++) if (!check(this.nodes[i])) bad(`record ${i} out of range`);
+    // The index in range, checked once here; labels are checked by the lookups (one comparison, not a pass over millions of entries).
+    const index = this.index4;
+    if (index[0] !== 0 || index[BUCKETS] !== e4) bad('the IPv4 index does not span the entries');
+    for (let i = 1; i <= BUCKETS; i++) if (index[i] < index[i - 1]) bad(`IPv4 bucket ${i - 1} ends before it starts`);
     for (let l = 0; l < labelCount; l++) {
       const first = this.labels[l * LABEL_WORDS + 1];
       const n = this.labels[l * LABEL_WORDS + 2];
@@ -321,19 +283,57 @@ export class ThreatTree {
     for (let i = 0; i < refCount; i++) if (this.refs[i] >= lists) bad(`blocklist reference ${i} out of range`);
   }
 
-  /** The label of an address (0: no feed lists it). A walk takes at most one step per bit. */
+  /** The label of an address (0: no feed lists it). */
   find(version: IpVersion, words: ArrayLike<number>): number {
-    const nodes = this.nodes;
-    let rec = version === 4 ? this.root4 : this.root6;
-    let depth = 0;
-    const bits = version === 4 ? 32 : 128;
-    while (rec < LEAF) {
-      if (depth === bits) return 0; // a corrupt tree deeper than the address: no label
-      const w = version === 4 ? words[3] : words[depth >>> 5];
-      rec = nodes[rec * 2 + ((w >>> (31 - (depth & 31))) & 1)];
-      depth++;
+    return version === 4 ? this.find4(words[3]) : this.find6(words);
+  }
+
+  /** The label of an IPv4 address given as a uint32. */
+  find4(ip: number): number {
+    const index = this.index4;
+    const entries = this.entries4;
+    const b = ip >>> 16;
+    const first = index[b];
+    let lo = first;
+    let hi = index[b + 1];
+    // The last entry whose key is at most the address's low 16 bits.
+    const probe = ((ip << 16) | 0xffff) >>> 0;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (entries[mid] <= probe) lo = mid + 1;
+      else hi = mid;
     }
-    return rec & ~LEAF;
+    if (lo === first) return 0;
+    const e = entries[lo - 1];
+    if ((e & END4) !== 0 && e >>> 16 !== (ip & 0xffff)) return 0;
+    const label = this.labels4 === null ? e & 0x7fff : this.labels4[lo - 1];
+    return label < this.labelCount ? label : 0;
+  }
+
+  /** The label of an IPv6 address (four words, most significant first). */
+  find6(w: ArrayLike<number>): number {
+    const k = this.keys6;
+    const w0 = w[0];
+    const w1 = w[1];
+    const w2 = w[2];
+    const w3 = w[3];
+    let lo = 0;
+    let hi = this.kinds6.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = mid * 4;
+      const atMost = k[at] !== w0 ? k[at] < w0 : k[at + 1] !== w1 ? k[at + 1] < w1 : k[at + 2] !== w2 ? k[at + 2] < w2 : k[at + 3] <= w3;
+      if (atMost) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return 0;
+    const kind = this.kinds6[lo - 1];
+    if (kind >= END6) {
+      const at = (lo - 1) * 4;
+      if (k[at] !== w0 || k[at + 1] !== w1 || k[at + 2] !== w2 || k[at + 3] !== w3) return 0;
+    }
+    const label = kind & 0x7fffffff;
+    return label < this.labelCount ? label : 0;
   }
 
   flags(label: number): number {
@@ -359,3 +359,5 @@ export class ThreatTree {
     return out;
   }
 }
+
+export { LABEL_WORDS };

@@ -1,14 +1,28 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commentDate, parseFeed } from '../../../src/threat/parse.js';
+import { commentDate, parseFeed, parseList } from '../../../src/threat/parse.js';
+import { seed } from '../../helpers/env.js';
 import { formatCidr } from '../../../src/ip/format.js';
+import { rangeToCidrs } from '../../../src/build/ranges.js';
 
-const cidrs = (text: string, format: Parameters<typeof parseFeed>[1], options = {}) =>
-  parseFeed(text, format, options).networks.map((n) => formatCidr(n.version, n.words, n.prefix));
+/** A parsed feed's ranges as CIDR blocks: IPv4 then IPv6, each in file order. */
+const cidrs = (text: string, format: Parameters<typeof parseFeed>[1], options = {}) => {
+  const { v4, v6 } = parseFeed(text, format, options);
+  const out: string[] = [];
+  for (let i = 0; i < v4.length; i++) {
+    for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, v4.start[i]] }, { version: 4, words: [0, 0, 0, v4.end[i]] })) out.push(formatCidr(4, c.words, c.prefix));
+  }
+  for (let i = 0; i < v6.length; i++) {
+    const w = Array.from(v6.words.subarray(i * 8, i * 8 + 8));
+    for (const c of rangeToCidrs({ version: 6, words: [w[0], w[1], w[2], w[3]] }, { version: 6, words: [w[4], w[5], w[6], w[7]] })) out.push(formatCidr(6, c.words, c.prefix));
+  }
+  return out;
+};
 
 describe('feed parsers', () => {
   it('list: addresses, CIDRs (host bits cleared), ranges, comments of both kinds', () => {
     const text = ['# FireHOL header', '; Spamhaus header', '1.2.3.4', '10.0.0.77/8', '2001:db8::/32', '5.6.7.0 - 5.6.7.255', '8.8.8.0/24 ; SBL123', '', '   9.9.9.9   '].join('\n');
-    expect(cidrs(text, 'list')).toEqual(['1.2.3.4/32', '10.0.0.0/8', '2001:db8::/32', '5.6.7.0/24', '8.8.8.0/24', '9.9.9.9/32']);
+    expect(cidrs(text, 'list')).toEqual(['1.2.3.4/32', '10.0.0.0/8', '5.6.7.0/24', '8.8.8.0/24', '9.9.9.9/32', '2001:db8::/32']);
   });
 
   it('list: proxies as host:port, scheme://host:port, user@host, [v6]:port', () => {
@@ -18,7 +32,7 @@ describe('feed parsers', () => {
 
   it('list: ipsum hit counts, with a threshold', () => {
     const r = parseFeed('# IP\tnumber\n1.1.1.1\t10\n2.2.2.2\t2\n3.3.3.3\t3\n', 'list', { minHits: 3 });
-    expect(r.networks.map((n) => [n.words[3] >>> 24, n.hits])).toEqual([
+    expect(Array.from(r.v4.start.subarray(0, r.v4.length), (s, i) => [s >>> 24, r.v4.value[i]])).toEqual([
       [1, 10],
       [3, 3],
     ]);
@@ -36,11 +50,11 @@ describe('feed parsers', () => {
   it('csv: column by header name, quoted fields with commas, header detected', () => {
     const text = '"ExitIP","City"\n"1.1.1.1","Paris, France"\n"bad","x"\n2.2.2.2,\n';
     const r = parseFeed(text, 'csv', { column: 'ExitIP' });
-    expect(r.networks.length).toBe(2);
+    expect(r.v4.length).toBe(2);
     expect(r.badLines.map((b) => b.line)).toEqual([3]);
     expect(cidrs('IPRange,Country\n10.0.0.0/25,US\n', 'csv', { column: 'IPRange' })).toEqual(['10.0.0.0/25']);
     // A geofeed: no header, '#' comments.
-    expect(cidrs('# geofeed\n2600:3c00::/32,US,US-TX,Richardson,\n5.101.96.0/21,NL,NL-NH,Amsterdam,1098 XH\n', 'csv')).toEqual(['2600:3c00::/32', '5.101.96.0/21']);
+    expect(cidrs('# geofeed\n2600:3c00::/32,US,US-TX,Richardson,\n5.101.96.0/21,NL,NL-NH,Amsterdam,1098 XH\n', 'csv')).toEqual(['5.101.96.0/21', '2600:3c00::/32']);
     expect(parseFeed('Name,Other\n1.1.1.1,x\n', 'csv', { column: 'ExitIP' }).badLines[0].reason).toMatch(/no column named/);
   });
 
@@ -70,5 +84,38 @@ describe('feed parsers', () => {
     expect(commentDate(' last updated 1710089701 (Sun Mar 10 16:55:01 2024 GMT)')).toBe('2024-03-10T16:55:01.000Z');
     expect(commentDate(' Last modified: 2025-07-24 10:00:06.525037')).toBe('2025-07-24T10:00:06.000Z');
     expect(commentDate(' Maintainer: someone')).toBeNull();
+  });
+});
+
+describe('list parser on bytes', () => {
+  // Lines near the forms read from bytes: addresses, CIDRs, hit counts, with the mistakes feeds make.
+  const part = fc.oneof(fc.integer({ min: 0, max: 255 }).map(String), fc.constantFrom('256', '999', '00', '01', '010', '', 'a', '1234'));
+  const address = fc.tuple(part, part, part, part, fc.constantFrom('.', '.', '.', ',')).map(([a, b, c, d, dot]) => [a, b, c, d].join(dot));
+  const suffix = fc.oneof(
+    fc.constant(''),
+    fc.integer({ min: 0, max: 40 }).map((p) => `/${p}`),
+    fc.constantFrom('/', '/08', '/032', '/0', '/a'),
+    fc.integer({ min: 0, max: 2e9 }).map((h) => `\t${h}`),
+    fc.constantFrom('\t', '\tx', ' 5', ' # comment', ' ; SBL1', ':8080', '-1.2.3.4', '\t0123'),
+  );
+  const line = fc.oneof(
+    fc.tuple(fc.constantFrom('', '', ' ', '\t'), address, suffix, fc.constantFrom('', '', '\r', ' ')).map((p) => p.join('')),
+    fc.constantFrom('', '# Source File Date: Sat Aug 22 00:54:28 UTC 2026', '2001:db8::/32', 'http://1.2.3.4:80', '[2001:db8::1]:443', '::ffff:1.2.3.4', '2001:DB8::/129', '2001:db8::/', 'fe80::1%eth0', ':::', '2001:db8::\u0010'),
+    fc.tuple(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 9 }), fc.constantFrom('', '::'), fc.constantFrom('', '/48', '/128', '/0', '/200')).map(([g, gap, p]) => g.map((x) => x.toString(16)).join(':') + gap + p),
+  );
+
+  it('reads every line as the text reader does', () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), fc.integer({ min: 0, max: 5 }), (ls, eol, last, minHits) => {
+        const bytes = Buffer.from(ls.join(eol) + (last ? eol : ''));
+        const fast = parseList(bytes, { minHits });
+        const slow = parseList(bytes, { minHits }, false);
+        const ranges = (r: typeof fast) => [Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i], r.v4.value[i]]), Array.from(r.v6.value.subarray(0, r.v6.length))];
+        expect(ranges(fast)).toEqual(ranges(slow));
+        expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
+        expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)));
+      }),
+      { seed: seed(), numRuns: 500 },
+    );
   });
 });

@@ -2,74 +2,104 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError } from '../../../src/errors.js';
 import { CATEGORIES, scoresOf, type Category } from '../../../src/record/threat.js';
-import { coveredAddresses } from '../../../src/threat/build.js';
-import type { Network } from '../../../src/threat/parse.js';
-import { compileThreatTree, ThreatTree, type TreeFeed } from '../../../src/threat/tree.js';
+import { compileThreat, coveredAddresses, type CompileFeed } from '../../../src/threat/compile.js';
+import { RangeList, RangeList6 } from '../../../src/threat/ranges.js';
+import { ThreatTree } from '../../../src/threat/tree.js';
 import { seed } from '../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 150 };
-const meta = (n: number) => ({ builtAt: '2026-01-01T00:00:00.000Z', feeds: [], blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })) });
+const meta = (n: number) => () => ({ builtAt: '2026-01-01T00:00:00.000Z', feeds: [], blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })) });
 
-/** Addresses as 128-bit numbers; IPv4 kept apart by family. */
-const big = (version: 4 | 6, w: readonly number[]) => (version === 4 ? BigInt(w[3]) : w.reduce((a, x) => (a << 32n) | BigInt(x), 0n));
+const MAX4 = 2n ** 32n - 1n;
+const MAX6 = 2n ** 128n - 1n;
 const words = (version: 4 | 6, n: bigint): [number, number, number, number] =>
   version === 4 ? [0, 0, 0, Number(n)] : [Number((n >> 96n) & 0xffffffffn), Number((n >> 64n) & 0xffffffffn), Number((n >> 32n) & 0xffffffffn), Number(n & 0xffffffffn)];
 
-function covers(net: Network, version: 4 | 6, n: bigint): boolean {
-  if (net.version !== version) return false;
-  const width = version === 4 ? 32 : 128;
-  const lo = big(version, net.words);
-  return n >= lo && n < lo + (1n << BigInt(width - net.prefix));
+/** A feed as plain data: ranges [start, end, hits] per family. */
+interface Plain {
+  categories: Category[];
+  except: Category[];
+  blocklist: number;
+  v4: [bigint, bigint, number][];
+  v6: [bigint, bigint, number][];
 }
 
-/** Reference: the feeds listing the address, `except` applied, as flags, counts, hits and blocklists. */
-function reference(feeds: TreeFeed[], version: 4 | 6, n: bigint) {
-  const listing = feeds.map((f, id) => ({ f, id, nets: f.networks.filter((x) => covers(x, version, n)) })).filter((x) => x.nets.length > 0);
+function toFeed(f: Plain): CompileFeed {
+  const v4 = new RangeList(4);
+  for (const [s, e, h] of f.v4) v4.push(Number(s), Number(e), h);
+  const v6 = new RangeList6(4);
+  for (const [s, e, h] of f.v6) v6.push(words(6, s), words(6, e), h);
+  return { categories: f.categories, except: f.except, blocklist: f.blocklist, v4, v6 };
+}
+
+/** Reference: a scan of every feed's entries, `except` applied, as counts, hits and blocklists. */
+function reference(feeds: Plain[], version: 4 | 6, n: bigint) {
+  const listing = feeds
+    .map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) }))
+    .filter((x) => x.hits.length > 0);
   const kept = listing.filter(({ f, id }) => f.except.length === 0 || !listing.some((g) => g.id !== id && g.f.categories.some((c) => f.except.includes(c))));
   const counts = CATEGORIES.map((c) => kept.filter(({ f }) => f.categories.includes(c)).length);
-  const hits = kept.length === 0 ? 0 : Math.max(0, ...listing.flatMap(({ nets }) => nets.map((x) => (x.hits > 1 ? x.hits : 0))));
+  const hits = kept.length === 0 ? 0 : Math.max(0, ...listing.flatMap((x) => x.hits.map((h) => (h > 1 ? h : 0))));
   const blocklists = [...new Set(kept.map(({ f }) => f.blocklist).filter((b) => b >= 0))].sort((a, b) => a - b).map((b) => `bl${b}`);
   return { counts, hits, blocklists };
 }
 
-const v4net = fc.record({ a: fc.integer({ min: 0, max: 2 ** 32 - 1 }), p: fc.integer({ min: 0, max: 32 }), hits: fc.constantFrom(1, 1, 2, 5, 12) });
-const v6net = fc.record({ hi: fc.integer({ min: 0, max: 2 ** 32 - 1 }), p: fc.integer({ min: 0, max: 64 }) });
-const mask = (x: number, p: number) => (p === 0 ? 0 : (x & (0xffffffff << (32 - p))) >>> 0);
+const hitsArb = fc.constantFrom(1, 1, 1, 2, 5, 12);
+/** A CIDR block, an arbitrary range, or a short range (across a /16 edge or at the ends of the space, often). */
+function rangeArb(max: bigint, width: number): fc.Arbitrary<[bigint, bigint, number]> {
+  const block = fc.tuple(fc.bigInt({ min: 0n, max }), fc.integer({ min: 0, max: width }), hitsArb).map(([a, p, h]): [bigint, bigint, number] => {
+    const size = 1n << BigInt(width - p);
+    const s = (a / size) * size;
+    return [s, s + size - 1n, h];
+  });
+  const edge = fc.constantFrom(0n, max, 65535n, 65536n, 0xffff0000n, 0x0a00ffffn, 0x8000ffffn, 0xc0a7ffffn);
+  const near = fc.tuple(fc.oneof(edge, fc.bigInt({ min: 0n, max })), fc.bigInt({ min: -300n, max: 300n }), fc.bigInt({ min: 0n, max: 70000n }), hitsArb).map(([c, d, len, h]): [bigint, bigint, number] => {
+    const s = c + d < 0n ? 0n : c + d > max ? max : c + d;
+    return [s, s + len > max ? max : s + len, h];
+  });
+  const any = fc.tuple(fc.bigInt({ min: 0n, max }), fc.bigInt({ min: 0n, max }), hitsArb).map(([a, b, h]): [bigint, bigint, number] => (a <= b ? [a, b, h] : [b, a, h]));
+  return fc.oneof(block, near, any);
+}
+
+/** IPv6: blocks within 2000::/3 mostly, single addresses, and ranges at the top of the space. */
+const v6Arb = fc.oneof(
+  fc.tuple(fc.bigInt({ min: 0n, max: 2n ** 61n - 1n }), fc.integer({ min: 3, max: 128 })).map(([a, p]): [bigint, bigint, number] => {
+    const size = 1n << BigInt(128 - p);
+    const s = (((0x2000000000000000n | a) << 64n) / size) * size;
+    return [s, s + size - 1n, 1];
+  }),
+  fc.bigInt({ min: 0n, max: MAX6 }).map((a): [bigint, bigint, number] => [a, a, 1]),
+  fc.bigInt({ min: 0n, max: 2n ** 20n }).map((d): [bigint, bigint, number] => [MAX6 - d, MAX6, 1]),
+);
+
 const feedArb = fc.record({
   categories: fc.uniqueArray(fc.constantFrom(...CATEGORIES), { minLength: 1, maxLength: 2 }),
   except: fc.uniqueArray(fc.constantFrom<Category>('bogon', 'icloud_relay', 'vpn'), { maxLength: 1 }),
   blocklist: fc.integer({ min: -1, max: 2 }),
-  v4: fc.array(v4net, { maxLength: 8 }),
-  v6: fc.array(v6net, { maxLength: 4 }),
+  v4: fc.array(rangeArb(MAX4, 32), { maxLength: 8 }),
+  v6: fc.array(v6Arb, { maxLength: 4 }),
 });
 
-function toFeed(f: { categories: Category[]; except: Category[]; blocklist: number; v4: { a: number; p: number; hits: number }[]; v6: { hi: number; p: number }[] }): TreeFeed {
-  const networks: Network[] = [
-    ...f.v4.map(({ a, p, hits }) => ({ version: 4 as const, words: [0, 0, 0, mask(a, p)] as const, prefix: p, hits })),
-    // IPv6 networks within the first 64 bits, most of them in 2000::/3.
-    ...f.v6.map(({ hi, p }) => ({ version: 6 as const, words: [mask(((hi & 0x1fffffff) | 0x20000000) >>> 0, Math.min(p, 32)), p > 32 ? mask(hi, p - 32) : 0, 0, 0] as const, prefix: p, hits: 1 })),
-  ];
-  return { categories: f.categories, except: f.except, blocklist: f.blocklist, networks };
-}
-
 describe('threat tree', () => {
-  it('answers each address like a scan of every feed (union of covering prefixes, except applied)', () => {
+  it.each([
+    ['compact', undefined],
+    ['wide', 1],
+  ])('answers each address like a scan of every feed (%s entries): union of covering entries, except applied', (_mode, compact) => {
     fc.assert(
-      fc.property(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { maxLength: 20 }), (raw, probes) => {
-        const feeds = raw.map(toFeed);
-        const tree = new ThreatTree(compileThreatTree(feeds, meta(3)), 'prop');
-        const addrs: [4 | 6, bigint][] = probes.map((p) => [4, BigInt(p)]);
-        for (const f of feeds) {
-          for (const net of f.networks) {
-            const width = net.version === 4 ? 32 : 128;
-            const lo = big(net.version, net.words);
-            const hi = lo + (1n << BigInt(width - net.prefix)) - 1n;
-            for (const n of [lo, hi, lo - 1n, hi + 1n]) if (n >= 0n && n < 1n << BigInt(width)) addrs.push([net.version, n]);
+      fc.property(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }), (plain, probes) => {
+        const { buffer, stats } = compileThreat(plain.map(toFeed), meta(3), compact);
+        const tree = new ThreatTree(buffer, 'prop');
+        expect(stats.labels).toBe(tree.labelCount);
+        // Random addresses, and the edges of every entry: first, last, one before, one past.
+        const addrs: [4 | 6, bigint][] = probes.map((p) => [4, p]);
+        for (const f of plain) {
+          for (const [version, list, max] of [[4, f.v4, MAX4] as const, [6, f.v6, MAX6] as const]) {
+            for (const [s, e] of list) for (const n of [s, e, s - 1n, e + 1n]) if (n >= 0n && n <= max) addrs.push([version, n]);
           }
         }
         for (const [version, n] of addrs) {
           const label = tree.find(version, words(version, n));
-          const want = reference(feeds, version, n);
+          const want = reference(plain, version, n);
           expect({ counts: tree.counts(label), hits: tree.hits(label), blocklists: tree.blocklists(label).map((b) => b.name) }).toEqual(want);
           let flags = 0;
           want.counts.forEach((c, bit) => (flags |= c > 0 ? 1 << bit : 0));
@@ -81,7 +111,8 @@ describe('threat tree', () => {
   });
 
   it('refuses damaged files with a typed error', () => {
-    const good = compileThreatTree([{ categories: ['tor'], except: [], blocklist: 0, networks: [{ version: 4, words: [0, 0, 0, 0x01020300], prefix: 24, hits: 1 }] }], meta(1));
+    const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [] };
+    const good = compileThreat([toFeed(feed)], meta(1)).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
     const damaged = (f: (b: Buffer) => Buffer | void) => {
       const b = Buffer.from(good);
@@ -100,10 +131,17 @@ describe('threat tree', () => {
     }
   });
 
-  it('counts covered addresses once where networks overlap', () => {
-    const n = (a: number, p: number): Network => ({ version: 4, words: [0, 0, 0, a >>> 0], prefix: p, hits: 1 });
-    expect(coveredAddresses([n(0x0a000000, 8), n(0x0a010000, 16), n(0x0b000000, 24)])).toBe(2n ** 24n + 256n);
-    expect(coveredAddresses([{ version: 6, words: [0x20010db8, 0, 0, 0], prefix: 32, hits: 1 }, n(0, 32)])).toBe(2n ** 96n + 1n);
+  it('counts covered addresses once where entries overlap', () => {
+    const v4 = new RangeList();
+    v4.push(0x0a000000, 0x0affffff, 1);
+    v4.push(0x0a010000, 0x0a01ffff, 1);
+    v4.push(0x0b000000, 0x0b0000ff, 1);
+    v4.push(0xffffffff, 0xffffffff, 1);
+    const v6 = new RangeList6();
+    v6.push(words(6, 0x20010db8n << 96n), words(6, ((0x20010db8n + 1n) << 96n) - 1n), 1);
+    v6.push(words(6, MAX6), words(6, MAX6), 1);
+    v6.push(words(6, MAX6 - 1n), words(6, MAX6), 1);
+    expect(coveredAddresses(v4, v6)).toEqual({ v4: 2 ** 24 + 256 + 1, v6: 2n ** 96n + 2n });
   });
 });
 

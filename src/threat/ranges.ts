@@ -1,0 +1,387 @@
+/**
+ * Address ranges in typed arrays, for compiling millions of feed entries:
+ * growable lists, a radix sort, the union of one list, and the overlay of
+ * two labelled partitions. Coordinates are uint32: IPv4 addresses as they
+ * are, IPv6 addresses by rank (`ranks6`), so one implementation serves both
+ * families. Ends are inclusive, so 255.255.255.255 needs no 33rd bit.
+ */
+
+/** A growable list of inclusive ranges `[start, end]` with a value each. */
+export class RangeList {
+  start: Uint32Array;
+  end: Uint32Array;
+  value: Uint32Array;
+  length = 0;
+
+  /** `ends` and `values` false: those arrays are left empty (for a sort's scratch list). */
+  constructor(capacity = 1024, ends = true, values = true) {
+    this.start = new Uint32Array(capacity);
+    this.end = new Uint32Array(ends ? capacity : 0);
+    this.value = new Uint32Array(values ? capacity : 0);
+  }
+
+  push(start: number, end: number, value: number): void {
+    if (this.length === this.start.length) this.grow(this.length * 2);
+    const n = this.length++;
+    this.start[n] = start;
+    this.end[n] = end;
+    this.value[n] = value;
+  }
+
+  /** Appends a range, extending the last one instead when it touches it with the same value. */
+  append(start: number, end: number, value: number): void {
+    const n = this.length - 1;
+    if (n >= 0 && this.value[n] === value && this.end[n] + 1 === start) this.end[n] = end;
+    else this.push(start, end, value);
+  }
+
+  private grow(capacity: number): void {
+    const s = new Uint32Array(capacity);
+    s.set(this.start.subarray(0, this.length));
+    this.start = s;
+    const e = new Uint32Array(capacity);
+    e.set(this.end.subarray(0, this.length));
+    this.end = e;
+    const v = new Uint32Array(capacity);
+    v.set(this.value.subarray(0, this.length));
+    this.value = v;
+  }
+}
+
+/** Whether the ranges are in order of their starts already (most published lists are). */
+function sorted(list: RangeList): boolean {
+  const s = list.start;
+  for (let i = 1; i < list.length; i++) if (s[i] < s[i - 1]) return false;
+  return true;
+}
+
+/** Whether every range is one address. */
+function singles(list: RangeList): boolean {
+  const { start, end } = list;
+  for (let i = 0; i < list.length; i++) if (start[i] !== end[i]) return false;
+  return true;
+}
+
+/** Whether every range has the same value. */
+function uniform(list: RangeList): boolean {
+  const v = list.value;
+  for (let i = 1; i < list.length; i++) if (v[i] !== v[0]) return false;
+  return true;
+}
+
+/**
+ * The ranges in order of their starts: a least-significant-digit radix
+ * sort in two passes of 16 bits, carrying ends and values (only when they
+ * tell something: not for lists of single addresses with one value).
+ */
+export function sortByStart(list: RangeList): RangeList {
+  if (sorted(list)) return list;
+  const n = list.length;
+  const lowCount = new Uint32Array(65536);
+  const highCount = new Uint32Array(65536);
+  const s = list.start;
+  for (let i = 0; i < n; i++) {
+    lowCount[s[i] & 0xffff]++;
+    highCount[s[i] >>> 16]++;
+  }
+  const ends = !singles(list);
+  const values = !uniform(list);
+  const tmp = new RangeList(n, ends, values);
+  const out = new RangeList(n);
+  scatter(list, n, tmp, lowCount, 0, ends, values);
+  scatter(tmp, n, out, highCount, 16, ends, values);
+  if (!ends) out.end.set(out.start);
+  if (!values && n > 0) out.value.fill(list.value[0]);
+  out.length = n;
+  return out;
+}
+
+function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, ends: boolean, values: boolean): void {
+  let sum = 0;
+  for (let d = 0; d < 65536; d++) {
+    const c = count[d];
+    count[d] = sum;
+    sum += c;
+  }
+  const { start, end, value } = from;
+  const ts = to.start;
+  const te = to.end;
+  const tv = to.value;
+  if (!ends && !values) {
+    for (let i = 0; i < n; i++) {
+      const k = start[i];
+      ts[count[(k >>> shift) & 0xffff]++] = k;
+    }
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const k = start[i];
+    const at = count[(k >>> shift) & 0xffff]++;
+    ts[at] = k;
+    if (ends) te[at] = end[i];
+    if (values) tv[at] = value[i];
+  }
+}
+
+/**
+ * The union of a list's ranges (values ignored): sorted, disjoint, and
+ * touching ranges joined, each with `value`.
+ */
+export function union(list: RangeList, value: number): RangeList {
+  const l = sortByStart(list);
+  const n = l.length;
+  const out = new RangeList(Math.max(16, n));
+  if (n === 0) return out;
+  const { start, end } = l;
+  const os = out.start;
+  const oe = out.end;
+  let k = 0;
+  let cs = start[0];
+  let ce = end[0];
+  for (let i = 1; i < n; i++) {
+    const s = start[i];
+    if (s > ce + 1) {
+      os[k] = cs;
+      oe[k++] = ce;
+      cs = s;
+      ce = end[i];
+    } else if (end[i] > ce) ce = end[i];
+  }
+  os[k] = cs;
+  oe[k++] = ce;
+  out.value.fill(value, 0, k);
+  out.length = k;
+  return out;
+}
+
+/** Addresses a sorted disjoint list covers (exact: at most 2^32). */
+export function span(list: RangeList): number {
+  let total = 0;
+  for (let i = 0; i < list.length; i++) total += list.end[i] - list.start[i] + 1;
+  return total;
+}
+
+/**
+ * Lays two partitions (sorted, disjoint ranges with a value each) over one
+ * another: where both have a range the value is `both(a, b)`, elsewhere
+ * the one that is there. Touching pieces with equal values are joined.
+ */
+export function overlay(a: RangeList, b: RangeList, both: (a: number, b: number) => number): RangeList {
+  const na = a.length;
+  const nb = b.length;
+  // Each step emits at most one piece per range it finishes, plus one: at most 2 (na + nb) pieces.
+  const out = new RangeList(Math.max(16, 2 * (na + nb)));
+  const os = out.start;
+  const oe = out.end;
+  const ov = out.value;
+  let k = 0;
+  const emit = (s: number, e: number, v: number) => {
+    if (k > 0 && ov[k - 1] === v && oe[k - 1] + 1 === s) oe[k - 1] = e;
+    else {
+      os[k] = s;
+      oe[k] = e;
+      ov[k++] = v;
+    }
+  };
+  // The last `both` answer, reused while the same two values meet.
+  let lastA = -1;
+  let lastB = -1;
+  let lastBoth = 0;
+  let i = 0;
+  let j = 0;
+  // Start of what is left of the current range on each side (a range is consumed from the left).
+  let as = na > 0 ? a.start[0] : 0;
+  let bs = nb > 0 ? b.start[0] : 0;
+  while (i < na && j < nb) {
+    const ae = a.end[i];
+    const be = b.end[j];
+    if (ae < bs) {
+      emit(as, ae, a.value[i]);
+      if (++i < na) as = a.start[i];
+    } else if (be < as) {
+      emit(bs, be, b.value[j]);
+      if (++j < nb) bs = b.start[j];
+    } else {
+      // They overlap: first the part before the later start, then the common part.
+      if (as < bs) {
+        emit(as, bs - 1, a.value[i]);
+        as = bs;
+      } else if (bs < as) {
+        emit(bs, as - 1, b.value[j]);
+        bs = as;
+      }
+      const end = ae < be ? ae : be;
+      const va = a.value[i];
+      const vb = b.value[j];
+      if (va !== lastA || vb !== lastB) {
+        lastA = va;
+        lastB = vb;
+        lastBoth = both(va, vb);
+      }
+      emit(as, end, lastBoth);
+      if (ae === end) {
+        if (++i < na) as = a.start[i];
+      } else as = end + 1;
+      if (be === end) {
+        if (++j < nb) bs = b.start[j];
+      } else bs = end + 1;
+    }
+  }
+  for (; i < na; i++, as = i < na ? a.start[i] : 0) emit(as, a.end[i], a.value[i]);
+  for (; j < nb; j++, bs = j < nb ? b.start[j] : 0) emit(bs, b.end[j], b.value[j]);
+  out.length = k;
+  return out;
+}
+
+/** IPv6 ranges: four words for the start and four for the end, per range. */
+export class RangeList6 {
+  words: Uint32Array;
+  value: Uint32Array;
+  length = 0;
+
+  constructor(capacity = 64) {
+    this.words = new Uint32Array(capacity * 8);
+    this.value = new Uint32Array(capacity);
+  }
+
+  push(start: ArrayLike<number>, end: ArrayLike<number>, value: number): void {
+    if (this.length === this.value.length) {
+      const w = new Uint32Array(this.words.length * 2);
+      w.set(this.words);
+      this.words = w;
+      const v = new Uint32Array(this.value.length * 2);
+      v.set(this.value);
+      this.value = v;
+    }
+    const at = this.length * 8;
+    for (let k = 0; k < 4; k++) {
+      this.words[at + k] = start[k];
+      this.words[at + 4 + k] = end[k];
+    }
+    this.value[this.length++] = value;
+  }
+}
+
+/**
+ * IPv6 boundaries in order, so that IPv6 ranges become ranges of ranks:
+ * every start and every end + 1 of the lists is a boundary, and a range
+ * `[s, e]` becomes `[rank(s), rank(e + 1) - 1]` (an end at the last address,
+ * with no end + 1, becomes the last rank). `lists` are the lists in rank
+ * form; `start(r)` and `end(r)` map a rank range back to addresses.
+ */
+export class Ranks6 {
+  /** Distinct boundaries in order, four words each. */
+  private readonly bounds: Uint32Array;
+  readonly count: number;
+  readonly lists: RangeList[];
+
+  constructor(input: readonly RangeList6[]) {
+    let total = 0;
+    for (const l of input) total += l.length;
+    // Keys: for range g, its start at 2g and its end + 1 at 2g + 1 (absent past the last address).
+    const keys = new Uint32Array(total * 8);
+    const present = new Uint8Array(total * 2);
+    let g = 0;
+    for (const l of input) {
+      const w = l.words;
+      for (let i = 0; i < l.length; i++, g++) {
+        const at = i * 8;
+        const k = g * 8;
+        keys[k] = w[at];
+        keys[k + 1] = w[at + 1];
+        keys[k + 2] = w[at + 2];
+        keys[k + 3] = w[at + 3];
+        present[2 * g] = 1;
+        present[2 * g + 1] = increment(w, at + 4, keys, k + 4) ? 1 : 0;
+      }
+    }
+    let order: Uint32Array = new Uint32Array(total * 2);
+    let n = 0;
+    for (let k = 0; k < total * 2; k++) if (present[k] === 1) order[n++] = k;
+    order = radixSortKeys(keys, order.subarray(0, n));
+    const rank = new Uint32Array(total * 2);
+    const bounds = new Uint32Array(n * 4);
+    let r = -1;
+    for (let x = 0; x < n; x++) {
+      const k = order[x] * 4;
+      if (r < 0 || keys[k] !== bounds[r * 4] || keys[k + 1] !== bounds[r * 4 + 1] || keys[k + 2] !== bounds[r * 4 + 2] || keys[k + 3] !== bounds[r * 4 + 3]) {
+        r++;
+        bounds.set(keys.subarray(k, k + 4), r * 4);
+      }
+      rank[order[x]] = r;
+    }
+    this.count = r + 1;
+    this.bounds = bounds.subarray(0, this.count * 4);
+    this.lists = [];
+    g = 0;
+    for (const l of input) {
+      const out = new RangeList(Math.max(16, l.length));
+      for (let i = 0; i < l.length; i++, g++) out.push(rank[2 * g], present[2 * g + 1] === 1 ? rank[2 * g + 1] - 1 : this.count - 1, l.value[i]);
+      this.lists.push(out);
+    }
+  }
+
+  /** The first address of rank `r`. */
+  start(r: number): Uint32Array {
+    return this.bounds.subarray(r * 4, r * 4 + 4);
+  }
+
+  /** The last address before rank `r + 1` (the last address of all for the last rank). */
+  end(r: number): number[] {
+    if (r + 1 >= this.count) return [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
+    return decrement(this.bounds.subarray((r + 1) * 4, (r + 1) * 4 + 4));
+  }
+}
+
+/** Key numbers (`order`, key k at `keys[4k..4k+3]`) in order of their 128-bit keys: LSD radix, 16 bits a pass. */
+function radixSortKeys(keys: Uint32Array, order: Uint32Array): Uint32Array {
+  let from: Uint32Array = order;
+  let to: Uint32Array = new Uint32Array(order.length);
+  const count = new Uint32Array(65536);
+  for (let digit = 0; digit < 8; digit++) {
+    const word = 3 - (digit >>> 1);
+    const shift = (digit & 1) * 16;
+    count.fill(0);
+    for (let x = 0; x < from.length; x++) count[(keys[from[x] * 4 + word] >>> shift) & 0xffff]++;
+    if (from.length === 0 || count[(keys[from[0] * 4 + word] >>> shift) & 0xffff] === from.length) continue; // one digit value: nothing to do
+    let sum = 0;
+    for (let d = 0; d < 65536; d++) {
+      const c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (let x = 0; x < from.length; x++) to[count[(keys[from[x] * 4 + word] >>> shift) & 0xffff]++] = from[x];
+    const t = from;
+    from = to;
+    to = t;
+  }
+  return from;
+}
+
+export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  for (let k = 0; k < 4; k++) if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
+  return 0;
+}
+
+/** Writes the address at `w[from..from+3]` plus one at `out[at..at+3]`; false past the last address. */
+function increment(w: Uint32Array, from: number, out: Uint32Array, at: number): boolean {
+  let carry = 1;
+  for (let k = 3; k >= 0; k--) {
+    const v = w[from + k] + carry;
+    out[at + k] = v;
+    carry = v > 0xffffffff ? 1 : 0;
+  }
+  return carry === 0;
+}
+
+function decrement(w: ArrayLike<number>): number[] {
+  const out = [w[0], w[1], w[2], w[3]];
+  for (let k = 3; k >= 0; k--) {
+    if (out[k] !== 0) {
+      out[k]--;
+      return out;
+    }
+    out[k] = 0xffffffff;
+  }
+  return out;
+}
