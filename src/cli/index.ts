@@ -12,8 +12,9 @@
  */
 
 import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
-import { buildDataset, defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
+import { join, resolve } from 'node:path';
+import { buildAndSwap } from '../threat/update.js';
+import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
@@ -37,8 +38,9 @@ Exit codes: 0 every address answered, 1 some addresses were bad, 2 usage or data
 const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
 
 Compiles the threat feeds of a feed configuration (JSON; default: the
-built-in public lists) into a dataset directory: threat.bin and
-manifest.json, each replaced atomically. Local paths are read as they are;
+built-in public lists) into a new build of a dataset directory
+(builds/<time>/threat.bin and manifest.json), then points the directory's
+current file at it with one rename. Local paths are read as they are;
 URL feeds are read from the directory's feeds/ downloads (iprecord update).
 Each feed's entries and bad lines (file and line) are reported on standard
 error.
@@ -93,12 +95,12 @@ function feedCommand(command: string, usage: string, argv: string[], dirOption: 
   }
 }
 
-function runBuild(argv: string[]): number {
+async function runBuild(argv: string[]): Promise<number> {
   const args = feedCommand('build', BUILD_USAGE, argv, 'out');
   if (typeof args === 'number') return args;
   const { dir: out, config } = args;
   const started = Date.now();
-  const result = buildDataset(config, out);
+  const { build: result, buildDir } = await buildAndSwap(config, out);
   let failed = 0;
   for (const f of result.feeds) {
     if (f.state !== 'ok') failed++;
@@ -109,7 +111,7 @@ function runBuild(argv: string[]): number {
   }
   const { ranges, labels } = result.stats;
   process.stderr.write(
-    `wrote ${out}/threat.bin (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
+    `wrote ${join(buildDir, 'threat.bin')} (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
   );
   return failed > 0 ? 1 : 0;
 }
@@ -200,7 +202,7 @@ function answer(engine: Engine, args: Args, ip: string): unknown {
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   try {
-    if (argv[0] === 'build') return runBuild(argv.slice(1));
+    if (argv[0] === 'build') return await runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
     if (argv[0] === 'update') return await runUpdate(argv.slice(1));
   } catch (e) {

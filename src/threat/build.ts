@@ -8,13 +8,16 @@
  * file and line and never stops the build.
  */
 
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { writeAtomic } from '../build/write.js';
 import type { Blocklist } from '../types.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { compileThreat, type CompileFeed, type CompileStats } from './compile.js';
-import { parseFeed, type BadLine, type ParsedFeed } from './parse.js';
+import type { BadLine } from './parse.js';
+import { joinParts, prepareFeed, type Prepared, type PrepareTask } from './prepare.js';
 import type { FeedMeta, ThreatMeta } from './tree.js';
 
 export interface FeedReport {
@@ -55,43 +58,183 @@ export function feedCachePath(dataDir: string, name: string): string {
   return join(dataDir, 'feeds', name);
 }
 
-/** Reads and parses one feed: from its path, or for a URL from `dataDir`'s download. */
-function readFeed(feed: FeedConfig, dataDir: string | null): { parsed: ParsedFeed | null; file: string; state: FeedReport['state']; error?: string; fetchedAt: string | null } {
-  const file = isUrl(feed.source) ? (dataDir === null ? '' : feedCachePath(dataDir, feed.name)) : feed.source;
-  if (file === '') return { parsed: null, file: feed.source, state: 'missing', error: 'a URL feed with no dataset directory to hold its download', fetchedAt: null };
-  let bytes: Buffer;
-  let fetchedAt: string | null = null;
+/** Where a feed is read from: its path, or for a URL the download in `dataDir`. */
+function feedFile(feed: FeedConfig, dataDir: string | null): string | null {
+  if (!isUrl(feed.source)) return feed.source;
+  return dataDir === null ? null : feedCachePath(dataDir, feed.name);
+}
+
+/** Lists of at least twice this size are read in parts on several threads. */
+const PART_BYTES = 16 << 20;
+
+/** Byte ranges of whole lines that split a large list file into `threads` parts; none for a small file. */
+function splitList(file: string, threads: number, partBytes: number): { from: number; to: number }[] {
+  let size: number;
   try {
-    bytes = readFileSync(file);
-    if (isUrl(feed.source)) fetchedAt = statSync(file).mtime.toISOString();
-  } catch (e) {
-    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-    return {
-      parsed: null,
-      file,
-      state: missing && isUrl(feed.source) ? 'missing' : 'failed',
-      error: missing && isUrl(feed.source) ? 'not downloaded yet (run iprecord update)' : (e as Error).message,
-      fetchedAt,
-    };
+    size = statSync(file).size;
+  } catch {
+    return [];
   }
-  return { parsed: parseFeed(bytes, feed.format, feed.options), file, state: 'ok', fetchedAt };
+  const parts = Math.min(threads, Math.floor(size / partBytes));
+  if (parts < 2) return [];
+  const fd = openSync(file, 'r');
+  try {
+    const window = Buffer.allocUnsafe(1 << 16);
+    const cuts = [0];
+    for (let k = 1; k < parts; k++) {
+      // The start of the first line at or after the k-th share of the bytes.
+      let at = Math.max(cuts[cuts.length - 1], Math.floor((size * k) / parts) - 1);
+      for (;;) {
+        const n = readSync(fd, window, 0, window.length, at);
+        const nl = window.subarray(0, n).indexOf(10);
+        if (nl >= 0) {
+          at += nl + 1;
+          break;
+        }
+        if (n === 0) {
+          at = size;
+          break;
+        }
+        at += n;
+      }
+      if (at < size && at > cuts[cuts.length - 1]) cuts.push(at);
+    }
+    cuts.push(size);
+    return cuts.slice(1).map((to, k) => ({ from: cuts[k], to }));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Below this many bytes of feeds, starting worker threads costs more than it saves. */
+const WORKER_THRESHOLD = 8 << 20;
+
+export interface BuildOptions {
+  /** Threads that prepare feeds, this one included. Default: the machine's available parallelism. */
+  readonly threads?: number;
+  /** The build time written into the file. Default: now. */
+  readonly now?: Date;
+  /** Lists of at least twice this many bytes are read in parts, one per thread. Default 16 MiB. */
+  readonly partBytes?: number;
+}
+
+/**
+ * Prepares feeds on this thread and on worker threads, the largest files
+ * first, each thread taking the next feed when it is done. A worker that
+ * cannot start or dies leaves its feed to this thread.
+ */
+async function prepareAll(tasks: readonly (PrepareTask | null)[], threads: number): Promise<(Prepared | null)[]> {
+  const size = (t: PrepareTask | null) => {
+    try {
+      return t === null ? 0 : statSync(t.file).size;
+    } catch {
+      return 0;
+    }
+  };
+  const sizes = tasks.map(size);
+  const order = tasks.map((_, i) => i).sort((a, b) => sizes[b] - sizes[a]);
+  const results: (Prepared | null)[] = tasks.map(() => null);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const parted = tasks.some((t) => t?.part !== undefined);
+  const workerCount = total < WORKER_THRESHOLD && !parted ? 0 : Math.min(threads - 1, order.length - 1);
+  let next = 0;
+  const take = () => (next < order.length ? order[next++] : -1);
+  const run = (i: number) => {
+    const t = tasks[i];
+    results[i] = t === null ? null : prepareFeed(t);
+  };
+  const left: number[] = []; // feeds of workers that failed
+  const workers = Array.from({ length: Math.max(0, workerCount) }, () =>
+    new Promise<void>((resolve) => {
+      let current = -1;
+      let worker: Worker;
+      try {
+        worker = startWorker();
+      } catch {
+        resolve();
+        return;
+      }
+      const send = () => {
+        current = take();
+        if (current < 0) {
+          void worker.terminate();
+          resolve();
+        } else worker.postMessage({ id: current, task: tasks[current] });
+      };
+      worker.on('message', (m: { id: number; result: Prepared }) => {
+        results[m.id] = m.result;
+        send();
+      });
+      worker.on('error', () => {
+        if (current >= 0) left.push(current);
+        current = -1;
+        resolve();
+      });
+      worker.on('exit', () => {
+        if (current >= 0) left.push(current);
+        current = -1;
+        resolve();
+      });
+      send();
+    }),
+  );
+  for (let i = take(); i >= 0; i = take()) {
+    run(i);
+    // Let the workers' answers in, so that they get their next feeds.
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(workers);
+  for (const i of left) run(i);
+  return results;
+}
+
+/** The worker's module: beside this one when built, the TypeScript source (through tsx) when run from the sources. */
+function startWorker(): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const url = new URL(fromSource ? './worker.ts' : './threat-worker.js', import.meta.url);
+  return new Worker(url, fromSource ? { execArgv: ['--import', 'tsx'] } : {});
 }
 
 /**
  * Compiles the configuration's feeds. `dataDir` holds downloads of URL
- * feeds (`feeds/<name>`); without it URL feeds are missing.
+ * feeds (`feeds/<name>`); without it URL feeds are missing. Feeds are read
+ * and parsed on worker threads when they are large.
  */
-export function buildThreat(config: ThreatConfig, dataDir: string | null, now = new Date()): BuildResult {
+export async function buildThreat(config: ThreatConfig, dataDir: string | null, options: BuildOptions = {}): Promise<BuildResult> {
+  const now = options.now ?? new Date();
+  const files = config.feeds.map((f) => feedFile(f, dataDir));
+  const threads = Math.max(1, options.threads ?? availableParallelism());
+  // Tasks: one per feed, or one per part of a large list; `owner` maps a task to its feed.
+  const tasks: (PrepareTask | null)[] = [];
+  const owner: number[] = [];
+  config.feeds.forEach((f, i) => {
+    const file = files[i];
+    const task: PrepareTask | null = file === null ? null : { file, format: f.format, options: f.options, fetched: isUrl(f.source) };
+    const parts = task !== null && f.format === 'list' ? splitList(task.file, threads, options.partBytes ?? PART_BYTES) : [];
+    for (const part of parts.length > 1 ? parts : [undefined]) {
+      tasks.push(task === null || part === undefined ? task : { ...task, part });
+      owner.push(i);
+    }
+  });
+  const results = await prepareAll(tasks, threads);
+  const prepared = config.feeds.map((_, i) => {
+    const mine = results.filter((_r, k) => owner[k] === i);
+    return mine.length === 1 || mine[0] === null ? mine[0] : joinParts(mine as Prepared[]);
+  });
   const blocklists: Blocklist[] = [];
   const blocklistIds = new Map<string, number>();
   const compileFeeds: CompileFeed[] = [];
-  const metas: Omit<FeedMeta, 'addresses'>[] = [];
+  const metas: FeedMeta[] = [];
   const reports: FeedReport[] = [];
-  for (const feed of config.feeds) {
-    const { parsed, file, state, error, fetchedAt } = readFeed(feed, dataDir);
-    if (parsed === null) {
-      reports.push({ name: feed.name, source: feed.source, state, entries: 0, skipped: 0, badLines: [], error });
-      continue;
+  config.feeds.forEach((feed, i) => {
+    const p = prepared[i];
+    const url = isUrl(feed.source);
+    if (p === null || !p.ok) {
+      const missing = p === null || (p.missing && url);
+      const error = p === null ? 'a URL feed with no dataset directory to hold its download' : missing ? 'not downloaded yet (run iprecord update)' : p.error;
+      // Feeds the configuration names but that could not be read are listed too, as not loaded.
+      reports.push({ name: feed.name, source: feed.source, state: missing ? 'missing' : 'failed', entries: 0, skipped: 0, badLines: [], error });
+      return;
     }
     let bl = -1;
     if (feed.blocklist) {
@@ -102,33 +245,24 @@ export function buildThreat(config: ThreatConfig, dataDir: string | null, now = 
         blocklistIds.set(feed.blocklist.name, bl);
       }
     }
-    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: parsed.v4, v6: parsed.v6 });
+    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: p.v4, v6: p.v6 });
     metas.push({
       name: feed.name,
       categories: feed.categories,
       source: feed.source,
       format: feed.format,
-      entries: parsed.entries,
-      badLines: parsed.badLines.length,
-      dataDate: parsed.dataDate,
-      fetchedAt,
+      entries: p.entries,
+      badLines: p.badLines.length,
+      addresses: p.addresses,
+      dataDate: p.dataDate,
+      fetchedAt: p.fetchedAt,
     });
-    reports.push({
-      name: feed.name,
-      source: feed.source,
-      state: 'ok',
-      entries: parsed.entries,
-      skipped: parsed.skipped,
-      badLines: parsed.badLines.map((b) => ({ file, ...b })),
-    });
-  }
-  // Feeds the configuration names but that could not be read are listed too, as not loaded.
-  let meta: ThreatMeta | null = null;
-  const { buffer, stats } = compileThreat(compileFeeds, (covered) => {
-    meta = { builtAt: now.toISOString(), feeds: metas.map((m, i) => ({ ...m, addresses: covered[i].toString() })), blocklists };
-    return meta;
+    const file = files[i] as string;
+    reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
   });
-  return { buffer, meta: meta as unknown as ThreatMeta, feeds: reports, stats };
+  const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
+  const { buffer, stats } = compileThreat(compileFeeds, meta);
+  return { buffer, meta, feeds: reports, stats };
 }
 
 export interface Manifest {
@@ -142,9 +276,9 @@ export interface Manifest {
  * Builds into a directory: `threat.bin` and `manifest.json`, each replaced
  * atomically. URL feeds are read from `dataDir`'s downloads (default: `dir`).
  */
-export function buildDataset(config: ThreatConfig, dir: string, dataDir = dir): BuildResult {
+export async function buildDataset(config: ThreatConfig, dir: string, dataDir = dir, options: BuildOptions = {}): Promise<BuildResult> {
   mkdirSync(dir, { recursive: true });
-  const result = buildThreat(config, dataDir);
+  const result = await buildThreat(config, dataDir, options);
   writeAtomic(join(dir, 'threat.bin'), result.buffer);
   const manifest: Manifest = {
     format: 1,

@@ -17,18 +17,20 @@
  */
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
-import { overlay, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+import { fromLayer, type Layer4 } from './prepare.js';
+import { byValue6, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
 import { COMPACT_LABELS, encodeThreat, type ThreatMeta } from './tree.js';
 
-/** A feed as the compiler needs it. */
+/** A feed as the compiler needs it (see `prepareFeed`). */
 export interface CompileFeed {
   readonly categories: readonly Category[];
   readonly except: readonly Category[];
   /** Index into the metadata's blocklists, or -1. */
   readonly blocklist: number;
-  /** Ranges with their hit counts (1 when the feed has none). */
-  readonly v4: RangeList;
-  readonly v6: RangeList6;
+  /** IPv4 unions, one per hit count. */
+  readonly v4: readonly Layer4[];
+  /** IPv6 ranges as parsed, with hit counts. */
+  readonly v6: { readonly words: Uint32Array; readonly value: Uint32Array };
 }
 
 interface Layer {
@@ -66,22 +68,6 @@ class LayerSets {
   };
 }
 
-/** Splits a list by value (hit count): one list per distinct value. */
-function byValue<T extends RangeList | RangeList6>(list: T, make: () => T, copy: (from: T, i: number, to: T) => void): Map<number, T> {
-  const out = new Map<number, T>();
-  const first = list.length > 0 ? list.value[0] : 1;
-  let one = true;
-  for (let i = 1; i < list.length && one; i++) one = list.value[i] === first;
-  if (one) return new Map([[first, list]]);
-  for (let i = 0; i < list.length; i++) {
-    const v = list.value[i];
-    let to = out.get(v);
-    if (to === undefined) out.set(v, (to = make()));
-    copy(list, i, to);
-  }
-  return out;
-}
-
 /** Lays partitions over one another, the two smallest first. */
 function overlayAll(parts: RangeList[], both: (a: number, b: number) => number): RangeList {
   const queue = [...parts];
@@ -94,10 +80,10 @@ function overlayAll(parts: RangeList[], both: (a: number, b: number) => number):
   return queue[0];
 }
 
-/** Labels: `LABEL_WORDS` words each, interned by content; label 0 is "no feed". */
+/** Labels, interned by content; label 0 is "no feed". */
 class Labels {
-  private readonly words: number[] = [];
-  private readonly refs: number[] = [];
+  private readonly keys: string[] = [];
+  private readonly parts: { readonly flags: number; readonly counts: readonly number[]; readonly hits: number; readonly blocklists: readonly number[] }[] = [];
   private readonly ids = new Map<string, number>();
 
   constructor() {
@@ -108,17 +94,32 @@ class Labels {
     const key = `${flags}|${counts.join(',')}|${hits}|${blocklists.join(',')}`;
     let id = this.ids.get(key);
     if (id === undefined) {
-      id = this.ids.size;
+      id = this.keys.length;
       this.ids.set(key, id);
-      const c = counts.map((n) => Math.min(255, n));
-      this.words.push(flags, this.refs.length, blocklists.length, hits, c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24), c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24));
-      this.refs.push(...blocklists);
+      this.keys.push(key);
+      this.parts.push({ flags, counts: counts.map((n) => Math.min(255, n)), hits, blocklists });
     }
     return id;
   }
 
-  table(): { labels: Uint32Array; refs: Uint32Array } {
-    return { labels: Uint32Array.from(this.words, (w) => w >>> 0), refs: Uint32Array.from(this.refs) };
+  /**
+   * The table, labels numbered in order of their content (so that a build
+   * does not depend on the order feeds were read in), and `rank`: the new
+   * number of each label as `add` numbered it.
+   */
+  table(): { labels: Uint32Array; refs: Uint32Array; rank: Uint32Array } {
+    const order = this.keys.map((_, i) => i);
+    order.sort((a, b) => (a === 0 ? -1 : b === 0 ? 1 : this.keys[a] < this.keys[b] ? -1 : this.keys[a] > this.keys[b] ? 1 : 0));
+    const rank = new Uint32Array(order.length);
+    const words: number[] = [];
+    const refs: number[] = [];
+    order.forEach((id, at) => {
+      rank[id] = at;
+      const { flags, counts: c, hits, blocklists } = this.parts[id];
+      words.push(flags, refs.length, blocklists.length, hits, c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24), c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24));
+      refs.push(...blocklists);
+    });
+    return { labels: Uint32Array.from(words, (w) => w >>> 0), refs: Uint32Array.from(refs), rank };
   }
 }
 
@@ -182,22 +183,6 @@ function relabel(part: RangeList, labelOf: (set: number) => number): RangeList {
   return out;
 }
 
-/** Addresses a partition on IPv6 ranks covers. */
-function span6(part: RangeList, ranks: Ranks6): bigint {
-  const big = (w: ArrayLike<number>) => (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
-  let total = 0n;
-  for (let i = 0; i < part.length; i++) total += big(ranks.end(part.end[i])) - big(ranks.start(part.start[i])) + 1n;
-  return total;
-}
-
-const first = (a: number) => a;
-
-/** Distinct addresses that ranges cover, per family (IPv6 counts pass 2^53). */
-export function coveredAddresses(v4: RangeList, v6: RangeList6): { v4: number; v6: bigint } {
-  const ranks = new Ranks6([v6]);
-  return { v4: span(union(v4, 0)), v6: span6(union(ranks.lists[0], 0), ranks) };
-}
-
 /** Statistics of a compilation. */
 export interface CompileStats {
   /** Feeds split by hit count. */
@@ -208,39 +193,28 @@ export interface CompileStats {
 }
 
 /**
- * Compiles feeds into the bytes of `threat.bin`. `meta` makes the file's
- * metadata from the addresses each feed covers (its blocklists are the
- * table that `blocklist` ids point into). `compactLabels` is for tests (to
- * force the wide IPv4 entries).
+ * Compiles feeds into the bytes of `threat.bin`. `meta` is written as given
+ * (its blocklists are the table that `blocklist` ids point into).
+ * `compactLabels` is for tests (to force the wide IPv4 entries).
  */
-export function compileThreat(
-  feeds: readonly CompileFeed[],
-  meta: (covered: readonly bigint[]) => ThreatMeta,
-  compactLabels = COMPACT_LABELS,
-): { buffer: Buffer; stats: CompileStats } {
+export function compileThreat(feeds: readonly CompileFeed[], meta: ThreatMeta, compactLabels = COMPACT_LABELS): { buffer: Buffer; stats: CompileStats } {
   const sets = new LayerSets();
   const layers: Layer[] = [];
-  const parts4: RangeList[][] = [];
+  const parts4: RangeList[] = [];
   const lists6: RangeList6[] = [];
   const layers6: number[] = [];
   feeds.forEach((f, feed) => {
-    const v4 = byValue(
-      f.v4,
-      () => new RangeList(),
-      (from, i, to) => to.push(from.start[i], from.end[i], from.value[i]),
-    );
-    parts4.push([]);
-    for (const [hits, list] of v4) {
-      if (list.length === 0) continue;
-      const layer = layers.push({ feed, hits }) - 1;
-      parts4[feed].push(union(list, sets.intern([layer])));
+    for (const l of f.v4) {
+      if (l.start.length === 0) continue;
+      const part = fromLayer(l);
+      part.value.fill(sets.intern([layers.push({ feed, hits: l.hits }) - 1]));
+      parts4.push(part);
     }
-    const v6 = byValue(
-      f.v6,
-      () => new RangeList6(),
-      (from, i, to) => to.push(from.words.subarray(i * 8, i * 8 + 4), from.words.subarray(i * 8 + 4, i * 8 + 8), from.value[i]),
-    );
-    for (const [hits, list] of v6) {
+    const v6 = new RangeList6(0);
+    v6.words = f.v6.words;
+    v6.value = f.v6.value;
+    v6.length = f.v6.value.length;
+    for (const [hits, list] of byValue6(v6)) {
       if (list.length === 0) continue;
       layers6.push(layers.push({ feed, hits }) - 1);
       lists6.push(list);
@@ -249,22 +223,19 @@ export function compileThreat(
   const ranks = new Ranks6(lists6);
   const parts6 = ranks.lists.map((l, i) => union(l, sets.intern([layers6[i]])));
 
-  const covered = feeds.map((_, feed) => {
-    const own4 = parts4[feed];
-    const own6 = parts6.filter((_p, i) => layers[layers6[i]].feed === feed);
-    const v4 = own4.length === 0 ? 0 : span(own4.length === 1 ? own4[0] : overlayAll(own4, first));
-    const v6 = own6.length === 0 ? 0n : span6(own6.length === 1 ? own6[0] : overlayAll(own6, first), ranks);
-    return BigInt(v4) + v6;
-  });
-
   const labels = new Labels();
   const labelOf = labeller(feeds, layers, sets, labels);
-  const v4 = relabel(overlayAll(parts4.flat(), sets.union), labelOf);
+  const v4 = overlayAll(parts4, sets.union);
   const byRank = relabel(overlayAll(parts6, sets.union), labelOf);
+  // Every label made before the file is laid out (the encoder maps IPv4 sets to labels as it writes).
+  const seen = new Uint8Array(sets.sets.length);
+  for (let i = 0; i < v4.length; i++) seen[v4.value[i]] = 1;
+  const made = Array.from(seen, (s, set) => (s === 1 ? labelOf(set) : 0));
+  const { labels: table, refs, rank } = labels.table();
+  const label4 = made.map((l) => rank[l]);
   const v6 = new RangeList6(Math.max(16, byRank.length));
-  for (let i = 0; i < byRank.length; i++) v6.push(ranks.start(byRank.start[i]), ranks.end(byRank.end[i]), byRank.value[i]);
+  for (let i = 0; i < byRank.length; i++) v6.push(ranks.start(byRank.start[i]), ranks.end(byRank.end[i]), rank[byRank.value[i]]);
 
-  const { labels: table, refs } = labels.table();
-  const buffer = encodeThreat({ v4, v6, labels: table, refs, meta: meta(covered) }, compactLabels);
-  return { buffer, stats: { layers: layers.length, labels: table.length / 6, ranges: { v4: v4.length, v6: v6.length } } };
+  const { buffer, ranges } = encodeThreat({ v4, label4: (set) => label4[set], v6, labels: table, refs, meta }, compactLabels);
+  return { buffer, stats: { layers: layers.length, labels: table.length / 6, ranges } };
 }

@@ -58,6 +58,8 @@ export interface ParsedFeed {
   readonly badLines: BadLine[];
   /** A date the file states for its data (FireHOL, ipsum, Spamhaus, geofeed headers, JSON fields), ISO 8601; else null. */
   readonly dataDate: string | null;
+  /** Lines read (for a list: every line, empty ones too). */
+  readonly lines: number;
 }
 
 /** The address part of a proxy entry: `scheme://host:port`, `host:port`, `[v6]:port`. */
@@ -179,8 +181,10 @@ class Collector {
     if (this.dataDate === null) this.dataDate = commentDate(text);
   }
 
+  lines = 0;
+
   result(): ParsedFeed {
-    return { v4: this.v4, v6: this.v6, entries: this.entries, skipped: this.skipped, badLines: this.badLines, dataDate: this.dataDate };
+    return { v4: this.v4, v6: this.v6, entries: this.entries, skipped: this.skipped, badLines: this.badLines, dataDate: this.dataDate, lines: this.lines };
   }
 }
 
@@ -339,6 +343,7 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
     else listLine(c, line, isAscii(buf, pos, stop) ? raw : buf.toString('utf8', pos, stop), minHits);
     pos = end + 1;
   }
+  c.lines = line;
   return c.result();
 }
 

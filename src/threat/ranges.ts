@@ -155,7 +155,7 @@ export function union(list: RangeList, value: number): RangeList {
 }
 
 /** Addresses a sorted disjoint list covers (exact: at most 2^32). */
-export function span(list: RangeList): number {
+export function span(list: { readonly start: Uint32Array; readonly end: Uint32Array; readonly length: number }): number {
   let total = 0;
   for (let i = 0; i < list.length; i++) total += list.end[i] - list.start[i] + 1;
   return total;
@@ -382,6 +382,21 @@ function decrement(w: ArrayLike<number>): number[] {
       return out;
     }
     out[k] = 0xffffffff;
+  }
+  return out;
+}
+
+/** IPv6 ranges split by value (hit count): one list per distinct value. */
+export function byValue6(list: RangeList6): Map<number, RangeList6> {
+  const v = list.value;
+  let one = true;
+  for (let i = 1; i < list.length && one; i++) one = v[i] === v[0];
+  if (one) return new Map([[list.length > 0 ? v[0] : 1, list]]);
+  const out = new Map<number, RangeList6>();
+  for (let i = 0; i < list.length; i++) {
+    let to = out.get(v[i]);
+    if (to === undefined) out.set(v[i], (to = new RangeList6()));
+    to.push(list.words.subarray(i * 8, i * 8 + 4), list.words.subarray(i * 8 + 4, i * 8 + 8), v[i]);
   }
   return out;
 }

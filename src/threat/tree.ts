@@ -53,7 +53,9 @@ import type { RangeList, RangeList6 } from './ranges.js';
 export const THREAT_MAGIC = 'IPRTHRT1';
 export const THREAT_FORMAT_VERSION = 2;
 const HEADER = 64;
-const BUCKETS = 65536;
+/** Buckets of 4096 addresses (an IPv4 address's first 20 bits). */
+const SHIFT = 12;
+const BUCKETS = 1 << (32 - SHIFT);
 const INDEX_WORDS = BUCKETS + 1;
 const LABEL_WORDS = 6;
 /** Labels that fit the 15 bits of a compact IPv4 entry. */
@@ -82,11 +84,13 @@ export interface ThreatMeta {
   readonly blocklists: readonly Blocklist[];
 }
 
-/** What the compiler hands the file: labelled partitions and the label table. */
+/** What the compiler hands the file: partitions, their labels and the label table. */
 export interface ThreatTables {
-  /** Sorted, disjoint IPv4 ranges; each value a label (1 and up). */
+  /** Sorted, disjoint IPv4 ranges, each value mapped to its label by `label4`. */
   readonly v4: RangeList;
-  /** The same for IPv6. */
+  /** The label of an IPv4 range's value (0: no feed, the range is left out). */
+  readonly label4: (value: number) => number;
+  /** Sorted, disjoint IPv6 ranges; each value a label (1 and up). */
   readonly v6: RangeList6;
   /** `LABEL_WORDS` words per label; label 0 is "no feed". */
   readonly labels: Uint32Array;
@@ -98,37 +102,26 @@ function requireLittleEndian(): void {
   if (endianness() !== 'LE') throw new InvalidDatasetError('threat.bin is read and written on little-endian machines only.');
 }
 
-/** IPv4 entries of a range list: one per single address, two per longer range, ranges cut at bucket edges. */
-function countV4(v4: RangeList): number {
-  let n = 0;
-  const { start, end } = v4;
-  for (let i = 0; i < v4.length; i++) {
-    const s = start[i];
-    const e = end[i];
-    const buckets = (e >>> 16) - (s >>> 16);
-    if (buckets === 0) n += s === e ? 1 : 2;
-    else n += ((s & 0xffff) === 0xffff ? 1 : 2) + 2 * (buckets - 1) + ((e & 0xffff) === 0 ? 1 : 2);
-  }
-  return n;
-}
-
-/** Writes the IPv4 bucket index and entries (and, wide, their labels) into `out` from word `at`. */
-function writeV4(v4: RangeList, entryCount: number, wide: boolean, out: Uint32Array, at: number): void {
+/**
+ * Writes the IPv4 bucket index and entries into `out` from word `at`
+ * (wide: their labels into `labels`): values mapped to labels, ranges
+ * without one left out, touching ranges with equal labels joined, ranges
+ * cut at bucket edges. Returns the entries written and the merged ranges.
+ */
+function writeV4(t: ThreatTables, wide: boolean, out: Uint32Array, at: number, labels: Uint32Array | null): { entries: number; ranges: number } {
   const index = out.subarray(at, at + INDEX_WORDS);
-  const entries = out.subarray(at + INDEX_WORDS, at + INDEX_WORDS + entryCount);
-  const labels = wide ? out.subarray(at + INDEX_WORDS + entryCount, at + INDEX_WORDS + 2 * entryCount) : null;
+  const entries = out.subarray(at + INDEX_WORDS);
   let n = 0;
+  let ranges = 0;
   let bucket = 0; // buckets below this one have their index set
-  const { start, end, value } = v4;
-  for (let i = 0; i < v4.length; i++) {
-    const label = value[i];
+  const put = (first: number, last: number, label: number) => {
+    ranges++;
     const tag = wide ? 0 : label;
-    const last = end[i];
-    let cur = start[i];
+    let cur = first;
     for (;;) {
-      const b = cur >>> 16;
+      const b = cur >>> SHIFT;
       while (bucket <= b) index[bucket++] = n;
-      const stop = last - cur > 0xffff - (cur & 0xffff) ? (cur | 0xffff) >>> 0 : last;
+      const stop = last - cur > 0xfff - (cur & 0xfff) ? (cur | 0xfff) >>> 0 : last;
       if (stop !== cur) {
         if (labels !== null) labels[n] = label;
         entries[n++] = ((cur << 16) | tag) >>> 0;
@@ -138,9 +131,31 @@ function writeV4(v4: RangeList, entryCount: number, wide: boolean, out: Uint32Ar
       if (stop === last) break;
       cur = stop + 1;
     }
+  };
+  const { start, end, value } = t.v4;
+  // The range being joined: [first, last] with `label` (label 0: none yet).
+  let first = 0;
+  let last = 0;
+  let label = 0;
+  let lastValue = -1;
+  let valueLabel = 0;
+  for (let i = 0; i < t.v4.length; i++) {
+    if (value[i] !== lastValue) {
+      lastValue = value[i];
+      valueLabel = t.label4(lastValue);
+    }
+    if (valueLabel === 0) continue;
+    if (label === valueLabel && last + 1 === start[i]) last = end[i];
+    else {
+      if (label !== 0) put(first, last, label);
+      first = start[i];
+      last = end[i];
+      label = valueLabel;
+    }
   }
+  if (label !== 0) put(first, last, label);
   while (bucket <= BUCKETS) index[bucket++] = n;
-  if (n !== entryCount) throw new Error(`IPv4 entries: counted ${entryCount}, wrote ${n}`);
+  return { entries: n, ranges };
 }
 
 function countV6(v6: RangeList6): number {
@@ -170,39 +185,49 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
   }
 }
 
-/** The bytes of `threat.bin`. `compactLabels` is lowered by tests to exercise wide entries. */
-export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): Buffer {
+/** The bytes of `threat.bin`, and the merged ranges it holds. `compactLabels` is lowered by tests to exercise wide entries. */
+export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): { buffer: Buffer; ranges: { v4: number; v6: number } } {
   requireLittleEndian();
   const labelCount = t.labels.length / LABEL_WORDS;
   const wide = labelCount > compactLabels;
-  const e4 = countV4(t.v4);
+  // At most two entries per range and two more per bucket edge crossed (ranges are disjoint: each edge once).
+  const most4 = 2 * t.v4.length + 2 * BUCKETS;
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
-  const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + t.labels.length + t.refs.length;
-  const buf = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
-  buf.fill(0, 0, HEADER);
-  const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
-  writeV4(t.v4, e4, wide, body, 0);
-  let at = INDEX_WORDS + e4 * (wide ? 2 : 1);
+  const rest = e6 * 5 + t.labels.length + t.refs.length;
+  const words = INDEX_WORDS + most4 * (wide ? 2 : 1) + rest;
+  const room = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
+  const body = new Uint32Array(room.buffer, room.byteOffset + HEADER, words);
+  const wideLabels = wide ? new Uint32Array(most4) : null;
+  const v4 = writeV4(t, wide, body, 0, wideLabels);
+  let at = INDEX_WORDS + v4.entries;
+  if (wideLabels !== null) {
+    body.set(wideLabels.subarray(0, v4.entries), at);
+    at += v4.entries;
+  }
   writeV6(t.v6, e6, body, at);
   at += e6 * 5;
   body.set(t.labels, at);
-  body.set(t.refs, at + t.labels.length);
-  metaBytes.copy(buf, HEADER + words * 4);
-  buf.fill(0x20, HEADER + words * 4 + metaBytes.length);
+  at += t.labels.length;
+  body.set(t.refs, at);
+  at += t.refs.length;
+  const buf = room.subarray(0, HEADER + at * 4 + metaLength);
+  buf.fill(0, 0, HEADER);
+  metaBytes.copy(buf, HEADER + at * 4);
+  buf.fill(0x20, HEADER + at * 4 + metaBytes.length);
   buf.write(THREAT_MAGIC, 0, 'latin1');
   buf.writeUInt32LE(THREAT_FORMAT_VERSION, 8);
-  buf.writeUInt32LE(e4, 12);
+  buf.writeUInt32LE(v4.entries, 12);
   buf.writeUInt32LE(e6, 16);
   buf.writeUInt32LE(labelCount, 20);
   buf.writeUInt32LE(t.refs.length, 24);
   buf.writeUInt32LE(metaLength, 28);
   buf.writeUInt32LE(wide ? WIDE : 0, 32);
-  buf.writeUInt32LE(t.v4.length, 40);
+  buf.writeUInt32LE(v4.ranges, 40);
   buf.writeUInt32LE(t.v6.length, 44);
   buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 36);
-  return buf;
+  return { buffer: buf, ranges: { v4: v4.ranges, v6: t.v6.length } };
 }
 
 /** A loaded `threat.bin`: lookups over typed arrays on the file's bytes. */
@@ -292,16 +317,21 @@ export class ThreatTree {
   find4(ip: number): number {
     const index = this.index4;
     const entries = this.entries4;
-    const b = ip >>> 16;
+    const b = ip >>> SHIFT;
     const first = index[b];
     let lo = first;
     let hi = index[b + 1];
     // The last entry whose key is at most the address's low 16 bits.
     const probe = ((ip << 16) | 0xffff) >>> 0;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (entries[mid] <= probe) lo = mid + 1;
-      else hi = mid;
+    if (hi - lo <= 16) {
+      // A short bucket (the usual case): a scan reads one or two cache lines with one mispredicted branch.
+      while (lo < hi && entries[lo] <= probe) lo++;
+    } else {
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (entries[mid] <= probe) lo = mid + 1;
+        else hi = mid;
+      }
     }
     if (lo === first) return 0;
     const e = entries[lo - 1];

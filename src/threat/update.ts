@@ -19,7 +19,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../build/write.js';
-import { buildDataset, feedCachePath, type BuildResult } from './build.js';
+import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';
 
@@ -176,7 +176,7 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     }
   };
   await Promise.all([worker(), worker()]);
-  const { build, buildDir } = buildAndSwap(config, dir);
+  const { build, buildDir } = await buildAndSwap(config, dir);
   return { ok: feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok'), feeds, build, buildDir };
 }
 
@@ -185,11 +185,11 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
  * file with one rename; older builds but the previous one are removed (a
  * reader may still be opening it).
  */
-export function buildAndSwap(config: ThreatConfig, dir: string): { build: BuildResult; buildDir: string } {
+export async function buildAndSwap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const name = `${stamp}-${process.pid}`;
   const buildDir = join(dir, 'builds', name);
-  const build = buildDataset(config, buildDir, dir);
+  const build = await buildDataset(config, buildDir, dir, options);
   writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
   const builds = readdirSync(join(dir, 'builds')).sort();
   for (const old of builds.slice(0, -2)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });

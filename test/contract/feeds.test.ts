@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine } from '../../src/index.js';
 import { buildDataset, type BuildResult } from '../../src/threat/build.js';
-import { coveredAddresses } from '../../src/threat/compile.js';
+import { coveredAddresses } from '../../src/threat/prepare.js';
 import { parseFeed, type FeedFormat, type ParseOptions } from '../../src/threat/parse.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 import { SHARED_FEEDS, sharedFeedConfig } from '../helpers/feeds.js';
@@ -68,7 +68,7 @@ d('engine with the shared feeds compiled', () => {
   let engine: Engine;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'iprecord-ds-'));
-    result = buildDataset(sharedFeedConfig(), dir);
+    result = await buildDataset(sharedFeedConfig(), dir);
     engine = await open({ data: dir });
   }, 120_000);
   afterAll(() => {

@@ -26,7 +26,7 @@ d('watched dataset swapped under load', () => {
   const B = parseThreatConfig({ feeds: [tor, vpn] }, dir);
 
   it('answers from one build or the other, never an error or a mix', async () => {
-    buildAndSwap(A, dir);
+    await buildAndSwap(A, dir);
     const engine = await open({ data: dir, watch: true });
     const reloads: string[] = [];
     const errors: Error[] = [];
@@ -38,7 +38,7 @@ d('watched dataset swapped under load', () => {
     // The answers of each build, from fresh engines.
     const answersOf = async (config: typeof A) => {
       const other = mkdtempSync(join(tmpdir(), 'iprecord-watch-ref-'));
-      buildAndSwap(config, other);
+      await buildAndSwap(config, other);
       const e = await open({ data: other });
       const out = probes.map((ip) => e.threat(ip));
       e.close();
@@ -57,7 +57,7 @@ d('watched dataset swapped under load', () => {
     let swaps = 0;
     while (Date.now() < deadline) {
       // Swap to the other build, then look up while the watcher reloads.
-      buildAndSwap(swaps % 2 === 0 ? B : A, dir);
+      await buildAndSwap(swaps % 2 === 0 ? B : A, dir);
       swaps++;
       const until = Date.now() + 400;
       while (Date.now() < until) {
@@ -81,12 +81,12 @@ d('watched dataset swapped under load', () => {
   }, 30_000);
 
   it('keeps its data and emits error when the new build is damaged', async () => {
-    buildAndSwap(A, dir);
+    await buildAndSwap(A, dir);
     const engine = await open({ data: dir, watch: true });
     const before = engine.threat('185.220.101.1');
     const failed = new Promise<Error>((r) => engine.once('error', r));
     // A build whose threat.bin is garbage, swapped in the way update does it.
-    const { buildDir } = buildAndSwap(A, dir);
+    const { buildDir } = await buildAndSwap(A, dir);
     writeFileSync(join(buildDir, 'threat.bin'), 'garbage');
     // Touch the directory again so the watcher fires after the damage.
     writeFileSync(join(dir, 'touch'), String(Date.now()));

@@ -2,13 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError } from '../../../src/errors.js';
 import { CATEGORIES, scoresOf, type Category } from '../../../src/record/threat.js';
-import { compileThreat, coveredAddresses, type CompileFeed } from '../../../src/threat/compile.js';
+import { compileThreat, type CompileFeed } from '../../../src/threat/compile.js';
+import { coveredAddresses, layers4 } from '../../../src/threat/prepare.js';
 import { RangeList, RangeList6 } from '../../../src/threat/ranges.js';
 import { ThreatTree } from '../../../src/threat/tree.js';
 import { seed } from '../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 150 };
-const meta = (n: number) => () => ({ builtAt: '2026-01-01T00:00:00.000Z', feeds: [], blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })) });
+const meta = (n: number) => ({ builtAt: '2026-01-01T00:00:00.000Z', feeds: [], blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })) });
 
 const MAX4 = 2n ** 32n - 1n;
 const MAX6 = 2n ** 128n - 1n;
@@ -29,7 +30,7 @@ function toFeed(f: Plain): CompileFeed {
   for (const [s, e, h] of f.v4) v4.push(Number(s), Number(e), h);
   const v6 = new RangeList6(4);
   for (const [s, e, h] of f.v6) v6.push(words(6, s), words(6, e), h);
-  return { categories: f.categories, except: f.except, blocklist: f.blocklist, v4, v6 };
+  return { categories: f.categories, except: f.except, blocklist: f.blocklist, v4: layers4(v4), v6: { words: v6.words.slice(0, v6.length * 8), value: v6.value.slice(0, v6.length) } };
 }
 
 /** Reference: a scan of every feed's entries, `except` applied, as counts, hits and blocklists. */

@@ -1,0 +1,224 @@
+/**
+ * One feed made ready for the compiler: read, parsed, its IPv4 ranges
+ * sorted and joined into one union per hit count, its coverage counted.
+ * The work of a feed depends on no other feed, so the builder runs it in
+ * worker threads (`worker.ts`); the result is plain data and typed arrays
+ * that move between threads without copying.
+ */
+
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
+import { overlay, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+
+export interface PrepareTask {
+  /** The file to read (a local feed, or the download of a URL feed). */
+  readonly file: string;
+  readonly format: FeedFormat;
+  readonly options?: ParseOptions;
+  /** Whether to report the file's modification time (downloads). */
+  readonly fetched: boolean;
+  /** A part of a large list: bytes `from` to `to` (whole lines). */
+  readonly part?: { readonly from: number; readonly to: number };
+}
+
+/** Sorted, disjoint IPv4 ranges of one hit count. */
+export interface Layer4 {
+  readonly hits: number;
+  readonly start: Uint32Array;
+  readonly end: Uint32Array;
+}
+
+export type Prepared =
+  | {
+      readonly ok: true;
+      readonly v4: readonly Layer4[];
+      /** IPv6 ranges as parsed (four words of start and four of end each), with hit counts. */
+      readonly v6: { readonly words: Uint32Array; readonly value: Uint32Array };
+      readonly entries: number;
+      readonly skipped: number;
+      readonly badLines: readonly BadLine[];
+      readonly dataDate: string | null;
+      readonly fetchedAt: string | null;
+      /** Distinct addresses covered, IPv4 and IPv6 together, in decimal. */
+      readonly addresses: string;
+      /** Lines read. */
+      readonly lines: number;
+    }
+  | { readonly ok: false; readonly missing: boolean; readonly error: string };
+
+/** A list split by value (hit count): one list per distinct value. */
+function byValue(list: RangeList): Map<number, RangeList> {
+  const v = list.value;
+  let one = true;
+  for (let i = 1; i < list.length && one; i++) one = v[i] === v[0];
+  if (one) return new Map([[list.length > 0 ? v[0] : 1, list]]);
+  const out = new Map<number, RangeList>();
+  for (let i = 0; i < list.length; i++) {
+    let to = out.get(v[i]);
+    if (to === undefined) out.set(v[i], (to = new RangeList()));
+    to.push(list.start[i], list.end[i], v[i]);
+  }
+  return out;
+}
+
+/** Addresses that IPv6 ranges cover, counted on ranks. */
+export function span6(list: RangeList6): bigint {
+  const ranks = new Ranks6([list]);
+  const part = union(ranks.lists[0], 0);
+  const big = (w: ArrayLike<number>) => (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
+  let total = 0n;
+  for (let i = 0; i < part.length; i++) total += big(ranks.end(part.end[i])) - big(ranks.start(part.start[i])) + 1n;
+  return total;
+}
+
+/** Distinct addresses that ranges cover, per family (IPv6 counts pass 2^53). */
+export function coveredAddresses(v4: RangeList, v6: RangeList6): { v4: number; v6: bigint } {
+  return { v4: span(union(v4, 0)), v6: span6(v6) };
+}
+
+/** The IPv4 layers of parsed ranges: a union per hit count. */
+export function layers4(list: RangeList): Layer4[] {
+  const out: Layer4[] = [];
+  for (const [hits, l] of byValue(list)) {
+    const u = union(l, hits);
+    out.push({ hits, start: u.start.subarray(0, u.length), end: u.end.subarray(0, u.length) });
+  }
+  return out;
+}
+
+/** Addresses that two sorted, disjoint lists both cover. */
+function common(a: Layer4, b: Layer4): number {
+  let total = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.start.length && j < b.start.length) {
+    const lo = Math.max(a.start[i], b.start[j]);
+    const hi = Math.min(a.end[i], b.end[j]);
+    if (lo <= hi) total += hi - lo + 1;
+    if (a.end[i] < b.end[j]) i++;
+    else j++;
+  }
+  return total;
+}
+
+/** Distinct addresses that a feed's IPv4 layers and IPv6 ranges cover together, in decimal. */
+export function layerCoverage(v4: readonly Layer4[], v6: RangeList6): string {
+  // The first layers joined, then the last one counted against them without building their union.
+  let head: Layer4 | null = v4.length > 0 ? v4[0] : null;
+  for (let i = 1; i < v4.length - 1; i++) {
+    const u = overlay(fromLayer(head as Layer4), fromLayer(v4[i]), (a) => a);
+    head = { hits: 0, start: u.start.subarray(0, u.length), end: u.end.subarray(0, u.length) };
+  }
+  const size = (l: Layer4) => span({ start: l.start, end: l.end, length: l.start.length });
+  let total = head === null ? 0 : size(head);
+  if (v4.length > 1) {
+    const last = v4[v4.length - 1];
+    total += size(last) - common(head as Layer4, last);
+  }
+  return (BigInt(total) + span6(v6)).toString();
+}
+
+/** The bytes of a task: its file, or its part of the file. */
+function read(task: PrepareTask): Buffer {
+  if (task.part === undefined) return readFileSync(task.file);
+  const { from, to } = task.part;
+  const buf = Buffer.allocUnsafe(to - from);
+  const fd = openSync(task.file, 'r');
+  try {
+    for (let at = 0; at < buf.length; ) {
+      const n = readSync(fd, buf, at, buf.length - at, from + at);
+      if (n === 0) throw new Error(`${task.file} ended at ${from + at} bytes, before ${to}`);
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return buf;
+}
+
+/** Reads, parses and prepares one feed (or part of one); a file that cannot be read is an answer, not an exception. */
+export function prepareFeed(task: PrepareTask): Prepared {
+  let bytes: Buffer;
+  let fetchedAt: string | null = null;
+  try {
+    bytes = read(task);
+    if (task.fetched) fetchedAt = statSync(task.file).mtime.toISOString();
+  } catch (e) {
+    return { ok: false, missing: (e as NodeJS.ErrnoException).code === 'ENOENT', error: (e as Error).message };
+  }
+  const parsed = parseFeed(bytes, task.format, task.options);
+  const v4 = layers4(parsed.v4);
+  return {
+    ok: true,
+    v4,
+    v6: { words: parsed.v6.words.slice(0, parsed.v6.length * 8), value: parsed.v6.value.slice(0, parsed.v6.length) },
+    entries: parsed.entries,
+    skipped: parsed.skipped,
+    badLines: parsed.badLines,
+    dataDate: parsed.dataDate,
+    fetchedAt,
+    // A part's coverage is counted once the parts are joined.
+    addresses: task.part === undefined ? layerCoverage(v4, parsed.v6) : '',
+    lines: parsed.lines,
+  };
+}
+
+/** Joins the results of a large list's parts (in file order) into the list's result. */
+export function joinParts(parts: readonly Prepared[]): Prepared {
+  const failed = parts.find((p) => !p.ok);
+  if (failed !== undefined) return failed;
+  const ok = parts as readonly Extract<Prepared, { ok: true }>[];
+  // The parts' layers side by side: the compiler joins layers of one feed as it joins feeds.
+  const v4 = ok.flatMap((p) => p.v4);
+  const v6 = new RangeList6(0);
+  v6.words = concat(ok.map((p) => p.v6.words));
+  v6.value = concat(ok.map((p) => p.v6.value));
+  v6.length = v6.value.length;
+  const badLines: BadLine[] = [];
+  let before = 0;
+  for (const p of ok) {
+    for (const b of p.badLines) badLines.push({ ...b, line: b.line + before });
+    before += p.lines;
+  }
+  return {
+    ok: true,
+    v4,
+    v6: { words: v6.words, value: v6.value },
+    entries: ok.reduce((a, p) => a + p.entries, 0),
+    skipped: ok.reduce((a, p) => a + p.skipped, 0),
+    badLines,
+    dataDate: ok.find((p) => p.dataDate !== null)?.dataDate ?? null,
+    fetchedAt: ok[0].fetchedAt,
+    addresses: layerCoverage(v4, v6),
+    lines: before,
+  };
+}
+
+function concat(arrays: readonly Uint32Array[]): Uint32Array {
+  const out = new Uint32Array(arrays.reduce((a, x) => a + x.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    out.set(a, at);
+    at += a.length;
+  }
+  return out;
+}
+
+/** A layer as a range list (values unused). */
+export function fromLayer(l: Layer4): RangeList {
+  const r = new RangeList(0);
+  r.start = l.start;
+  r.end = l.end;
+  r.value = new Uint32Array(l.start.length);
+  r.length = l.start.length;
+  return r;
+}
+
+/** The typed arrays of a result, to move to another thread without copying. */
+export function transferables(p: Prepared): ArrayBuffer[] {
+  if (!p.ok) return [];
+  const out = new Set<ArrayBuffer>();
+  for (const l of p.v4) out.add(l.start.buffer as ArrayBuffer).add(l.end.buffer as ArrayBuffer);
+  out.add(p.v6.words.buffer as ArrayBuffer).add(p.v6.value.buffer as ArrayBuffer);
+  return [...out];
+}
