@@ -34,45 +34,55 @@ export type IpVersion = 4 | 6;
 export function parseIpInto(text: string, out: Uint32Array): 0 | IpVersion {
   const len = text.length;
   if (len === 0 || len > MAX_TEXT_LENGTH) return 0;
+  const v4 = parseV4(text, 0, len);
+  if (v4 >= 0) {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = 0;
+    out[3] = v4;
+    return 4;
+  }
   // An IPv6 address has a colon within its first five characters.
   for (let i = 0; i < len && i < 5; i++) {
     if (text.charCodeAt(i) === CH_COLON) return parseV6(text, len, out);
   }
-  const v4 = parseV4(text, 0, len);
-  if (v4 < 0) return 0;
-  out[0] = 0;
-  out[1] = 0;
-  out[2] = 0;
-  out[3] = v4;
-  return 4;
+  return 0;
 }
 
 /** Dotted quad from `start` to `end`; the address as a uint32, or -1. */
 export function parseV4(text: string, start: number, end: number): number {
+  let i = start;
   let value = 0;
-  let part = 0;
-  let digits = 0;
-  let parts = 0;
-  let leadingZero = false;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= CH_0 && c <= CH_9) {
-      if (digits === 0) leadingZero = c === CH_0;
-      else if (leadingZero) return -1;
-      part = part * 10 + (c - CH_0);
-      if (++digits > 3 || part > 255) return -1;
-    } else if (c === CH_DOT) {
-      if (digits === 0 || parts === 3) return -1;
-      value = value * 256 + part;
-      parts++;
-      part = 0;
-      digits = 0;
-    } else {
-      return -1;
+  for (let part = 0; part < 4; part++) {
+    // One to three digits, no leading zero, at most 255; then a dot, but after the last part.
+    if (i >= end) return -1;
+    let d = text.charCodeAt(i) - CH_0;
+    if (d < 0 || d > 9) return -1;
+    let v = d;
+    i++;
+    if (i < end) {
+      d = text.charCodeAt(i) - CH_0;
+      if (d >= 0 && d <= 9) {
+        if (v === 0) return -1;
+        v = v * 10 + d;
+        i++;
+        if (i < end) {
+          d = text.charCodeAt(i) - CH_0;
+          if (d >= 0 && d <= 9) {
+            v = v * 10 + d;
+            i++;
+            if (v > 255) return -1;
+          }
+        }
+      }
+    }
+    value = value * 256 + v;
+    if (part < 3) {
+      if (i >= end || text.charCodeAt(i) !== CH_DOT) return -1;
+      i++;
     }
   }
-  if (digits === 0 || parts !== 3) return -1;
-  return (value * 256 + part) >>> 0;
+  return i === end ? value : -1;
 }
 
 function hexValue(c: number): number {

@@ -234,7 +234,7 @@ export function compileThreat(feeds: readonly CompileFeed[], meta: ThreatMeta, c
   const { labels: table, refs, rank } = labels.table();
   const label4 = made.map((l) => rank[l]);
   const v6 = new RangeList6(Math.max(16, byRank.length));
-  for (let i = 0; i < byRank.length; i++) v6.push(ranks.start(byRank.start[i]), ranks.end(byRank.end[i]), rank[byRank.value[i]]);
+  for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
 
   const { buffer, ranges } = encodeThreat({ v4, label4: (set) => label4[set], v6, labels: table, refs, meta }, compactLabels);
   return { buffer, stats: { layers: layers.length, labels: table.length / 6, ranges } };

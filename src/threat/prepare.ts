@@ -61,14 +61,26 @@ function byValue(list: RangeList): Map<number, RangeList> {
   return out;
 }
 
-/** Addresses that IPv6 ranges cover, counted on ranks. */
+/** Addresses that IPv6 ranges cover: their union on ranks, sizes summed word by word. */
 export function span6(list: RangeList6): bigint {
   const ranks = new Ranks6([list]);
   const part = union(ranks.lists[0], 0);
-  const big = (w: ArrayLike<number>) => (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
-  let total = 0n;
-  for (let i = 0; i < part.length; i++) total += big(ranks.end(part.end[i])) - big(ranks.start(part.start[i])) + 1n;
-  return total;
+  const merged = new RangeList6(Math.max(1, part.length));
+  for (let i = 0; i < part.length; i++) ranks.pushRange(merged, part.start[i], part.end[i], 0);
+  // Each word's sum stays below 2^53 for fewer than 2^21 ranges; carries are settled once, in BigInt.
+  const sum = [0, 0, 0, merged.length];
+  const w = merged.words;
+  for (let i = 0; i < merged.length; i++) {
+    const at = i * 8;
+    let borrow = 0;
+    for (let k = 3; k >= 0; k--) {
+      let d = w[at + 4 + k] - w[at + k] - borrow;
+      borrow = d < 0 ? 1 : 0;
+      if (d < 0) d += 0x100000000;
+      sum[k] += d;
+    }
+  }
+  return sum.reduce((total, s) => (total << 32n) + BigInt(s), 0n);
 }
 
 /** Distinct addresses that ranges cover, per family (IPv6 counts pass 2^53). */

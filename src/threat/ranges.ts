@@ -304,9 +304,13 @@ export class Ranks6 {
     let r = -1;
     for (let x = 0; x < n; x++) {
       const k = order[x] * 4;
-      if (r < 0 || keys[k] !== bounds[r * 4] || keys[k + 1] !== bounds[r * 4 + 1] || keys[k + 2] !== bounds[r * 4 + 2] || keys[k + 3] !== bounds[r * 4 + 3]) {
+      const b = r * 4;
+      if (r < 0 || keys[k] !== bounds[b] || keys[k + 1] !== bounds[b + 1] || keys[k + 2] !== bounds[b + 2] || keys[k + 3] !== bounds[b + 3]) {
         r++;
-        bounds.set(keys.subarray(k, k + 4), r * 4);
+        bounds[b + 4] = keys[k];
+        bounds[b + 5] = keys[k + 1];
+        bounds[b + 6] = keys[k + 2];
+        bounds[b + 7] = keys[k + 3];
       }
       rank[order[x]] = r;
     }
@@ -321,16 +325,32 @@ export class Ranks6 {
     }
   }
 
-  /** The first address of rank `r`. */
-  start(r: number): Uint32Array {
-    return this.bounds.subarray(r * 4, r * 4 + 4);
+  /** Appends the addresses of ranks `first` to `last` to `out`, with `value`. */
+  pushRange(out: RangeList6, first: number, last: number, value: number): void {
+    const b = this.bounds;
+    const s = first * 4;
+    const start = this.word;
+    start[0] = b[s];
+    start[1] = b[s + 1];
+    start[2] = b[s + 2];
+    start[3] = b[s + 3];
+    const end = this.word2;
+    if (last + 1 >= this.count) end.fill(0xffffffff);
+    else {
+      // The address before the next boundary.
+      const e = (last + 1) * 4;
+      let borrow = 1;
+      for (let k = 3; k >= 0; k--) {
+        const v = b[e + k] - borrow;
+        end[k] = v;
+        borrow = v < 0 ? 1 : 0;
+      }
+    }
+    out.push(start, end, value);
   }
 
-  /** The last address before rank `r + 1` (the last address of all for the last rank). */
-  end(r: number): number[] {
-    if (r + 1 >= this.count) return [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
-    return decrement(this.bounds.subarray((r + 1) * 4, (r + 1) * 4 + 4));
-  }
+  private readonly word = new Uint32Array(4);
+  private readonly word2 = new Uint32Array(4);
 }
 
 /** Key numbers (`order`, key k at `keys[4k..4k+3]`) in order of their 128-bit keys: LSD radix, 16 bits a pass. */
@@ -338,12 +358,21 @@ function radixSortKeys(keys: Uint32Array, order: Uint32Array): Uint32Array {
   let from: Uint32Array = order;
   let to: Uint32Array = new Uint32Array(order.length);
   const count = new Uint32Array(65536);
+  // Bits that differ between keys, per word: a digit where none differ needs no pass.
+  const varies = [0, 0, 0, 0];
+  if (order.length > 0) {
+    const k0 = order[0] * 4;
+    for (let x = 1; x < order.length; x++) {
+      const k = order[x] * 4;
+      for (let w = 0; w < 4; w++) varies[w] |= keys[k + w] ^ keys[k0 + w];
+    }
+  }
   for (let digit = 0; digit < 8; digit++) {
     const word = 3 - (digit >>> 1);
     const shift = (digit & 1) * 16;
+    if (((varies[word] >>> shift) & 0xffff) === 0) continue;
     count.fill(0);
     for (let x = 0; x < from.length; x++) count[(keys[from[x] * 4 + word] >>> shift) & 0xffff]++;
-    if (from.length === 0 || count[(keys[from[0] * 4 + word] >>> shift) & 0xffff] === from.length) continue; // one digit value: nothing to do
     let sum = 0;
     for (let d = 0; d < 65536; d++) {
       const c = count[d];
@@ -374,17 +403,6 @@ function increment(w: Uint32Array, from: number, out: Uint32Array, at: number): 
   return carry === 0;
 }
 
-function decrement(w: ArrayLike<number>): number[] {
-  const out = [w[0], w[1], w[2], w[3]];
-  for (let k = 3; k >= 0; k--) {
-    if (out[k] !== 0) {
-      out[k]--;
-      return out;
-    }
-    out[k] = 0xffffffff;
-  }
-  return out;
-}
 
 /** IPv6 ranges split by value (hit count): one list per distinct value. */
 export function byValue6(list: RangeList6): Map<number, RangeList6> {
