@@ -5,34 +5,35 @@
  * address space: merged ranges, each with the label of the feeds that list
  * all of its addresses (the union of every covering entry, pushed down).
  * This file stores that partition as a radix tree of two levels: the first
- * 16 bits of an IPv4 address index a bucket, and a bucket holds its merged
- * ranges in order, keyed by the last 16 bits. A lookup is one index read
- * and a binary search in one bucket (about 7 steps for 6 million random
- * addresses); the label it finds answers every threat question at once.
+ * 20 bits of an IPv4 address index a bucket of 4 096 addresses, and a
+ * bucket holds its merged ranges in order, keyed by the last 12 bits. A
+ * lookup is one index read and a scan of a few keys (a binary search in
+ * long buckets); the label it finds answers every threat question at once.
  *
- * An IPv4 entry is one u32: key (16 bits) | kind (1 bit) | label (15 bits).
- * A range of one address is one entry of kind END; a longer range is a
- * START entry at its first address and an END entry at its last. For an
- * address x the last entry with key <= x decides: START means x is inside,
- * END means x is inside only when the key is x. Ranges that cross a
- * bucket's edge are cut there. With more than 32 767 labels the entries
- * keep the key and kind, and the labels follow in an array of their own.
- * IPv6 entries are the same with 128-bit keys (four u32) and a u32 of
- * kind (top bit) and label, searched in one sorted array.
+ * An IPv4 entry is a 16-bit key, (address bits within the bucket) << 1 |
+ * kind, and a label (16 bits; 32 in the wide form, past 65 536 labels),
+ * in two arrays so that a search reads keys only. A range of one address
+ * is one entry of kind END (1); a longer range is a START entry (0) at its
+ * first address and an END entry at its last. For an address x the last
+ * entry with key <= (x << 1 | 1) decides: START means x is inside, END
+ * means x is inside only when its key is x's. Ranges that cross a bucket's
+ * edge are cut there. IPv6 entries are the same with 128-bit keys (four
+ * u32) and a u32 of kind (top bit) and label, in one sorted array.
  *
  * File layout (little-endian; every section a multiple of 4 bytes, read as
  * typed arrays without parsing):
  *
  *     0  magic "IPRTHRT1" (8 bytes)
- *     8  u32 format version (2)
+ *     8  u32 format version (3)
  *    12  u32 IPv4 entries E4         16  u32 IPv6 entries E6
  *    20  u32 labels L                24  u32 blocklist references B
  *    28  u32 metadata bytes M        32  u32 flags (bit 0: wide IPv4 labels)
  *    36  u32 CRC-32 of bytes 64..end
  *    40  u32 IPv4 merged ranges      44  u32 IPv6 merged ranges
  *    48  reserved (zeros) to 64
- *    64  IPv4 bucket index: 65 537 × u32 (bucket b: entries index[b] to index[b+1])
- *        IPv4 entries: E4 × u32 (wide: then E4 × u32 labels)
+ *    64  IPv4 bucket index: 1 048 577 × u32 (bucket b: entries index[b] to index[b+1])
+ *        IPv4 keys: E4 × u16, padded to 4 bytes
+ *        IPv4 labels: E4 × u16, padded to 4 bytes (wide: E4 × u32)
  *        IPv6 keys: E6 × 4 u32; IPv6 kinds and labels: E6 × u32
  *        labels: L × 6 u32: flags, first blocklist reference, blocklist
  *        count, highest hit count, evidence counts (8 × u8: bogon,
@@ -51,7 +52,7 @@ import type { Blocklist } from '../types.js';
 import type { RangeList, RangeList6 } from './ranges.js';
 
 export const THREAT_MAGIC = 'IPRTHRT1';
-export const THREAT_FORMAT_VERSION = 2;
+export const THREAT_FORMAT_VERSION = 3;
 const HEADER = 64;
 /** Buckets of 4096 addresses (an IPv4 address's first 20 bits). */
 const SHIFT = 12;
@@ -59,8 +60,11 @@ const BUCKETS = 1 << (32 - SHIFT);
 const INDEX_WORDS = BUCKETS + 1;
 const LABEL_WORDS = 6;
 /** Labels that fit the 15 bits of a compact IPv4 entry. */
-export const COMPACT_LABELS = 0x8000;
-const END4 = 0x8000;
+export const COMPACT_LABELS = 0x10000;
+/** The low bit of an IPv4 key: an END entry. */
+const END4 = 1;
+/** The address bits within a bucket. */
+const LOW = (1 << SHIFT) - 1;
 const END6 = 0x80000000;
 const WIDE = 1;
 
@@ -103,31 +107,28 @@ function requireLittleEndian(): void {
 }
 
 /**
- * Writes the IPv4 bucket index and entries into `out` from word `at`
- * (wide: their labels into `labels`): values mapped to labels, ranges
- * without one left out, touching ranges with equal labels joined, ranges
- * cut at bucket edges. Returns the entries written and the merged ranges.
+ * Writes the IPv4 bucket index, keys and labels: values mapped to labels,
+ * ranges without one left out, touching ranges with equal labels joined,
+ * ranges cut at bucket edges. Returns the entries written and the merged
+ * ranges.
  */
-function writeV4(t: ThreatTables, wide: boolean, out: Uint32Array, at: number, labels: Uint32Array | null): { entries: number; ranges: number } {
-  const index = out.subarray(at, at + INDEX_WORDS);
-  const entries = out.subarray(at + INDEX_WORDS);
+function writeV4(t: ThreatTables, index: Uint32Array, keys: Uint16Array, labels: Uint16Array | Uint32Array): { entries: number; ranges: number } {
   let n = 0;
   let ranges = 0;
   let bucket = 0; // buckets below this one have their index set
   const put = (first: number, last: number, label: number) => {
     ranges++;
-    const tag = wide ? 0 : label;
     let cur = first;
     for (;;) {
       const b = cur >>> SHIFT;
       while (bucket <= b) index[bucket++] = n;
-      const stop = last - cur > 0xfff - (cur & 0xfff) ? (cur | 0xfff) >>> 0 : last;
+      const stop = last - cur > LOW - (cur & LOW) ? (cur | LOW) >>> 0 : last;
       if (stop !== cur) {
-        if (labels !== null) labels[n] = label;
-        entries[n++] = ((cur << 16) | tag) >>> 0;
+        labels[n] = label;
+        keys[n++] = (cur & LOW) << 1;
       }
-      if (labels !== null) labels[n] = label;
-      entries[n++] = ((stop << 16) | END4 | tag) >>> 0;
+      labels[n] = label;
+      keys[n++] = ((stop & LOW) << 1) | END4;
       if (stop === last) break;
       cur = stop + 1;
     }
@@ -185,40 +186,52 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
   }
 }
 
-/** The bytes of `threat.bin`, and the merged ranges it holds. `compactLabels` is lowered by tests to exercise wide entries. */
+/** Words that `n` 16-bit values take, padded to whole words. */
+const halfWords = (n: number) => (n + 1) >>> 1;
+
+/** The bytes of `threat.bin`, and the merged ranges it holds. `compactLabels` is lowered by tests to exercise wide labels. */
 export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): { buffer: Buffer; ranges: { v4: number; v6: number } } {
   requireLittleEndian();
   const labelCount = t.labels.length / LABEL_WORDS;
   const wide = labelCount > compactLabels;
   // At most two entries per range and two more per bucket edge crossed (ranges are disjoint: each edge once).
   const most4 = 2 * t.v4.length + 2 * BUCKETS;
+  const index = new Uint32Array(INDEX_WORDS);
+  const keys = new Uint16Array(most4);
+  const labels4 = wide ? new Uint32Array(most4) : new Uint16Array(most4);
+  const v4 = writeV4(t, index, keys, labels4);
+  const e4 = v4.entries;
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
-  const rest = e6 * 5 + t.labels.length + t.refs.length;
-  const words = INDEX_WORDS + most4 * (wide ? 2 : 1) + rest;
-  const room = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
-  const body = new Uint32Array(room.buffer, room.byteOffset + HEADER, words);
-  const wideLabels = wide ? new Uint32Array(most4) : null;
-  const v4 = writeV4(t, wide, body, 0, wideLabels);
-  let at = INDEX_WORDS + v4.entries;
-  if (wideLabels !== null) {
-    body.set(wideLabels.subarray(0, v4.entries), at);
-    at += v4.entries;
+  const labelWords = wide ? e4 : halfWords(e4);
+  const words = INDEX_WORDS + halfWords(e4) + labelWords + e6 * 5 + t.labels.length + t.refs.length;
+  const buf = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
+  buf.fill(0, 0, HEADER);
+  const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
+  body.set(index, 0);
+  let at = INDEX_WORDS;
+  const halves = new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, halfWords(e4) * 2);
+  halves.set(keys.subarray(0, e4));
+  halves.fill(0, e4);
+  at += halfWords(e4);
+  if (wide) body.set(labels4.subarray(0, e4), at);
+  else {
+    const l16 = new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, halfWords(e4) * 2);
+    l16.set(labels4.subarray(0, e4));
+    l16.fill(0, e4);
   }
+  at += labelWords;
   writeV6(t.v6, e6, body, at);
   at += e6 * 5;
   body.set(t.labels, at);
   at += t.labels.length;
   body.set(t.refs, at);
-  at += t.refs.length;
-  const buf = room.subarray(0, HEADER + at * 4 + metaLength);
-  buf.fill(0, 0, HEADER);
-  metaBytes.copy(buf, HEADER + at * 4);
-  buf.fill(0x20, HEADER + at * 4 + metaBytes.length);
+  metaBytes.copy(buf, HEADER + words * 4);
+  buf.fill(0x20, HEADER + words * 4 + metaBytes.length);
   buf.write(THREAT_MAGIC, 0, 'latin1');
   buf.writeUInt32LE(THREAT_FORMAT_VERSION, 8);
-  buf.writeUInt32LE(v4.entries, 12);
+  buf.writeUInt32LE(e4, 12);
   buf.writeUInt32LE(e6, 16);
   buf.writeUInt32LE(labelCount, 20);
   buf.writeUInt32LE(t.refs.length, 24);
@@ -238,9 +251,11 @@ export class ThreatTree {
   readonly ranges: { readonly v4: number; readonly v6: number };
   readonly bytes: number;
   private readonly index4: Uint32Array;
-  private readonly entries4: Uint32Array;
-  /** Labels of IPv4 entries in the wide form, else null. */
-  private readonly labels4: Uint32Array | null;
+  /** IPv4 keys: the address bits within the bucket, then the kind (END4). */
+  private readonly keys4: Uint16Array;
+  /** Labels of IPv4 entries: 16-bit, or 32-bit in the wide form (the other null). */
+  private readonly labels16: Uint16Array | null;
+  private readonly labels32: Uint32Array | null;
   private readonly keys6: Uint32Array;
   private readonly kinds6: Uint32Array;
   private readonly labels: Uint32Array;
@@ -264,7 +279,7 @@ export class ThreatTree {
     const refCount = buf.readUInt32LE(24);
     const metaLength = buf.readUInt32LE(28);
     const wide = (buf.readUInt32LE(32) & WIDE) !== 0;
-    const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + labelCount * LABEL_WORDS + refCount;
+    const words = INDEX_WORDS + halfWords(e4) + (wide ? e4 : halfWords(e4)) + e6 * 5 + labelCount * LABEL_WORDS + refCount;
     const size = HEADER + words * 4 + metaLength;
     if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
     if (labelCount < 1) bad('no label table');
@@ -278,8 +293,11 @@ export class ThreatTree {
       return a;
     };
     this.index4 = take(INDEX_WORDS);
-    this.entries4 = take(e4);
-    this.labels4 = wide ? take(e4) : null;
+    this.keys4 = new Uint16Array(b.buffer, at, e4);
+    at += halfWords(e4) * 4;
+    this.labels16 = wide ? null : new Uint16Array(b.buffer, at, e4);
+    this.labels32 = wide ? take(e4) : null;
+    if (!wide) at += halfWords(e4) * 4;
     this.keys6 = take(e6 * 4);
     this.kinds6 = take(e6);
     this.labels = take(labelCount * LABEL_WORDS);
@@ -316,27 +334,29 @@ export class ThreatTree {
   /** The label of an IPv4 address given as a uint32. */
   find4(ip: number): number {
     const index = this.index4;
-    const entries = this.entries4;
+    const keys = this.keys4;
     const b = ip >>> SHIFT;
     const first = index[b];
     let lo = first;
     let hi = index[b + 1];
-    // The last entry whose key is at most the address's low 16 bits.
-    const probe = ((ip << 16) | 0xffff) >>> 0;
+    // The last entry whose key is at most the address's bits within the bucket (of either kind).
+    const low = ip & LOW;
+    const probe = (low << 1) | END4;
     if (hi - lo <= 16) {
-      // A short bucket (the usual case): a scan reads one or two cache lines with one mispredicted branch.
-      while (lo < hi && entries[lo] <= probe) lo++;
+      // A short bucket (the usual case): a scan of one cache line with one mispredicted branch.
+      while (lo < hi && keys[lo] <= probe) lo++;
     } else {
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (entries[mid] <= probe) lo = mid + 1;
+        if (keys[mid] <= probe) lo = mid + 1;
         else hi = mid;
       }
     }
     if (lo === first) return 0;
-    const e = entries[lo - 1];
-    if ((e & END4) !== 0 && e >>> 16 !== (ip & 0xffff)) return 0;
-    const label = this.labels4 === null ? e & 0x7fff : this.labels4[lo - 1];
+    const k = keys[lo - 1];
+    // START: the address is inside; END: only the end itself.
+    if ((k & END4) !== 0 && k >>> 1 !== low) return 0;
+    const label = this.labels16 !== null ? this.labels16[lo - 1] : (this.labels32 as Uint32Array)[lo - 1];
     return label < this.labelCount ? label : 0;
   }
 
