@@ -11,11 +11,11 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { writeAtomic } from '../build/write.js';
 import type { Blocklist } from '../types.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
-import { compileThreat, type CompileFeed, type CompileStats } from './compile.js';
+import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
+import { startPool, type PoolWorker } from './pool.js';
 import type { BadLine } from './parse.js';
 import { joinParts, prepareFeed, type Prepared, type PrepareTask } from './prepare.js';
 import type { FeedMeta, ThreatMeta } from './tree.js';
@@ -119,80 +119,40 @@ export interface BuildOptions {
 }
 
 /**
- * Prepares feeds on this thread and on worker threads, the largest files
- * first, each thread taking the next feed when it is done. A worker that
- * cannot start or dies leaves its feed to this thread.
+ * Prepares feeds on this thread and on the workers, the largest files
+ * first, each thread taking the next feed when it is done. A feed whose
+ * worker fails is prepared here.
  */
-async function prepareAll(tasks: readonly (PrepareTask | null)[], threads: number): Promise<(Prepared | null)[]> {
-  const size = (t: PrepareTask | null) => {
-    try {
-      return t === null ? 0 : statSync(t.file).size;
-    } catch {
-      return 0;
-    }
-  };
-  const sizes = tasks.map(size);
+async function prepareAll(tasks: readonly (PrepareTask | null)[], workers: readonly PoolWorker[], sizes: readonly number[]): Promise<(Prepared | null)[]> {
   const order = tasks.map((_, i) => i).sort((a, b) => sizes[b] - sizes[a]);
   const results: (Prepared | null)[] = tasks.map(() => null);
-  const total = sizes.reduce((a, b) => a + b, 0);
-  const parted = tasks.some((t) => t?.part !== undefined);
-  const workerCount = total < WORKER_THRESHOLD && !parted ? 0 : Math.min(threads - 1, order.length - 1);
   let next = 0;
   const take = () => (next < order.length ? order[next++] : -1);
   const run = (i: number) => {
     const t = tasks[i];
     results[i] = t === null ? null : prepareFeed(t);
   };
-  const left: number[] = []; // feeds of workers that failed
-  const workers = Array.from({ length: Math.max(0, workerCount) }, () =>
-    new Promise<void>((resolve) => {
-      let current = -1;
-      let worker: Worker;
+  const left: number[] = [];
+  const loops = workers.map(async (w) => {
+    for (let i = take(); i >= 0; i = take()) {
+      const t = tasks[i];
+      if (t === null) continue;
       try {
-        worker = startWorker();
+        results[i] = await w.run<Prepared>({ kind: 'prepare', task: t });
       } catch {
-        resolve();
+        left.push(i);
         return;
       }
-      const send = () => {
-        current = take();
-        if (current < 0) {
-          void worker.terminate();
-          resolve();
-        } else worker.postMessage({ id: current, task: tasks[current] });
-      };
-      worker.on('message', (m: { id: number; result: Prepared }) => {
-        results[m.id] = m.result;
-        send();
-      });
-      worker.on('error', () => {
-        if (current >= 0) left.push(current);
-        current = -1;
-        resolve();
-      });
-      worker.on('exit', () => {
-        if (current >= 0) left.push(current);
-        current = -1;
-        resolve();
-      });
-      send();
-    }),
-  );
+    }
+  });
   for (let i = take(); i >= 0; i = take()) {
     run(i);
     // Let the workers' answers in, so that they get their next feeds.
     await new Promise((r) => setImmediate(r));
   }
-  await Promise.all(workers);
+  await Promise.all(loops);
   for (const i of left) run(i);
   return results;
-}
-
-/** The worker's module: beside this one when built, the TypeScript source (through tsx) when run from the sources. */
-function startWorker(): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(fromSource ? './worker.ts' : './threat-worker.js', import.meta.url);
-  return new Worker(url, fromSource ? { execArgv: ['--import', 'tsx'] } : {});
 }
 
 /**
@@ -216,7 +176,34 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
       owner.push(i);
     }
   });
-  const results = await prepareAll(tasks, threads);
+  const sizes = tasks.map((t) => {
+    try {
+      return t === null ? 0 : t.part !== undefined ? t.part.to - t.part.from : statSync(t.file).size;
+    } catch {
+      return 0;
+    }
+  });
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const parted = tasks.some((t) => t?.part !== undefined);
+  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1);
+  try {
+    const results = await prepareAll(tasks, workers, sizes);
+    return await compileAll(config, files, owner, results, workers, now);
+  } finally {
+    for (const w of workers) w.close();
+  }
+}
+
+/** The second stage of `buildThreat`: reports, metadata and the compilation. */
+async function compileAll(
+  config: ThreatConfig,
+  files: readonly (string | null)[],
+  owner: readonly number[],
+  results: readonly (Prepared | null)[],
+  workers: readonly PoolWorker[],
+  now: Date,
+): Promise<BuildResult> {
+
   const prepared = config.feeds.map((_, i) => {
     const mine = results.filter((_r, k) => owner[k] === i);
     return mine.length === 1 || mine[0] === null ? mine[0] : joinParts(mine as Prepared[]);
@@ -261,7 +248,10 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
     reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
   });
   const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
-  const { buffer, stats } = compileThreat(compileFeeds, meta);
+  const other = workers[0];
+  const { buffer, stats } = await compileThreat(compileFeeds, meta, {
+    other: other === undefined ? undefined : (input, transfer) => other.run<SliceOutput>({ kind: 'slice', input }, transfer),
+  });
   return { buffer, meta, feeds: reports, stats };
 }
 

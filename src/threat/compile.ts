@@ -13,13 +13,17 @@
  *    then flags, evidence counts per category, the highest hit count and
  *    the blocklists. Touching ranges with equal labels are joined.
  *
- * IPv6 ranges are compiled the same way on ranks (`Ranks6`).
+ * IPv4 is compiled in two halves of the address space (the lower one on a
+ * worker thread when the builder has one), each with its own sets and
+ * labels; the labels are then put in one table, numbered by content, so
+ * the file is the same on any number of threads. IPv6 ranges are compiled
+ * the same way on ranks (`Ranks6`), beside the other half.
  */
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
 import { fromLayer, type Layer4 } from './prepare.js';
 import { byValue6, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
-import { COMPACT_LABELS, encodeThreat, type ThreatMeta } from './tree.js';
+import { BUCKETS, encodeSlice4, encodeThreat, type Slice4, type ThreatMeta } from './tree.js';
 
 /** A feed as the compiler needs it (see `prepareFeed`). */
 export interface CompileFeed {
@@ -36,6 +40,13 @@ export interface CompileFeed {
 interface Layer {
   readonly feed: number;
   readonly hits: number;
+}
+
+/** What labelling needs of a feed. */
+export interface Rules {
+  readonly categories: readonly Category[];
+  readonly except: readonly Category[];
+  readonly blocklist: number;
 }
 
 /** Sets of layers, interned: 0 is the empty set. */
@@ -80,14 +91,27 @@ function overlayAll(parts: RangeList[], both: (a: number, b: number) => number):
   return queue[0];
 }
 
+/** What a label says. */
+export interface LabelContent {
+  readonly flags: number;
+  readonly counts: readonly number[];
+  readonly hits: number;
+  readonly blocklists: readonly number[];
+}
+
 /** Labels, interned by content; label 0 is "no feed". */
 class Labels {
   private readonly keys: string[] = [];
-  private readonly parts: { readonly flags: number; readonly counts: readonly number[]; readonly hits: number; readonly blocklists: readonly number[] }[] = [];
+  private readonly parts: LabelContent[] = [];
   private readonly ids = new Map<string, number>();
 
   constructor() {
     this.add(0, [0, 0, 0, 0, 0, 0, 0, 0], 0, []);
+  }
+
+  /** The labels' contents, by number (0 first). */
+  contents(): readonly LabelContent[] {
+    return this.parts;
   }
 
   add(flags: number, counts: readonly number[], hits: number, blocklists: readonly number[]): number {
@@ -124,7 +148,7 @@ class Labels {
 }
 
 /** The label of each layer set: `except` applied, then flags, counts, hits and blocklists. */
-function labeller(feeds: readonly CompileFeed[], layers: readonly Layer[], sets: LayerSets, labels: Labels): (set: number) => number {
+function labeller(feeds: readonly Rules[], layers: readonly Layer[], sets: LayerSets, labels: Labels): (set: number) => number {
   const memo: number[] = [];
   return (set) => {
     let id = memo[set];
@@ -192,24 +216,108 @@ export interface CompileStats {
   readonly ranges: { readonly v4: number; readonly v6: number };
 }
 
+/** What one thread compiles: IPv4 layers cut to buckets `from` to `to` (exclusive). */
+export interface SliceInput {
+  readonly rules: readonly Rules[];
+  /** Each layer's feed, hit count and sorted, disjoint ranges within the slice. */
+  readonly layers: readonly (Layer & { readonly start: Uint32Array; readonly end: Uint32Array })[];
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface SliceOutput {
+  readonly slice: Slice4;
+  /** The slice's labels, by the numbers its entries use. */
+  readonly labels: readonly LabelContent[];
+}
+
+/** Compiles one slice of IPv4: layers laid over one another, labelled, encoded. */
+export function compileSlice(input: SliceInput): SliceOutput {
+  const sets = new LayerSets();
+  const parts: RangeList[] = [];
+  input.layers.forEach((l, i) => {
+    if (l.start.length === 0) return;
+    const part = fromLayer(l);
+    part.value.fill(sets.intern([i]));
+    parts.push(part);
+  });
+  const labels = new Labels();
+  const labelOf = labeller(input.rules, input.layers, sets, labels);
+  const slice = encodeSlice4(overlayAll(parts, sets.union), labelOf, input.from, input.to);
+  return { slice, labels: labels.contents() };
+}
+
+/** The typed arrays of a slice's answer, to move between threads. */
+export function sliceTransferables(o: SliceOutput): ArrayBuffer[] {
+  return [o.slice.index.buffer as ArrayBuffer, o.slice.keys.buffer as ArrayBuffer, o.slice.labels.buffer as ArrayBuffer];
+}
+
+/** A layer's ranges within [lo, hi] (cut at the edges), copied. */
+function cut(l: Layer4, lo: number, hi: number): { start: Uint32Array; end: Uint32Array } {
+  const n = l.start.length;
+  // First range ending at or after lo; first range starting after hi.
+  let a = 0;
+  let b = n;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (l.end[m] < lo) a = m + 1;
+    else b = m;
+  }
+  const i = a;
+  b = n;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (l.start[m] <= hi) a = m + 1;
+    else b = m;
+  }
+  const start = l.start.slice(i, a);
+  const end = l.end.slice(i, a);
+  if (start.length > 0) {
+    if (start[0] < lo) start[0] = lo;
+    if (end[end.length - 1] > hi) end[end.length - 1] = hi;
+  }
+  return { start, end };
+}
+
+/** Runs a slice on another thread: the answer, or a rejection (then it runs here). */
+export type SliceRunner = (input: SliceInput, transfer: ArrayBuffer[]) => Promise<SliceOutput>;
+
 /**
  * Compiles feeds into the bytes of `threat.bin`. `meta` is written as given
- * (its blocklists are the table that `blocklist` ids point into).
- * `compactLabels` is for tests (to force the wide IPv4 entries).
+ * (its blocklists are the table that `blocklist` ids point into). IPv4 is
+ * compiled in two halves of the address space, the lower one on `other`
+ * (another thread) when given; labels are numbered by their content, so
+ * the bytes are the same either way. `compactLabels` is for tests (to
+ * force the wide IPv4 labels).
  */
-export function compileThreat(feeds: readonly CompileFeed[], meta: ThreatMeta, compactLabels = COMPACT_LABELS): { buffer: Buffer; stats: CompileStats } {
+export async function compileThreat(
+  feeds: readonly CompileFeed[],
+  meta: ThreatMeta,
+  options: { readonly other?: SliceRunner; readonly compactLabels?: number } = {},
+): Promise<{ buffer: Buffer; stats: CompileStats }> {
+  const rules: Rules[] = feeds.map((f) => ({ categories: f.categories, except: f.except, blocklist: f.blocklist }));
+  const layers4: (Layer & Layer4)[] = [];
+  feeds.forEach((f, feed) => {
+    for (const l of f.v4) if (l.start.length > 0) layers4.push({ feed, hits: l.hits, start: l.start, end: l.end });
+  });
+  const half = BUCKETS / 2;
+  const sliceOf = (from: number, to: number): SliceInput => ({
+    rules,
+    layers: layers4.map((l) => ({ feed: l.feed, hits: l.hits, ...cut(l, from * 4096, to * 4096 - 1) })),
+    from,
+    to,
+  });
+  const lowInput = sliceOf(0, half);
+  const transfer = lowInput.layers.flatMap((l) => [l.start.buffer as ArrayBuffer, l.end.buffer as ArrayBuffer]);
+  const low = options.other === undefined ? null : options.other(lowInput, transfer).catch(() => null);
+  const high = compileSlice(sliceOf(half, BUCKETS));
+
+  // IPv6 here, while the other thread works.
   const sets = new LayerSets();
   const layers: Layer[] = [];
-  const parts4: RangeList[] = [];
   const lists6: RangeList6[] = [];
   const layers6: number[] = [];
   feeds.forEach((f, feed) => {
-    for (const l of f.v4) {
-      if (l.start.length === 0) continue;
-      const part = fromLayer(l);
-      part.value.fill(sets.intern([layers.push({ feed, hits: l.hits }) - 1]));
-      parts4.push(part);
-    }
     const v6 = new RangeList6(0);
     v6.words = f.v6.words;
     v6.value = f.v6.value;
@@ -222,20 +330,38 @@ export function compileThreat(feeds: readonly CompileFeed[], meta: ThreatMeta, c
   });
   const ranks = new Ranks6(lists6);
   const parts6 = ranks.lists.map((l, i) => union(l, sets.intern([layers6[i]])));
-
   const labels = new Labels();
-  const labelOf = labeller(feeds, layers, sets, labels);
-  const v4 = overlayAll(parts4, sets.union);
-  const byRank = relabel(overlayAll(parts6, sets.union), labelOf);
-  // Every label made before the file is laid out (the encoder maps IPv4 sets to labels as it writes).
-  const seen = new Uint8Array(sets.sets.length);
-  for (let i = 0; i < v4.length; i++) seen[v4.value[i]] = 1;
-  const made = Array.from(seen, (s, set) => (s === 1 ? labelOf(set) : 0));
+  const byRank = relabel(overlayAll(parts6, sets.union), labeller(rules, layers, sets, labels));
+
+  const lowOut = (low === null ? null : await low) ?? compileSlice(options.other === undefined ? lowInput : sliceOf(0, half));
+  // One table: every slice's labels by content, numbered by content.
+  const global = (out: SliceOutput) => out.labels.map((c) => labels.add(c.flags, c.counts, c.hits, c.blocklists));
+  const lowIds = global(lowOut);
+  const highIds = global(high);
   const { labels: table, refs, rank } = labels.table();
-  const label4 = made.map((l) => rank[l]);
+  const e4 = lowOut.slice.keys.length + high.slice.keys.length;
+  const keys = new Uint16Array(e4);
+  keys.set(lowOut.slice.keys);
+  keys.set(high.slice.keys, lowOut.slice.keys.length);
+  const label4 = new Uint32Array(e4);
+  const renumber = (from: Uint32Array, ids: readonly number[], at: number) => {
+    const map = Uint32Array.from(ids, (id) => rank[id]);
+    for (let i = 0; i < from.length; i++) label4[at + i] = map[from[i]];
+  };
+  renumber(lowOut.slice.labels, lowIds, 0);
+  renumber(high.slice.labels, highIds, lowOut.slice.keys.length);
+  const index = new Uint32Array(BUCKETS + 1);
+  index.set(lowOut.slice.index.subarray(0, half));
+  const offset = lowOut.slice.keys.length;
+  for (let b = 0; b <= half; b++) index[half + b] = high.slice.index[b] + offset;
+  // A range across the middle is one merged range, written as two pieces (the middle is a bucket edge).
+  const t = lowOut.slice.tail;
+  const h = high.slice.head;
+  const across = t !== null && h !== null && t.at === half * 4096 - 1 && h.at === half * 4096 && rank[lowIds[t.label]] === rank[highIds[h.label]];
+  const ranges4 = lowOut.slice.ranges + high.slice.ranges - (across ? 1 : 0);
+
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
-
-  const { buffer, ranges } = encodeThreat({ v4, label4: (set) => label4[set], v6, labels: table, refs, meta }, compactLabels);
-  return { buffer, stats: { layers: layers.length, labels: table.length / 6, ranges } };
+  const buffer = encodeThreat({ v4: { index, keys, labels: label4, ranges: ranges4 }, v6, labels: table, refs, meta }, options.compactLabels);
+  return { buffer, stats: { layers: layers4.length + layers6.length, labels: table.length / 6, ranges: { v4: ranges4, v6: v6.length } } };
 }

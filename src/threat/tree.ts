@@ -56,7 +56,7 @@ export const THREAT_FORMAT_VERSION = 3;
 const HEADER = 64;
 /** Buckets of 4096 addresses (an IPv4 address's first 20 bits). */
 const SHIFT = 12;
-const BUCKETS = 1 << (32 - SHIFT);
+export const BUCKETS = 1 << (32 - SHIFT);
 const INDEX_WORDS = BUCKETS + 1;
 const LABEL_WORDS = 6;
 /** Labels that fit the 15 bits of a compact IPv4 entry. */
@@ -88,12 +88,24 @@ export interface ThreatMeta {
   readonly blocklists: readonly Blocklist[];
 }
 
-/** What the compiler hands the file: partitions, their labels and the label table. */
+/** A slice of the IPv4 part of the file: buckets `from` to `to` (exclusive), encoded. */
+export interface Slice4 {
+  /** Entry offsets within the slice, one per bucket and one past the last. */
+  readonly index: Uint32Array;
+  readonly keys: Uint16Array;
+  /** Labels as the slice's own table numbers them. */
+  readonly labels: Uint32Array;
+  /** Merged ranges. */
+  readonly ranges: number;
+  /** The first range's start and the last range's end with their labels, to join ranges across slices (null: no range). */
+  readonly head: { readonly at: number; readonly label: number } | null;
+  readonly tail: { readonly at: number; readonly label: number } | null;
+}
+
+/** What the compiler hands the file. */
 export interface ThreatTables {
-  /** Sorted, disjoint IPv4 ranges, each value mapped to its label by `label4`. */
-  readonly v4: RangeList;
-  /** The label of an IPv4 range's value (0: no feed, the range is left out). */
-  readonly label4: (value: number) => number;
+  /** IPv4: the bucket index, keys and labels (numbered as in `labels`), and the merged ranges. */
+  readonly v4: { readonly index: Uint32Array; readonly keys: Uint16Array; readonly labels: Uint32Array; readonly ranges: number };
   /** Sorted, disjoint IPv6 ranges; each value a label (1 and up). */
   readonly v6: RangeList6;
   /** `LABEL_WORDS` words per label; label 0 is "no feed". */
@@ -107,21 +119,28 @@ function requireLittleEndian(): void {
 }
 
 /**
- * Writes the IPv4 bucket index, keys and labels: values mapped to labels,
- * ranges without one left out, touching ranges with equal labels joined,
- * ranges cut at bucket edges. Returns the entries written and the merged
- * ranges.
+ * Encodes the IPv4 ranges of buckets `from` to `to` (exclusive): values
+ * mapped to labels, ranges without one left out, touching ranges with
+ * equal labels joined, ranges cut at bucket edges. `part` holds sorted,
+ * disjoint ranges within those buckets.
  */
-function writeV4(t: ThreatTables, index: Uint32Array, keys: Uint16Array, labels: Uint16Array | Uint32Array): { entries: number; ranges: number } {
+export function encodeSlice4(part: RangeList, labelOf: (value: number) => number, from: number, to: number): Slice4 {
+  // At most two entries per range and two more per bucket edge crossed (ranges are disjoint: each edge once).
+  const most = 2 * part.length + 2 * (to - from);
+  const index = new Uint32Array(to - from + 1);
+  const keys = new Uint16Array(most);
+  const labels = new Uint32Array(most);
   let n = 0;
   let ranges = 0;
-  let bucket = 0; // buckets below this one have their index set
+  let bucket = from; // buckets below this one have their index set
+  let head: { at: number; label: number } | null = null;
   const put = (first: number, last: number, label: number) => {
     ranges++;
+    if (head === null) head = { at: first, label };
     let cur = first;
     for (;;) {
       const b = cur >>> SHIFT;
-      while (bucket <= b) index[bucket++] = n;
+      while (bucket <= b) index[bucket++ - from] = n;
       const stop = last - cur > LOW - (cur & LOW) ? (cur | LOW) >>> 0 : last;
       if (stop !== cur) {
         labels[n] = label;
@@ -133,17 +152,17 @@ function writeV4(t: ThreatTables, index: Uint32Array, keys: Uint16Array, labels:
       cur = stop + 1;
     }
   };
-  const { start, end, value } = t.v4;
+  const { start, end, value } = part;
   // The range being joined: [first, last] with `label` (label 0: none yet).
   let first = 0;
   let last = 0;
   let label = 0;
   let lastValue = -1;
   let valueLabel = 0;
-  for (let i = 0; i < t.v4.length; i++) {
+  for (let i = 0; i < part.length; i++) {
     if (value[i] !== lastValue) {
       lastValue = value[i];
-      valueLabel = t.label4(lastValue);
+      valueLabel = labelOf(lastValue);
     }
     if (valueLabel === 0) continue;
     if (label === valueLabel && last + 1 === start[i]) last = end[i];
@@ -155,8 +174,8 @@ function writeV4(t: ThreatTables, index: Uint32Array, keys: Uint16Array, labels:
     }
   }
   if (label !== 0) put(first, last, label);
-  while (bucket <= BUCKETS) index[bucket++] = n;
-  return { entries: n, ranges };
+  while (bucket <= to) index[bucket++ - from] = n;
+  return { index, keys: keys.subarray(0, n), labels: labels.subarray(0, n), ranges, head, tail: label === 0 ? null : { at: last, label } };
 }
 
 function countV6(v6: RangeList6): number {
@@ -189,18 +208,12 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
 /** Words that `n` 16-bit values take, padded to whole words. */
 const halfWords = (n: number) => (n + 1) >>> 1;
 
-/** The bytes of `threat.bin`, and the merged ranges it holds. `compactLabels` is lowered by tests to exercise wide labels. */
-export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): { buffer: Buffer; ranges: { v4: number; v6: number } } {
+/** The bytes of `threat.bin`. `compactLabels` is lowered by tests to exercise wide labels. */
+export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): Buffer {
   requireLittleEndian();
   const labelCount = t.labels.length / LABEL_WORDS;
   const wide = labelCount > compactLabels;
-  // At most two entries per range and two more per bucket edge crossed (ranges are disjoint: each edge once).
-  const most4 = 2 * t.v4.length + 2 * BUCKETS;
-  const index = new Uint32Array(INDEX_WORDS);
-  const keys = new Uint16Array(most4);
-  const labels4 = wide ? new Uint32Array(most4) : new Uint16Array(most4);
-  const v4 = writeV4(t, index, keys, labels4);
-  const e4 = v4.entries;
+  const e4 = t.v4.keys.length;
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
@@ -209,16 +222,17 @@ export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): {
   const buf = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
   buf.fill(0, 0, HEADER);
   const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
-  body.set(index, 0);
+  body.set(t.v4.index, 0);
   let at = INDEX_WORDS;
-  const halves = new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, halfWords(e4) * 2);
-  halves.set(keys.subarray(0, e4));
-  halves.fill(0, e4);
+  const halves = (n: number) => new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, n);
+  const keys = halves(halfWords(e4) * 2);
+  keys.set(t.v4.keys);
+  keys.fill(0, e4);
   at += halfWords(e4);
-  if (wide) body.set(labels4.subarray(0, e4), at);
+  if (wide) body.set(t.v4.labels, at);
   else {
-    const l16 = new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, halfWords(e4) * 2);
-    l16.set(labels4.subarray(0, e4));
+    const l16 = halves(halfWords(e4) * 2);
+    l16.set(t.v4.labels);
     l16.fill(0, e4);
   }
   at += labelWords;
@@ -237,10 +251,10 @@ export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): {
   buf.writeUInt32LE(t.refs.length, 24);
   buf.writeUInt32LE(metaLength, 28);
   buf.writeUInt32LE(wide ? WIDE : 0, 32);
-  buf.writeUInt32LE(v4.ranges, 40);
+  buf.writeUInt32LE(t.v4.ranges, 40);
   buf.writeUInt32LE(t.v6.length, 44);
   buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 36);
-  return { buffer: buf, ranges: { v4: v4.ranges, v6: t.v6.length } };
+  return buf;
 }
 
 /** A loaded `threat.bin`: lookups over typed arrays on the file's bytes. */

@@ -85,10 +85,10 @@ describe('threat tree', () => {
   it.each([
     ['compact', undefined],
     ['wide', 1],
-  ])('answers each address like a scan of every feed (%s entries): union of covering entries, except applied', (_mode, compact) => {
-    fc.assert(
-      fc.property(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }), (plain, probes) => {
-        const { buffer, stats } = compileThreat(plain.map(toFeed), meta(3), compact);
+  ])('answers each address like a scan of every feed (%s labels): union of covering entries, except applied', async (_mode, compact) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }), async (plain, probes) => {
+        const { buffer, stats } = await compileThreat(plain.map(toFeed), meta(3), { compactLabels: compact });
         const tree = new ThreatTree(buffer, 'prop');
         expect(stats.labels).toBe(tree.labelCount);
         // Random addresses, and the edges of every entry: first, last, one before, one past.
@@ -111,9 +111,9 @@ describe('threat tree', () => {
     );
   });
 
-  it('refuses damaged files with a typed error', () => {
+  it('refuses damaged files with a typed error', async () => {
     const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [] };
-    const good = compileThreat([toFeed(feed)], meta(1)).buffer;
+    const good = (await compileThreat([toFeed(feed)], meta(1))).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
     const damaged = (f: (b: Buffer) => Buffer | void) => {
       const b = Buffer.from(good);
@@ -130,6 +130,20 @@ describe('threat tree', () => {
       expect(() => new ThreatTree(buf, name), name).toThrow(InvalidDatasetError);
       expect(() => new ThreatTree(buf, name), name).toThrow(message);
     }
+  });
+
+  it('counts a range across the middle of the IPv4 space (where the compiler splits its work) as one merged range', async () => {
+    const mid = 2n ** 31n;
+    const feeds: Plain[] = [
+      { categories: ['tor'], except: [], blocklist: -1, v4: [[mid - 10n, mid + 10n, 1], [5n, 5n, 1], [MAX4, MAX4, 1]], v6: [] },
+      { categories: ['vpn'], except: [], blocklist: -1, v4: [[mid, mid, 1]], v6: [] },
+    ];
+    const { stats, buffer } = await compileThreat(feeds.map(toFeed), meta(0));
+    // [5], [mid-10, mid-1] tor, [mid] tor+vpn, [mid+1, mid+10] tor, [MAX] tor.
+    expect(stats.ranges.v4).toBe(5);
+    expect(new ThreatTree(buffer, 'mid').ranges.v4).toBe(5);
+    const one = await compileThreat([toFeed(feeds[0])], meta(0));
+    expect(one.stats.ranges.v4).toBe(3);
   });
 
   it('counts covered addresses once where entries overlap', () => {
