@@ -10,9 +10,10 @@
  * lookup is one index read and a scan of a few keys (a binary search in
  * long buckets); the label it finds answers every threat question at once.
  *
- * An IPv4 entry is a 16-bit key, (address bits within the bucket) << 1 |
- * kind, and a label (16 bits; 32 in the wide form, past 65 536 labels),
- * in two arrays so that a search reads keys only. A range of one address
+ * An IPv4 entry is one u32: a 16-bit key, (address bits within the
+ * bucket) << 1 | kind, above a 16-bit label (past 65 536 labels, the wide
+ * form: zero there, and the labels in an array of their own), so that the
+ * entry a search ends on holds its label. A range of one address
  * is one entry of kind END (1); a longer range is a START entry (0) at its
  * first address and an END entry at its last. For an address x the last
  * entry with key <= (x << 1 | 1) decides: START means x is inside, END
@@ -24,7 +25,7 @@
  * typed arrays without parsing):
  *
  *     0  magic "IPRTHRT1" (8 bytes)
- *     8  u32 format version (3)
+ *     8  u32 format version (4)
  *    12  u32 IPv4 entries E4         16  u32 IPv6 entries E6
  *    20  u32 labels L                24  u32 blocklist references B
  *    28  u32 metadata bytes M        32  u32 flags (bit 0: wide IPv4 labels)
@@ -32,8 +33,7 @@
  *    40  u32 IPv4 merged ranges      44  u32 IPv6 merged ranges
  *    48  reserved (zeros) to 64
  *    64  IPv4 bucket index: 1 048 577 × u32 (bucket b: entries index[b] to index[b+1])
- *        IPv4 keys: E4 × u16, padded to 4 bytes
- *        IPv4 labels: E4 × u16, padded to 4 bytes (wide: E4 × u32)
+ *        IPv4 entries: E4 × u32 (wide: then E4 × u32 labels)
  *        IPv6 keys: E6 × 4 u32; IPv6 kinds and labels: E6 × u32
  *        labels: L × 6 u32: flags, first blocklist reference, blocklist
  *        count, highest hit count, evidence counts (8 × u8: bogon,
@@ -52,7 +52,7 @@ import type { Blocklist } from '../types.js';
 import type { RangeList, RangeList6 } from './ranges.js';
 
 export const THREAT_MAGIC = 'IPRTHRT1';
-export const THREAT_FORMAT_VERSION = 3;
+export const THREAT_FORMAT_VERSION = 4;
 const HEADER = 64;
 /** Buckets of 4096 addresses (an IPv4 address's first 20 bits). */
 const SHIFT = 12;
@@ -205,9 +205,6 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
   }
 }
 
-/** Words that `n` 16-bit values take, padded to whole words. */
-const halfWords = (n: number) => (n + 1) >>> 1;
-
 /** The bytes of `threat.bin`. `compactLabels` is lowered by tests to exercise wide labels. */
 export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): Buffer {
   requireLittleEndian();
@@ -217,25 +214,20 @@ export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): B
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
-  const labelWords = wide ? e4 : halfWords(e4);
-  const words = INDEX_WORDS + halfWords(e4) + labelWords + e6 * 5 + t.labels.length + t.refs.length;
+  const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + t.labels.length + t.refs.length;
   const buf = Buffer.allocUnsafeSlow(HEADER + words * 4 + metaLength);
   buf.fill(0, 0, HEADER);
   const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
   body.set(t.v4.index, 0);
   let at = INDEX_WORDS;
-  const halves = (n: number) => new Uint16Array(buf.buffer, buf.byteOffset + HEADER + at * 4, n);
-  const keys = halves(halfWords(e4) * 2);
-  keys.set(t.v4.keys);
-  keys.fill(0, e4);
-  at += halfWords(e4);
-  if (wide) body.set(t.v4.labels, at);
-  else {
-    const l16 = halves(halfWords(e4) * 2);
-    l16.set(t.v4.labels);
-    l16.fill(0, e4);
+  // An entry: key in the high 16 bits, label in the low 16 (wide: zero, the labels follow).
+  const { keys, labels } = t.v4;
+  for (let i = 0; i < e4; i++) body[at + i] = ((keys[i] << 16) | (wide ? 0 : labels[i])) >>> 0;
+  at += e4;
+  if (wide) {
+    body.set(labels, at);
+    at += e4;
   }
-  at += labelWords;
   writeV6(t.v6, e6, body, at);
   at += e6 * 5;
   body.set(t.labels, at);
@@ -265,11 +257,10 @@ export class ThreatTree {
   readonly ranges: { readonly v4: number; readonly v6: number };
   readonly bytes: number;
   private readonly index4: Uint32Array;
-  /** IPv4 keys: the address bits within the bucket, then the kind (END4). */
-  private readonly keys4: Uint16Array;
-  /** Labels of IPv4 entries: 16-bit, or 32-bit in the wide form (the other null). */
-  private readonly labels16: Uint16Array | null;
-  private readonly labels32: Uint32Array | null;
+  /** IPv4 entries: key (address bits within the bucket, then the kind) << 16 | label. */
+  private readonly entries4: Uint32Array;
+  /** Labels of IPv4 entries in the wide form, else null. */
+  private readonly labels4: Uint32Array | null;
   private readonly keys6: Uint32Array;
   private readonly kinds6: Uint32Array;
   private readonly labels: Uint32Array;
@@ -293,7 +284,7 @@ export class ThreatTree {
     const refCount = buf.readUInt32LE(24);
     const metaLength = buf.readUInt32LE(28);
     const wide = (buf.readUInt32LE(32) & WIDE) !== 0;
-    const words = INDEX_WORDS + halfWords(e4) + (wide ? e4 : halfWords(e4)) + e6 * 5 + labelCount * LABEL_WORDS + refCount;
+    const words = INDEX_WORDS + e4 * (wide ? 2 : 1) + e6 * 5 + labelCount * LABEL_WORDS + refCount;
     const size = HEADER + words * 4 + metaLength;
     if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
     if (labelCount < 1) bad('no label table');
@@ -307,11 +298,8 @@ export class ThreatTree {
       return a;
     };
     this.index4 = take(INDEX_WORDS);
-    this.keys4 = new Uint16Array(b.buffer, at, e4);
-    at += halfWords(e4) * 4;
-    this.labels16 = wide ? null : new Uint16Array(b.buffer, at, e4);
-    this.labels32 = wide ? take(e4) : null;
-    if (!wide) at += halfWords(e4) * 4;
+    this.entries4 = take(e4);
+    this.labels4 = wide ? take(e4) : null;
     this.keys6 = take(e6 * 4);
     this.kinds6 = take(e6);
     this.labels = take(labelCount * LABEL_WORDS);
@@ -348,29 +336,30 @@ export class ThreatTree {
   /** The label of an IPv4 address given as a uint32. */
   find4(ip: number): number {
     const index = this.index4;
-    const keys = this.keys4;
+    const entries = this.entries4;
     const b = ip >>> SHIFT;
     const first = index[b];
     let lo = first;
     let hi = index[b + 1];
-    // The last entry whose key is at most the address's bits within the bucket (of either kind).
+    // The last entry whose key is at most the address's bits within the bucket (of either kind), whatever its label.
     const low = ip & LOW;
-    const probe = (low << 1) | END4;
+    const probe = ((((low << 1) | END4) << 16) | 0xffff) >>> 0;
     if (hi - lo <= 16) {
       // A short bucket (the usual case): a scan of one cache line with one mispredicted branch.
-      while (lo < hi && keys[lo] <= probe) lo++;
+      while (lo < hi && entries[lo] <= probe) lo++;
     } else {
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (keys[mid] <= probe) lo = mid + 1;
+        if (entries[mid] <= probe) lo = mid + 1;
         else hi = mid;
       }
     }
     if (lo === first) return 0;
-    const k = keys[lo - 1];
+    const e = entries[lo - 1];
+    const key = e >>> 16;
     // START: the address is inside; END: only the end itself.
-    if ((k & END4) !== 0 && k >>> 1 !== low) return 0;
-    const label = this.labels16 !== null ? this.labels16[lo - 1] : (this.labels32 as Uint32Array)[lo - 1];
+    if ((key & END4) !== 0 && key >>> 1 !== low) return 0;
+    const label = this.labels4 === null ? e & 0xffff : this.labels4[lo - 1];
     return label < this.labelCount ? label : 0;
   }
 
