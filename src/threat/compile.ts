@@ -23,7 +23,7 @@
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
 import { fromLayer, type Layer4 } from './prepare.js';
 import { byValue6, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
-import { BUCKETS, encodeSlice4, encodeThreat, type Slice4, type ThreatMeta } from './tree.js';
+import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, type Slice4, type ThreatMeta } from './tree.js';
 
 /** A feed as the compiler needs it (see `prepareFeed`). */
 export interface CompileFeed {
@@ -340,16 +340,23 @@ export async function compileThreat(
   const highIds = global(high);
   const { labels: table, refs, rank } = labels.table();
   const e4 = lowOut.slice.keys.length + high.slice.keys.length;
-  const keys = new Uint16Array(e4);
-  keys.set(lowOut.slice.keys);
-  keys.set(high.slice.keys, lowOut.slice.keys.length);
-  const label4 = new Uint32Array(e4);
-  const renumber = (from: Uint32Array, ids: readonly number[], at: number) => {
+  // Entries: key << 16 | label, labels renumbered on the way (past 16 bits of labels: key << 16, labels apart).
+  const wide = table.length / 6 > (options.compactLabels ?? COMPACT_LABELS);
+  const entries = new Uint32Array(e4);
+  const labels4 = wide ? new Uint32Array(e4) : null;
+  const pack = (slice: Slice4, ids: readonly number[], at: number) => {
     const map = Uint32Array.from(ids, (id) => rank[id]);
-    for (let i = 0; i < from.length; i++) label4[at + i] = map[from[i]];
+    const { keys, labels: local } = slice;
+    if (labels4 === null) for (let i = 0; i < keys.length; i++) entries[at + i] = ((keys[i] << 16) | map[local[i]]) >>> 0;
+    else {
+      for (let i = 0; i < keys.length; i++) {
+        entries[at + i] = (keys[i] << 16) >>> 0;
+        labels4[at + i] = map[local[i]];
+      }
+    }
   };
-  renumber(lowOut.slice.labels, lowIds, 0);
-  renumber(high.slice.labels, highIds, lowOut.slice.keys.length);
+  pack(lowOut.slice, lowIds, 0);
+  pack(high.slice, highIds, lowOut.slice.keys.length);
   const index = new Uint32Array(BUCKETS + 1);
   index.set(lowOut.slice.index.subarray(0, half));
   const offset = lowOut.slice.keys.length;
@@ -362,6 +369,6 @@ export async function compileThreat(
 
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
-  const buffer = encodeThreat({ v4: { index, keys, labels: label4, ranges: ranges4 }, v6, labels: table, refs, meta }, options.compactLabels);
+  const buffer = encodeThreat({ v4: { index, entries, labels: labels4, ranges: ranges4 }, v6, labels: table, refs, meta });
   return { buffer, stats: { layers: layers4.length + layers6.length, labels: table.length / 6, ranges: { v4: ranges4, v6: v6.length } } };
 }

@@ -104,8 +104,12 @@ export interface Slice4 {
 
 /** What the compiler hands the file. */
 export interface ThreatTables {
-  /** IPv4: the bucket index, keys and labels (numbered as in `labels`), and the merged ranges. */
-  readonly v4: { readonly index: Uint32Array; readonly keys: Uint16Array; readonly labels: Uint32Array; readonly ranges: number };
+  /**
+   * IPv4: the bucket index, the entries (key << 16 | label, or key << 16
+   * alone with `labels` when there are more labels than 16 bits hold),
+   * and the merged ranges.
+   */
+  readonly v4: { readonly index: Uint32Array; readonly entries: Uint32Array; readonly labels: Uint32Array | null; readonly ranges: number };
   /** Sorted, disjoint IPv6 ranges; each value a label (1 and up). */
   readonly v6: RangeList6;
   /** `LABEL_WORDS` words per label; label 0 is "no feed". */
@@ -205,12 +209,12 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
   }
 }
 
-/** The bytes of `threat.bin`. `compactLabels` is lowered by tests to exercise wide labels. */
-export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): Buffer {
+/** The bytes of `threat.bin`. */
+export function encodeThreat(t: ThreatTables): Buffer {
   requireLittleEndian();
   const labelCount = t.labels.length / LABEL_WORDS;
-  const wide = labelCount > compactLabels;
-  const e4 = t.v4.keys.length;
+  const wide = t.v4.labels !== null;
+  const e4 = t.v4.entries.length;
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
@@ -220,12 +224,10 @@ export function encodeThreat(t: ThreatTables, compactLabels = COMPACT_LABELS): B
   const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
   body.set(t.v4.index, 0);
   let at = INDEX_WORDS;
-  // An entry: key in the high 16 bits, label in the low 16 (wide: zero, the labels follow).
-  const { keys, labels } = t.v4;
-  for (let i = 0; i < e4; i++) body[at + i] = ((keys[i] << 16) | (wide ? 0 : labels[i])) >>> 0;
+  body.set(t.v4.entries, at);
   at += e4;
-  if (wide) {
-    body.set(labels, at);
+  if (t.v4.labels !== null) {
+    body.set(t.v4.labels, at);
     at += e4;
   }
   writeV6(t.v6, e6, body, at);
