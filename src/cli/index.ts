@@ -11,9 +11,11 @@
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
 
+import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
+import { enrich, openInput, type EnrichFormat, type EnrichSummary } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
@@ -21,6 +23,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord build [--config file] [--out dir]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
+       iprecord enrich [file|-] [options]   (iprecord enrich --help)
 
 Prints the record of each address: pretty JSON on a terminal, one compact
 JSON line per address otherwise.
@@ -199,9 +202,109 @@ function answer(engine: Engine, args: Args, ip: string): unknown {
   return engine.lookup(ip, args.fields === undefined ? undefined : { fields: args.fields });
 }
 
+const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
+
+Adds the record of each row's address to a CSV, NDJSON or plain list file
+(gzip-compressed or not; standard input when the file is - or absent),
+streaming, and writes the result to standard output. A row whose address
+is bad is kept, with the error in its error column (CSV) or as
+{"error": ...} under the key (NDJSON); a malformed line is kept the same way,
+with its line number. A progress line shows on standard error when it is a
+terminal; a summary is printed there at the end.
+
+Options:
+  --format f       input: csv, ndjson or lines; default from the file name
+                   (.csv, .ndjson or .jsonl, else lines; .gz ignored), else lines
+  --column c       CSV: the address column, by header name or 0-based index;
+                   default a column named ip, ip_address, address, client_ip,
+                   remote_addr, ipaddress or src_ip, else the first
+  --path a.b       NDJSON: where the address is in each object; default ip
+  --output o       csv or ndjson; default csv for CSV input, else ndjson
+  --fields a,b     only these fields; for CSV output dotted paths reach into
+                   the record (asn.name, threat.is_tor); default the whole
+                   record (CSV: one column per top-level field, objects as JSON)
+  --key k          NDJSON output: the key the record goes under; default iprecord
+  --data dir       a dataset directory; default $IPRECORD_DATA
+  -h, --help       this help
+
+Exit codes: 0 every row enriched, 1 some rows bad or malformed (kept in the output), 2 usage or data error.
+`;
+
+function formatOf(file: string | null): EnrichFormat {
+  const name = (file ?? '').toLowerCase().replace(/\.gz$/, '');
+  if (name.endsWith('.csv')) return 'csv';
+  if (name.endsWith('.ndjson') || name.endsWith('.jsonl')) return 'ndjson';
+  return 'lines';
+}
+
+async function runEnrich(argv: string[]): Promise<number> {
+  const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
+  const flags = argv.filter((a) => !positional.includes(a));
+  const o = options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data']);
+  if (o === 'help' || argv.includes('-h')) {
+    process.stdout.write(ENRICH_USAGE);
+    return 0;
+  }
+  const usage = (message: string) => {
+    process.stderr.write(`iprecord enrich: ${message}\n\n${ENRICH_USAGE}`);
+    return 2;
+  };
+  if (typeof o === 'string') return usage(o);
+  if (positional.length > 1) return usage(`one input file at most (got ${positional.join(', ')})`);
+  const file = positional.length === 0 || positional[0] === '-' ? null : positional[0];
+  const input = (o.format ?? formatOf(file)) as EnrichFormat;
+  if (!['csv', 'ndjson', 'lines'].includes(input)) return usage(`--format must be csv, ndjson or lines, not ${o.format}`);
+  const output = (o.output ?? (input === 'csv' ? 'csv' : 'ndjson')) as 'csv' | 'ndjson';
+  if (output !== 'csv' && output !== 'ndjson') return usage(`--output must be csv or ndjson, not ${o.output}`);
+  const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
+  let engine: Engine;
+  let opened: Awaited<ReturnType<typeof openInput>>;
+  try {
+    const data = dataDir(o.data);
+    engine = openSync(data === undefined ? {} : { data });
+    opened = await openInput(file);
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const started = Date.now();
+  const size = file === null ? 0 : statSync(file).size;
+  const tty = process.stderr.isTTY === true;
+  let shown = 0;
+  const progress = (s: EnrichSummary) => {
+    const now = Date.now();
+    if (!tty || now - shown < 200) return;
+    shown = now;
+    const secs = (now - started) / 1000;
+    const rate = s.rows / Math.max(secs, 0.001);
+    const read = opened.bytesRead();
+    const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
+    process.stderr.write(`\r${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}   `);
+  };
+  try {
+    const summary = await enrich(
+      engine,
+      opened.stream,
+      process.stdout,
+      { input, output, column, path: o.path, fields: o.fields?.split(',').map((f) => f.trim()).filter((f) => f !== ''), key: o.key },
+      progress,
+    );
+    const secs = (Date.now() - started) / 1000;
+    if (tty) process.stderr.write('\r');
+    process.stderr.write(
+      `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s)\n`,
+    );
+    return summary.bad > 0 ? 1 : 0;
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
+  }
+}
+
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   try {
+    if (argv[0] === 'enrich') return await runEnrich(argv.slice(1));
     if (argv[0] === 'build') return await runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
     if (argv[0] === 'update') return await runUpdate(argv.slice(1));

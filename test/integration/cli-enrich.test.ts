@@ -1,0 +1,180 @@
+/**
+ * `iprecord enrich` end to end: the built CLI as a real process on files
+ * generated here, every output row checked against the library's answer.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitCsvLine } from '../../src/build/csv.js';
+import { openSync, isIprecordError, type Engine } from '../../src/index.js';
+import { ROOT } from '../helpers/env.js';
+
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm ci builds it).');
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-enrich-'));
+let engine: Engine;
+beforeAll(() => {
+  engine = openSync();
+});
+afterAll(() => {
+  engine.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI; its output, error output and exit code. */
+function run(args: string[], input?: Buffer | string): { out: string; err: string; code: number } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', maxBuffer: 256 << 20, env: { ...process.env, IPRECORD_DATA: '' } });
+  return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
+}
+
+/** Addresses: public ones of both families, and bad, private and reserved ones, in a fixed order. */
+function addresses(n: number): string[] {
+  let x = 99;
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const a = x >>> 0;
+    const kind = i % 23;
+    if (kind === 5) out.push('not-an-ip');
+    else if (kind === 7) out.push(`10.${a & 255}.0.1`);
+    else if (kind === 9) out.push(`2001:4860:${(a & 0xffff).toString(16)}::1`);
+    else out.push(`${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`);
+  }
+  return out;
+}
+
+/** What the library answers for an address: the record or its error message. */
+function expected(ip: string, fields?: readonly string[]): { record: unknown } | { error: string } {
+  try {
+    return { record: engine.lookup(ip, fields === undefined ? undefined : { fields }) };
+  } catch (e) {
+    if (!isIprecordError(e)) throw e;
+    return { error: e.message };
+  }
+}
+
+/** Removes the parts of a record that change from one call to the next. */
+function timeless(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? undefined : x));
+}
+
+const at = (v: unknown, path: string) => path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v);
+
+describe('iprecord enrich', () => {
+  it('CSV in, CSV out: the columns kept, chosen fields by dotted path, errors in their column, quoted and multi-line fields', () => {
+    const ips = addresses(3000);
+    const rows = ips.map((ip, i) => `${i},"note, ${i}",${ip},${i % 100 === 0 ? '"two\nlines"' : 'x'}`);
+    const file = join(dir, 'in.csv');
+    writeFileSync(file, ['id,note,client_ip,extra', ...rows].join('\n') + '\n');
+    const fields = ['country_code', 'asn.name', 'threat.is_tor', 'threat.scores.trust_score', 'city'];
+    const r = run(['enrich', file, '--fields', fields.join(',')]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/enriched 3,000 rows \(\d+ bad\)/);
+    // Records of the output, joined where a quoted field spans lines.
+    const lines = r.out.split('\n');
+    const records: string[][] = [];
+    for (let i = 0; i < lines.length; i++) {
+      let text = lines[i];
+      while (splitCsvLine(text) === null) text += '\n' + lines[++i];
+      if (text !== '') records.push(splitCsvLine(text) as string[]);
+    }
+    expect(records[0]).toEqual(['id', 'note', 'client_ip', 'extra', ...fields, 'error']);
+    expect(records).toHaveLength(ips.length + 1);
+    let bad = 0;
+    ips.forEach((ip, i) => {
+      const row = records[i + 1];
+      expect(row.slice(0, 4)).toEqual([String(i), `note, ${i}`, ip, i % 100 === 0 ? 'two\nlines' : 'x']);
+      const want = expected(ip);
+      if ('error' in want) {
+        bad++;
+        expect(row.slice(4)).toEqual(['', '', '', '', '', want.error]);
+      } else {
+        const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+        expect(row.slice(4)).toEqual([...fields.map((f) => cell(at(want.record, f))), '']);
+      }
+    });
+    expect(r.err).toContain(`(${bad} bad)`);
+  });
+
+  it('NDJSON in (address at a path), NDJSON out: each object with the record under the key', () => {
+    const ips = addresses(1500);
+    const file = join(dir, 'in.ndjson');
+    writeFileSync(file, ips.map((ip, i) => JSON.stringify({ n: i, req: { client: { addr: ip } } })).join('\n') + '\n');
+    const r = run(['enrich', file, '--path', 'req.client.addr', '--key', 'geo']);
+    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { n: number; req: unknown; geo: unknown });
+    expect(out).toHaveLength(ips.length);
+    out.forEach((row, i) => {
+      expect(row.n).toBe(i);
+      const want = expected(ips[i]);
+      expect(timeless(row.geo)).toEqual('error' in want ? { error: want.error } : timeless(want.record));
+    });
+  });
+
+  it('a gzip-compressed list on standard input, chosen fields; malformed NDJSON lines kept with their line number', () => {
+    const ips = addresses(500);
+    const r = run(['enrich', '-', '--fields', 'ip,country_code,is_eu'], gzipSync(ips.join('\n') + '\n'));
+    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
+    expect(out.map((o) => o.ip)).toEqual(ips);
+    out.forEach((o, i) => {
+      const want = expected(ips[i], ['ip', 'country_code', 'is_eu']);
+      expect(o.iprecord).toEqual('error' in want ? { error: want.error } : want.record);
+    });
+
+    const file = join(dir, 'broken.ndjson');
+    writeFileSync(file, '{"ip":"8.8.8.8"}\n{"ip": \n[1,2]\n{"ip":"1.1.1.1"}\n');
+    const b = run(['enrich', file, '--fields', 'country_code']);
+    expect(b.code).toBe(1);
+    expect(b.out.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      { ip: '8.8.8.8', iprecord: { country_code: 'US' } },
+      { line: 2, text: '{"ip": ', iprecord: { error: 'line 2: not a JSON object' } },
+      { line: 3, value: [1, 2], iprecord: { error: 'line 3: not a JSON object' } },
+      { ip: '1.1.1.1', iprecord: { country_code: 'AU' } },
+    ]);
+    expect(b.err).toMatch(/enriched 4 rows \(2 bad, 2 malformed\)/);
+  });
+
+  it('a malformed CSV line is kept as an error row with its line number', () => {
+    const file = join(dir, 'bad.csv');
+    writeFileSync(file, 'ip,n\n8.8.8.8,1\n"1.1.1.1"x,2\n9.9.9.9,3\n"unclosed,4\n');
+    const r = run(['enrich', file, '--fields', 'country_code']);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('ip,n,country_code,error\n8.8.8.8,1,US,\n,,,line 3: malformed CSV\n9.9.9.9,3,US,\n,,,line 5: a quoted field is not closed\n');
+  });
+
+  it('empty input: nothing out, exit 0; usage errors exit 2 with a message', () => {
+    const empty = join(dir, 'empty.csv');
+    writeFileSync(empty, '');
+    const r = run(['enrich', empty]);
+    expect({ out: r.out, code: r.code }).toEqual({ out: '', code: 0 });
+    expect(run(['enrich', '-'], '').out).toBe('');
+    const noColumn = run(['enrich', join(dir, 'in.csv'), '--column', 'nope']);
+    expect(noColumn.code).toBe(2);
+    expect(noColumn.err).toMatch(/no column named "nope"/);
+    const badField = run(['enrich', '-', '--fields', 'asn.name'], '8.8.8.8\n');
+    expect(badField.code).toBe(2);
+    expect(badField.err).toMatch(/not a field name/);
+    expect(run(['enrich', '--format', 'xml']).code).toBe(2);
+    expect(run(['enrich', '--help']).out).toMatch(/^Usage: iprecord enrich/);
+  });
+
+  it('stops quietly when the reader of its output goes away (| head)', async () => {
+    const file = join(dir, 'many.txt');
+    writeFileSync(file, addresses(200_000).join('\n'));
+    const child = spawn(process.execPath, [CLI, 'enrich', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    // Read the first chunk, then close the pipe.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(err).not.toMatch(/Error|at .*\(/);
+    expect(code).toBe(0);
+  });
+});
