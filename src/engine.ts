@@ -16,7 +16,7 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions } from './option
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
-import { Snapshot, type DatabaseInfo } from './snapshot.js';
+import { Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
@@ -188,6 +188,38 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * The record as JSON text: the same text as `JSON.stringify(lookup(ip,
+   * options))`, built from pieces cached per network, per location and per
+   * threat label (serialising whole records is most of the cost of
+   * writing them out).
+   */
+  lookupJson(ip: string, options?: LookupOptions): string {
+    if (options?.fields !== undefined) return JSON.stringify(this.lookup(ip, options));
+    const snap = this.live();
+    const { version, text, kind } = this.address(ip);
+    const words = this.words;
+    const geo = snap.geoPart(version, words);
+    const net = snap.asnPart(version, words);
+    const now = nowMicros();
+    const zone = geo === null ? null : geo.zone;
+    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags);
+    return (
+      '{"ip":' +
+      JSON.stringify(text) +
+      geoJson(geo) +
+      netJson(net) +
+      countryJson(geo) +
+      ',"time_zone":' +
+      (zone === null ? 'null' : JSON.stringify(snap.clock.timeZone(zone, now))) +
+      ',"threat":' +
+      cachedJson(threat) +
+      ',"count":' +
+      JSON.stringify(this.counter.tick(now)) +
+      '}'
+    );
+  }
+
+  /**
    * One field of the record, as a bare value.
    * @throws InvalidFieldError, and the errors of `lookup`
    */
@@ -320,6 +352,77 @@ export class Engine extends EventEmitter<EngineEvents> {
 }
 
 /** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */
+/** JSON text of frozen, shared parts of records, by object. */
+const jsonOf = new WeakMap<object, string>();
+
+function cachedJson(value: object): string {
+  let s = jsonOf.get(value);
+  if (s === undefined) {
+    s = JSON.stringify(value);
+    jsonOf.set(value, s);
+  }
+  return s;
+}
+
+const NO_GEO =
+  ',"is_eu":null,"city":null,"region":null,"region_code":null,"region_type":null,"country_name":null,"country_code":null,"continent_name":null,"continent_code":null,"latitude":null,"longitude":null,"postal":null,"calling_code":null,"flag":null,"emoji_flag":null,"emoji_unicode":null';
+const geoText = new WeakMap<GeoPart, string>();
+
+/** The record's keys from `is_eu` to `emoji_unicode`, as JSON text after a comma. */
+function geoJson(geo: GeoPart | null): string {
+  if (geo === null) return NO_GEO;
+  let s = geoText.get(geo);
+  if (s === undefined) {
+    const c = geo.country;
+    const text = JSON.stringify({
+      is_eu: c === null ? null : c.is_eu,
+      city: geo.city,
+      region: geo.region,
+      region_code: geo.region_code,
+      region_type: geo.region_type,
+      country_name: c === null ? null : c.country_name,
+      country_code: c === null ? null : c.country_code,
+      continent_name: c === null ? null : c.continent_name,
+      continent_code: c === null ? null : c.continent_code,
+      latitude: geo.latitude,
+      longitude: geo.longitude,
+      postal: geo.postal,
+      calling_code: c === null ? null : c.calling_code,
+      flag: c === null ? null : c.flag,
+      emoji_flag: c === null ? null : c.emoji_flag,
+      emoji_unicode: c === null ? null : c.emoji_unicode,
+    });
+    s = ',' + text.slice(1, -1);
+    geoText.set(geo, s);
+  }
+  return s;
+}
+
+const netText = new WeakMap<object, string>();
+
+/** `asn` (and `carrier` for mobile networks) as JSON text after a comma. */
+function netJson(net: AsnPart | null): string {
+  if (net === null) return ',"asn":null';
+  let s = netText.get(net);
+  if (s === undefined) {
+    s = ',"asn":' + JSON.stringify(net.asn) + (net.carrier === null ? '' : ',"carrier":' + JSON.stringify(net.carrier));
+    netText.set(net, s);
+  }
+  return s;
+}
+
+/** `languages` and `currency` as JSON text after a comma. */
+function countryJson(geo: GeoPart | null): string {
+  const c = geo === null ? null : geo.country;
+  if (c === null) return ',"languages":null,"currency":null';
+  let s = jsonOf.get(c);
+  if (s === undefined) {
+    s = ',"languages":' + JSON.stringify(c.languages) + ',"currency":' + JSON.stringify(c.currency);
+    jsonOf.set(c, s);
+  }
+  return s;
+}
+
 function insertCarrier(record: IpRecord, carrier: NonNullable<IpRecord['carrier']>): void {
   const tail = { languages: record.languages, currency: record.currency, time_zone: record.time_zone, threat: record.threat, count: record.count };
   delete (record as Partial<IpRecord>).languages;

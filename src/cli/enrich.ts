@@ -95,28 +95,41 @@ function csvCell(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** Output gathered into chunks of about 64 KiB (one write call per row costs more than the row). */
+/** Output gathered into chunks of about 256 KiB, encoded once (one write call per row costs more than the row). */
 class Batched {
-  private parts: string[] = [];
-  private size = 0;
+  private buf = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
 
   constructor(private readonly out: Writable) {}
 
-  /** Adds a line; writes the chunk when it is full, waiting while the output's buffer is full. */
+  /** Adds text; writes the chunk when it is full, waiting while the output's buffer is full. */
   async write(text: string): Promise<void> {
-    this.parts.push(text);
-    this.size += text.length;
-    if (this.size >= 1 << 16) await this.flush();
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (this.used + text.length * 3 > this.buf.length) {
+      await this.flush();
+      if (text.length * 3 > this.buf.length) {
+        await this.send(Buffer.from(text, 'utf8'));
+        return;
+      }
+    }
+    this.used += this.buf.write(text, this.used, 'utf8');
   }
 
   async flush(): Promise<void> {
-    if (this.parts.length === 0) return;
-    const chunk = this.parts.join('');
-    this.parts = [];
-    this.size = 0;
+    if (this.used === 0) return;
+    const chunk = this.buf.subarray(0, this.used);
+    // The stream may hold the chunk until it is written: the next one goes in a new buffer.
+    this.buf = Buffer.allocUnsafe(CHUNK);
+    this.used = 0;
+    await this.send(chunk);
+  }
+
+  private async send(chunk: Buffer): Promise<void> {
     if (!this.out.write(chunk)) await new Promise<void>((resolve) => this.out.once('drain', resolve));
   }
 }
+
+const CHUNK = 256 << 10;
 
 /**
  * Enriches every row of `input` into `output`. `progress` is called with
@@ -127,6 +140,7 @@ export async function enrich(engine: Engine, input: Readable, out: Writable, o: 
   const output = new Batched(out);
   const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
   const key = o.key ?? 'iprecord';
+  const keyJson = JSON.stringify(key);
   const fields = o.fields;
   if (o.output === 'ndjson' && fields !== undefined) {
     for (const f of fields) if (!isFieldName(f)) throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
@@ -150,12 +164,14 @@ export async function enrich(engine: Engine, input: Readable, out: Writable, o: 
   const emit = async (cells: string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     summary.rows++;
     let record: unknown = null;
+    let recordJson: string | null = null;
     let error = known;
     if (error === null) {
       if (ip === null || ip === '') error = 'no address in this row';
       else {
         try {
-          record = engine.lookup(ip, lookupOptions);
+          if (o.output === 'ndjson') recordJson = engine.lookupJson(ip, lookupOptions);
+          else record = engine.lookup(ip, lookupOptions);
         } catch (e) {
           if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
           error = e.message;
@@ -165,8 +181,11 @@ export async function enrich(engine: Engine, input: Readable, out: Writable, o: 
     if (error !== null) summary.bad++;
     if (o.output === 'ndjson') {
       const row: Record<string, unknown> = object ?? (cells !== null ? Object.fromEntries(inputColumns.map((c, i) => [c, cells[i] ?? ''])) : {});
-      row[key] = error === null ? record : { error };
-      await output.write(JSON.stringify(row) + '\n');
+      // The record goes last, under the key (replacing a value the row had there).
+      delete row[key];
+      const base = JSON.stringify(row);
+      const value = error === null ? (recordJson as string) : JSON.stringify({ error });
+      await output.write((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
     } else {
       if (!headerWritten) await writeHeader();
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));

@@ -11,9 +11,12 @@ import {
   ReservedIpError,
   isIprecordError,
   open,
+  openSync,
   type Engine,
   type IpRecord,
 } from '../../src/index.js';
+import { join } from 'node:path';
+import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { seed } from '../helpers/env.js';
 
 let engine: Engine;
@@ -104,6 +107,47 @@ describe('records', () => {
   it('mark unallocated IPv6 space as bogon', () => {
     expect(engine.lookup('4000::1').threat.is_bogon).toBe(true);
     expect(engine.lookup('8.8.8.8').threat.is_bogon).toBe(false);
+  });
+});
+
+/** The text of a record with the values that change between calls (the clock, the count) blanked. */
+const still = (json: string) => json.replace(/"current_time":"[^"]*"/g, '"current_time":""').replace(/"count":"\d+"/g, '"count":""');
+
+describe('lookupJson', () => {
+  /** The JSON text from both paths, or the same error from both. */
+  function same(e: Engine, ip: string, fields?: string): void {
+    let direct: string;
+    try {
+      direct = JSON.stringify(e.lookup(ip, fields === undefined ? undefined : { fields }));
+    } catch (err) {
+      expect(() => e.lookupJson(ip, fields === undefined ? undefined : { fields })).toThrow((err as Error).message);
+      return;
+    }
+    expect(still(e.lookupJson(ip, fields === undefined ? undefined : { fields }))).toBe(still(direct));
+  }
+
+  it('is the text of JSON.stringify(lookup()), key for key, for random addresses (twice: cached pieces too)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
+        same(engine, ip);
+        same(engine, ip);
+      }),
+      { seed: seed(), numRuns: 3000 },
+    );
+    same(engine, '8.8.8.8', 'ip,city,threat');
+    same(engine, 'nope');
+    same(engine, '10.0.0.1');
+  });
+
+  it('places carrier after asn for mobile networks (ISP data), and null parts where nothing is known', () => {
+    const isp = openSync({ asn: join(FIXTURES_DIR, 'test-data', 'GeoIP2-ISP-Fixture.mmdb') });
+    try {
+      const withCarrier = ['149.101.100.1', '31.13.64.7'].filter((ip) => isp.lookup(ip).carrier !== undefined);
+      expect(withCarrier.length).toBeGreaterThan(0);
+      for (const ip of [...withCarrier, '1.0.0.1', '8.8.8.8', '2001:4860::1']) same(isp, ip);
+    } finally {
+      isp.close();
+    }
   });
 });
 
