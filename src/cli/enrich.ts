@@ -102,8 +102,13 @@ class Batched {
 
   constructor(private readonly out: Writable) {}
 
-  /** Adds text; writes the chunk when it is full, waiting while the output's buffer is full. */
-  async write(text: string): Promise<void> {
+  /** Adds text or bytes; writes the chunk when it is full, waiting while the output's buffer is full. */
+  async write(text: string | Uint8Array): Promise<void> {
+    if (typeof text !== 'string') {
+      await this.flush();
+      await this.send(text);
+      return;
+    }
     // A UTF-16 unit is at most 3 bytes of UTF-8.
     if (this.used + text.length * 3 > this.buf.length) {
       await this.flush();
@@ -124,45 +129,63 @@ class Batched {
     await this.send(chunk);
   }
 
-  private async send(chunk: Buffer): Promise<void> {
+  private async send(chunk: Uint8Array): Promise<void> {
     if (!this.out.write(chunk)) await new Promise<void>((resolve) => this.out.once('drain', resolve));
   }
 }
 
 const CHUNK = 256 << 10;
 
-/**
- * Enriches every row of `input` into `output`. `progress` is called with
- * the running summary now and then.
- * @throws Error for a usage problem found in the data (an unknown CSV column, a field name that is not one).
- */
-export async function enrich(engine: Engine, input: Readable, out: Writable, o: EnrichOptions, progress?: (s: EnrichSummary) => void): Promise<EnrichSummary> {
-  const output = new Batched(out);
-  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
-  const key = o.key ?? 'iprecord';
-  const keyJson = JSON.stringify(key);
-  const fields = o.fields;
-  if (o.output === 'ndjson' && fields !== undefined) {
-    for (const f of fields) if (!isFieldName(f)) throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
+/** What a thread needs to turn rows into output, once the header is read. */
+export interface RowConfig {
+  readonly input: EnrichFormat;
+  readonly output: 'csv' | 'ndjson';
+  readonly key: string;
+  readonly fields: readonly string[] | undefined;
+  readonly addressPath: readonly string[];
+  /** CSV input: the address column. */
+  readonly column: number;
+  /** CSV input, or NDJSON input to CSV output: the input's columns. */
+  readonly inputColumns: readonly string[];
+}
+
+/** Rows as read: each row's text (a CSV record, an NDJSON line, an address), its first line number, and whether it ended inside a quoted field. */
+export interface Batch {
+  readonly texts: string[];
+  readonly lines: number[];
+  readonly open: boolean[];
+}
+
+export interface BatchOutput {
+  /** The output: text, or its UTF-8 bytes (from a worker thread, moved rather than copied). */
+  readonly text: string | Uint8Array;
+  readonly rows: number;
+  readonly bad: number;
+  readonly malformed: number;
+}
+
+/** Checks the chosen fields; throws a usage error. */
+function checkFields(o: EnrichOptions): void {
+  for (const f of o.fields ?? []) {
+    if (o.output === 'ndjson' && !isFieldName(f)) throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
+    if (!isFieldName(f.split('.')[0])) throw new Error(`${f} does not start with a field name`);
   }
-  const paths = fields?.map((f) => f.split('.'));
-  if (paths !== undefined) for (const p of paths) if (!isFieldName(p[0])) throw new Error(`${p.join('.')} does not start with a field name`);
-  const lookupOptions = o.output === 'ndjson' && fields !== undefined ? { fields } : undefined;
-  const addressPath = (o.path ?? 'ip').split('.');
+}
 
-  // CSV output: the input's columns, then the chosen fields (default: every top-level field, objects as JSON), then `error`.
-  const recordColumns = fields ?? FIELD_NAMES;
-  const columnPaths = recordColumns.map((c) => c.split('.'));
-  let inputColumns: string[] = o.input === 'lines' ? ['ip'] : [];
-  let headerWritten = false;
-  const writeHeader = async () => {
-    headerWritten = true;
-    await output.write([...inputColumns, ...recordColumns, 'error'].map(csvCell).join(',') + '\n');
-  };
+/** The CSV output's header line: the input's columns, the chosen fields (default: every top-level field), `error`. */
+export function csvHeader(c: RowConfig): string {
+  return [...c.inputColumns, ...(c.fields ?? FIELD_NAMES), 'error'].map(csvCell).join(',') + '\n';
+}
 
-  /** One row: its cells (CSV) or object (NDJSON), its address, and an error already known (malformed). */
-  const emit = async (cells: string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
-    summary.rows++;
+/** Turns a batch of rows into output text: the work that threads share. */
+export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOutput {
+  const keyJson = JSON.stringify(c.key);
+  const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
+  const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
+  const out: string[] = [];
+  let bad = 0;
+  let malformed = 0;
+  const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     let record: unknown = null;
     let recordJson: string | null = null;
     let error = known;
@@ -170,7 +193,7 @@ export async function enrich(engine: Engine, input: Readable, out: Writable, o: 
       if (ip === null || ip === '') error = 'no address in this row';
       else {
         try {
-          if (o.output === 'ndjson') recordJson = engine.lookupJson(ip, lookupOptions);
+          if (c.output === 'ndjson') recordJson = engine.lookupJson(ip, lookupOptions);
           else record = engine.lookup(ip, lookupOptions);
         } catch (e) {
           if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
@@ -178,93 +201,218 @@ export async function enrich(engine: Engine, input: Readable, out: Writable, o: 
         }
       }
     }
-    if (error !== null) summary.bad++;
-    if (o.output === 'ndjson') {
-      const row: Record<string, unknown> = object ?? (cells !== null ? Object.fromEntries(inputColumns.map((c, i) => [c, cells[i] ?? ''])) : {});
+    if (error !== null) bad++;
+    if (c.output === 'ndjson') {
+      const row: Record<string, unknown> = object ?? (cells !== null ? Object.fromEntries(c.inputColumns.map((name, i) => [name, cells[i] ?? ''])) : {});
       // The record goes last, under the key (replacing a value the row had there).
-      delete row[key];
+      delete row[c.key];
       const base = JSON.stringify(row);
       const value = error === null ? (recordJson as string) : JSON.stringify({ error });
-      await output.write((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
+      out.push((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
     } else {
-      if (!headerWritten) await writeHeader();
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
-      const base = cells ?? (object !== null ? inputColumns.map((c) => object[c]) : [ip ?? '']);
-      await output.write([...inputColumns.map((_, i) => base[i]), ...values, error ?? ''].map(csvCell).join(',') + '\n');
+      const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
+      out.push([...c.inputColumns.map((_, i) => base[i]), ...values, error ?? ''].map(csvCell).join(',') + '\n');
     }
-    if (progress !== undefined && (summary.rows & 0x3ff) === 0) progress(summary);
   };
-
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  let lineNo = 0;
-  let column = -1;
-  let pending: string | null = null; // a CSV line whose quoted field goes on
-  let pendingFrom = 0;
-  for await (const line of lines) {
-    lineNo++;
-    if (o.input === 'lines') {
-      const ip = line.trim();
-      if (ip === '' || ip.startsWith('#')) continue;
-      await emit(null, o.output === 'ndjson' ? { ip } : null, ip, null);
-      continue;
-    }
-    if (o.input === 'ndjson') {
-      if (line.trim() === '') continue;
+  for (let r = 0; r < batch.texts.length; r++) {
+    const text = batch.texts[r];
+    const line = batch.lines[r];
+    if (c.input === 'lines') {
+      emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
+    } else if (c.input === 'ndjson') {
       let object: unknown;
       try {
-        object = JSON.parse(line);
+        object = JSON.parse(text);
       } catch {
-        summary.malformed++;
-        await emit(null, { line: lineNo, text: line.slice(0, 200) }, null, `line ${lineNo}: not a JSON object`);
-        continue;
+        object = undefined;
       }
       if (object === null || typeof object !== 'object' || Array.isArray(object)) {
-        summary.malformed++;
-        await emit(null, { line: lineNo, value: object }, null, `line ${lineNo}: not a JSON object`);
+        malformed++;
+        emit(null, object === undefined ? { line, text: text.slice(0, 200) } : { line, value: object }, null, `line ${line}: not a JSON object`);
+      } else {
+        const ip = at(object, c.addressPath);
+        emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
+      }
+    } else {
+      const cells = batch.open[r] ? null : splitCsvLine(text);
+      if (cells === null) {
+        malformed++;
+        const reason = batch.open[r] ? `line ${line}: a quoted field is not closed` : `line ${line}: malformed CSV`;
+        emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, 200) }, null, reason);
+      } else emit(cells, null, (cells[c.column] ?? '').trim(), null);
+    }
+  }
+  return { text: out.join(''), rows: batch.texts.length, bad, malformed };
+}
+
+/** Rows per batch: large enough that handing a batch to a thread costs little, small enough to keep memory flat. */
+const BATCH = 2000;
+
+/**
+ * Reads rows into batches: blank lines skipped (and `#` lines of address
+ * lists), CSV records joined across line breaks inside quoted fields, the
+ * CSV header taken for the columns. `config` is set once the header (or the
+ * first NDJSON object, for CSV output) has been read.
+ */
+class RowReader {
+  config: RowConfig | null = null;
+  private readonly lines: AsyncIterator<string>;
+  private lineNo = 0;
+  private done = false;
+  /** A first NDJSON line read to learn the columns, still to be handed out. */
+  private held: { text: string; line: number } | null = null;
+
+  constructor(
+    input: Readable,
+    private readonly o: EnrichOptions,
+  ) {
+    this.lines = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]();
+    if (o.input !== 'csv' && !(o.input === 'ndjson' && o.output === 'csv')) this.config = this.make(o.input === 'lines' ? ['ip'] : [], 0);
+  }
+
+  private make(inputColumns: readonly string[], column: number): RowConfig {
+    const o = this.o;
+    return { input: o.input, output: o.output, key: o.key ?? 'iprecord', fields: o.fields, addressPath: (o.path ?? 'ip').split('.'), column, inputColumns };
+  }
+
+  private async line(): Promise<string | null> {
+    if (this.done) return null;
+    const r = await this.lines.next();
+    if (r.done === true) {
+      this.done = true;
+      return null;
+    }
+    this.lineNo++;
+    return r.value;
+  }
+
+  /** The next batch, or null at the end. */
+  async next(): Promise<Batch | null> {
+    const batch: Batch = { texts: [], lines: [], open: [] };
+    if (this.held !== null) {
+      batch.texts.push(this.held.text);
+      batch.lines.push(this.held.line);
+      batch.open.push(false);
+      this.held = null;
+    }
+    while (batch.texts.length < BATCH) {
+      const line = await this.line();
+      if (line === null) break;
+      const first = this.lineNo;
+      if (this.o.input === 'lines') {
+        const ip = line.trim();
+        if (ip !== '' && !ip.startsWith('#')) this.push(batch, ip, first, false);
         continue;
       }
-      const ip = at(object, addressPath);
-      if (o.output === 'csv' && inputColumns.length === 0) inputColumns = Object.keys(object);
-      await emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
-      continue;
+      if (line.trim() === '') continue;
+      if (this.o.input === 'ndjson') {
+        if (this.config === null) {
+          // CSV output: the first object's keys are the columns.
+          let keys: string[] = [];
+          try {
+            const v = JSON.parse(line) as unknown;
+            if (v !== null && typeof v === 'object' && !Array.isArray(v)) keys = Object.keys(v);
+          } catch {
+            // a malformed first line: no columns
+          }
+          this.config = this.make(keys, 0);
+        }
+        this.push(batch, line, first, false);
+        continue;
+      }
+      // CSV: a quoted field may hold line breaks (an odd number of quotes so far).
+      let text = line;
+      let open = false;
+      while ((text.split('"').length - 1) % 2 === 1) {
+        if (text.length > 1 << 20) break;
+        const more = await this.line();
+        if (more === null) {
+          open = true;
+          break;
+        }
+        text += '\n' + more;
+      }
+      if (this.config === null) {
+        const cells = splitCsvLine(text);
+        if (cells === null) throw new Error(`line ${first}: the header is not valid CSV`);
+        const wanted = this.o.column;
+        const column =
+          typeof wanted === 'number'
+            ? wanted
+            : wanted !== undefined
+              ? cells.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase())
+              : Math.max(0, cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())));
+        if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
+        this.config = this.make(cells, column);
+        continue;
+      }
+      this.push(batch, text, first, open);
     }
-    // CSV: a quoted field may hold line breaks.
-    let text = line;
-    if (pending !== null) {
-      text = pending + '\n' + line;
-      pending = null;
-    } else pendingFrom = lineNo;
-    if (text.trim() === '') continue;
-    let cells = splitCsvLine(text);
-    if (cells === null && (text.split('"').length - 1) % 2 === 1 && text.length < 1 << 20) {
-      pending = text;
-      continue;
-    }
-    if (inputColumns.length === 0) {
-      if (cells === null) throw new Error(`line ${pendingFrom}: the header is not valid CSV`);
-      inputColumns = cells;
-      const wanted = o.column;
-      column =
-        typeof wanted === 'number'
-          ? wanted
-          : wanted !== undefined
-            ? cells.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase())
-            : Math.max(0, cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())));
-      if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
-      continue;
-    }
-    if (cells === null) {
-      summary.malformed++;
-      await emit(o.output === 'csv' ? [] : null, o.output === 'csv' ? null : { line: pendingFrom, text: text.slice(0, 200) }, null, `line ${pendingFrom}: malformed CSV`);
-      continue;
-    }
-    await emit(cells, null, (cells[column] ?? '').trim(), null);
+    return batch.texts.length === 0 ? null : batch;
   }
-  if (pending !== null) {
-    summary.malformed++;
-    await emit(o.output === 'csv' ? [] : null, o.output === 'csv' ? null : { line: pendingFrom, text: pending.slice(0, 200) }, null, `line ${pendingFrom}: a quoted field is not closed`);
+
+  private push(batch: Batch, text: string, line: number, open: boolean): void {
+    batch.texts.push(text);
+    batch.lines.push(line);
+    batch.open.push(open);
   }
-  if (o.output === 'csv' && !headerWritten && (inputColumns.length > 0 || o.input === 'lines')) await writeHeader();
+}
+
+/** Runs batches on other threads; answers come back in the order sent. */
+export type BatchRunner = (batch: Batch) => Promise<BatchOutput>;
+
+/**
+ * Enriches every row of `input` into `output`. With `runners` (one per
+ * worker thread), batches go to them in turn and their answers are written
+ * in input order; without, this thread does the work with `engine`.
+ * `progress` is called with the running summary after each batch.
+ * @throws Error for a usage problem found in the data (an unknown CSV column, a field name that is not one).
+ */
+export async function enrich(
+  engine: () => Engine,
+  input: Readable,
+  out: Writable,
+  o: EnrichOptions,
+  progress?: (s: EnrichSummary) => void,
+  threads?: (config: RowConfig) => BatchRunner[],
+): Promise<EnrichSummary> {
+  checkFields(o);
+  const output = new Batched(out);
+  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
+  const reader = new RowReader(input, o);
+  let runners: BatchRunner[] | null = null;
+  let headerWritten = false;
+  const add = async (r: BatchOutput) => {
+    summary.rows += r.rows;
+    summary.bad += r.bad;
+    summary.malformed += r.malformed;
+    await output.write(r.text);
+    progress?.(summary);
+  };
+  // Answers not yet written, oldest first; at most two per thread in flight.
+  const inFlight: Promise<BatchOutput>[] = [];
+  let sent = 0;
+  for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
+    const config = reader.config as RowConfig;
+    if (!headerWritten) {
+      headerWritten = true;
+      if (o.output === 'csv') await output.write(csvHeader(config));
+      runners = threads?.(config) ?? null;
+      if (runners !== null && runners.length === 0) runners = null;
+    }
+    if (runners === null) {
+      await add(enrichBatch(engine(), config, batch));
+      continue;
+    }
+    const b = batch;
+    const runner = runners[sent++ % runners.length];
+    // A batch whose thread fails is done here.
+    inFlight.push(runner(b).catch(() => enrichBatch(engine(), config, b)));
+    if (inFlight.length >= 2 * runners.length) await add(await (inFlight.shift() as Promise<BatchOutput>));
+  }
+  while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
+  if (!headerWritten && o.output === 'csv' && reader.config !== null && (reader.config.inputColumns.length > 0 || o.input === 'lines')) await output.write(csvHeader(reader.config));
   await output.flush();
   return summary;
 }

@@ -15,7 +15,9 @@ import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
-import { enrich, openInput, type EnrichFormat, type EnrichSummary } from './enrich.js';
+import { availableParallelism } from 'node:os';
+import { startPool, type PoolWorker } from '../threat/pool.js';
+import { enrich, openInput, type Batch, type BatchOutput, type BatchRunner, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
@@ -225,6 +227,9 @@ Options:
                    record (CSV: one column per top-level field, objects as JSON)
   --key k          NDJSON output: the key the record goes under; default iprecord
   --data dir       a dataset directory; default $IPRECORD_DATA
+  --threads n      worker threads, each with its own engine, output in input
+                   order; default one per core for files of 8 MiB or more,
+                   else 1 (this thread)
   -h, --help       this help
 
 Exit codes: 0 every row enriched, 1 some rows bad or malformed (kept in the output), 2 usage or data error.
@@ -240,7 +245,7 @@ function formatOf(file: string | null): EnrichFormat {
 async function runEnrich(argv: string[]): Promise<number> {
   const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
   const flags = argv.filter((a) => !positional.includes(a));
-  const o = options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data']);
+  const o = options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads']);
   if (o === 'help' || argv.includes('-h')) {
     process.stdout.write(ENRICH_USAGE);
     return 0;
@@ -257,18 +262,46 @@ async function runEnrich(argv: string[]): Promise<number> {
   const output = (o.output ?? (input === 'csv' ? 'csv' : 'ndjson')) as 'csv' | 'ndjson';
   if (output !== 'csv' && output !== 'ndjson') return usage(`--output must be csv or ndjson, not ${o.output}`);
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
-  let engine: Engine;
+  if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
+  const data = dataDir(o.data);
+  // A smaller record cache than a server's: millions of distinct addresses churn it, and a large one only grows the heap.
+  const openOptions = { ...(data === undefined ? {} : { data }), recordCacheSize: 16_384 };
   let opened: Awaited<ReturnType<typeof openInput>>;
+  let size: number;
   try {
-    const data = dataDir(o.data);
-    engine = openSync(data === undefined ? {} : { data });
     opened = await openInput(file);
+    size = file === null ? 0 : statSync(file).size;
   } catch (e) {
     process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
     return 2;
   }
+  // Worker threads pay off for large files (each opens its own engine).
+  const threads = o.threads !== undefined ? Number(o.threads) : size >= 8 << 20 ? availableParallelism() : 1;
+  let engine: Engine | null = null;
+  const engineHere = () => (engine ??= openSync(openOptions));
+  if (threads === 1) {
+    try {
+      engineHere();
+    } catch (e) {
+      process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+      return 2;
+    }
+  }
+  let workers: PoolWorker[] = [];
+  const startThreads = (config: RowConfig): BatchRunner[] => {
+    if (threads === 1) return [];
+    workers = startPool(
+      threads,
+      {
+        source: new URL('./enrich-worker.ts', import.meta.url),
+        built: new URL('./enrich-worker.js', import.meta.url),
+        fromSource: import.meta.url.endsWith('.ts'),
+      },
+      { options: openOptions, config },
+    );
+    return workers.map((w) => (batch: Batch) => w.run<BatchOutput>(batch));
+  };
   const started = Date.now();
-  const size = file === null ? 0 : statSync(file).size;
   const tty = process.stderr.isTTY === true;
   let shown = 0;
   const progress = (s: EnrichSummary) => {
@@ -283,11 +316,12 @@ async function runEnrich(argv: string[]): Promise<number> {
   };
   try {
     const summary = await enrich(
-      engine,
+      engineHere,
       opened.stream,
       process.stdout,
       { input, output, column, path: o.path, fields: o.fields?.split(',').map((f) => f.trim()).filter((f) => f !== ''), key: o.key },
       progress,
+      startThreads,
     );
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r');
@@ -298,6 +332,8 @@ async function runEnrich(argv: string[]): Promise<number> {
   } catch (e) {
     process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
     return 2;
+  } finally {
+    for (const w of workers) w.close();
   }
 }
 

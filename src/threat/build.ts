@@ -185,7 +185,11 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   });
   const total = sizes.reduce((a, b) => a + b, 0);
   const parted = tasks.some((t) => t?.part !== undefined);
-  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1);
+  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1, {
+    source: new URL('./worker.ts', import.meta.url),
+    built: new URL('./threat-worker.js', import.meta.url),
+    fromSource: import.meta.url.endsWith('.ts'),
+  });
   try {
     const results = await prepareAll(tasks, workers, sizes);
     return await compileAll(config, files, owner, results, workers, now);

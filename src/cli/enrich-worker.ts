@@ -1,0 +1,21 @@
+/**
+ * A worker thread of `iprecord enrich`: opens its own engine (the options
+ * come as workerData), then turns each batch of rows it is sent into
+ * output text, in order.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSync } from '../engine.js';
+import type { OpenOptions } from '../options.js';
+import { enrichBatch, type Batch, type RowConfig } from './enrich.js';
+
+const { options, config } = workerData as { options: OpenOptions; config: RowConfig };
+const engine = openSync(options);
+
+parentPort?.on('message', (batch: Batch) => {
+  const result = enrichBatch(engine, config, batch);
+  // The text as UTF-8 in a buffer of its own, moved to the main thread rather than copied.
+  const bytes = new Uint8Array(Buffer.byteLength(result.text as string));
+  Buffer.from(bytes.buffer).write(result.text as string);
+  parentPort?.postMessage({ result: { ...result, text: bytes } }, [bytes.buffer]);
+});
