@@ -1,0 +1,94 @@
+/**
+ * `iprecord enrich` as users run it: the built CLI as a child process on a
+ * generated 1 million row CSV, full records as NDJSON, on one thread and
+ * on one per core, alternately (twice each); rows per second from the wall
+ * time, and the peak resident size sampled from /proc while it runs. Then
+ * 5 million rows of the same kind with three chosen fields as CSV (the
+ * flat-memory run).
+ *
+ *     npm run build && node --import tsx bench/enrich.ts
+ */
+
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) {
+  console.error('bench/enrich.ts runs the built CLI: run npm run build first.');
+  process.exit(1);
+}
+
+/** A CSV of `rows` rows (id, address, a text column), seeded, mostly public IPv4 with some IPv6 and bad rows. */
+function writeCsv(file: string, rows: number): void {
+  const fd = openSync(file, 'w');
+  writeSync(fd, 'id,client_ip,path\n');
+  let x = 2024;
+  let chunk: string[] = [];
+  for (let i = 0; i < rows; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const a = x >>> 0;
+    const ip = i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : `${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+    chunk.push(`${i},${ip},/page/${a % 1000}`);
+    if (chunk.length === 100_000) {
+      writeSync(fd, chunk.join('\n') + '\n');
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) writeSync(fd, chunk.join('\n') + '\n');
+  closeSync(fd);
+}
+
+/** Runs the CLI to /dev/null: wall seconds, peak resident bytes, its summary line. */
+async function run(args: string[]): Promise<{ secs: number; peak: number; summary: string }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+      peak = Math.max(peak, kb * 1024);
+    } catch {
+      // ended
+    }
+  }, 100);
+  await new Promise((resolve) => child.on('close', resolve));
+  clearInterval(timer);
+  return { secs: (performance.now() - started) / 1000, peak, summary: err.trim().split('\n').pop() ?? '' };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
+try {
+  const million = join(dir, 'million.csv');
+  writeCsv(million, 1_000_000);
+  const cores = availableParallelism();
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  const results: Record<string, { rate: number; peak: number }[]> = { one: [], all: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const [name, threads] of [
+      ['one', 1],
+      ['all', cores],
+    ] as const) {
+      const r = await run(['enrich', million, '--output', 'ndjson', '--threads', String(threads)]);
+      results[name].push({ rate: 1_000_000 / r.secs, peak: r.peak });
+      console.log(`${threads} thread(s): ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s wall, peak ${mib(r.peak)} (${r.summary})`);
+    }
+  }
+  const best = (xs: { rate: number }[]) => Math.max(...xs.map((x) => x.rate));
+  const five = join(dir, 'five-million.csv');
+  writeCsv(five, 5_000_000);
+  const big = await run(['enrich', five, '--fields', 'country_code,asn.name,threat.is_datacenter']);
+  console.log(`machine: ${cores} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`);
+  console.log(
+    `1M rows, full records as NDJSON: one thread ${Math.round(best(results.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(results.all)).toLocaleString('en')} rows/s (${(best(results.all) / best(results.one)).toFixed(2)}x; best of 2 each)`,
+  );
+  console.log(`5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
