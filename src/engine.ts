@@ -326,7 +326,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   async reload(): Promise<void> {
     this.live();
     const run = this.reloading.then(async () => {
-      const next = await Snapshot.open(this.options);
+      const next = await Snapshot.open(this.options, this.snapshot);
       if (this.snapshot === null) return;
       this.snapshot = next;
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });

@@ -5,8 +5,8 @@
  * are assembled once per record and cached.
  */
 
-import { open as openFile } from 'node:fs/promises';
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { open as openFile, stat } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
@@ -60,6 +60,8 @@ export interface DatabaseInfo {
   readonly ipVersion: 4 | 6;
   readonly nodeCount: number;
   readonly bytes: number;
+  /** When the file was read (a reload keeps the bytes of a file that did not change). */
+  readonly readAt: string;
 }
 
 interface Source<T> {
@@ -77,6 +79,14 @@ const ANON_ADAPTERS: Partial<Record<Schema, Adapter<AnonymousFacts>>> = { 'maxmi
 interface Loaded {
   readonly path: string;
   readonly buf: Buffer;
+  /** Device, inode, size and modification time when read: a reload reuses the bytes while they match. */
+  readonly stamp: string;
+  readonly readAt: Date;
+}
+
+/** What identifies a file's contents without reading them (a replaced file has a new inode; a rewritten one a new time). */
+function stampOf(st: { dev: number; ino: number; size: number; mtimeMs: number }): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 /** Bytes at the end of a compiled ASN file that hold its metadata. */
@@ -195,8 +205,11 @@ export class Snapshot {
   private readonly asnAdapt: readonly Adapter<AsnFacts>[];
   private readonly anonAdapt: readonly Adapter<AnonymousFacts>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
+  /** Every file read, by path (for the next reload). */
+  private readonly files: ReadonlyMap<string, Loaded>;
 
   private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
+    this.files = new Map([...geo, ...asn, ...anon, ...threat].map((l) => [l.path, l]));
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? null : threat[0].path;
     this.manifest = readManifest(dataset);
@@ -205,7 +218,7 @@ export class Snapshot {
     this.clock = new ZoneClock();
     this.loadedAt = new Date();
     const make = <T, F>(role: Role, list: Loaded[], adapters: Partial<Record<Schema, Adapter<F>>>, out: Adapter<F>[]): Source<T>[] =>
-      list.map(({ path, buf }) => {
+      list.map(({ path, buf, readAt }) => {
         const file = new MmdbFile(buf, path);
         const schema = detectSchema(file, path);
         const adapter = adapters[schema];
@@ -223,6 +236,7 @@ export class Snapshot {
           ipVersion: m.ipVersion,
           nodeCount: m.nodeCount,
           bytes: file.size,
+          readAt: readAt.toISOString(),
         };
         return { file, info, cache: new Map<number, T | null>() };
       });
@@ -237,11 +251,27 @@ export class Snapshot {
     this.anonAdapt = anonAdapt;
   }
 
-  /** Opens every database of the options, reading the files in parallel. */
-  static async open(options: ResolvedOptions): Promise<Snapshot> {
+  /**
+   * Opens every database of the options, reading the files in parallel;
+   * a file that `previous` read and that has not changed since is not read
+   * again (a reload after a new threat.bin reads only that).
+   */
+  static async open(options: ResolvedOptions, previous: Snapshot | null = null): Promise<Snapshot> {
     const p = resolvePaths(options);
     const load = (list: readonly string[]) =>
-      Promise.all(list.map(async (path) => ({ path, buf: await readWhole(path).catch((e: unknown) => wrapRead(path, e)) })));
+      Promise.all(
+        list.map(async (path): Promise<Loaded> => {
+          try {
+            const stamp = stampOf(await stat(path));
+            const known = previous?.files.get(path);
+            if (known !== undefined && known.stamp === stamp) return known;
+            const readAt = new Date();
+            return { path, buf: await readWhole(path), stamp, readAt };
+          } catch (e) {
+            return wrapRead(path, e);
+          }
+        }),
+      );
     const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous), load(p.threat)]);
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
@@ -253,9 +283,10 @@ export class Snapshot {
   static openSync(options: ResolvedOptions): Snapshot {
     const p = resolvePaths(options);
     const load = (list: readonly string[]) =>
-      list.map((path) => {
+      list.map((path): Loaded => {
         try {
-          return { path, buf: readFileSync(path) };
+          const stamp = stampOf(statSync(path));
+          return { path, buf: readFileSync(path), stamp, readAt: new Date() };
         } catch (e) {
           return wrapRead(path, e);
         }

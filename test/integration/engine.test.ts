@@ -15,6 +15,8 @@ import {
   type Engine,
   type IpRecord,
 } from '../../src/index.js';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { seed } from '../helpers/env.js';
@@ -147,6 +149,33 @@ describe('lookupJson', () => {
       for (const ip of [...withCarrier, '1.0.0.1', '8.8.8.8', '2001:4860::1']) same(isp, ip);
     } finally {
       isp.close();
+    }
+  });
+});
+
+describe('reload', () => {
+  it('reads again only the files that changed (same inode, size and time: the bytes kept)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-reload-'));
+    try {
+      const geo = join(dir, 'geo.mmdb');
+      copyFileSync(join(FIXTURES_DIR, 'test-data', 'GeoIP2-City-Fixture.mmdb'), geo);
+      const e = await open({ geo });
+      const readAt = () => e.info().databases.map((d) => `${d.role} ${d.readAt}`);
+      const first = readAt();
+      expect(e.info().databases[0].schema).toBe('maxmind-city');
+      await new Promise((r) => setTimeout(r, 5));
+      await e.reload();
+      expect(readAt()).toEqual(first);
+      // Rewritten in place: a new modification time, read again.
+      copyFileSync(join(FIXTURES_DIR, 'test-data', 'DBIP-City-Lite-Fixture.mmdb'), geo);
+      await e.reload();
+      const after = readAt();
+      expect(after[0]).not.toBe(first[0]);
+      expect(after.slice(1)).toEqual(first.slice(1));
+      expect(e.info().databases[0].schema).toBe('flat');
+      e.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
