@@ -141,6 +141,8 @@ try {
   let at = 0;
   const bench = new Bench({ time: 1500, warmup: true, warmupTime: 300 });
   const t4 = tree;
+  const answers = new Uint32Array(BATCH);
+  const parsed = new Uint32Array(BATCH);
   // Each task keeps its loop state in locals (the same shape for every contender).
   bench
     .add('iprecord threat.bin, parsed numbers', () => {
@@ -156,6 +158,19 @@ try {
       for (let i = 0; i < BATCH; i++) s += parseIpInto(texts[a++ & 0xffff], words) === 4 ? t4.find4(words[3]) : 0;
       at = a;
       sink += s;
+    })
+    .add('iprecord threat.bin, parsed numbers, find4Many', () => {
+      const from = (((at / BATCH) | 0) % 65) * BATCH;
+      t4.find4Many(probes.subarray(from, from + BATCH), answers);
+      at += BATCH;
+      sink += answers[0];
+    })
+    .add('iprecord threat.bin, strings, parsed then find4Many', () => {
+      let a = at;
+      for (let i = 0; i < BATCH; i++) parsed[i] = parseIpInto(texts[a++ & 0xffff], words) === 4 ? words[3] : 0;
+      at = a;
+      t4.find4Many(parsed, answers);
+      sink += answers[0];
     })
     .add('sorted-array baseline, parsed numbers (membership only)', () => {
       let s = 0;
@@ -182,8 +197,10 @@ try {
     const r = task?.result as { throughput?: { mean: number } } | undefined;
     return (r?.throughput?.mean ?? 0) * per;
   };
-  const ours = rate('iprecord threat.bin, parsed', BATCH);
+  const ours = rate('iprecord threat.bin, parsed numbers', BATCH);
   const oursText = rate('iprecord threat.bin, strings', BATCH);
+  const oursMany = rate('iprecord threat.bin, parsed numbers, find4Many', BATCH);
+  const oursTextMany = rate('iprecord threat.bin, strings, parsed then', BATCH);
   const base = rate('sorted-array', BATCH);
   const eng = rate('engine.threat', BATCH);
   const cm = rate('cidr-matcher', 1);
@@ -196,7 +213,7 @@ try {
       .join(' and ')} ms (median of the three ${median(builds).toFixed(0)} ms)`,
     `threat.bin: ${mb(result.buffer.length)} MB, ${ranges.v4.toLocaleString('en')} IPv4 + ${ranges.v6.toLocaleString('en')} IPv6 merged ranges, ${labels} labels: ${(result.buffer.length / (ranges.v4 + ranges.v6)).toFixed(2)} bytes per merged range`,
     `load (read, check, map): median ${median(loads).toFixed(1)} ms (${loads.map((l) => l.toFixed(0)).join(', ')})`,
-    `lookups per second: parsed numbers ${mb(ours)} M, strings ${mb(oursText)} M; sorted-array baseline ${mb(base)} M (iprecord ${(ours / base).toFixed(2)}x the baseline); engine.threat ${mb(eng)} M; cidr-matcher ${cm.toFixed(0)} per second on ${CIDR_MATCHER_ENTRIES.toLocaleString('en')} blocks, built in ${(matcherBuild / 1000).toFixed(1)} s (${(ours / cm).toFixed(0)}x)`,
+    `lookups per second: parsed numbers ${mb(ours)} M one by one, ${mb(oursMany)} M in batches (find4Many); strings ${mb(oursText)} M one by one, ${mb(oursTextMany)} M parsed then in batches; sorted-array baseline ${mb(base)} M (iprecord ${(ours / base).toFixed(2)}x the baseline); engine.threat ${mb(eng)} M; cidr-matcher ${cm.toFixed(0)} per second on ${CIDR_MATCHER_ENTRIES.toLocaleString('en')} blocks, built in ${(matcherBuild / 1000).toFixed(1)} s (${(ours / cm).toFixed(0)}x)`,
   ];
   console.table(bench.table());
   for (const l of lines) console.log(l);

