@@ -210,7 +210,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       netJson(net) +
       countryJson(geo) +
       ',"time_zone":' +
-      (zone === null ? 'null' : JSON.stringify(snap.clock.timeZone(zone, now))) +
+      (zone === null ? 'null' : snap.clock.timeZoneJson(zone, now)) +
       ',"threat":' +
       cachedJson(threat) +
       ',"count":' +

@@ -185,6 +185,18 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
   const out: string[] = [];
   let bad = 0;
   let malformed = 0;
+  // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
+  // value), the key's own column left out.
+  const plan: { prefix: string; cell: number }[] = [];
+  const place = new Map<string, number>();
+  c.inputColumns.forEach((name, cell) => {
+    if (name === c.key) return;
+    const at = place.get(name);
+    if (at === undefined) {
+      place.set(name, plan.length);
+      plan.push({ prefix: (plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':', cell });
+    } else plan[at].cell = cell;
+  });
   const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     let record: unknown = null;
     let recordJson: string | null = null;
@@ -203,12 +215,18 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
     }
     if (error !== null) bad++;
     if (c.output === 'ndjson') {
-      const row: Record<string, unknown> = object ?? (cells !== null ? Object.fromEntries(c.inputColumns.map((name, i) => [name, cells[i] ?? ''])) : {});
-      // The record goes last, under the key (replacing a value the row had there).
-      delete row[c.key];
-      const base = JSON.stringify(row);
       const value = error === null ? (recordJson as string) : JSON.stringify({ error });
-      out.push((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
+      if (object === null && cells !== null) {
+        let text = '';
+        for (let i = 0; i < plan.length; i++) text += plan[i].prefix + JSON.stringify(cells[plan[i].cell] ?? '');
+        out.push((text === '' ? '{' : text + ',') + keyJson + ':' + value + '}\n');
+      } else {
+        const row: Record<string, unknown> = object ?? {};
+        // The record goes last, under the key (replacing a value the row had there).
+        delete row[c.key];
+        const base = JSON.stringify(row);
+        out.push((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
+      }
     } else {
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);

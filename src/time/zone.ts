@@ -78,26 +78,42 @@ export class ZoneClock {
 
   /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
   timeZone(name: string, nowMs: number): TimeZone {
+    const s = this.state(name, nowMs);
+    return { name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: this.currentTime(s, nowMs) };
+  }
+
+  /** `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per second. */
+  timeZoneJson(name: string, nowMs: number): string {
+    const s = this.state(name, nowMs);
+    let head = this.heads.get(s);
+    if (head === undefined) {
+      head = JSON.stringify({ name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: '' }).slice(0, -2);
+      this.heads.set(s, head);
+    }
+    return head + this.currentTime(s, nowMs) + '"}';
+  }
+
+  /** JSON text of a zone's facts up to `"current_time":"`, by state. */
+  private readonly heads = new WeakMap<ZoneState, string>();
+
+  private state(name: string, nowMs: number): ZoneState {
     let s = this.states.get(name);
     if (s === undefined || nowMs >= s.until || nowMs < s.since) {
       s = this.compute(name, nowMs);
       this.states.set(name, s);
     }
-    // The date and time up to the second change once a second: only the
-    // microseconds are formatted per call.
+    return s;
+  }
+
+  /** The local time: the date and time up to the second change once a second, only the microseconds are formatted per call. */
+  private currentTime(s: ZoneState, nowMs: number): string {
     const local = nowMs + s.offsetMs;
     const second = Math.floor(local / 1000);
     if (second !== s.second) {
       s.second = second;
       s.secondText = isoLocal(second * 1000).slice(0, 20);
     }
-    return {
-      name: s.name,
-      abbr: s.abbr,
-      offset: s.offset,
-      is_dst: s.isDst,
-      current_time: s.secondText + micros6(Math.min(999_999, Math.round((local - second * 1000) * 1000))) + s.colon,
-    };
+    return s.secondText + micros6(Math.min(999_999, Math.round((local - second * 1000) * 1000))) + s.colon;
   }
 
   /** Offset of a zone at an instant, in minutes east of UTC. */
