@@ -149,15 +149,40 @@ async function runUpdate(argv: string[]): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
+const INFO_USAGE = `Usage: iprecord info [--data dir]
+
+Prints what is loaded, as JSON: each database (role, schema, build date,
+size, when read), the threat build, each feed (state, entries, addresses
+covered, date of its data, source) and each threat category (loaded,
+stale or missing, with its sources). Missing, stale and failed lists are
+also listed as warnings on standard error.
+
+Options:
+  --data dir       a dataset directory; default $IPRECORD_DATA
+  -h, --help       this help
+
+Exit codes: 0 printed (warnings or not), 2 usage or data error.
+`;
+
 function runInfo(argv: string[]): number {
   const o = options(argv, ['data']);
-  if (o === 'help' || typeof o === 'string') {
-    process.stderr.write(o === 'help' ? 'Usage: iprecord info [--data dir]\n' : `iprecord info: ${o}\n`);
-    return o === 'help' ? 0 : 2;
+  if (o === 'help') {
+    process.stdout.write(INFO_USAGE);
+    return 0;
+  }
+  if (typeof o === 'string') {
+    process.stderr.write(`iprecord info: ${o}\n\n${INFO_USAGE}`);
+    return 2;
   }
   const data = dataDir(o.data);
-  const engine = openSync(data === undefined ? {} : { data });
-  process.stdout.write(JSON.stringify(engine.info(), null, 2) + '\n');
+  const info = openSync(data === undefined ? {} : { data }).info();
+  process.stdout.write(JSON.stringify(info, null, 2) + '\n');
+  for (const l of info.lists) {
+    if (l.state !== 'loaded') process.stderr.write(`warning: ${l.name}: ${l.state}${l.reason ? ` (${l.reason})` : l.dataDate ? ` (newest data ${l.dataDate})` : ''}\n`);
+  }
+  for (const f of info.feeds) {
+    if (f.state !== 'loaded') process.stderr.write(`warning: feed ${f.name}: ${f.state}${f.reason ? ` (${f.reason})` : f.dataDate ? ` (data of ${f.dataDate})` : ''}\n`);
+  }
   return 0;
 }
 

@@ -225,6 +225,17 @@ describe('iprecord enrich', () => {
     expect(late).toBeLessThan(early * 1.5);
   }, 300_000);
 
+  it('iprecord info: what is loaded as JSON, and a warning per missing or stale list', () => {
+    const r = run(['info']);
+    expect(r.code).toBe(0);
+    const info = JSON.parse(r.out) as ReturnType<Engine['info']>;
+    expect(info.databases.map((d) => d.role)).toEqual(engine.info().databases.map((d) => d.role));
+    const missing = info.lists.filter((l) => l.state !== 'loaded').map((l) => l.name);
+    expect(missing.length).toBeGreaterThan(0);
+    expect(r.err.trim().split('\n')).toEqual(missing.map((name) => `warning: ${name}: missing (no source of this category is loaded)`));
+    expect(run(['info', '--help']).out).toMatch(/^Usage: iprecord info/);
+  });
+
   it('stops quietly when the reader of its output goes away (| head)', async () => {
     const file = join(dir, 'many.txt');
     writeFileSync(file, addresses(200_000).join('\n'));
