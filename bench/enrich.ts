@@ -1,10 +1,12 @@
 /**
- * `iprecord enrich` as users run it: the built CLI as a child process on a
- * generated 1 million row CSV, full records as NDJSON, on one thread and
+ * `iprecord enrich` as users run it: the built CLI as a child process on
+ * generated 1 million row CSVs, full records as NDJSON, on one thread and
  * on one per core, alternately (twice each); rows per second from the wall
- * time, and the peak resident size sampled from /proc while it runs. Then
- * 5 million rows of the same kind with three chosen fields as CSV (the
- * flat-memory run).
+ * time, and the peak resident size sampled from /proc while it runs. Two
+ * kinds of addresses: uniform over the whole space (every address new:
+ * the worst case) and drawn from the benchmarks' 100 000-address mix (each
+ * about ten times, as clients come back in logs). Then 5 million uniform
+ * rows with three chosen fields as CSV (the flat-memory run).
  *
  *     npm run build && node --import tsx bench/enrich.ts
  */
@@ -13,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { addressMix } from './mix.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -63,30 +66,62 @@ async function run(args: string[]): Promise<{ secs: number; peak: number; summar
   return { secs: (performance.now() - started) / 1000, peak, summary: err.trim().split('\n').pop() ?? '' };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
-try {
-  const million = join(dir, 'million.csv');
-  writeCsv(million, 1_000_000);
-  const cores = availableParallelism();
-  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  const results: Record<string, { rate: number; peak: number }[]> = { one: [], all: [] };
-  for (let round = 0; round < 2; round++) {
-    for (const [name, threads] of [
-      ['one', 1],
-      ['all', cores],
-    ] as const) {
-      const r = await run(['enrich', million, '--output', 'ndjson', '--threads', String(threads)]);
-      results[name].push({ rate: 1_000_000 / r.secs, peak: r.peak });
-      console.log(`${threads} thread(s): ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s wall, peak ${mib(r.peak)} (${r.summary})`);
+/** A CSV of `rows` rows whose addresses are drawn from the benchmarks' mix (100 000 addresses: each comes back about `rows / 100 000` times, as clients do in logs). */
+function writeMixCsv(file: string, rows: number): void {
+  const mix = addressMix();
+  const fd = openSync(file, 'w');
+  writeSync(fd, 'id,client_ip,path\n');
+  let x = 77;
+  let chunk: string[] = [];
+  for (let i = 0; i < rows; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    chunk.push(`${i},${mix[(x >>> 0) % mix.length]},/page/${i % 1000}`);
+    if (chunk.length === 100_000) {
+      writeSync(fd, chunk.join('\n') + '\n');
+      chunk = [];
     }
   }
+  if (chunk.length > 0) writeSync(fd, chunk.join('\n') + '\n');
+  closeSync(fd);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
+try {
+  const cores = availableParallelism();
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const best = (xs: { rate: number }[]) => Math.max(...xs.map((x) => x.rate));
+  /** One thread and all, alternately, twice each, full records as NDJSON. */
+  const compare = async (file: string, label: string) => {
+    const results: Record<string, { rate: number; peak: number }[]> = { one: [], all: [] };
+    for (let round = 0; round < 2; round++) {
+      for (const [name, threads] of [
+        ['one', 1],
+        ['all', cores],
+      ] as const) {
+        const r = await run(['enrich', file, '--output', 'ndjson', '--threads', String(threads)]);
+        results[name].push({ rate: 1_000_000 / r.secs, peak: r.peak });
+        console.log(`${label}, ${threads} thread(s): ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s wall, peak ${mib(r.peak)} (${r.summary})`);
+      }
+    }
+    return results;
+  };
+  const million = join(dir, 'million.csv');
+  writeCsv(million, 1_000_000);
+  const results = await compare(million, 'uniform addresses');
+  const mixed = join(dir, 'million-mix.csv');
+  writeMixCsv(mixed, 1_000_000);
+  const mixResults = await compare(mixed, 'addresses from the mix');
   const five = join(dir, 'five-million.csv');
   writeCsv(five, 5_000_000);
   const big = await run(['enrich', five, '--fields', 'country_code,asn.name,threat.is_datacenter']);
   console.log(`machine: ${cores} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`);
   console.log(
     `1M rows, full records as NDJSON: one thread ${Math.round(best(results.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(results.all)).toLocaleString('en')} rows/s (${(best(results.all) / best(results.one)).toFixed(2)}x; best of 2 each)`,
+  );
+  console.log(
+    `1M rows from the 100 000-address mix, full records as NDJSON: one thread ${Math.round(best(mixResults.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(mixResults.all)).toLocaleString('en')} rows/s (${(best(mixResults.all) / best(mixResults.one)).toFixed(2)}x)`,
   );
   console.log(`5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`);
 } finally {
