@@ -16,7 +16,7 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions } from './option
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
-import { Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
+import { memoryState, Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
@@ -53,6 +53,8 @@ export interface FeedState {
 
 export interface EngineInfo {
   readonly loadedAt: string;
+  /** How database files are held: mapped (shared between processes and threads) or read; `reason` when maps were asked for and cannot be made. */
+  readonly memory: { readonly mode: 'mmap' | 'read'; readonly reason?: string };
   readonly databases: readonly DatabaseInfo[];
   /** The compiled threat feeds in use, when any. */
   readonly threat: { readonly path: string; readonly builtAt: string } | null;
@@ -310,6 +312,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     return {
       loadedAt: snap.loadedAt.toISOString(),
+      memory: memoryState(this.options),
       databases: snap.databases(),
       threat: snap.threat === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: snap.threat.meta.builtAt },
       lists: CATEGORIES.map(list),

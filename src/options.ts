@@ -49,6 +49,15 @@ export interface OpenOptions {
    */
   staleAfterDays?: number;
   /**
+   * How database files are held: `mmap` maps them read-only (every process
+   * and thread that opens the same file shares one copy in the page cache),
+   * `read` reads them into memory. Default `mmap` (or $IPRECORD_MEMORY);
+   * without iprecord's native addon (no compiler at install) `mmap` falls
+   * back to `read`, and `info().memory` says why. Mapped files must be
+   * replaced by writing a new file and renaming it, never rewritten in place.
+   */
+  memory?: 'mmap' | 'read';
+  /**
    * Base URL of the `flag` field: `<base>/<cc>.png`.
    * @default 'https://flagcdn.com/w320'
    */
@@ -68,6 +77,7 @@ export interface ResolvedOptions {
   readonly watch: boolean;
   readonly threat: string | null;
   readonly staleAfterDays: number;
+  readonly memory: 'mmap' | 'read';
   readonly flagBaseUrl: string;
   readonly recordCacheSize: number;
 }
@@ -106,7 +116,10 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   if (typeof staleAfterDays !== 'number' || !(staleAfterDays > 0)) throw new InvalidOptionsError('Option "staleAfterDays" must be a positive number.');
   if (options.watch !== undefined && typeof options.watch !== 'boolean') throw new InvalidOptionsError('Option "watch" must be true or false.');
   if (options.watch === true && options.data === undefined) throw new InvalidOptionsError('Option "watch" needs "data", the dataset directory to watch.');
+  const memory = options.memory ?? (process.env.IPRECORD_MEMORY === 'read' ? 'read' : 'mmap');
+  if (memory !== 'mmap' && memory !== 'read') throw new InvalidOptionsError('Option "memory" must be "mmap" or "read".');
   return Object.freeze({
+    memory,
     watch: options.watch === true,
     data: one(options.data, 'data'),
     threat: one(options.threat, 'threat'),

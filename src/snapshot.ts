@@ -27,6 +27,7 @@ import type { ResolvedOptions } from './options.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
+import { memoryMapper, type Mapper } from './native.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
 import type { Asn, Carrier, Threat } from './types.js';
@@ -82,6 +83,20 @@ interface Loaded {
   /** Device, inode, size and modification time when read: a reload reuses the bytes while they match. */
   readonly stamp: string;
   readonly readAt: Date;
+}
+
+/** The memory mapper when the options ask for maps and the addon is there, else null (files are read). */
+function mapperFor(options: ResolvedOptions): Mapper | null {
+  if (options.memory !== 'mmap') return null;
+  const m = memoryMapper();
+  return 'map' in m ? m : null;
+}
+
+/** How this process holds database files: the mode in use and, when maps were asked for but cannot be made, why. */
+export function memoryState(options: ResolvedOptions): { readonly mode: 'mmap' | 'read'; readonly reason?: string } {
+  if (options.memory === 'read') return { mode: 'read' };
+  const m = memoryMapper();
+  return 'map' in m ? { mode: 'mmap' } : { mode: 'read', reason: m.reason };
 }
 
 /** What identifies a file's contents without reading them (a replaced file has a new inode; a rewritten one a new time). */
@@ -258,6 +273,7 @@ export class Snapshot {
    */
   static async open(options: ResolvedOptions, previous: Snapshot | null = null): Promise<Snapshot> {
     const p = resolvePaths(options);
+    const mapper = mapperFor(options);
     const load = (list: readonly string[]) =>
       Promise.all(
         list.map(async (path): Promise<Loaded> => {
@@ -266,7 +282,7 @@ export class Snapshot {
             const known = previous?.files.get(path);
             if (known !== undefined && known.stamp === stamp) return known;
             const readAt = new Date();
-            return { path, buf: await readWhole(path), stamp, readAt };
+            return { path, buf: mapper !== null ? mapper.map(path) : await readWhole(path), stamp, readAt };
           } catch (e) {
             return wrapRead(path, e);
           }
@@ -282,11 +298,12 @@ export class Snapshot {
   /** Opens every database synchronously. */
   static openSync(options: ResolvedOptions): Snapshot {
     const p = resolvePaths(options);
+    const mapper = mapperFor(options);
     const load = (list: readonly string[]) =>
       list.map((path): Loaded => {
         try {
           const stamp = stampOf(statSync(path));
-          return { path, buf: readFileSync(path), stamp, readAt: new Date() };
+          return { path, buf: mapper !== null ? mapper.map(path) : readFileSync(path), stamp, readAt: new Date() };
         } catch (e) {
           return wrapRead(path, e);
         }

@@ -153,6 +153,22 @@ describe('lookupJson', () => {
   });
 });
 
+describe('memory', () => {
+  it('maps the files by default when the addon is built (CI requires it), reads them with memory: read, same answers', () => {
+    const info = engine.info().memory;
+    const wanted = process.env.IPRECORD_MEMORY === 'read' ? 'read' : 'mmap';
+    if (wanted === 'read' || process.env.IPRECORD_REQUIRE_MMAP === '1') expect(info).toEqual({ mode: wanted });
+    else if (info.mode === 'read') expect(info.reason).toMatch(/memory-map addon is not available/);
+    const other = openSync({ memory: wanted === 'read' ? 'mmap' : 'read' });
+    try {
+      for (const ip of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '81.2.69.142']) expect(still(other.lookupJson(ip))).toBe(still(engine.lookupJson(ip)));
+    } finally {
+      other.close();
+    }
+    expect(() => openSync({ memory: 'swap' as never })).toThrow(/"memory" must be "mmap" or "read"/);
+  });
+});
+
 describe('reload', () => {
   it('reads again only the files that changed (same inode, size and time: the bytes kept)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-reload-'));

@@ -88,7 +88,7 @@ describe('package', () => {
   it(`publishes only what users need, within ${UNPACKED_BUDGET} bytes unpacked`, () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [packed] = JSON.parse(out) as { unpackedSize: number; files: { path: string }[] }[];
-    for (const f of packed.files) expect(f.path).toMatch(/^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/postinstall\.mjs)$/);
+    for (const f of packed.files) expect(f.path).toMatch(/^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/(postinstall|build-native)\.mjs|binding\.gyp|native\/mmap\.c)$/);
     expect(packed.files.map((f) => f.path)).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli.js', 'dist/threat-worker.js']));
     expect(packed.unpackedSize).toBeLessThan(UNPACKED_BUDGET);
   });

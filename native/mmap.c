@@ -1,0 +1,75 @@
+/*
+ * iprecord's memory map: map(path) returns a read-only Buffer over a
+ * file mapped with mmap(2) (MAP_SHARED, PROT_READ), so that every process
+ * and thread that maps the same file shares one copy in the page cache.
+ * The mapping is released by the Buffer's finaliser, once nothing
+ * references the Buffer (lookups in flight hold it).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <node_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void unmap(napi_env env, void* data, void* hint) {
+  (void)env;
+  munmap(data, (size_t)(uintptr_t)hint);
+}
+
+static napi_value fail(napi_env env, const char* what, const char* path) {
+  char message[4352];
+  snprintf(message, sizeof message, "%s %s: %s", what, path, strerror(errno));
+  napi_throw_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value map(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
+    napi_throw_type_error(env, NULL, "map(path) needs a path");
+    return NULL;
+  }
+  char path[4096];
+  size_t length = 0;
+  if (napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok || length >= sizeof path - 1) {
+    napi_throw_type_error(env, NULL, "map(path): the path must be a string shorter than 4095 bytes");
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(env, "cannot open", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return fail(env, "cannot stat", path);
+  }
+  size_t size = (size_t)st.st_size;
+  napi_value buffer;
+  if (size == 0) {
+    close(fd);
+    void* data = NULL;
+    napi_create_buffer(env, 0, &data, &buffer);
+    return buffer;
+  }
+  void* data = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (data == MAP_FAILED) return fail(env, "cannot map", path);
+  if (napi_create_external_buffer(env, size, data, unmap, (void*)(uintptr_t)size, &buffer) != napi_ok) {
+    munmap(data, size);
+    napi_throw_error(env, NULL, "map(path): cannot make a Buffer over the mapping");
+    return NULL;
+  }
+  return buffer;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  napi_create_function(env, "map", NAPI_AUTO_LENGTH, map, NULL, &fn);
+  napi_set_named_property(env, exports, "map", fn);
+  return exports;
+}

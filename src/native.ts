@@ -1,0 +1,26 @@
+/**
+ * iprecord's native addon (native/mmap.c, built at install by node-gyp
+ * when a compiler is there): read-only memory maps of database files.
+ */
+
+import { createRequire } from 'node:module';
+
+export interface Mapper {
+  /** A read-only Buffer over the whole file, mapped. */
+  map(path: string): Buffer;
+}
+
+let addon: Mapper | { readonly reason: string } | null = null;
+
+/** The addon, or why it cannot be used. */
+export function memoryMapper(): Mapper | { readonly reason: string } {
+  if (addon === null) {
+    try {
+      // build/ sits beside src/ and dist/ in the package.
+      addon = createRequire(import.meta.url)('../build/Release/iprecord_mmap.node') as Mapper;
+    } catch (e) {
+      addon = { reason: `the memory-map addon is not available (${(e as Error).message.split('\n')[0]}); files are read into memory` };
+    }
+  }
+  return addon;
+}
