@@ -3,8 +3,11 @@
 // to vitest.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
-const vitest = createRequire(import.meta.url).resolve('vitest/vitest.mjs');
+const require = createRequire(import.meta.url);
+const pkg = require.resolve('vitest/package.json');
+const vitest = join(dirname(pkg), require(pkg).bin.vitest);
 let failed = false;
 for (const memory of ['mmap', 'read']) {
   console.log(`\n== tests with IPRECORD_MEMORY=${memory}\n`);
