@@ -24,6 +24,7 @@ import { parseIpInto } from '../src/ip/parse.js';
 import { parseThreatConfig } from '../src/threat/config.js';
 import { parseFeed } from '../src/threat/parse.js';
 import { union, RangeList } from '../src/threat/ranges.js';
+import { memoryMapper } from '../src/native.js';
 import { ThreatTree } from '../src/threat/tree.js';
 import { SHARED_FEEDS } from '../test/helpers/feeds.js';
 
@@ -80,13 +81,20 @@ try {
   const file = join(dir, 'threat.bin');
   writeFileSync(file, result.buffer);
 
-  // Load: read and check (magic, version, sizes, CRC-32, index), ten times.
+  // Load: read (or map) and check (magic, version, sizes, CRC-32, index), ten times each, alternately.
   const loads: number[] = [];
+  const maps: number[] = [];
+  const mapper = memoryMapper();
   let tree: ThreatTree | null = null;
   for (let k = 0; k < 10; k++) {
-    const t = performance.now();
+    let t = performance.now();
     tree = new ThreatTree(readFileSync(file), file);
     loads.push(performance.now() - t);
+    if ('map' in mapper) {
+      t = performance.now();
+      tree = new ThreatTree(mapper.map(file), file);
+      maps.push(performance.now() - t);
+    }
   }
   if (tree === null) throw new Error('no tree');
 
@@ -212,7 +220,7 @@ try {
       .map((b) => b.toFixed(0))
       .join(' and ')} ms (median of the three ${median(builds).toFixed(0)} ms)`,
     `threat.bin: ${mb(result.buffer.length)} MB, ${ranges.v4.toLocaleString('en')} IPv4 + ${ranges.v6.toLocaleString('en')} IPv6 merged ranges, ${labels} labels: ${(result.buffer.length / (ranges.v4 + ranges.v6)).toFixed(2)} bytes per merged range`,
-    `load (read, check, map): median ${median(loads).toFixed(1)} ms (${loads.map((l) => l.toFixed(0)).join(', ')})`,
+    `load, read then checked: median ${median(loads).toFixed(1)} ms (${loads.map((l) => l.toFixed(0)).join(', ')}); memory-mapped then checked: ${maps.length === 0 ? `no addon (${(mapper as { reason: string }).reason})` : `median ${median(maps).toFixed(1)} ms (${maps.map((l) => l.toFixed(0)).join(', ')})`}`,
     `lookups per second: parsed numbers ${mb(ours)} M one by one, ${mb(oursMany)} M in batches (find4Many); strings ${mb(oursText)} M one by one, ${mb(oursTextMany)} M parsed then in batches; sorted-array baseline ${mb(base)} M (iprecord ${(ours / base).toFixed(2)}x the baseline); engine.threat ${mb(eng)} M; cidr-matcher ${cm.toFixed(0)} per second on ${CIDR_MATCHER_ENTRIES.toLocaleString('en')} blocks, built in ${(matcherBuild / 1000).toFixed(1)} s (${(ours / cm).toFixed(0)}x)`,
   ];
   console.table(bench.table());
