@@ -15,7 +15,7 @@ import {
   type Engine,
   type IpRecord,
 } from '../../src/index.js';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
@@ -170,6 +170,41 @@ describe('memory', () => {
 });
 
 describe('reload', () => {
+  it('swaps mapped databases replaced by rename while lookups run: no failed lookup, no crash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-swap-'));
+    try {
+      const geo = join(dir, 'geo.mmdb');
+      const sources = [join(FIXTURES_DIR, 'test-data', 'GeoIP2-City-Fixture.mmdb'), join(FIXTURES_DIR, 'test-data', 'DBIP-City-Lite-Fixture.mmdb')];
+      copyFileSync(sources[0], geo);
+      const e = await open({ geo });
+      const probes = ['81.2.69.142', '2.125.160.216', '8.8.8.8', '1.0.0.1', '2001:480::1'];
+      const answer = (ip: string) => {
+        try {
+          return e.lookupJson(ip);
+        } catch (err) {
+          if (isIprecordError(err) && (err.code === 'PRIVATE_IP' || err.code === 'RESERVED_IP')) return err.code;
+          throw err;
+        }
+      };
+      let lookups = 0;
+      for (let swap = 1; swap <= 20; swap++) {
+        // A new file renamed over the old one (the old mapping stays valid for lookups in flight).
+        const next = join(dir, `geo.${swap}.tmp`);
+        copyFileSync(sources[swap % 2], next);
+        renameSync(next, geo);
+        const reloading = e.reload();
+        for (let i = 0; i < 200; i++) for (const ip of probes) (answer(ip), lookups++);
+        await reloading;
+        for (const ip of probes) (answer(ip), lookups++);
+        expect(e.info().databases[0].schema).toBe(swap % 2 === 0 ? 'maxmind-city' : 'flat');
+      }
+      expect(lookups).toBe(20 * (200 + 1) * probes.length);
+      e.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads again only the files that changed (same inode, size and time: the bytes kept)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-reload-'));
     try {
