@@ -23,7 +23,7 @@
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
 import { fromLayer, type Layer4 } from './prepare.js';
 import { byValue6, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
-import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, type Slice4, type ThreatMeta } from './tree.js';
+import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type Slice4, type ThreatMeta } from './tree.js';
 
 /** A feed as the compiler needs it (see `prepareFeed`). */
 export interface CompileFeed {
@@ -341,7 +341,7 @@ export async function compileThreat(
   const { labels: table, refs, rank } = labels.table();
   const e4 = lowOut.slice.keys.length + high.slice.keys.length;
   // Entries: key << 16 | label, labels renumbered on the way (past 16 bits of labels: key << 16, labels apart).
-  const wide = table.length / 6 > (options.compactLabels ?? COMPACT_LABELS);
+  const wide = table.length / LABEL_WORDS > (options.compactLabels ?? COMPACT_LABELS);
   const entries = new Uint32Array(e4);
   const labels4 = wide ? new Uint32Array(e4) : null;
   const pack = (slice: Slice4, ids: readonly number[], at: number) => {
@@ -370,5 +370,5 @@ export async function compileThreat(
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
   const buffer = encodeThreat({ v4: { index, entries, labels: labels4, ranges: ranges4 }, v6, labels: table, refs, meta });
-  return { buffer, stats: { layers: layers4.length + layers6.length, labels: table.length / 6, ranges: { v4: ranges4, v6: v6.length } } };
+  return { buffer, stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } } };
 }

@@ -74,7 +74,7 @@ function uniform(list: RangeList): boolean {
  * sort in two passes of 16 bits, carrying ends and values (only when they
  * tell something: not for lists of single addresses with one value).
  */
-export function sortByStart(list: RangeList): RangeList {
+function sortByStart(list: RangeList): RangeList {
   if (sorted(list)) return list;
   const n = list.length;
   const lowCount = new Uint32Array(65536);

@@ -58,7 +58,8 @@ const HEADER = 64;
 const SHIFT = 12;
 export const BUCKETS = 1 << (32 - SHIFT);
 const INDEX_WORDS = BUCKETS + 1;
-const LABEL_WORDS = 6;
+/** Words of a label record. */
+export const LABEL_WORDS = 6;
 /** Labels that fit the 15 bits of a compact IPv4 entry. */
 export const COMPACT_LABELS = 0x10000;
 /** The low bit of an IPv4 key: an END entry. */
@@ -451,4 +452,3 @@ export class ThreatTree {
   }
 }
 
-export { LABEL_WORDS };
