@@ -12,9 +12,10 @@
  */
 
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { residentBytes, unicastV4, xorshift32 } from '../test/helpers/env.js';
 import { addressMix } from './mix.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -24,19 +25,14 @@ if (!existsSync(CLI)) {
   process.exit(1);
 }
 
-/** A CSV of `rows` rows (id, address, a text column), seeded, mostly public IPv4 with some IPv6 and bad rows. */
-function writeCsv(file: string, rows: number): void {
+/** Writes a CSV (`id,client_ip,path`) of `rows` rows, each made by `row` from its number and a seeded uint32. */
+function writeCsv(file: string, rows: number, seed: number, row: (i: number, a: number) => string): void {
+  const next = xorshift32(seed);
   const fd = openSync(file, 'w');
   writeSync(fd, 'id,client_ip,path\n');
-  let x = 2024;
   let chunk: string[] = [];
   for (let i = 0; i < rows; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const a = x >>> 0;
-    const ip = i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : `${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
-    chunk.push(`${i},${ip},/page/${a % 1000}`);
+    chunk.push(row(i, next()));
     if (chunk.length === 100_000) {
       writeSync(fd, chunk.join('\n') + '\n');
       chunk = [];
@@ -45,6 +41,9 @@ function writeCsv(file: string, rows: number): void {
   if (chunk.length > 0) writeSync(fd, chunk.join('\n') + '\n');
   closeSync(fd);
 }
+
+/** Mostly public IPv4 from the whole space, one row in ten IPv6 (some private or reserved: bad rows). */
+const uniformRow = (i: number, a: number) => `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
 
 /** Runs the CLI to /dev/null: wall seconds, peak resident bytes, its summary line. */
 async function run(args: string[]): Promise<{ secs: number; peak: number; summary: string }> {
@@ -53,38 +52,10 @@ async function run(args: string[]): Promise<{ secs: number; peak: number; summar
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   let peak = 0;
-  const timer = setInterval(() => {
-    try {
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
-      peak = Math.max(peak, kb * 1024);
-    } catch {
-      // ended
-    }
-  }, 100);
+  const timer = setInterval(() => (peak = Math.max(peak, residentBytes(child.pid as number))), 100);
   await new Promise((resolve) => child.on('close', resolve));
   clearInterval(timer);
   return { secs: (performance.now() - started) / 1000, peak, summary: err.trim().split('\n').pop() ?? '' };
-}
-
-/** A CSV of `rows` rows whose addresses are drawn from the benchmarks' mix (100 000 addresses: each comes back about `rows / 100 000` times, as clients do in logs). */
-function writeMixCsv(file: string, rows: number): void {
-  const mix = addressMix();
-  const fd = openSync(file, 'w');
-  writeSync(fd, 'id,client_ip,path\n');
-  let x = 77;
-  let chunk: string[] = [];
-  for (let i = 0; i < rows; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    chunk.push(`${i},${mix[(x >>> 0) % mix.length]},/page/${i % 1000}`);
-    if (chunk.length === 100_000) {
-      writeSync(fd, chunk.join('\n') + '\n');
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) writeSync(fd, chunk.join('\n') + '\n');
-  closeSync(fd);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
@@ -108,13 +79,15 @@ try {
     return results;
   };
   const million = join(dir, 'million.csv');
-  writeCsv(million, 1_000_000);
+  writeCsv(million, 1_000_000, 2024, uniformRow);
   const results = await compare(million, 'uniform addresses');
   const mixed = join(dir, 'million-mix.csv');
-  writeMixCsv(mixed, 1_000_000);
+  // Addresses from the benchmarks' mix (100 000 addresses: each comes back about ten times, as clients do in logs).
+  const mix = addressMix();
+  writeCsv(mixed, 1_000_000, 77, (i, a) => `${i},${mix[a % mix.length]},/page/${i % 1000}`);
   const mixResults = await compare(mixed, 'addresses from the mix');
   const five = join(dir, 'five-million.csv');
-  writeCsv(five, 5_000_000);
+  writeCsv(five, 5_000_000, 2024, uniformRow);
   const big = await run(['enrich', five, '--fields', 'country_code,asn.name,threat.is_datacenter']);
   console.log(`machine: ${cores} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`);
   console.log(

@@ -19,13 +19,14 @@ import { join } from 'node:path';
 import CidrMatcher from 'cidr-matcher';
 import { Bench } from 'tinybench';
 import { rangeToCidrs } from '../src/build/ranges.js';
-import { formatCidr } from '../src/ip/format.js';
+import { formatCidr, formatV4 } from '../src/ip/format.js';
 import { parseIpInto } from '../src/ip/parse.js';
 import { parseThreatConfig } from '../src/threat/config.js';
 import { parseFeed } from '../src/threat/parse.js';
 import { union, RangeList } from '../src/threat/ranges.js';
 import { memoryMapper } from '../src/native.js';
 import { ThreatTree } from '../src/threat/tree.js';
+import { xorshift32 } from '../test/helpers/env.js';
 import { SHARED_FEEDS } from '../test/helpers/feeds.js';
 
 const FEEDS = join(import.meta.dirname, '..', '..', 'shared', 'data', 'feeds');
@@ -44,26 +45,15 @@ if (!existsSync(dist)) {
 }
 const { buildThreat, open } = (await import(dist)) as typeof import('../src/index.js');
 
-/** xorshift32, seeded: the same addresses in every run. */
-function prng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return x >>> 0;
-  };
-}
-const v4text = (a: number) => `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-threat-'));
 try {
   // The generated list: 6 million random addresses, one per line.
-  const next = prng(0x1abcdef);
+  const next = xorshift32(0x1abcdef);
   const random = new Uint32Array(RANDOM);
   for (let i = 0; i < RANDOM; i++) random[i] = next();
   const randomFile = join(dir, 'random.txt');
-  writeFileSync(randomFile, Array.from(random, v4text).join('\n') + '\n');
+  writeFileSync(randomFile, Array.from(random, formatV4).join('\n') + '\n');
   const config = parseThreatConfig({ feeds: [...SHARED_FEEDS, { name: 'random_6m', source: randomFile, format: 'list', categories: ['attacker'] }] }, FEEDS);
 
   // Compile, three times; the median.
@@ -100,9 +90,9 @@ try {
 
   // Probes: half from the generated list (listed), half uniform (most not listed).
   const probes = new Uint32Array(1 << 16);
-  const pick = prng(42);
+  const pick = xorshift32(42);
   for (let i = 0; i < probes.length; i++) probes[i] = i % 2 === 0 ? random[pick() % RANDOM] : pick();
-  const texts = Array.from(probes, v4text);
+  const texts = Array.from(probes, formatV4);
 
   // Baseline: the union of every IPv4 entry as two sorted arrays, searched from the start each time (membership only, no labels).
   const all = new RangeList(1 << 20);

@@ -354,78 +354,79 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 }
 
-/** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */
-/** JSON text of frozen, shared parts of records, by object. */
-const jsonOf = new WeakMap<object, string>();
-
-function cachedJson(value: object): string {
-  let s = jsonOf.get(value);
+/** Text made once per object: the parts of records are frozen and shared, so their JSON text is too. */
+function once<K extends object>(cache: WeakMap<K, string>, key: K, make: (key: K) => string): string {
+  let s = cache.get(key);
   if (s === undefined) {
-    s = JSON.stringify(value);
-    jsonOf.set(value, s);
+    s = make(key);
+    cache.set(key, s);
   }
   return s;
 }
 
-const NO_GEO =
-  ',"is_eu":null,"city":null,"region":null,"region_code":null,"region_type":null,"country_name":null,"country_code":null,"continent_name":null,"continent_code":null,"latitude":null,"longitude":null,"postal":null,"calling_code":null,"flag":null,"emoji_flag":null,"emoji_unicode":null';
+const threatText = new WeakMap<Threat, string>();
 const geoText = new WeakMap<GeoPart, string>();
+const netText = new WeakMap<AsnPart, string>();
+const countryText = new WeakMap<Country, string>();
+
+const stringify = (value: object): string => JSON.stringify(value);
+
+function cachedJson(threat: Threat): string {
+  return once(threatText, threat, stringify);
+}
 
 /** The record's keys from `is_eu` to `emoji_unicode`, as JSON text after a comma. */
-function geoJson(geo: GeoPart | null): string {
-  if (geo === null) return NO_GEO;
-  let s = geoText.get(geo);
-  if (s === undefined) {
-    const c = geo.country;
-    const text = JSON.stringify({
-      is_eu: c === null ? null : c.is_eu,
-      city: geo.city,
-      region: geo.region,
-      region_code: geo.region_code,
-      region_type: geo.region_type,
-      country_name: c === null ? null : c.country_name,
-      country_code: c === null ? null : c.country_code,
-      continent_name: c === null ? null : c.continent_name,
-      continent_code: c === null ? null : c.continent_code,
-      latitude: geo.latitude,
-      longitude: geo.longitude,
-      postal: geo.postal,
-      calling_code: c === null ? null : c.calling_code,
-      flag: c === null ? null : c.flag,
-      emoji_flag: c === null ? null : c.emoji_flag,
-      emoji_unicode: c === null ? null : c.emoji_unicode,
-    });
-    s = ',' + text.slice(1, -1);
-    geoText.set(geo, s);
-  }
-  return s;
+function geoRun(geo: GeoPart | null): string {
+  const c = geo === null ? null : geo.country;
+  const text = JSON.stringify({
+    is_eu: c === null ? null : c.is_eu,
+    city: geo === null ? null : geo.city,
+    region: geo === null ? null : geo.region,
+    region_code: geo === null ? null : geo.region_code,
+    region_type: geo === null ? null : geo.region_type,
+    country_name: c === null ? null : c.country_name,
+    country_code: c === null ? null : c.country_code,
+    continent_name: c === null ? null : c.continent_name,
+    continent_code: c === null ? null : c.continent_code,
+    latitude: geo === null ? null : geo.latitude,
+    longitude: geo === null ? null : geo.longitude,
+    postal: geo === null ? null : geo.postal,
+    calling_code: c === null ? null : c.calling_code,
+    flag: c === null ? null : c.flag,
+    emoji_flag: c === null ? null : c.emoji_flag,
+    emoji_unicode: c === null ? null : c.emoji_unicode,
+  });
+  return ',' + text.slice(1, -1);
 }
 
-const netText = new WeakMap<object, string>();
+const NO_GEO = geoRun(null);
+
+function geoJson(geo: GeoPart | null): string {
+  return geo === null ? NO_GEO : once(geoText, geo, geoRun);
+}
 
 /** `asn` (and `carrier` for mobile networks) as JSON text after a comma. */
 function netJson(net: AsnPart | null): string {
-  if (net === null) return ',"asn":null';
-  let s = netText.get(net);
-  if (s === undefined) {
-    s = ',"asn":' + JSON.stringify(net.asn) + (net.carrier === null ? '' : ',"carrier":' + JSON.stringify(net.carrier));
-    netText.set(net, s);
-  }
-  return s;
+  return net === null ? ',"asn":null' : once(netText, net, netRun);
 }
+
+function netRun(n: AsnPart): string {
+  return ',"asn":' + JSON.stringify(n.asn) + (n.carrier === null ? '' : ',"carrier":' + JSON.stringify(n.carrier));
+}
+
+type Country = NonNullable<GeoPart['country']>;
 
 /** `languages` and `currency` as JSON text after a comma. */
 function countryJson(geo: GeoPart | null): string {
   const c = geo === null ? null : geo.country;
-  if (c === null) return ',"languages":null,"currency":null';
-  let s = jsonOf.get(c);
-  if (s === undefined) {
-    s = ',"languages":' + JSON.stringify(c.languages) + ',"currency":' + JSON.stringify(c.currency);
-    jsonOf.set(c, s);
-  }
-  return s;
+  return c === null ? ',"languages":null,"currency":null' : once(countryText, c, countryRun);
 }
 
+function countryRun(c: Country): string {
+  return ',"languages":' + JSON.stringify(c.languages) + ',"currency":' + JSON.stringify(c.currency);
+}
+
+/** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */
 function insertCarrier(record: IpRecord, carrier: NonNullable<IpRecord['carrier']>): void {
   const tail = { languages: record.languages, currency: record.currency, time_zone: record.time_zone, threat: record.threat, count: record.count };
   delete (record as Partial<IpRecord>).languages;

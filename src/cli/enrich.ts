@@ -278,8 +278,6 @@ class RowReader {
   private readonly lines: AsyncIterator<string>;
   private lineNo = 0;
   private done = false;
-  /** A first NDJSON line read to learn the columns, still to be handed out. */
-  private held: { text: string; line: number } | null = null;
 
   constructor(
     input: Readable,
@@ -308,12 +306,6 @@ class RowReader {
   /** The next batch, or null at the end. */
   async next(): Promise<Batch | null> {
     const batch: Batch = { texts: [], lines: [], open: [] };
-    if (this.held !== null) {
-      batch.texts.push(this.held.text);
-      batch.lines.push(this.held.line);
-      batch.open.push(false);
-      this.held = null;
-    }
     while (batch.texts.length < BATCH) {
       const line = await this.line();
       if (line === null) break;

@@ -13,14 +13,15 @@
  * whitespace, empty strings.
  */
 
-const CH_0 = 48;
-const CH_9 = 57;
-const CH_A = 65;
-const CH_F = 70;
-const CH_LA = 97;
-const CH_LF = 102;
-const CH_DOT = 46;
-const CH_COLON = 58;
+/** Character codes of the address forms (the feed parsers read bytes with them too). */
+export const CH_0 = 48;
+export const CH_9 = 57;
+export const CH_A = 65;
+export const CH_F = 70;
+export const CH_LA = 97;
+export const CH_LF = 102;
+export const CH_DOT = 46;
+export const CH_COLON = 58;
 
 /** Longest textual IPv6 address: 8 groups of 4 plus 7 colons, or the mixed form. */
 const MAX_TEXT_LENGTH = 45;

@@ -22,7 +22,7 @@
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
 import { fromLayer, type Layer4 } from './prepare.js';
-import { byValue6, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
+import { byValue, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
 import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type Slice4, type ThreatMeta } from './tree.js';
 
 /** A feed as the compiler needs it (see `prepareFeed`). */
@@ -318,11 +318,7 @@ export async function compileThreat(
   const lists6: RangeList6[] = [];
   const layers6: number[] = [];
   feeds.forEach((f, feed) => {
-    const v6 = new RangeList6(0);
-    v6.words = f.v6.words;
-    v6.value = f.v6.value;
-    v6.length = f.v6.value.length;
-    for (const [hits, list] of byValue6(v6)) {
+    for (const [hits, list] of byValue(RangeList6.over(f.v6.words, f.v6.value), () => new RangeList6())) {
       if (list.length === 0) continue;
       layers6.push(layers.push({ feed, hits }) - 1);
       lists6.push(list);

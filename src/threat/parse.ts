@@ -20,7 +20,7 @@
 
 import { splitCsvLine } from '../build/csv.js';
 import { parseCidr, parseIp, type Address } from '../ip/address.js';
-import { parseIpInto } from '../ip/parse.js';
+import { CH_0, CH_9, CH_A, CH_COLON, CH_DOT, CH_F, CH_LA, CH_LF, parseIpInto } from '../ip/parse.js';
 import { RangeList, RangeList6, compareWords } from './ranges.js';
 
 export type FeedFormat = 'list' | 'csv' | 'range-csv' | 'aws-json' | 'gcp-json' | 'azure-json' | 'oracle-json';
@@ -227,20 +227,15 @@ function listLine(c: Collector, line: number, raw: string, minHits: number): voi
 const NL = 10;
 const CR = 13;
 const TAB = 9;
-const DOT = 46;
 const SLASH = 47;
-const D0 = 48;
-const D9 = 57;
-
-const COLON = 58;
 
 /** Whether bytes `from` to `to` are only hex digits, colons (two or more) and slashes. */
 function bareV6(buf: Buffer, from: number, to: number): boolean {
   let colons = 0;
   for (let i = from; i < to; i++) {
     const ch = buf[i];
-    if (ch === COLON) colons++;
-    else if (!((ch >= D0 && ch <= D9) || (ch >= 97 && ch <= 102) || (ch >= 65 && ch <= 70) || ch === SLASH)) return false;
+    if (ch === CH_COLON) colons++;
+    else if (!((ch >= CH_0 && ch <= CH_9) || (ch >= CH_LA && ch <= CH_LF) || (ch >= CH_A && ch <= CH_F) || ch === SLASH)) return false;
   }
   return colons >= 2;
 }
@@ -274,22 +269,22 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
       let value = 0;
       for (let part = 0; part < 4; part++) {
         const d0 = buf[p];
-        if (!(d0 >= D0 && d0 <= D9)) break fastPath;
-        let v = d0 - D0;
+        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
+        let v = d0 - CH_0;
         let ch = buf[++p];
-        if (ch >= D0 && ch <= D9) {
+        if (ch >= CH_0 && ch <= CH_9) {
           if (v === 0) break fastPath;
-          v = v * 10 + ch - D0;
+          v = v * 10 + ch - CH_0;
           ch = buf[++p];
-          if (ch >= D0 && ch <= D9) {
-            v = v * 10 + ch - D0;
+          if (ch >= CH_0 && ch <= CH_9) {
+            v = v * 10 + ch - CH_0;
             ch = buf[++p];
             if (v > 255) break fastPath;
           }
         }
         value = (value << 8) | v;
         if (part < 3) {
-          if (ch !== DOT) break fastPath;
+          if (ch !== CH_DOT) break fastPath;
           p++;
         }
       }
@@ -297,12 +292,12 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
       let prefix = 32;
       if (ch === SLASH) {
         const d0 = buf[++p];
-        if (!(d0 >= D0 && d0 <= D9)) break fastPath;
-        prefix = d0 - D0;
+        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
+        prefix = d0 - CH_0;
         ch = buf[++p];
-        if (ch >= D0 && ch <= D9) {
+        if (ch >= CH_0 && ch <= CH_9) {
           if (prefix === 0) break fastPath;
-          prefix = prefix * 10 + ch - D0;
+          prefix = prefix * 10 + ch - CH_0;
           ch = buf[++p];
           if (prefix > 32) break fastPath;
         }
@@ -312,12 +307,12 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
       if (ch === TAB && prefix === 32) {
         counted = true;
         const d0 = buf[++p];
-        if (!(d0 >= D0 && d0 <= D9)) break fastPath;
-        hits = d0 - D0;
+        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
+        hits = d0 - CH_0;
         ch = buf[++p];
-        for (let k = 0; ch >= D0 && ch <= D9; k++) {
+        for (let k = 0; ch >= CH_0 && ch <= CH_9; k++) {
           if (k === 8) break fastPath;
-          hits = hits * 10 + ch - D0;
+          hits = hits * 10 + ch - CH_0;
           ch = buf[++p];
         }
       }

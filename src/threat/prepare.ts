@@ -8,7 +8,7 @@
 
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
-import { overlay, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+import { byValue, overlay, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
 
 export interface PrepareTask {
   /** The file to read (a local feed, or the download of a URL feed). */
@@ -46,21 +46,6 @@ export type Prepared =
     }
   | { readonly ok: false; readonly missing: boolean; readonly error: string };
 
-/** A list split by value (hit count): one list per distinct value. */
-function byValue(list: RangeList): Map<number, RangeList> {
-  const v = list.value;
-  let one = true;
-  for (let i = 1; i < list.length && one; i++) one = v[i] === v[0];
-  if (one) return new Map([[list.length > 0 ? v[0] : 1, list]]);
-  const out = new Map<number, RangeList>();
-  for (let i = 0; i < list.length; i++) {
-    let to = out.get(v[i]);
-    if (to === undefined) out.set(v[i], (to = new RangeList()));
-    to.push(list.start[i], list.end[i], v[i]);
-  }
-  return out;
-}
-
 /** Addresses that IPv6 ranges cover: their union on ranks, sizes summed word by word. */
 export function span6(list: RangeList6): bigint {
   const ranks = new Ranks6([list]);
@@ -91,7 +76,7 @@ export function coveredAddresses(v4: RangeList, v6: RangeList6): { v4: number; v
 /** The IPv4 layers of parsed ranges: a union per hit count. */
 export function layers4(list: RangeList): Layer4[] {
   const out: Layer4[] = [];
-  for (const [hits, l] of byValue(list)) {
+  for (const [hits, l] of byValue(list, () => new RangeList())) {
     const u = union(l, hits);
     out.push({ hits, start: u.start.subarray(0, u.length), end: u.end.subarray(0, u.length) });
   }
@@ -182,10 +167,7 @@ export function joinParts(parts: readonly Prepared[]): Prepared {
   const ok = parts as readonly Extract<Prepared, { ok: true }>[];
   // The parts' layers side by side: the compiler joins layers of one feed as it joins feeds.
   const v4 = ok.flatMap((p) => p.v4);
-  const v6 = new RangeList6(0);
-  v6.words = concat(ok.map((p) => p.v6.words));
-  v6.value = concat(ok.map((p) => p.v6.value));
-  v6.length = v6.value.length;
+  const v6 = RangeList6.over(concat(ok.map((p) => p.v6.words)), concat(ok.map((p) => p.v6.value)));
   const badLines: BadLine[] = [];
   let before = 0;
   for (const p of ok) {

@@ -28,6 +28,11 @@ export class RangeList {
     this.value[n] = value;
   }
 
+  /** Appends range `i` of another list. */
+  pushFrom(from: RangeList, i: number): void {
+    this.push(from.start[i], from.end[i], from.value[i]);
+  }
+
   /** Appends a range, extending the last one instead when it touches it with the same value. */
   append(start: number, end: number, value: number): void {
     const n = this.length - 1;
@@ -244,6 +249,20 @@ export class RangeList6 {
     this.value = new Uint32Array(capacity);
   }
 
+  /** A list over existing arrays (eight words and one value per range), not copied. */
+  static over(words: Uint32Array, value: Uint32Array): RangeList6 {
+    const l = new RangeList6(0);
+    l.words = words;
+    l.value = value;
+    l.length = value.length;
+    return l;
+  }
+
+  /** Appends range `i` of another list. */
+  pushFrom(from: RangeList6, i: number): void {
+    this.push(from.words.subarray(i * 8, i * 8 + 4), from.words.subarray(i * 8 + 4, i * 8 + 8), from.value[i]);
+  }
+
   push(start: ArrayLike<number>, end: ArrayLike<number>, value: number): void {
     if (this.length === this.value.length) {
       const w = new Uint32Array(this.words.length * 2);
@@ -403,18 +422,17 @@ function increment(w: Uint32Array, from: number, out: Uint32Array, at: number): 
   return carry === 0;
 }
 
-
-/** IPv6 ranges split by value (hit count): one list per distinct value. */
-export function byValue6(list: RangeList6): Map<number, RangeList6> {
+/** A list split by value (hit count): one list per distinct value (the list itself when it has one). */
+export function byValue<T extends RangeList | RangeList6>(list: T, make: () => T): Map<number, T> {
   const v = list.value;
   let one = true;
   for (let i = 1; i < list.length && one; i++) one = v[i] === v[0];
   if (one) return new Map([[list.length > 0 ? v[0] : 1, list]]);
-  const out = new Map<number, RangeList6>();
+  const out = new Map<number, T>();
   for (let i = 0; i < list.length; i++) {
     let to = out.get(v[i]);
-    if (to === undefined) out.set(v[i], (to = new RangeList6()));
-    to.push(list.words.subarray(i * 8, i * 8 + 4), list.words.subarray(i * 8 + 4, i * 8 + 8), v[i]);
+    if (to === undefined) out.set(v[i], (to = make()));
+    (to as RangeList & RangeList6).pushFrom(list as RangeList & RangeList6, i);
   }
   return out;
 }

@@ -3,7 +3,7 @@
  * plain clone) and the property-test seed.
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -49,4 +49,29 @@ export function prng(s: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** xorshift32: seeded uint32s (the generated addresses of the CLI tests and of the benchmarks). */
+export function xorshift32(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+}
+
+/** A dotted quad of a uint32 with its first byte moved into 1-222 (unicast space, mostly public). */
+export function unicastV4(a: number): string {
+  return `${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+}
+
+/** The resident size of a process in bytes (from /proc), or 0 once it has ended. */
+export function residentBytes(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }

@@ -4,14 +4,14 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitCsvLine } from '../../src/build/csv.js';
 import { openSync, isIprecordError, type Engine } from '../../src/index.js';
-import { ROOT } from '../helpers/env.js';
+import { residentBytes, ROOT, unicastV4, xorshift32 } from '../helpers/env.js';
 
 const CLI = join(ROOT, 'dist', 'cli.js');
 if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm ci builds it).');
@@ -34,18 +34,15 @@ function run(args: string[], input?: Buffer | string): { out: string; err: strin
 
 /** Addresses: public ones of both families, and bad, private and reserved ones, in a fixed order. */
 function addresses(n: number): string[] {
-  let x = 99;
+  const next = xorshift32(99);
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const a = x >>> 0;
+    const a = next();
     const kind = i % 23;
     if (kind === 5) out.push('not-an-ip');
     else if (kind === 7) out.push(`10.${a & 255}.0.1`);
     else if (kind === 9) out.push(`2001:4860:${(a & 0xffff).toString(16)}::1`);
-    else out.push(`${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`);
+    else out.push(unicastV4(a));
   }
   return out;
 }
@@ -180,16 +177,12 @@ describe('iprecord enrich', () => {
 
   it('enriches 5 million rows with flat memory (resident size sampled while it runs)', async () => {
     const file = join(dir, 'five-million.txt');
-    let x = 5;
+    const next = xorshift32(5);
     const chunk: string[] = [];
     const { openSync: open, writeSync, closeSync } = await import('node:fs');
     const fd = open(file, 'w');
     for (let i = 0; i < 5_000_000; i++) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      const a = x >>> 0;
-      chunk.push(`${(a >>> 24) % 223 || 1}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`);
+      chunk.push(unicastV4(next()));
       if (chunk.length === 100_000) writeSync(fd, chunk.splice(0).join('\n') + '\n');
     }
     closeSync(fd);
@@ -202,13 +195,8 @@ describe('iprecord enrich', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const samples: { lines: number; rss: number }[] = [];
     const timer = setInterval(() => {
-      try {
-        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-        const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-        if (kb > 0) samples.push({ lines, rss: kb * 1024 });
-      } catch {
-        // the process has ended
-      }
+      const rss = residentBytes(child.pid as number);
+      if (rss > 0) samples.push({ lines, rss });
     }, 200);
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     clearInterval(timer);
