@@ -1,22 +1,29 @@
+import { writeFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+const PUBLIC = { index: 'src/index.ts', server: 'src/server/index.ts' };
 
 // `npm run build` empties dist/ first; the two builds run side by side.
 export default defineConfig([
   {
-    // ESM: the library, the CLI and the worker threads (feed builder, enrich) share one chunk of code.
-    // The CommonJS build starts the same ESM worker file (dist/threat-worker.js).
-    entry: { index: 'src/index.ts', cli: 'src/cli/index.ts', 'threat-worker': 'src/threat/worker.ts', 'enrich-worker': 'src/cli/enrich-worker.ts' },
+    // ESM: the library, the server, the CLI and the worker threads (feed builder, enrich) share chunks of code.
+    entry: { ...PUBLIC, cli: 'src/cli/index.ts', 'threat-worker': 'src/threat/worker.ts', 'enrich-worker': 'src/cli/enrich-worker.ts' },
     format: ['esm'],
-    dts: { entry: { index: 'src/index.ts' } },
+    dts: { entry: PUBLIC },
     splitting: true,
     target: 'node20',
+    // The CommonJS entries (see below).
+    onSuccess: async () => {
+      for (const name of Object.keys(PUBLIC)) writeFileSync(`dist/${name}.cjs`, `'use strict';\nmodule.exports = require('./${name}.js');\n`);
+    },
   },
   {
-    entry: { index: 'src/index.ts' },
+    // CommonJS: `require()` loads the ESM build itself (require(esm), on by
+    // default from Node 20.19), so both module systems share one copy of the
+    // code and of its state; only the .d.cts types are built here.
+    entry: PUBLIC,
     format: ['cjs'],
-    dts: { entry: { index: 'src/index.ts' } },
+    dts: { entry: PUBLIC, only: true },
     target: 'node20',
-    // import.meta.url in the CommonJS build.
-    shims: true,
   },
 ]);
