@@ -15,14 +15,30 @@ import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions } from './options.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
-import { CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
+import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
 import { memoryState, Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
-export interface LookupOptions {
+export interface LookupOptions extends AnswerOptions {
   /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']`. */
   fields?: string | readonly string[];
+}
+
+/** How a record is answered for one caller (the server's keys and plans). */
+export interface AnswerOptions {
+  /**
+   * The text of `count` (a server answering for one API key passes that
+   * key's count). Default: the engine's lookups in the last 24 hours.
+   */
+  count?: string;
+  /**
+   * Leaves `is_vpn` and `scores` out of `threat`: the service's shape for
+   * plans below Business (the object then lacks the two members its type
+   * names).
+   * @default false
+   */
+  basicThreat?: boolean;
 }
 
 /** State of one threat category in `info()`: whether any loaded source answers for it. */
@@ -138,11 +154,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     return { version, text, kind };
   }
 
-  private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number): Threat {
+  private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number, options: AnswerOptions | undefined): Threat {
     let flags = asnFlags;
     if (kind === SpecialKind.Unallocated) flags |= ThreatFlag.Bogon;
     if (snap.anonymous.length > 0) flags |= snap.anonymousFlags(version, this.words);
-    return snap.threatObject(version, this.words, flags);
+    const threat = snap.threatObject(version, this.words, flags);
+    return options?.basicThreat === true ? basicThreat(threat) : threat;
   }
 
   /**
@@ -182,8 +199,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       languages: country === null ? null : country.languages,
       currency: country === null ? null : country.currency,
       time_zone: zone === null ? null : snap.clock.timeZone(zone, now),
-      threat: this.threatFor(snap, version, kind, net === null ? 0 : net.flags),
-      count: this.counter.tick(now),
+      threat: this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options),
+      count: countOf(this.counter.tick(now), options),
     };
     if (net !== null && net.carrier !== null) insertCarrier(record, net.carrier);
     return fields === null ? record : pick(record, fields);
@@ -204,7 +221,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const net = snap.asnPart(version, words);
     const now = nowMicros();
     const zone = geo === null ? null : geo.zone;
-    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags);
+    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
     return (
       '{"ip":' +
       JSON.stringify(text) +
@@ -216,7 +233,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ',"threat":' +
       cachedJson(threat) +
       ',"count":' +
-      JSON.stringify(this.counter.tick(now)) +
+      JSON.stringify(countOf(this.counter.tick(now), options)) +
       '}'
     );
   }
@@ -225,9 +242,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * One field of the record, as a bare value.
    * @throws InvalidFieldError, and the errors of `lookup`
    */
-  field<K extends FieldName>(ip: string, name: K): IpRecord[K] | null {
+  field<K extends FieldName>(ip: string, name: K, options?: AnswerOptions): IpRecord[K] | null {
     if (!isFieldName(name)) throw new InvalidFieldError(name);
-    const value = this.lookup(ip)[name];
+    const value = this.lookup(ip, options === undefined ? undefined : { count: options.count, basicThreat: options.basicThreat })[name];
     return value === undefined ? null : value;
   }
 
@@ -235,12 +252,12 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The threat object of an address (the service's `/<ip>/threat`).
    * @throws the errors of `lookup`
    */
-  threat(ip: string): Threat {
+  threat(ip: string, options?: AnswerOptions): Threat {
     const snap = this.live();
     const { version, kind } = this.address(ip);
     const net = snap.asnPart(version, this.words);
     this.counter.tick(Date.now());
-    return this.threatFor(snap, version, kind, net === null ? 0 : net.flags);
+    return this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
   }
 
   /**
@@ -424,6 +441,10 @@ function countryJson(geo: GeoPart | null): string {
 
 function countryRun(c: Country): string {
   return ',"languages":' + JSON.stringify(c.languages) + ',"currency":' + JSON.stringify(c.currency);
+}
+
+function countOf(own: string, options: AnswerOptions | undefined): string {
+  return options === undefined || options.count === undefined ? own : options.count;
 }
 
 /** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */

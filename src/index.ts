@@ -18,7 +18,7 @@ export { MmdbWriter, Typed } from './mmdb/writer.js';
 export { compileAsnCsv } from './asn/compile.js';
 export { classifyAsn } from './asn/classify.js';
 
-export type { LookupOptions, EngineInfo, ListState, FeedState } from './engine.js';
+export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState } from './engine.js';
 export { buildDataset, buildThreat, type BuildOptions, type BuildResult, type FeedReport } from './threat/build.js';
 export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConfig, type ThreatConfig } from './threat/config.js';
 export { updateDataset, type UpdateOptions, type UpdateResult, type FeedUpdate } from './threat/update.js';

@@ -21,6 +21,49 @@ export class CountWindow {
     return this.text;
   }
 
+  /** Counts `n` lookups at `nowMs` (a bulk request). */
+  add(nowMs: number, n: number): void {
+    const m = Math.floor(nowMs / MINUTE);
+    if (m !== this.minute) this.advance(m);
+    this.buckets[m % BUCKETS] += n;
+    this.total += n;
+  }
+
+  /** Lookups in the last 24 hours up to now (not refreshed once a minute like the text). */
+  live(nowMs: number): number {
+    const m = Math.floor(nowMs / MINUTE);
+    if (m !== this.minute) this.advance(m);
+    return this.total;
+  }
+
+  /** The non-empty minutes of the window: `[minute since the epoch, lookups]`, oldest first. */
+  minutes(nowMs: number): [number, number][] {
+    const m = Math.floor(nowMs / MINUTE);
+    if (m !== this.minute) this.advance(m);
+    const out: [number, number][] = [];
+    for (let k = m - BUCKETS + 1; k <= m; k++) {
+      const n = this.buckets[k % BUCKETS];
+      if (n > 0) out.push([k, n]);
+    }
+    return out;
+  }
+
+  /**
+   * Adds saved minutes back (a restart); minutes outside the last 24 hours
+   * are dropped. The text includes them at once.
+   */
+  restore(minutes: readonly (readonly [number, number])[], nowMs: number): void {
+    const m = Math.floor(nowMs / MINUTE);
+    if (m !== this.minute) this.advance(m);
+    for (const [k, n] of minutes) {
+      if (k > m - BUCKETS && k <= m && Number.isSafeInteger(n) && n > 0) {
+        this.buckets[k % BUCKETS] += n;
+        this.total += n;
+      }
+    }
+    this.text = String(this.total);
+  }
+
   /** The count as text without counting a lookup. */
   peek(nowMs: number): string {
     const m = Math.floor(nowMs / MINUTE);

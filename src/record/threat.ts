@@ -109,3 +109,19 @@ export function threatOf(flags: number): Threat {
   }
   return t;
 }
+
+const basic = new WeakMap<Threat, Threat>();
+
+/**
+ * The threat object without `is_vpn` and `scores` (the service's shape for
+ * plans below Business), shared per threat object.
+ */
+export function basicThreat(t: Threat): Threat {
+  let b = basic.get(t);
+  if (b === undefined) {
+    const { is_vpn: _vpn, scores: _scores, ...rest } = t;
+    b = Object.freeze(rest) as Threat;
+    basic.set(t, b);
+  }
+  return b;
+}
