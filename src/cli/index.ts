@@ -7,6 +7,8 @@
  * `iprecord build`: compiles the threat feeds into a dataset directory.
  * `iprecord update`: downloads them first, validated, and swaps the build in.
  * `iprecord info`: what is loaded.
+ * `iprecord enrich`: records for every row of a file (enrich.ts).
+ * `iprecord serve`: the service's HTTP API (serve.ts).
  *
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
@@ -17,6 +19,8 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
 import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
+import { dataDir, options } from './args.js';
+import { runServe } from './serve.js';
 import { enrich, openInput, type Batch, type BatchOutput, type BatchRunner, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
@@ -26,6 +30,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
        iprecord enrich [file|-] [options]   (iprecord enrich --help)
+       iprecord serve [options]              (iprecord serve --help)
 
 Prints the record of each address: pretty JSON on a terminal, one compact
 JSON line per address otherwise.
@@ -58,25 +63,6 @@ Options:
 Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error.
 `;
 
-/** Options of a subcommand: `--name value` or `--name=value`. */
-function options(argv: string[], names: readonly string[]): Record<string, string> | string {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '-h' || a === '--help') return 'help';
-    const eq = a.indexOf('=');
-    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (!a.startsWith('--') || !names.includes(name)) return `unknown argument ${a}`;
-    const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
-    if (v === undefined) return `${a} needs a value`;
-    out[name] = v;
-  }
-  return out;
-}
-
-function dataDir(given: string | undefined): string | undefined {
-  return given ?? (process.env.IPRECORD_DATA || undefined);
-}
 
 /**
  * Arguments of `build` and `update`: the dataset directory (`dirOption`)
@@ -369,6 +355,7 @@ async function main(): Promise<number> {
     if (argv[0] === 'build') return await runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
     if (argv[0] === 'update') return await runUpdate(argv.slice(1));
+    if (argv[0] === 'serve') return await runServe(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

@@ -1,0 +1,22 @@
+/** Arguments of the CLI's subcommands. */
+
+/** Options of a subcommand: `--name value` or `--name=value`. */
+export function options(argv: string[], names: readonly string[]): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h' || a === '--help') return 'help';
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    if (!a.startsWith('--') || !names.includes(name)) return `unknown argument ${a}`;
+    const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
+    if (v === undefined) return `${a} needs a value`;
+    out[name] = v;
+  }
+  return out;
+}
+
+/** The dataset directory: the option, else $IPRECORD_DATA. */
+export function dataDir(given: string | undefined): string | undefined {
+  return given ?? (process.env.IPRECORD_DATA || undefined);
+}

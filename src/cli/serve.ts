@@ -1,0 +1,113 @@
+/**
+ * `iprecord serve`: the service's HTTP API over local data, until SIGTERM
+ * or SIGINT (graceful: requests in flight finish, counts are saved).
+ * SIGHUP reloads the data; with --data, so does a change of the directory.
+ */
+
+import { createWriteStream } from 'node:fs';
+import { createServer, type ServerOptions } from '../server/index.js';
+import type { OpenOptions } from '../options.js';
+import { dataDir, options } from './args.js';
+
+export const SERVE_USAGE = `Usage: iprecord serve [options]
+
+Answers the hosted service's HTTP API (GET /, /<ip>, /<field>, /<ip>/<field>,
+/<ip>/threat, POST /bulk, ?fields=, ?callback=) from local data, plus
+GET /healthz and the flag images under /flags/. See README, "Server".
+
+Options:
+  --port n           port; default 8080 ($PORT)
+  --host addr        address to listen on; default 127.0.0.1 (0.0.0.0 for all)
+  --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA
+  --keys file        API keys (JSON); without it every request is answered as Business
+  --counts file      where the keys' 24-hour counts are saved; default <keys file>.counts.json
+  --trust-proxy v    whose address GET / looks up: false (the socket's peer, default),
+                     true (the first Forwarded / X-Forwarded-For address) or n (n proxies back)
+  --base-path p,q    also serve the API under these paths (the EU base address: /eu)
+  --hosts a,b        answer only these host names (default: any)
+  --flag-base url    base URL of the records' flag field (http://host:port/flags to use this server)
+  --body-limit n     largest POST /bulk body in bytes; default 65536
+  --access-log dest  a file, - (standard output, default) or off
+  --memory m         mmap (default) or read
+  -h, --help         this help
+
+Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the data.
+Exit codes: 0 stopped by a signal, 2 usage, data or listening error.
+`;
+
+const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory'] as const;
+
+export async function runServe(argv: string[]): Promise<number> {
+  const o = options(argv, NAMES);
+  if (o === 'help') {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  const usage = (message: string) => {
+    process.stderr.write(`iprecord serve: ${message}\n\n${SERVE_USAGE}`);
+    return 2;
+  };
+  if (typeof o === 'string') return usage(o);
+  const portText = o.port ?? process.env.PORT ?? '8080';
+  if (!/^\d+$/.test(portText) || Number(portText) > 65535) return usage(`--port must be a port number, not ${portText}`);
+  let trustProxy: boolean | number = false;
+  if (o['trust-proxy'] !== undefined) {
+    const t = o['trust-proxy'];
+    if (t === 'true' || t === 'false') trustProxy = t === 'true';
+    else if (/^\d+$/.test(t)) trustProxy = Number(t);
+    else return usage(`--trust-proxy must be true, false or a number, not ${t}`);
+  }
+  if (o.memory !== undefined && o.memory !== 'mmap' && o.memory !== 'read') return usage(`--memory must be mmap or read, not ${o.memory}`);
+  if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
+  const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
+
+  const data = dataDir(o.data);
+  const open: OpenOptions = {
+    ...(data === undefined ? {} : { data, watch: true }),
+    ...(o.memory === undefined ? {} : { memory: o.memory as 'mmap' | 'read' }),
+    ...(o['flag-base'] === undefined ? {} : { flagBaseUrl: o['flag-base'] }),
+  };
+  const logTo = o['access-log'] ?? '-';
+  const accessLog = logTo === 'off' ? null : logTo === '-' ? process.stdout : createWriteStream(logTo, { flags: 'a' });
+  const config: ServerOptions = {
+    open,
+    trustProxy,
+    accessLog,
+    ...(o.keys === undefined ? {} : { keys: o.keys, countsFile: o.counts ?? `${o.keys}.counts.json` }),
+    ...(o.keys === undefined && o.counts !== undefined ? { countsFile: o.counts } : {}),
+    ...(o['base-path'] === undefined ? {} : { basePaths: list(o['base-path']) }),
+    ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
+    ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
+  };
+
+  const server = await createServer(config);
+  server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
+  server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));
+  const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
+  const info = server.engine.info();
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  process.stderr.write(
+    `iprecord serve: listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
+  );
+
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      process.stderr.write(`iprecord serve: ${signal}, stopping\n`);
+      server.close().then(
+        () => resolve(0),
+        (e: unknown) => {
+          process.stderr.write(`iprecord serve: ${(e as Error).message}\n`);
+          resolve(2);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.on('SIGHUP', () => {
+      server.reload().then(
+        () => undefined,
+        (e: unknown) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${(e as Error).message}\n`),
+      );
+    });
+  });
+}

@@ -1,0 +1,501 @@
+/**
+ * The hosted service's HTTP API over a local engine (`iprecord/server`):
+ *
+ *   GET  /              record of the caller's address
+ *   GET  /<ip>          record of an address
+ *   GET  /<field>       one field of the caller's record
+ *   GET  /<ip>/<field>  one field of an address's record
+ *   GET  /<ip>/threat   the threat object
+ *   POST /bulk          records of a JSON array of at most 100 addresses
+ *   GET  /healthz       for load balancers
+ *   GET  /flags/<cc>.png|.svg   the flag images records link to
+ *
+ * `fields` and `callback` (JSONP) query parameters; `api-key` as a query
+ * parameter or header when a keys file is given. Every answer goes through
+ * the engine; this file only parses requests and writes responses.
+ */
+
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { open, type Engine } from '../engine.js';
+import { InvalidOptionsError, isIprecordError } from '../errors.js';
+import type { OpenOptions } from '../options.js';
+import { isFieldName } from '../record/fields.js';
+import { clientAddress, type TrustProxy } from './client.js';
+import { Flags } from './flags.js';
+import { Account, KeyStore, type KeysConfig } from './keys.js';
+import { AccessLog } from './log.js';
+
+export type { KeyConfig, KeysConfig, Plan } from './keys.js';
+export type { TrustProxy } from './client.js';
+
+export interface ServerOptions {
+  /** An opened engine to answer from (closing it stays with the caller). Default: one opened with `open`. */
+  engine?: Engine;
+  /** Options of the engine the server opens when `engine` is not given. */
+  open?: OpenOptions;
+  /**
+   * API keys: a keys file's path or its parsed content. Without keys every
+   * request is answered, as the Business plan, and `count` counts them all.
+   */
+  keys?: string | KeysConfig;
+  /** Where the keys' counts are saved (every minute and on `close()`), so that `count` survives a restart. */
+  countsFile?: string;
+  /**
+   * Whose address `GET /` looks up: false (default) the socket's peer; true
+   * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
+   * address n proxies back (1: the last entry, added by the one proxy in front).
+   */
+  trustProxy?: TrustProxy;
+  /**
+   * Paths the API is also served under, as the service's EU base address
+   * (`['/eu']`: `/eu/8.8.8.8` answers as `/8.8.8.8`). The root is always served.
+   */
+  basePaths?: readonly string[];
+  /** Host names answered (any port); others get 404. Default: any host. */
+  hosts?: readonly string[];
+  /** Largest `POST /bulk` body in bytes (413 above). @default 65536 */
+  bodyLimit?: number;
+  /** Where access log lines go (`process.stdout`, a file stream). Default: none. */
+  accessLog?: NodeJS.WritableStream | null;
+  /** Time allowed to send the request headers, in ms. @default 10000 */
+  headersTimeout?: number;
+  /** Time allowed to send the whole request, in ms. @default 30000 */
+  requestTimeout?: number;
+  /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
+  keepAliveTimeout?: number;
+}
+
+export interface IprecordServer {
+  /** The `node:http` server (already listening after `listen()`). */
+  readonly http: Server;
+  readonly engine: Engine;
+  /** Starts listening; resolves with the bound address. @default port 8080, host 127.0.0.1 */
+  listen(port?: number, host?: string): Promise<AddressInfo>;
+  /** Reloads the engine's data; requests in flight finish on the old data. */
+  reload(): Promise<void>;
+  /** Writes the counts file now (when `countsFile` is set). */
+  saveCounts(): void;
+  /**
+   * Stops accepting connections, lets requests in flight finish (at most
+   * `graceMs`, then closes what is left), saves the counts, flushes the
+   * log, and closes the engine if the server opened it.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+const MAX_BULK = 100;
+const CALLBACK = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const JS_TYPE = 'application/javascript; charset=utf-8';
+const LOOKUP_METHODS = 'GET, HEAD, OPTIONS';
+const BULK_METHODS = 'POST, OPTIONS';
+const COUNTS_EVERY_MS = 60_000;
+
+const MESSAGES = {
+  key: 'You have not provided a valid API Key.',
+  bulkPlan: 'Upgrade to a paid plan to make bulk requests.',
+  quota: 'You have exceeded your free quota. Upgrade to a paid plan to re-activate your account.',
+  bulkArray: 'You did not provide a valid JSON Array.',
+  bulkSize: `Bulk requests should not contain more than ${MAX_BULK} IP addresses.`,
+  callback: 'The callback parameter must be a JavaScript identifier (letters, digits, _ and $, dotted), at most 64 characters.',
+  notFound: 'Not found.',
+  method: 'Method not allowed.',
+  tooLarge: 'The request body is too large.',
+  host: 'Unknown host.',
+  internal: 'Internal server error.',
+} as const;
+
+/** What a request asks for, once its target is parsed. */
+const enum Op {
+  Lookup,
+  Field,
+  Bulk,
+  Health,
+  Flag,
+}
+
+interface Route {
+  op: Op;
+  /** The address in the path; null for the caller's own. */
+  ip: string | null;
+  /** The field (Field), or the flag file name (Flag). */
+  name: string;
+}
+
+interface Query {
+  key: string | null;
+  fields: string | null;
+  callback: string | null;
+}
+
+/** One request and what is known of it so far. */
+interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly started: number;
+  account: Account | null;
+  /** A valid JSONP callback of the request. */
+  callback: string | null;
+}
+
+const NO_QUERY: Query = { key: null, fields: null, callback: null };
+
+/**
+ * Opens the engine (unless given) and builds the server; `listen()` starts it.
+ * @throws InvalidOptionsError on bad options or keys; the engine's errors
+ */
+export async function createServer(options: ServerOptions = {}): Promise<IprecordServer> {
+  const config = checkOptions(options);
+  const keys = options.keys === undefined ? KeyStore.none() : typeof options.keys === 'string' ? KeyStore.read(options.keys) : KeyStore.of(options.keys);
+  if (options.countsFile !== undefined) keys.restoreCounts(options.countsFile);
+  const owned = options.engine === undefined;
+  const engine = options.engine ?? (await open(options.open));
+  return new ApiServer(engine, owned, keys, config, options);
+}
+
+interface Config {
+  bodyLimit: number;
+  trustProxy: TrustProxy;
+  basePaths: string[];
+  hosts: Set<string> | null;
+}
+
+function checkOptions(o: ServerOptions): Config {
+  if (o === null || typeof o !== 'object') throw new InvalidOptionsError('Server options must be an object.');
+  const bodyLimit = o.bodyLimit ?? 64 * 1024;
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2) throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
+  const trustProxy = o.trustProxy ?? false;
+  if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
+    throw new InvalidOptionsError('Option "trustProxy" must be true, false or a number of proxies.');
+  }
+  const basePaths = (o.basePaths ?? []).map((p) => {
+    if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
+    return p.replace(/\/$/, '');
+  });
+  // Longer paths first: /eu/v1 before /eu.
+  basePaths.sort((a, b) => b.length - a.length);
+  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout'] as const) {
+    const v = o[t];
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
+  }
+  const hosts = o.hosts === undefined ? null : new Set(o.hosts.map((h) => String(h).toLowerCase()));
+  return { bodyLimit, trustProxy, basePaths, hosts };
+}
+
+class ApiServer implements IprecordServer {
+  readonly http: Server;
+  private readonly flags = new Flags();
+  private readonly log: AccessLog | null;
+  private readonly countsTimer: NodeJS.Timeout | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    readonly engine: Engine,
+    private readonly ownsEngine: boolean,
+    private readonly keys: KeyStore,
+    private readonly config: Config,
+    private readonly options: ServerOptions,
+  ) {
+    this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
+    this.http = createHttpServer(
+      {
+        headersTimeout: options.headersTimeout ?? 10_000,
+        requestTimeout: options.requestTimeout ?? 30_000,
+        keepAliveTimeout: options.keepAliveTimeout ?? 5_000,
+      },
+      (req, res) => this.handle(req, res),
+    );
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => clientError(err, socket));
+    if (options.countsFile !== undefined) {
+      this.countsTimer = setInterval(() => this.saveCountsQuietly(), COUNTS_EVERY_MS);
+      this.countsTimer.unref();
+    }
+  }
+
+  listen(port = 8080, host = '127.0.0.1'): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const failed = (e: Error) => reject(e);
+      this.http.once('error', failed);
+      this.http.listen(port, host, () => {
+        this.http.off('error', failed);
+        resolve(this.http.address() as AddressInfo);
+      });
+    });
+  }
+
+  reload(): Promise<void> {
+    return this.engine.reload();
+  }
+
+  saveCounts(): void {
+    if (this.options.countsFile !== undefined) this.keys.saveCounts(this.options.countsFile);
+  }
+
+  private saveCountsQuietly(): void {
+    try {
+      this.saveCounts();
+    } catch (e) {
+      process.emitWarning(`iprecord server: cannot save counts: ${(e as Error).message}`);
+    }
+  }
+
+  close(graceMs = 10_000): Promise<void> {
+    if (this.closing !== null) return this.closing;
+    this.closing = new Promise<void>((resolve) => {
+      // Idle keep-alive connections go at once; busy ones after their response.
+      const sweep = setInterval(() => this.http.closeIdleConnections(), 50);
+      const force = setTimeout(() => this.http.closeAllConnections(), graceMs);
+      this.http.close(() => {
+        clearInterval(sweep);
+        clearTimeout(force);
+        resolve();
+      });
+      this.http.closeIdleConnections();
+    }).then(() => {
+      if (this.countsTimer !== null) clearInterval(this.countsTimer);
+      this.saveCountsQuietly();
+      this.log?.flush();
+      if (this.ownsEngine) this.engine.close();
+    });
+    return this.closing;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const ctx: Exchange = { req, res, started: this.log === null ? 0 : performance.now(), account: null, callback: null };
+    try {
+      this.route(ctx);
+    } catch (e) {
+      this.failed(ctx, e);
+    }
+  }
+
+  /** An error thrown while answering: the engine's 400s as they are, anything else a bare 500. */
+  private failed(ctx: Exchange, e: unknown): void {
+    if (ctx.res.headersSent) {
+      ctx.res.destroy();
+      return;
+    }
+    if (isIprecordError(e) && e.status === 400) return this.fail(ctx, 400, e.message);
+    process.emitWarning(`iprecord server: ${(e as Error)?.message ?? String(e)}`);
+    this.fail(ctx, 500, MESSAGES.internal);
+  }
+
+  private send(ctx: Exchange, status: number, type: string, body: string | Buffer, extra?: readonly string[]): void {
+    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    // 204 has no content and names none.
+    const headers =
+      status === 204
+        ? ['X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*']
+        : ['Content-Type', type, 'Content-Length', String(length), 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*'];
+    if (extra !== undefined) headers.push(...extra);
+    ctx.res.writeHead(status, headers);
+    ctx.res.end(body);
+    if (this.log !== null) {
+      const { req } = ctx;
+      const remote = clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
+      this.log.request(remote, ctx.account?.label ?? '-', req.method ?? '-', req.url ?? '', req.httpVersion, status, length, performance.now() - ctx.started);
+    }
+  }
+
+  /** A JSON (or, with a valid callback, JSONP) body of a value. */
+  private sendJson(ctx: Exchange, json: string): void {
+    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json);
+    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`);
+  }
+
+  /** The service's error body `{"message": ...}`, wrapped when the request has a valid callback. */
+  private fail(ctx: Exchange, status: number, message: string, extra?: readonly string[]): void {
+    const json = '{"message":' + JSON.stringify(message) + '}';
+    if (ctx.callback === null) this.send(ctx, status, JSON_TYPE, json, extra);
+    else this.send(ctx, status, JS_TYPE, `${ctx.callback}(${json});`, extra);
+  }
+
+  private route(ctx: Exchange): void {
+    const { req } = ctx;
+    const method = req.method ?? 'GET';
+    if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.fail(ctx, 404, MESSAGES.host);
+    let target = req.url ?? '/';
+    if (target.charCodeAt(0) !== 47 /* / */) {
+      const path = absolutePath(target);
+      if (path === null) return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.fail(ctx, 404, MESSAGES.notFound);
+      target = path;
+    }
+    const q = target.indexOf('?');
+    const path = this.unmount(q < 0 ? target : target.slice(0, q));
+    const route = path === null ? null : parsePath(path);
+    if (route === null) return this.fail(ctx, 404, MESSAGES.notFound);
+    const allowed = route.op === Op.Bulk ? BULK_METHODS : LOOKUP_METHODS;
+    if (method === 'OPTIONS') return this.preflight(ctx, allowed);
+    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
+    if (route.op === Op.Health) return this.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
+    if (route.op === Op.Flag) {
+      const image = this.flags.get(route.name);
+      if (image === null) return this.fail(ctx, 404, this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).');
+      return this.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
+    }
+
+    const query = q < 0 ? NO_QUERY : parseQuery(target.slice(q + 1));
+    if (query.callback !== null) {
+      if (query.callback.length > 64 || !CALLBACK.test(query.callback)) return this.fail(ctx, 400, MESSAGES.callback);
+      ctx.callback = query.callback;
+    }
+    let header = req.headers['api-key'];
+    if (Array.isArray(header)) header = header[0];
+    const account = this.keys.find(query.key ?? header ?? null);
+    if (account === null) return this.fail(ctx, 401, MESSAGES.key);
+    ctx.account = account;
+    const basicThreat = account.plan !== 'business';
+
+    if (route.op === Op.Bulk) {
+      if (account.plan === 'free') return this.fail(ctx, 403, MESSAGES.bulkPlan);
+      return this.bulk(ctx, account, query.fields, basicThreat);
+    }
+    const now = Date.now();
+    if (!account.allows(1, now)) return this.fail(ctx, 403, MESSAGES.quota);
+    const count = account.window.tick(now);
+    const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
+    if (route.op === Op.Lookup) return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields ?? undefined, count, basicThreat }));
+    const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
+    // A string field is plain text, anything else JSON (CONTRACT.md); JSONP always wraps JSON.
+    if (typeof value === 'string' && ctx.callback === null) return this.send(ctx, 200, TEXT_TYPE, value);
+    this.sendJson(ctx, JSON.stringify(value));
+  }
+
+  /** `POST /bulk`: the body read up to the limit, then one record (or `{ message }`) per address, in order. */
+  private bulk(ctx: Exchange, account: Account, fields: string | null, basicThreat: boolean): void {
+    const { req } = ctx;
+    const limit = this.config.bodyLimit;
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) return this.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        this.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      try {
+        this.answerBulk(ctx, Buffer.concat(chunks, size).toString('utf8'), account, fields, basicThreat);
+      } catch (e) {
+        this.failed(ctx, e);
+      }
+    });
+    req.on('error', () => {
+      done = true;
+    });
+  }
+
+  private answerBulk(ctx: Exchange, text: string, account: Account, fields: string | null, basicThreat: boolean): void {
+    let ips: unknown;
+    try {
+      ips = JSON.parse(text);
+    } catch {
+      return this.fail(ctx, 400, MESSAGES.bulkArray);
+    }
+    if (!Array.isArray(ips)) return this.fail(ctx, 400, MESSAGES.bulkArray);
+    if (ips.length > MAX_BULK) return this.fail(ctx, 400, MESSAGES.bulkSize);
+    if (!ips.every((ip) => typeof ip === 'string')) return this.fail(ctx, 400, MESSAGES.bulkArray);
+    const now = Date.now();
+    if (!account.allows(ips.length, now)) return this.fail(ctx, 403, MESSAGES.quota);
+    account.window.add(now, ips.length);
+    const options = { fields: fields ?? undefined, count: account.window.peek(now), basicThreat };
+    let body = '[';
+    for (let i = 0; i < ips.length; i++) {
+      if (i > 0) body += ',';
+      try {
+        body += this.engine.lookupJson(ips[i] as string, options);
+      } catch (e) {
+        // A bad address answers in place; a bad `fields` fails the request.
+        if (!isIprecordError(e) || e.status !== 400 || e.code === 'INVALID_FIELD') throw e;
+        body += '{"message":' + JSON.stringify(e.message) + '}';
+      }
+    }
+    this.sendJson(ctx, body + ']');
+  }
+
+  private preflight(ctx: Exchange, methods: string): void {
+    this.send(ctx, 204, TEXT_TYPE, '', ['Access-Control-Allow-Methods', methods, 'Access-Control-Allow-Headers', 'api-key, content-type, accept', 'Access-Control-Max-Age', '86400']);
+  }
+
+  /** The path without a base path it is served under; null when it is under none. */
+  private unmount(path: string): string | null {
+    for (const base of this.config.basePaths) {
+      if (path.startsWith(base) && (path.length === base.length || path.charCodeAt(base.length) === 47)) return path.length === base.length ? '/' : path.slice(base.length);
+    }
+    return path;
+  }
+}
+
+/** The path and query of an absolute-form target (`http://host/8.8.8.8?x`), or null. */
+function absolutePath(target: string): string | null {
+  const m = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (m === null) return null;
+  const rest = target.slice(m[0].length);
+  return rest === '' || rest.charCodeAt(0) === 63 /* ? */ ? '/' + rest : rest;
+}
+
+function hostName(host: string | undefined): string {
+  if (host === undefined) return '';
+  const h = host.toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const colon = h.indexOf(':');
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+function decodeSegment(s: string): string {
+  if (s.indexOf('%') < 0) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The operation of a path (`/`, `/<ip>`, `/<field>`, `/<ip>/<field>`, ...), or null (404). */
+function parsePath(path: string): Route | null {
+  if (path === '/' || path === '') return { op: Op.Lookup, ip: null, name: '' };
+  const parts = path.slice(1).split('/');
+  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
+  if (parts.length > 2 || parts.some((p) => p === '')) return null;
+  const first = decodeSegment(parts[0]);
+  if (parts.length === 1) {
+    if (first === 'bulk') return { op: Op.Bulk, ip: null, name: '' };
+    if (first === 'healthz') return { op: Op.Health, ip: null, name: '' };
+    if (isFieldName(first)) return { op: Op.Field, ip: null, name: first };
+    return { op: Op.Lookup, ip: first, name: '' };
+  }
+  if (first === 'flags') return { op: Op.Flag, ip: null, name: decodeSegment(parts[1]) };
+  return { op: Op.Field, ip: first, name: decodeSegment(parts[1]) };
+}
+
+/** `api-key`, `fields` and `callback` (the first of each). */
+function parseQuery(text: string): Query {
+  if (text === '') return NO_QUERY;
+  const params = new URLSearchParams(text);
+  return { key: params.get('api-key'), fields: params.get('fields'), callback: params.get('callback') };
+}
+
+/** Answers requests that the HTTP parser refused (bad syntax, headers too large, too slow) with a JSON error, then closes. */
+function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({ message: status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.' });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

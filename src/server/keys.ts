@@ -1,0 +1,187 @@
+/**
+ * API keys, plans, quotas and the `count` of each key.
+ *
+ * Keys are held as SHA-256 digests, never as text: a presented key is
+ * hashed, its digest looked up, and the match confirmed with
+ * `crypto.timingSafeEqual`. What the time taken depends on is the digest,
+ * which tells nothing about how much of a real key a guess got right.
+ *
+ * Counts are per key, over the last 24 hours in minute buckets, and are
+ * saved to a file (by digest) so that they survive a restart.
+ */
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeAtomic } from '../build/write.js';
+import { InvalidOptionsError } from '../errors.js';
+import { CountWindow } from '../record/count.js';
+
+export type Plan = 'free' | 'paid' | 'business';
+export const PLANS: readonly Plan[] = ['free', 'paid', 'business'];
+
+/** One key of a keys file. */
+export interface KeyConfig {
+  /** The secret, as callers send it. */
+  readonly key: string;
+  readonly plan: Plan;
+  /** Requests allowed over any 24 hours (a bulk request counts once per address). Default: no limit. */
+  readonly quota?: number;
+  /** A label for the access log and `info`; the key itself is never logged. */
+  readonly name?: string;
+}
+
+/** The keys file: `{ "keys": [ { "key": "...", "plan": "paid", "quota": 100000, "name": "shop" } ] }`. */
+export interface KeysConfig {
+  readonly keys: readonly KeyConfig[];
+}
+
+/** The caller behind a key (or everyone, when the server has no keys). */
+export class Account {
+  readonly window = new CountWindow();
+
+  constructor(
+    /** Hex SHA-256 of the key; `anonymous` without keys. */
+    readonly id: string,
+    readonly digest: Buffer | null,
+    readonly plan: Plan,
+    readonly quota: number | null,
+    /** For the access log. */
+    readonly label: string,
+  ) {}
+
+  /** Whether `n` more lookups stay within the quota. */
+  allows(n: number, nowMs: number): boolean {
+    return this.quota === null || this.window.live(nowMs) + n <= this.quota;
+  }
+}
+
+export function digestOf(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+const COUNTS_VERSION = 1;
+
+export class KeyStore {
+  private readonly byDigest = new Map<string, Account>();
+  /** The one account of a server without keys. */
+  readonly open: Account | null;
+
+  private constructor(config: KeysConfig | null) {
+    if (config === null) {
+      this.open = new Account('anonymous', null, 'business', null, '-');
+      this.byDigest.set(this.open.id, this.open);
+      return;
+    }
+    this.open = null;
+    for (const k of config.keys) {
+      const digest = digestOf(k.key);
+      const id = digest.toString('hex');
+      this.byDigest.set(id, new Account(id, digest, k.plan, k.quota ?? null, k.name ?? `key-${this.byDigest.size + 1}`));
+    }
+  }
+
+  /** No keys: every request is answered, as the Business plan, with one shared count. */
+  static none(): KeyStore {
+    return new KeyStore(null);
+  }
+
+  /**
+   * Keys from a parsed keys file.
+   * @throws InvalidOptionsError naming the first bad entry.
+   */
+  static of(config: unknown, source = 'keys'): KeyStore {
+    return new KeyStore(checkKeys(config, source));
+  }
+
+  /** @throws InvalidOptionsError when the file cannot be read or is not a valid keys file. */
+  static read(path: string): KeyStore {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (cause) {
+      throw new InvalidOptionsError(`Cannot read the keys file ${path}: ${(cause as Error).message}`, { cause });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (cause) {
+      throw new InvalidOptionsError(`The keys file ${path} is not JSON: ${(cause as Error).message}`, { cause });
+    }
+    return KeyStore.of(json, path);
+  }
+
+  /** The account of a presented key, or null for a missing or unknown key. */
+  find(presented: string | null): Account | null {
+    if (this.open !== null) return this.open;
+    if (presented === null || presented === '') return null;
+    const digest = digestOf(presented);
+    const account = this.byDigest.get(digest.toString('hex'));
+    return account !== undefined && account.digest !== null && timingSafeEqual(account.digest, digest) ? account : null;
+  }
+
+  accounts(): IterableIterator<Account> {
+    return this.byDigest.values();
+  }
+
+  /** The counts as saved: per account id, the non-empty minutes of the last 24 hours. */
+  countsJson(nowMs: number): string {
+    const accounts: Record<string, [number, number][]> = {};
+    for (const a of this.byDigest.values()) {
+      const minutes = a.window.minutes(nowMs);
+      if (minutes.length > 0) accounts[a.id] = minutes;
+    }
+    return JSON.stringify({ version: COUNTS_VERSION, savedAt: new Date(nowMs).toISOString(), accounts });
+  }
+
+  /** Writes the counts (a new file, then a rename). */
+  saveCounts(path: string, nowMs = Date.now()): void {
+    writeAtomic(path, this.countsJson(nowMs));
+  }
+
+  /**
+   * Adds the counts of a saved file; unknown accounts (keys removed since)
+   * and minutes older than 24 hours are left out. A missing file is no
+   * counts; a damaged one is an error (the caller decides to go on).
+   * @throws InvalidOptionsError
+   */
+  restoreCounts(path: string, nowMs = Date.now()): void {
+    if (!existsSync(path)) return;
+    let saved: { version?: unknown; accounts?: unknown };
+    try {
+      saved = JSON.parse(readFileSync(path, 'utf8')) as typeof saved;
+    } catch (cause) {
+      throw new InvalidOptionsError(`The counts file ${path} cannot be read: ${(cause as Error).message}`, { cause });
+    }
+    if (saved === null || typeof saved !== 'object' || saved.version !== COUNTS_VERSION || typeof saved.accounts !== 'object' || saved.accounts === null) {
+      throw new InvalidOptionsError(`The counts file ${path} is not a counts file of version ${COUNTS_VERSION}.`);
+    }
+    for (const [id, minutes] of Object.entries(saved.accounts as Record<string, unknown>)) {
+      const account = this.byDigest.get(id);
+      if (account === undefined || !Array.isArray(minutes)) continue;
+      account.window.restore(
+        minutes.filter((m): m is [number, number] => Array.isArray(m) && m.length === 2 && Number.isSafeInteger(m[0]) && Number.isSafeInteger(m[1])),
+        nowMs,
+      );
+    }
+  }
+}
+
+function checkKeys(config: unknown, source: string): KeysConfig {
+  const bad = (what: string) => new InvalidOptionsError(`${source}: ${what}`);
+  if (config === null || typeof config !== 'object' || !Array.isArray((config as KeysConfig).keys)) {
+    throw bad('expected { "keys": [ { "key": "...", "plan": "free" | "paid" | "business", "quota"?: number, "name"?: string } ] }');
+  }
+  const seen = new Set<string>();
+  (config as KeysConfig).keys.forEach((k: unknown, i) => {
+    const at = `keys[${i}]`;
+    if (k === null || typeof k !== 'object') throw bad(`${at} is not an object`);
+    const { key, plan, quota, name } = k as Record<string, unknown>;
+    if (typeof key !== 'string' || key.length < 8 || key.trim() !== key) throw bad(`${at}.key must be a string of at least 8 characters without surrounding spaces`);
+    if (seen.has(key)) throw bad(`${at}.key appears twice`);
+    seen.add(key);
+    if (!PLANS.includes(plan as Plan)) throw bad(`${at}.plan must be one of ${PLANS.join(', ')}`);
+    if (quota !== undefined && !(Number.isSafeInteger(quota) && (quota as number) > 0)) throw bad(`${at}.quota must be a positive whole number`);
+    if (name !== undefined && (typeof name !== 'string' || !/^[\w.@-]{1,64}$/.test(name))) throw bad(`${at}.name must be 1 to 64 letters, digits or . _ @ -`);
+  });
+  return config as KeysConfig;
+}
