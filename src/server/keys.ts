@@ -10,7 +10,7 @@
  * saved to a file (by digest) so that they survive a restart.
  */
 
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeAtomic } from '../build/write.js';
 import { InvalidOptionsError } from '../errors.js';
@@ -55,8 +55,9 @@ export class Account {
   }
 }
 
-export function digestOf(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+/** Hex SHA-256 of a key (crypto.hash: one call, no hash object). */
+function digestOf(key: string): string {
+  return hash('sha256', key, 'hex');
 }
 
 const COUNTS_VERSION = 1;
@@ -74,9 +75,8 @@ export class KeyStore {
     }
     this.open = null;
     for (const k of config.keys) {
-      const digest = digestOf(k.key);
-      const id = digest.toString('hex');
-      this.byDigest.set(id, new Account(id, digest, k.plan, k.quota ?? null, k.name ?? `key-${this.byDigest.size + 1}`));
+      const id = digestOf(k.key);
+      this.byDigest.set(id, new Account(id, Buffer.from(id, 'hex'), k.plan, k.quota ?? null, k.name ?? `key-${this.byDigest.size + 1}`));
     }
   }
 
@@ -114,9 +114,9 @@ export class KeyStore {
   find(presented: string | null): Account | null {
     if (this.open !== null) return this.open;
     if (presented === null || presented === '') return null;
-    const digest = digestOf(presented);
-    const account = this.byDigest.get(digest.toString('hex'));
-    return account !== undefined && account.digest !== null && timingSafeEqual(account.digest, digest) ? account : null;
+    const id = digestOf(presented);
+    const account = this.byDigest.get(id);
+    return account !== undefined && account.digest !== null && timingSafeEqual(account.digest, Buffer.from(id, 'hex')) ? account : null;
   }
 
   accounts(): IterableIterator<Account> {

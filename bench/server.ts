@@ -1,0 +1,174 @@
+/**
+ * `npm run bench:server`: requests per second of `iprecord serve` against
+ * the hand-written baseline (bench/server-baseline.ts: node:http, maxmind,
+ * JSON.stringify), both as separate processes on 127.0.0.1, loaded in turn
+ * by autocannon (and by wrk when it is installed) in the same run:
+ *
+ * - `GET /<ip>`: full records, addresses of the benchmark mix in turn
+ *   (iprecord with a Business key in the query, as callers of the service send it);
+ * - `POST /bulk`: 100 addresses per request (a paid key).
+ *
+ * Options: --rounds n (default 3), --duration s (per measurement, default 5),
+ * --connections n (default 16), --min-ratio x (exit 1 when the median
+ * GET ratio is below x).
+ */
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { open } from '../src/index.js';
+import { addressMix, SEED } from './mix.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : Number(process.argv[i + 1]);
+};
+const ROUNDS = arg('rounds', 3);
+const DURATION = arg('duration', 5);
+const CONNECTIONS = arg('connections', 16);
+const MIN_RATIO = arg('min-ratio', 0);
+const BIZ = 'bench-business-key';
+const PAID = 'bench-paid-key-01';
+
+interface Target {
+  name: string;
+  port: number;
+  child: ChildProcess;
+  /** Query string added to every path. */
+  query: string;
+}
+
+function start(name: string, port: number, args: string[], ready: RegExp, query: string): Promise<Target> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const check = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (ready.test(seen)) resolve({ name, port, child, query });
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${seen}`)));
+  });
+}
+
+function residentMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? NaN : Math.round(Number(m[1]) / 1024);
+}
+
+async function cannon(t: Target, paths: string[], bodies: string[] | null, seconds: number): Promise<{ rps: number; p99: number; bad: number }> {
+  let i = 0;
+  const result = await autocannon({
+    url: `http://127.0.0.1:${t.port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      bodies === null
+        ? { method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] + t.query }) }
+        : { method: 'POST', setupRequest: (req) => ({ ...req, path: '/bulk' + t.query, body: bodies[i++ % bodies.length], headers: { 'content-type': 'application/json' } }) },
+    ],
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts };
+}
+
+function hasWrk(): boolean {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (e) {
+    // wrk prints its version and exits 1.
+    return (e as { status?: number }).status === 1;
+  }
+}
+
+function wrk(t: Target, script: string, seconds: number): number {
+  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${t.port}`], { encoding: 'utf8', env: { ...process.env, QUERY: t.query } });
+  const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  if (/Non-2xx|Socket errors/.test(out)) console.warn(`wrk ${t.name}: ${out.split('\n').filter((l) => /Non-2xx|Socket errors/.test(l)).join('; ')}`);
+  return m === null ? NaN : Number(m[1]);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-server-'));
+  const engine = await open();
+  const dbs = engine.info().databases;
+  const geo = dbs.filter((d) => d.role === 'geo').map((d) => d.path);
+  const asn = dbs.find((d) => d.role === 'asn')!.path;
+  engine.close();
+  // Addresses as callers write them (no IPv4-mapped IPv6).
+  const ips = addressMix().filter((ip) => !ip.startsWith('::ffff:'));
+  const paths = ips.map((ip) => '/' + ip);
+  const bodies: string[] = [];
+  for (let k = 0; k + 100 <= ips.length && bodies.length < 500; k += 100) bodies.push(JSON.stringify(ips.slice(k, k + 100)));
+  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ key: BIZ, plan: 'business' }, { key: PAID, plan: 'paid' }] }));
+  const script = join(dir, 'paths.lua');
+  writeFileSync(
+    script,
+    `local paths = {${paths.slice(0, 20_000).map((p) => JSON.stringify(p)).join(',')}}\nlocal q = os.getenv("QUERY") or ""\nlocal n = 0\n` +
+      `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
+  );
+
+  const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /ready/, '');
+  const ours = await start('iprecord serve', 4302, ['dist/cli.js', 'serve', '--port', '4302', '--keys', join(dir, 'keys.json'), '--access-log', 'off'], /listening/, `?api-key=${BIZ}`);
+  const targets = [base, ours];
+  const useWrk = hasWrk();
+  try {
+    // Warm-up: caches filled and code optimised in both servers.
+    for (const t of targets) {
+      await cannon(t, paths, null, 3);
+      await cannon({ ...t, query: t === ours ? `?api-key=${PAID}` : '' }, paths, bodies, 2);
+    }
+    const get: number[][] = [[], []];
+    const bulk: number[][] = [[], []];
+    const wrkGet: number[][] = [[], []];
+    const p99: number[][] = [[], []];
+    let bad = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [k, t] of targets.entries()) {
+        const g = await cannon(t, paths, null, DURATION);
+        get[k].push(g.rps);
+        p99[k].push(g.p99);
+        const b = await cannon({ ...t, query: t === ours ? `?api-key=${PAID}` : '' }, paths, bodies, DURATION);
+        bulk[k].push(b.rps);
+        bad += g.bad + b.bad;
+        if (useWrk) wrkGet[k].push(wrk(t, script, DURATION));
+      }
+      console.log(
+        `round ${round + 1}: GET ${Math.round(get[0][round])} vs ${Math.round(get[1][round])} rps, bulk ${Math.round(bulk[0][round])} vs ${Math.round(bulk[1][round])}` +
+          (useWrk ? `, wrk GET ${Math.round(wrkGet[0][round])} vs ${Math.round(wrkGet[1][round])}` : ''),
+      );
+    }
+    console.table(
+      targets.map((t, k) => ({
+        server: t.name,
+        'GET /<ip> req/s (autocannon)': Math.round(median(get[k])),
+        'GET p99 ms': median(p99[k]),
+        ...(useWrk ? { 'GET /<ip> req/s (wrk)': Math.round(median(wrkGet[k])) } : {}),
+        'POST /bulk req/s': Math.round(median(bulk[k])),
+        'addresses/s in bulk': Math.round(median(bulk[k]) * 100),
+        'resident MiB after': residentMiB(t.child.pid!),
+      })),
+    );
+    const ratios = get[1].map((r, k) => r / get[0][k]);
+    const ratio = median(ratios);
+    console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+    if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${median(wrkGet[1].map((r, k) => r / wrkGet[0][k])).toFixed(2)}x (wrk)`);
+    console.log(`POST /bulk: iprecord/baseline = ${median(bulk[1].map((r, k) => r / bulk[0][k])).toFixed(2)}x`);
+    console.log(`${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`);
+    if (bad > 0) console.warn(`${bad} responses were errors or not 2xx`);
+    if (MIN_RATIO > 0 && ratio < MIN_RATIO) {
+      console.error(`ratio ${ratio.toFixed(2)} is below --min-ratio ${MIN_RATIO}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    for (const t of targets) t.child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
