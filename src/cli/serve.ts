@@ -4,8 +4,11 @@
  * SIGHUP reloads the data; with --data, so does a change of the directory.
  */
 
+import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
+import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { createServer, type ServerOptions } from '../server/index.js';
+import { KeyStore } from '../server/keys.js';
 import type { OpenOptions } from '../options.js';
 import { dataDir, options } from './args.js';
 
@@ -29,13 +32,14 @@ Options:
   --body-limit n     largest POST /bulk body in bytes; default 65536
   --access-log dest  a file, - (standard output, default) or off
   --memory m         mmap (default) or read
+  --workers n        server processes sharing the port (node:cluster); default 1
   -h, --help         this help
 
 Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the data.
 Exit codes: 0 stopped by a signal, 2 usage, data or listening error.
 `;
 
-const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory'] as const;
+const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory', 'workers'] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
   const o = options(argv, NAMES);
@@ -59,8 +63,11 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   if (o.memory !== undefined && o.memory !== 'mmap' && o.memory !== 'read') return usage(`--memory must be mmap or read, not ${o.memory}`);
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
+  if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
+  const workers = Number(o.workers ?? 1);
   const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
 
+  const countsFile = o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`);
   const data = dataDir(o.data);
   const open: OpenOptions = {
     ...(data === undefined ? {} : { data, watch: true }),
@@ -73,13 +80,24 @@ export async function runServe(argv: string[]): Promise<number> {
     open,
     trustProxy,
     accessLog,
-    ...(o.keys === undefined ? {} : { keys: o.keys, countsFile: o.counts ?? `${o.keys}.counts.json` }),
-    ...(o.keys === undefined && o.counts !== undefined ? { countsFile: o.counts } : {}),
+    ...(o.keys === undefined ? {} : { keys: o.keys }),
+    ...(countsFile === undefined ? {} : { countsFile }),
     ...(o['base-path'] === undefined ? {} : { basePaths: list(o['base-path']) }),
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
   };
 
+  if (workers > 1 && cluster.isPrimary) {
+    // The primary holds the keys' counts; the workers answer requests.
+    const keys = o.keys === undefined ? KeyStore.none() : KeyStore.read(o.keys);
+    if (countsFile !== undefined) keys.restoreCounts(countsFile);
+    process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
+    return runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
+  }
+  if (cluster.isWorker) {
+    delete config.countsFile;
+    config.clusterWorker = true;
+  }
   const server = await createServer(config);
   server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
   server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));
@@ -87,14 +105,18 @@ export async function runServe(argv: string[]): Promise<number> {
   const info = server.engine.info();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   process.stderr.write(
-    `iprecord serve: listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
+    `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
   );
 
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.stderr.write(`iprecord serve: ${signal}, stopping\n`);
       server.close().then(
-        () => resolve(0),
+        () => {
+          // A worker's IPC channel would keep it alive.
+          if (cluster.isWorker && process.connected) process.disconnect();
+          resolve(0);
+        },
         (e: unknown) => {
           process.stderr.write(`iprecord serve: ${(e as Error).message}\n`);
           resolve(2);
@@ -103,6 +125,7 @@ export async function runServe(argv: string[]): Promise<number> {
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+    if (cluster.isWorker) onPrimaryStop(() => stop('stop from the primary'));
     process.on('SIGHUP', () => {
       server.reload().then(
         () => undefined,

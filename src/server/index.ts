@@ -24,6 +24,7 @@ import { isFieldName } from '../record/fields.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import { Flags } from './flags.js';
 import { Account, KeyStore, type KeysConfig } from './keys.js';
+import { WorkerLink } from './cluster.js';
 import { AccessLog } from './log.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
@@ -64,6 +65,8 @@ export interface ServerOptions {
   requestTimeout?: number;
   /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
   keepAliveTimeout?: number;
+  /** @internal A worker of `iprecord serve --workers`: counts go to the cluster's primary (cluster.ts). */
+  clusterWorker?: boolean;
 }
 
 export interface IprecordServer {
@@ -150,9 +153,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
   const config = checkOptions(options);
   const keys = options.keys === undefined ? KeyStore.none() : typeof options.keys === 'string' ? KeyStore.read(options.keys) : KeyStore.of(options.keys);
   if (options.countsFile !== undefined) keys.restoreCounts(options.countsFile);
+  const link = options.clusterWorker === true ? await WorkerLink.connect(keys) : null;
   const owned = options.engine === undefined;
   const engine = options.engine ?? (await open(options.open));
-  return new ApiServer(engine, owned, keys, config, options);
+  return new ApiServer(engine, owned, keys, config, options, link);
 }
 
 interface Config {
@@ -197,6 +201,7 @@ class ApiServer implements IprecordServer {
     private readonly keys: KeyStore,
     private readonly config: Config,
     private readonly options: ServerOptions,
+    private readonly link: WorkerLink | null,
   ) {
     this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
     this.http = createHttpServer(
@@ -253,9 +258,10 @@ class ApiServer implements IprecordServer {
         resolve();
       });
       this.http.closeIdleConnections();
-    }).then(() => {
+    }).then(async () => {
       if (this.countsTimer !== null) clearInterval(this.countsTimer);
       this.saveCountsQuietly();
+      await this.link?.report(true);
       this.log?.flush();
       if (this.ownsEngine) this.engine.close();
     });
@@ -354,7 +360,7 @@ class ApiServer implements IprecordServer {
     }
     const now = Date.now();
     if (!account.allows(1, now)) return this.fail(ctx, 403, MESSAGES.quota);
-    const count = account.window.tick(now);
+    const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields ?? undefined, count, basicThreat }));
     const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
@@ -408,8 +414,7 @@ class ApiServer implements IprecordServer {
     if (!ips.every((ip) => typeof ip === 'string')) return this.fail(ctx, 400, MESSAGES.bulkArray);
     const now = Date.now();
     if (!account.allows(ips.length, now)) return this.fail(ctx, 403, MESSAGES.quota);
-    account.window.add(now, ips.length);
-    const options = { fields: fields ?? undefined, count: account.window.peek(now), basicThreat };
+    const options = { fields: fields ?? undefined, count: account.count(now, ips.length), basicThreat };
     let body = '[';
     for (let i = 0; i < ips.length; i++) {
       if (i > 0) body += ',';

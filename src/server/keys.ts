@@ -37,7 +37,14 @@ export interface KeysConfig {
 
 /** The caller behind a key (or everyone, when the server has no keys). */
 export class Account {
+  /** This process's requests. */
   readonly window = new CountWindow();
+  /** Requests counted elsewhere in the window: the other workers of a cluster, as its primary last said. */
+  offset = 0;
+  /** Requests per minute not yet reported to a cluster's primary (null outside a cluster). */
+  pending: Map<number, number> | null = null;
+  private minute = -1;
+  private text = '0';
 
   constructor(
     /** Hex SHA-256 of the key; `anonymous` without keys. */
@@ -51,7 +58,19 @@ export class Account {
 
   /** Whether `n` more lookups stay within the quota. */
   allows(n: number, nowMs: number): boolean {
-    return this.quota === null || this.window.live(nowMs) + n <= this.quota;
+    return this.quota === null || this.window.live(nowMs) + this.offset + n <= this.quota;
+  }
+
+  /** Counts `n` requests; returns `count` as of the start of this minute (refreshed once a minute). */
+  count(nowMs: number, n: number): string {
+    const m = Math.floor(nowMs / MINUTE_MS);
+    if (m !== this.minute) {
+      this.minute = m;
+      this.text = String(this.window.live(nowMs) + this.offset);
+    }
+    this.window.add(nowMs, n);
+    if (this.pending !== null) this.pending.set(m, (this.pending.get(m) ?? 0) + n);
+    return this.text;
   }
 }
 
@@ -61,6 +80,7 @@ function digestOf(key: string): string {
 }
 
 const COUNTS_VERSION = 1;
+const MINUTE_MS = 60_000;
 
 export class KeyStore {
   private readonly byDigest = new Map<string, Account>();
@@ -123,19 +143,28 @@ export class KeyStore {
     return this.byDigest.values();
   }
 
-  /** The counts as saved: per account id, the non-empty minutes of the last 24 hours. */
-  countsJson(nowMs: number): string {
+  /** The account of an id (a key's digest), or undefined. */
+  byId(id: string): Account | undefined {
+    return this.byDigest.get(id);
+  }
+
+  /**
+   * The counts as saved: per account id, the non-empty minutes of the last
+   * 24 hours; `more` adds windows counted elsewhere (a cluster's workers).
+   */
+  countsJson(nowMs: number, more?: (id: string) => readonly CountWindow[]): string {
     const accounts: Record<string, [number, number][]> = {};
     for (const a of this.byDigest.values()) {
-      const minutes = a.window.minutes(nowMs);
-      if (minutes.length > 0) accounts[a.id] = minutes;
+      const sum = new Map<number, number>();
+      for (const w of [a.window, ...(more?.(a.id) ?? [])]) for (const [m, n] of w.minutes(nowMs)) sum.set(m, (sum.get(m) ?? 0) + n);
+      if (sum.size > 0) accounts[a.id] = [...sum].sort((x, y) => x[0] - y[0]);
     }
     return JSON.stringify({ version: COUNTS_VERSION, savedAt: new Date(nowMs).toISOString(), accounts });
   }
 
   /** Writes the counts (a new file, then a rename). */
-  saveCounts(path: string, nowMs = Date.now()): void {
-    writeAtomic(path, this.countsJson(nowMs));
+  saveCounts(path: string, nowMs = Date.now(), more?: (id: string) => readonly CountWindow[]): void {
+    writeAtomic(path, this.countsJson(nowMs, more));
   }
 
   /**

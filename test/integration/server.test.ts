@@ -330,32 +330,52 @@ describe('server: counts, reload, fuzz, load', () => {
     await b.server.close();
   });
 
-  it('the CLI saves counts on SIGTERM and reads them back', async () => {
+  it('the CLI saves counts on SIGTERM and reads them back, with one process and with two workers', async () => {
     const keysFile = join(dir, 'cli-keys.json');
     writeFileSync(keysFile, JSON.stringify({ keys: [{ key: 'cli-key-0001', plan: 'paid' }] }));
-    const serve = async () => {
-      const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--keys', keysFile, '--access-log', 'off'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const serve = async (workers: number) => {
+      const args = [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--keys', keysFile, '--access-log', 'off', '--workers', String(workers)];
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
       const port = await new Promise<number>((resolve, reject) => {
-        let err = '';
         child.stderr.on('data', (c: Buffer) => {
           err += c.toString();
-          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-          if (m !== null) resolve(Number(m[1]));
+          // Every worker says where it listens; they share the port.
+          const all = [...err.matchAll(/listening on http:\/\/127\.0\.0\.1:(\d+)/g)];
+          if (all.length === workers) resolve(Number(all[0][1]));
         });
         child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
       });
-      return { child, at: `http://127.0.0.1:${port}` };
+      const stop = async () => {
+        const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        expect(await exit, err).toBe(0);
+      };
+      return { at: `http://127.0.0.1:${port}`, stop };
     };
-    const first = await serve();
-    const r = await call('/bulk', { method: 'POST', body: JSON.stringify(Array(12).fill('8.8.8.8')), key: 'cli-key-0001' }, first.at);
-    expect(r.status).toBe(200);
-    const exit = new Promise<number | null>((resolve) => first.child.once('exit', resolve));
-    first.child.kill('SIGTERM');
-    expect(await exit).toBe(0);
-    const second = await serve();
-    expect((await call('/1.1.1.1/count', { key: 'cli-key-0001' }, second.at)).body).toBe('12');
-    second.child.kill('SIGTERM');
-  });
+    /** A request on a new connection (so that the cluster spreads them over its workers). */
+    const fresh = (url: string, body?: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpRequest(url, { agent: false, method: body === undefined ? 'GET' : 'POST' }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const first = await serve(1);
+    await fresh(`${first.at}/bulk?api-key=cli-key-0001`, JSON.stringify(Array(12).fill('8.8.8.8')));
+    await first.stop();
+    const second = await serve(2);
+    // Both workers start from the saved count.
+    for (let i = 0; i < 4; i++) expect(await fresh(`${second.at}/1.1.1.1/count?api-key=cli-key-0001`)).toBe('12');
+    for (let i = 0; i < 6; i++) await fresh(`${second.at}/8.8.8.8?api-key=cli-key-0001`);
+    await second.stop();
+    const third = await serve(1);
+    expect(await fresh(`${third.at}/1.1.1.1/count?api-key=cli-key-0001`)).toBe('22');
+    await third.stop();
+  }, 30_000);
 
   it('reloads under load without a failed request', async () => {
     const ips = addresses(200).filter((ip) => libraryAnswer(ip).status === 200);

@@ -1,0 +1,202 @@
+/**
+ * `iprecord serve --workers n`: n server processes (node:cluster) on one
+ * port. With mapped database files they share one copy of the data in the
+ * page cache.
+ *
+ * Counts stay one per key across the workers: each worker reports the
+ * requests it counted every second; the primary adds them up, saves them,
+ * and tells each worker how many requests the others counted (its
+ * `offset`). `count` and quotas see the other workers' requests as of the
+ * last report, so a key may pass its quota by about a second of its
+ * traffic on the other workers.
+ */
+
+import cluster, { type Worker } from 'node:cluster';
+import { CountWindow } from '../record/count.js';
+import type { KeyStore } from './keys.js';
+
+const REPORT_MS = 1000;
+const SAVE_MS = 60_000;
+const RESTART_WINDOW_MS = 10_000;
+/** Worker exits beyond the worker count allowed within RESTART_WINDOW_MS. */
+const MAX_RESTARTS = 5;
+
+type Minutes = Record<string, [number, number][]>;
+type Message = { iprecord: 'counts'; counts: Minutes; final?: boolean } | { iprecord: 'hello' } | { iprecord: 'offsets'; offsets: Record<string, number> } | { iprecord: 'stop' };
+
+function isMessage(m: unknown): m is Message {
+  return typeof m === 'object' && m !== null && typeof (m as { iprecord?: unknown }).iprecord === 'string';
+}
+
+/** A worker's side: reports its counts, takes the others'. */
+export class WorkerLink {
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(private readonly keys: KeyStore) {
+    for (const a of keys.accounts()) a.pending = new Map();
+    process.on('message', (m: unknown) => {
+      if (isMessage(m) && m.iprecord === 'offsets') this.apply(m.offsets);
+    });
+    this.timer = setInterval(() => this.report(false), REPORT_MS);
+    this.timer.unref();
+  }
+
+  /** Links to the primary and waits for the counts it holds (a restart's saved counts, other workers). */
+  static async connect(keys: KeyStore): Promise<WorkerLink> {
+    const link = new WorkerLink(keys);
+    await new Promise<void>((resolve) => {
+      const first = (m: unknown) => {
+        if (isMessage(m) && m.iprecord === 'offsets') {
+          process.off('message', first);
+          resolve();
+        }
+      };
+      process.on('message', first);
+      process.send!({ iprecord: 'hello' });
+    });
+    return link;
+  }
+
+  private apply(offsets: Record<string, number>): void {
+    for (const [id, n] of Object.entries(offsets)) {
+      const a = this.keys.byId(id);
+      if (a !== undefined) a.offset = n;
+    }
+  }
+
+  /** Sends what was counted since the last report; resolves once sent. */
+  report(final: boolean): Promise<void> {
+    const counts: Minutes = {};
+    let any = false;
+    for (const a of this.keys.accounts()) {
+      if (a.pending === null || a.pending.size === 0) continue;
+      counts[a.id] = [...a.pending];
+      a.pending.clear();
+      any = true;
+    }
+    if (!any && !final) return Promise.resolve();
+    if (final) clearInterval(this.timer);
+    return new Promise((resolve) => {
+      if (process.send === undefined || !process.connected) return resolve();
+      process.send({ iprecord: 'counts', counts, final }, undefined, {}, () => resolve());
+    });
+  }
+}
+
+/**
+ * The primary: forks the workers (again when one dies), adds up their
+ * counts, saves them, and stops them on SIGTERM or SIGINT. Resolves with
+ * the exit code once every worker has stopped and the counts are saved.
+ */
+export function runPrimary(workers: number, keys: KeyStore, countsFile: string | undefined, log: (line: string) => void): Promise<number> {
+  /** Per live worker, per account id, the requests it reported. */
+  const counted = new Map<number, Map<string, CountWindow>>();
+  let stopping = false;
+
+  const windowsOf = (id: string): CountWindow[] => {
+    const out: CountWindow[] = [];
+    for (const byId of counted.values()) {
+      const w = byId.get(id);
+      if (w !== undefined) out.push(w);
+    }
+    return out;
+  };
+  const offsetsFor = (worker: Worker): Record<string, number> => {
+    const now = Date.now();
+    const own = counted.get(worker.id);
+    const offsets: Record<string, number> = {};
+    for (const a of keys.accounts()) {
+      let total = a.window.live(now);
+      for (const w of windowsOf(a.id)) total += w.live(now);
+      offsets[a.id] = total - (own?.get(a.id)?.live(now) ?? 0);
+    }
+    return offsets;
+  };
+  const save = () => {
+    if (countsFile === undefined) return;
+    try {
+      keys.saveCounts(countsFile, Date.now(), windowsOf);
+    } catch (e) {
+      log(`cannot save counts: ${(e as Error).message}`);
+    }
+  };
+  /** A stopped worker's counts go into the primary's own windows. */
+  const retire = (worker: Worker) => {
+    const byId = counted.get(worker.id);
+    counted.delete(worker.id);
+    if (byId === undefined) return;
+    const now = Date.now();
+    for (const [id, w] of byId) keys.byId(id)?.window.restore(w.minutes(now), now);
+  };
+
+  const fork = () => {
+    const worker = cluster.fork();
+    counted.set(worker.id, new Map());
+    worker.on('message', (m: unknown) => {
+      if (!isMessage(m)) return;
+      if (m.iprecord === 'hello') worker.send({ iprecord: 'offsets', offsets: offsetsFor(worker) });
+      else if (m.iprecord === 'counts') {
+        const byId = counted.get(worker.id);
+        if (byId === undefined) return;
+        const now = Date.now();
+        for (const [id, minutes] of Object.entries(m.counts)) {
+          if (keys.byId(id) === undefined) continue;
+          let w = byId.get(id);
+          if (w === undefined) byId.set(id, (w = new CountWindow()));
+          w.restore(minutes, now);
+        }
+      }
+    });
+  };
+
+  for (let i = 0; i < workers; i++) fork();
+  const broadcast = setInterval(() => {
+    for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && w.isConnected()) w.send({ iprecord: 'offsets', offsets: offsetsFor(w) });
+  }, REPORT_MS);
+  const saver = setInterval(save, SAVE_MS);
+
+  /** Exits of workers in the last RESTART_WINDOW_MS: too many and the primary gives up. */
+  const exits: number[] = [];
+  return new Promise<number>((resolve) => {
+    cluster.on('exit', (worker, code, signal) => {
+      retire(worker);
+      const now = Date.now();
+      exits.push(now);
+      while (exits.length > 0 && exits[0] < now - RESTART_WINDOW_MS) exits.shift();
+      if (!stopping && exits.length > workers + MAX_RESTARTS) {
+        log(`workers keep stopping (${exits.length} in ${RESTART_WINDOW_MS / 1000} s); giving up`);
+        stop('too many worker exits');
+      }
+      if (!stopping) {
+        log(`worker ${worker.process.pid} stopped (${signal ?? code}); starting another`);
+        fork();
+      } else if (Object.keys(cluster.workers ?? {}).length === 0) {
+        clearInterval(broadcast);
+        clearInterval(saver);
+        save();
+        resolve(failed ? 2 : 0);
+      }
+    });
+    let failed = false;
+    function stop(signal: string): void {
+      if (stopping) return;
+      stopping = true;
+      failed = signal === 'too many worker exits';
+      log(`${signal}, stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
+      for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && w.isConnected()) w.send({ iprecord: 'stop' });
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    // SIGHUP: every worker reloads its data.
+    process.on('SIGHUP', () => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGHUP');
+    });
+  });
+}
+
+/** In a worker: calls `stop` when the primary asks. */
+export function onPrimaryStop(stop: () => void): void {
+  process.on('message', (m: unknown) => {
+    if (isMessage(m) && m.iprecord === 'stop') stop();
+  });
+}
