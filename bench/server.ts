@@ -8,6 +8,9 @@
  *   (iprecord with a Business key in the query, as callers of the service send it);
  * - `POST /bulk`: 100 addresses per request (a paid key).
  *
+ * iprecord runs as one process and as `--workers 2` (the baseline is one
+ * process; the load generator shares the machine's cores).
+ *
  * Options: --rounds n (default 3), --duration s (per measurement, default 5),
  * --connections n (default 16), --min-ratio x (exit 1 when the median
  * GET ratio is below x).
@@ -115,33 +118,39 @@ async function main(): Promise<void> {
 
   const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /ready/, '');
   const ours = await start('iprecord serve', 4302, ['dist/cli.js', 'serve', '--port', '4302', '--keys', join(dir, 'keys.json'), '--access-log', 'off'], /listening/, `?api-key=${BIZ}`);
-  const targets = [base, ours];
+  const two = await start(
+    'iprecord serve --workers 2',
+    4303,
+    ['dist/cli.js', 'serve', '--port', '4303', '--workers', '2', '--keys', join(dir, 'keys.json'), '--access-log', 'off'],
+    /listening[^]*listening/,
+    `?api-key=${BIZ}`,
+  );
+  const targets = [base, ours, two];
+  const keyed = (t: Target) => (t === base ? t : { ...t, query: `?api-key=${PAID}` });
   const useWrk = hasWrk();
   try {
     // Warm-up: caches filled and code optimised in both servers.
     for (const t of targets) {
       await cannon(t, paths, null, 3);
-      await cannon({ ...t, query: t === ours ? `?api-key=${PAID}` : '' }, paths, bodies, 2);
+      await cannon(keyed(t), paths, bodies, 2);
     }
-    const get: number[][] = [[], []];
-    const bulk: number[][] = [[], []];
-    const wrkGet: number[][] = [[], []];
-    const p99: number[][] = [[], []];
+    const get: number[][] = targets.map(() => []);
+    const bulk: number[][] = targets.map(() => []);
+    const wrkGet: number[][] = targets.map(() => []);
+    const p99: number[][] = targets.map(() => []);
     let bad = 0;
     for (let round = 0; round < ROUNDS; round++) {
       for (const [k, t] of targets.entries()) {
         const g = await cannon(t, paths, null, DURATION);
         get[k].push(g.rps);
         p99[k].push(g.p99);
-        const b = await cannon({ ...t, query: t === ours ? `?api-key=${PAID}` : '' }, paths, bodies, DURATION);
+        const b = await cannon(keyed(t), paths, bodies, DURATION);
         bulk[k].push(b.rps);
         bad += g.bad + b.bad;
         if (useWrk) wrkGet[k].push(wrk(t, script, DURATION));
       }
-      console.log(
-        `round ${round + 1}: GET ${Math.round(get[0][round])} vs ${Math.round(get[1][round])} rps, bulk ${Math.round(bulk[0][round])} vs ${Math.round(bulk[1][round])}` +
-          (useWrk ? `, wrk GET ${Math.round(wrkGet[0][round])} vs ${Math.round(wrkGet[1][round])}` : ''),
-      );
+      const row = (xs: number[][]) => xs.map((x) => Math.round(x[round])).join(' / ');
+      console.log(`round ${round + 1} (baseline / iprecord / 2 workers): GET ${row(get)} rps, bulk ${row(bulk)}` + (useWrk ? `, wrk GET ${row(wrkGet)}` : ''));
     }
     console.table(
       targets.map((t, k) => ({
@@ -151,14 +160,15 @@ async function main(): Promise<void> {
         ...(useWrk ? { 'GET /<ip> req/s (wrk)': Math.round(median(wrkGet[k])) } : {}),
         'POST /bulk req/s': Math.round(median(bulk[k])),
         'addresses/s in bulk': Math.round(median(bulk[k]) * 100),
-        'resident MiB after': residentMiB(t.child.pid!),
+        'resident MiB after (primary)': residentMiB(t.child.pid!),
       })),
     );
     const ratios = get[1].map((r, k) => r / get[0][k]);
     const ratio = median(ratios);
-    console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
-    if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${median(wrkGet[1].map((r, k) => r / wrkGet[0][k])).toFixed(2)}x (wrk)`);
-    console.log(`POST /bulk: iprecord/baseline = ${median(bulk[1].map((r, k) => r / bulk[0][k])).toFixed(2)}x`);
+    const vs = (xs: number[][], k: number) => median(xs[k].map((r, i) => r / xs[0][i])).toFixed(2);
+    console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}); 2 workers ${vs(get, 2)}x`);
+    if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${vs(wrkGet, 1)}x (wrk); 2 workers ${vs(wrkGet, 2)}x`);
+    console.log(`POST /bulk: iprecord/baseline = ${vs(bulk, 1)}x; 2 workers ${vs(bulk, 2)}x`);
     console.log(`${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`);
     if (bad > 0) console.warn(`${bad} responses were errors or not 2xx`);
     if (MIN_RATIO > 0 && ratio < MIN_RATIO) {
