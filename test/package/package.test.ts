@@ -46,6 +46,14 @@ describe('package', () => {
   });
 
   it.each([
+    ['ESM', `import('iprecord/server')`],
+    ['CommonJS', `Promise.resolve(require('iprecord/server'))`],
+  ])('iprecord/server (%s) resolves through the exports map and answers over HTTP', (_kind, load) => {
+    const script = `${load}.then(async (s) => { const srv = await s.createServer({ open: { memory: 'read' } }); const a = await srv.listen(0); const r = await fetch('http://127.0.0.1:' + a.port + '/8.8.8.8/country_code'); console.log(await r.text()); await srv.close(); })`;
+    expect(node(['-e', script]).trim()).toBe('US');
+  });
+
+  it.each([
     ['ESM', `import('./dist/index.js')`],
     ['CommonJS', `Promise.resolve(require('./dist/index.cjs'))`],
   ])('%s build compiles a large list on worker threads (dist/threat-worker.js) like on one thread', (_kind, load) => {
