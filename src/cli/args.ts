@@ -20,3 +20,23 @@ export function options(argv: string[], names: readonly string[]): Record<string
 export function dataDir(given: string | undefined): string | undefined {
   return given ?? (process.env.IPRECORD_DATA || undefined);
 }
+
+/** A usage error: printed with the command's usage; returns exit code 2. */
+export type UsageError = (message: string) => number;
+
+/**
+ * The parsed options of a subcommand (from `options()`), or the exit code
+ * once its help (0) or a usage error (2) is printed.
+ */
+export function commandOptions(command: string, usageText: string, parsed: Record<string, string> | string): { o: Record<string, string>; usage: UsageError } | number {
+  const usage: UsageError = (message) => {
+    process.stderr.write(`iprecord ${command}: ${message}\n\n${usageText}`);
+    return 2;
+  };
+  if (parsed === 'help') {
+    process.stdout.write(usageText);
+    return 0;
+  }
+  if (typeof parsed === 'string') return usage(parsed);
+  return { o: parsed, usage };
+}

@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
 import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
-import { dataDir, options } from './args.js';
+import { commandOptions, dataDir, options } from './args.js';
 import { runServe } from './serve.js';
 import { enrich, openInput, type Batch, type BatchOutput, type BatchRunner, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
@@ -69,15 +69,9 @@ Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage o
  * and the feed configuration, read. A number is the exit code to return.
  */
 function feedCommand(command: string, usage: string, argv: string[], dirOption: 'out' | 'data'): { dir: string; config: ThreatConfig } | number {
-  const o = options(argv, ['config', dirOption]);
-  if (o === 'help') {
-    process.stdout.write(usage);
-    return 0;
-  }
-  if (typeof o === 'string') {
-    process.stderr.write(`iprecord ${command}: ${o}\n\n${usage}`);
-    return 2;
-  }
+  const parsed = commandOptions(command, usage, options(argv, ['config', dirOption]));
+  if (typeof parsed === 'number') return parsed;
+  const { o } = parsed;
   try {
     return { dir: resolve(dataDir(o[dirOption]) ?? 'iprecord-data'), config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config) };
   } catch (e) {
@@ -151,15 +145,9 @@ Exit codes: 0 printed (warnings or not), 2 usage or data error.
 `;
 
 function runInfo(argv: string[]): number {
-  const o = options(argv, ['data']);
-  if (o === 'help') {
-    process.stdout.write(INFO_USAGE);
-    return 0;
-  }
-  if (typeof o === 'string') {
-    process.stderr.write(`iprecord info: ${o}\n\n${INFO_USAGE}`);
-    return 2;
-  }
+  const parsed = commandOptions('info', INFO_USAGE, options(argv, ['data']));
+  if (typeof parsed === 'number') return parsed;
+  const { o } = parsed;
   const data = dataDir(o.data);
   const info = openSync(data === undefined ? {} : { data }).info();
   process.stdout.write(JSON.stringify(info, null, 2) + '\n');
@@ -256,16 +244,10 @@ function formatOf(file: string | null): EnrichFormat {
 async function runEnrich(argv: string[]): Promise<number> {
   const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
   const flags = argv.filter((a) => !positional.includes(a));
-  const o = options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads']);
-  if (o === 'help' || argv.includes('-h')) {
-    process.stdout.write(ENRICH_USAGE);
-    return 0;
-  }
-  const usage = (message: string) => {
-    process.stderr.write(`iprecord enrich: ${message}\n\n${ENRICH_USAGE}`);
-    return 2;
-  };
-  if (typeof o === 'string') return usage(o);
+  // `-h` does not start with `--`, so it is among the positional arguments.
+  const parsed = commandOptions('enrich', ENRICH_USAGE, argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads']));
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
   if (positional.length > 1) return usage(`one input file at most (got ${positional.join(', ')})`);
   const file = positional.length === 0 || positional[0] === '-' ? null : positional[0];
   const input = (o.format ?? formatOf(file)) as EnrichFormat;

@@ -10,7 +10,7 @@ import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { createServer, type ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import type { OpenOptions } from '../options.js';
-import { dataDir, options } from './args.js';
+import { commandOptions, dataDir, options } from './args.js';
 
 export const SERVE_USAGE = `Usage: iprecord serve [options]
 
@@ -42,16 +42,9 @@ Exit codes: 0 stopped by a signal, 2 usage, data or listening error.
 const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory', 'workers'] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
-  const o = options(argv, NAMES);
-  if (o === 'help') {
-    process.stdout.write(SERVE_USAGE);
-    return 0;
-  }
-  const usage = (message: string) => {
-    process.stderr.write(`iprecord serve: ${message}\n\n${SERVE_USAGE}`);
-    return 2;
-  };
-  if (typeof o === 'string') return usage(o);
+  const parsed = commandOptions('serve', SERVE_USAGE, options(argv, NAMES));
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
   const portText = o.port ?? process.env.PORT ?? '8080';
   if (!/^\d+$/.test(portText) || Number(portText) > 65535) return usage(`--port must be a port number, not ${portText}`);
   let trustProxy: boolean | number = false;

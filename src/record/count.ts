@@ -14,10 +14,7 @@ export class CountWindow {
 
   /** Counts one lookup at `nowMs`; returns the count as of the minute's start. */
   tick(nowMs: number): string {
-    const m = Math.floor(nowMs / MINUTE);
-    if (m !== this.minute) this.advance(m);
-    this.buckets[m % BUCKETS]++;
-    this.total++;
+    this.add(nowMs, 1);
     return this.text;
   }
 

@@ -14,7 +14,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 export type TrustProxy = boolean | number;
 
 /** `::ffff:192.0.2.1` as `192.0.2.1` (a dual-stack socket's IPv4 peer). */
-export function peerAddress(remote: string | undefined): string {
+function peerAddress(remote: string | undefined): string {
   if (remote === undefined) return '';
   return remote.startsWith('::ffff:') && remote.indexOf('.') > 0 ? remote.slice(7) : remote;
 }
@@ -43,7 +43,7 @@ function forwardedList(value: string | string[] | undefined): string[] {
 }
 
 /** The `for=` addresses of a `Forwarded` header, in order. */
-export function forwardedFor(value: string): string[] {
+function forwardedFor(value: string): string[] {
   const out: string[] = [];
   for (const element of value.split(',')) {
     for (const pair of element.split(';')) {

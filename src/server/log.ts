@@ -69,7 +69,7 @@ function clean(s: string): string {
  * The request target with the value of every `api-key` parameter replaced
  * (the name compared as decoded: `api%2Dkey` is the same parameter).
  */
-export function redact(target: string): string {
+function redact(target: string): string {
   const q = target.indexOf('?');
   if (q < 0) return clean(target);
   const params = target.slice(q + 1).split('&');
