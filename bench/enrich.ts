@@ -6,7 +6,9 @@
  * kinds of addresses: uniform over the whole space (every address new:
  * the worst case) and drawn from the benchmarks' 100 000-address mix (each
  * about ten times, as clients come back in logs). Then 5 million uniform
- * rows with three chosen fields as CSV (the flat-memory run).
+ * rows with three chosen fields as CSV (the flat-memory run). Between
+ * them, the uniform file on every core with database files mapped and
+ * read: peak resident and proportional (PSS) size.
  *
  *     npm run build && node --import tsx bench/enrich.ts
  */
@@ -15,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { residentBytes, unicastV4, xorshift32 } from '../test/helpers/env.js';
+import { proportionalBytes, residentBytes, unicastV4, xorshift32 } from '../test/helpers/env.js';
 import { addressMix } from './mix.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -45,17 +47,21 @@ function writeCsv(file: string, rows: number, seed: number, row: (i: number, a: 
 /** Mostly public IPv4 from the whole space, one row in ten IPv6 (some private or reserved: bad rows). */
 const uniformRow = (i: number, a: number) => `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
 
-/** Runs the CLI to /dev/null: wall seconds, peak resident bytes, its summary line. */
-async function run(args: string[]): Promise<{ secs: number; peak: number; summary: string }> {
+/** Runs the CLI to /dev/null: wall seconds, peak resident and proportional bytes, its summary line. */
+async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ secs: number; peak: number; peakPss: number; summary: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, residentBytes(child.pid as number))), 100);
+  let peakPss = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, residentBytes(child.pid as number));
+    peakPss = Math.max(peakPss, proportionalBytes(child.pid as number));
+  }, 100);
   await new Promise((resolve) => child.on('close', resolve));
   clearInterval(timer);
-  return { secs: (performance.now() - started) / 1000, peak, summary: err.trim().split('\n').pop() ?? '' };
+  return { secs: (performance.now() - started) / 1000, peak, peakPss, summary: err.trim().split('\n').pop() ?? '' };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
@@ -81,6 +87,13 @@ try {
   const million = join(dir, 'million.csv');
   writeCsv(million, 1_000_000, 2024, uniformRow);
   const results = await compare(million, 'uniform addresses');
+  // Memory by mode, on every core: the worker threads use the main thread's files (shared memory when read, the same page cache when mapped).
+  const modes: string[] = [];
+  for (const memory of ['mmap', 'read']) {
+    const r = await run(['enrich', million, '--output', 'ndjson', '--threads', String(cores)], { ...process.env, IPRECORD_MEMORY: memory });
+    modes.push(`${memory}: peak resident ${mib(r.peak)}, peak proportional ${mib(r.peakPss)}, ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s`);
+    console.log(`uniform addresses, ${cores} threads, memory ${modes.at(-1)}`);
+  }
   const mixed = join(dir, 'million-mix.csv');
   // Addresses from the benchmarks' mix (100 000 addresses: each comes back about ten times, as clients do in logs).
   const mix = addressMix();
@@ -96,6 +109,7 @@ try {
   console.log(
     `1M rows from the 100 000-address mix, full records as NDJSON: one thread ${Math.round(best(mixResults.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(mixResults.all)).toLocaleString('en')} rows/s (${(best(mixResults.all) / best(mixResults.one)).toFixed(2)}x)`,
   );
+  console.log(`1M rows, full records as NDJSON, ${cores} threads, by memory mode: ${modes.join('; ')}`);
   console.log(`5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
-import { resolveOptions, type OpenOptions, type ResolvedOptions } from './options.js';
+import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -278,6 +278,19 @@ export class Engine extends EventEmitter<EngineEvents> {
         return { message: e.message, code: e.code, status: e.status };
       }
     });
+  }
+
+  /**
+   * The files of the current data, for engines in worker threads of this
+   * process: post the result to a worker (as `workerData` or a message)
+   * and open there with `open({ ...options, shared })`. Files read into
+   * memory (`memory: 'read'`) are in shared memory and are not copied;
+   * mapped files are mapped again by the worker (one copy in the page
+   * cache either way).
+   * @throws ClosedError
+   */
+  share(): SharedFiles {
+    return this.live().share();
   }
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */

@@ -23,7 +23,7 @@ export { buildDataset, buildThreat, type BuildOptions, type BuildResult, type Fe
 export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConfig, type ThreatConfig } from './threat/config.js';
 export { updateDataset, type UpdateOptions, type UpdateResult, type FeedUpdate } from './threat/update.js';
 export { parseFeed, type FeedFormat, type ParseOptions, type ParsedFeed } from './threat/parse.js';
-export type { OpenOptions } from './options.js';
+export type { OpenOptions, SharedFile, SharedFiles } from './options.js';
 export type { DatabaseInfo } from './snapshot.js';
 export type { IprecordErrorCode } from './errors.js';
 export type { WriterOptions, WritableValue } from './mmdb/writer.js';

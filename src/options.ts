@@ -67,6 +67,31 @@ export interface OpenOptions {
    * @default 100000
    */
   recordCacheSize?: number;
+  /**
+   * The files of an engine of this process, from its `share()`: an engine
+   * opened in a worker thread with them uses that engine's bytes instead of
+   * reading its own copy (files held by `read`; mapped files are mapped
+   * again, which shares the page cache's copy). A file used from here must
+   * still be on disk unchanged; one that changed is opened anew.
+   * @default none
+   */
+  shared?: SharedFiles;
+}
+
+/** One file an engine holds, as `Engine.share()` gives it; it crosses to worker threads through `postMessage` or `workerData`. */
+export interface SharedFile {
+  readonly path: string;
+  /** Device, inode, size and modification time of the file when it was read. */
+  readonly stamp: string;
+  /** When it was read (ISO 8601). */
+  readonly readAt: string;
+  /** Its bytes, shared; null when the file is mapped (each thread maps it: one copy in the page cache). */
+  readonly bytes: SharedArrayBuffer | null;
+}
+
+/** What `Engine.share()` gives: the files of its current data. */
+export interface SharedFiles {
+  readonly files: readonly SharedFile[];
 }
 
 export interface ResolvedOptions {
@@ -80,6 +105,8 @@ export interface ResolvedOptions {
   readonly memory: 'mmap' | 'read';
   readonly flagBaseUrl: string;
   readonly recordCacheSize: number;
+  /** Shared files by path. */
+  readonly shared: ReadonlyMap<string, SharedFile>;
 }
 
 export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
@@ -93,6 +120,19 @@ function paths(value: unknown, name: string): readonly string[] | null {
     throw new InvalidOptionsError(`Option "${name}" must be a path or a non-empty array of paths.`);
   }
   return Object.freeze([...list]);
+}
+
+function sharedFiles(value: unknown): ReadonlyMap<string, SharedFile> {
+  if (value === undefined) return new Map();
+  const files = (value as SharedFiles | null)?.files;
+  const ok =
+    Array.isArray(files) &&
+    files.every(
+      (f: SharedFile | null) =>
+        typeof f?.path === 'string' && typeof f.stamp === 'string' && typeof f.readAt === 'string' && (f.bytes === null || f.bytes instanceof SharedArrayBuffer),
+    );
+  if (!ok) throw new InvalidOptionsError('Option "shared" must be what Engine.share() returns.');
+  return new Map((files as SharedFile[]).map((f) => [f.path, f]));
 }
 
 /**
@@ -119,6 +159,7 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   const memory = options.memory ?? (process.env.IPRECORD_MEMORY === 'read' ? 'read' : 'mmap');
   if (memory !== 'mmap' && memory !== 'read') throw new InvalidOptionsError('Option "memory" must be "mmap" or "read".');
   return Object.freeze({
+    shared: sharedFiles(options.shared),
     memory,
     watch: options.watch === true,
     data: one(options.data, 'data'),

@@ -23,7 +23,7 @@ import { formatCidr } from './ip/format.js';
 import type { IpVersion } from './ip/parse.js';
 import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
-import type { ResolvedOptions } from './options.js';
+import type { ResolvedOptions, SharedFiles } from './options.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
@@ -181,7 +181,7 @@ async function readWhole(path: string): Promise<Buffer> {
   const fh = await openFile(path, 'r');
   try {
     const size = (await fh.stat()).size;
-    const buf = Buffer.allocUnsafeSlow(size);
+    const buf = sharedBuffer(size);
     const reads: Promise<unknown>[] = [];
     const readRange = async (from: number, to: number): Promise<void> => {
       while (from < to) {
@@ -196,6 +196,38 @@ async function readWhole(path: string): Promise<Buffer> {
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * A buffer over fresh shared memory: what an engine reads can be handed to
+ * worker threads (`share()`) without a copy.
+ */
+function sharedBuffer(size: number): Buffer {
+  return Buffer.from(new SharedArrayBuffer(size));
+}
+
+/** Reads a file into shared memory, synchronously. */
+function readWholeSync(path: string): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = sharedBuffer(size);
+    for (let at = 0; at < size; ) {
+      const n = readSync(fd, buf, at, size - at, at);
+      if (n === 0) throw new Error(`the file ended at byte ${at} of ${size} (it changed while it was read)`);
+      at += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes of a file shared by another engine, when they are still the file's. */
+function fromShared(options: ResolvedOptions, path: string, stamp: string): Loaded | null {
+  const s = options.shared.get(path);
+  if (s === undefined || s.bytes === null || s.stamp !== stamp) return null;
+  return { path, buf: Buffer.from(s.bytes), stamp, readAt: new Date(s.readAt) };
 }
 
 function wrapRead(path: string, cause: unknown): never {
@@ -279,8 +311,8 @@ export class Snapshot {
         list.map(async (path): Promise<Loaded> => {
           try {
             const stamp = stampOf(await stat(path));
-            const known = previous?.files.get(path);
-            if (known !== undefined && known.stamp === stamp) return known;
+            const known = previous?.files.get(path) ?? fromShared(options, path, stamp);
+            if (known !== undefined && known !== null && known.stamp === stamp) return known;
             const readAt = new Date();
             return { path, buf: mapper !== null ? mapper.map(path) : await readWhole(path), stamp, readAt };
           } catch (e) {
@@ -303,12 +335,23 @@ export class Snapshot {
       list.map((path): Loaded => {
         try {
           const stamp = stampOf(statSync(path));
-          return { path, buf: mapper !== null ? mapper.map(path) : readFileSync(path), stamp, readAt: new Date() };
+          return fromShared(options, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readWholeSync(path), stamp, readAt: new Date() };
         } catch (e) {
           return wrapRead(path, e);
         }
       });
     return new Snapshot(options, p.dataset, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat));
+  }
+
+  /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */
+  share(): SharedFiles {
+    const files = [...this.files.values()].map(({ path, buf, stamp, readAt }) => ({
+      path,
+      stamp,
+      readAt: readAt.toISOString(),
+      bytes: buf.buffer instanceof SharedArrayBuffer && buf.byteOffset === 0 && buf.length === buf.buffer.byteLength ? buf.buffer : null,
+    }));
+    return { files };
   }
 
   /** The location part for an address, or null when no geo database has it. */

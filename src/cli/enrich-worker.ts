@@ -1,6 +1,6 @@
 /**
- * A worker thread of `iprecord enrich`: opens its own engine (the options
- * come as workerData), then turns each batch of rows it is sent into
+ * A worker thread of `iprecord enrich`: opens an engine over the main
+ * thread's files (the options, with `shared`, come as workerData), then turns each batch of rows it is sent into
  * output text, in order.
  */
 

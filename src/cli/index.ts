@@ -226,9 +226,9 @@ Options:
                    record (CSV: one column per top-level field, objects as JSON)
   --key k          NDJSON output: the key the record goes under; default iprecord
   --data dir       a dataset directory; default $IPRECORD_DATA
-  --threads n      worker threads, each with its own engine, output in input
-                   order; default one per core for files of 8 MiB or more,
-                   else 1 (this thread)
+  --threads n      worker threads (sharing this process's copy of the data),
+                   output in input order; default one per core for files
+                   of 8 MiB or more, else 1 (this thread)
   -h, --help       this help
 
 Exit codes: 0 every row enriched, 1 some rows bad or malformed (kept in the output), 2 usage or data error.
@@ -268,17 +268,14 @@ async function runEnrich(argv: string[]): Promise<number> {
     process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
     return 2;
   }
-  // Worker threads pay off for large files (each opens its own engine).
+  // Worker threads pay off for large files.
   const threads = o.threads !== undefined ? Number(o.threads) : size >= 8 << 20 ? availableParallelism() : 1;
-  let engine: Engine | null = null;
-  const engineHere = () => (engine ??= openSync(openOptions));
-  if (threads === 1) {
-    try {
-      engineHere();
-    } catch (e) {
-      process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
-      return 2;
-    }
+  let engine: Engine;
+  try {
+    engine = openSync(openOptions);
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
   }
   let workers: PoolWorker[] = [];
   const startThreads = (config: RowConfig): BatchRunner[] => {
@@ -290,7 +287,8 @@ async function runEnrich(argv: string[]): Promise<number> {
         built: new URL('./enrich-worker.js', import.meta.url),
         fromSource: import.meta.url.endsWith('.ts'),
       },
-      { options: openOptions, config },
+      // The workers' engines use this one's files: read ones from shared memory, not copies.
+      { options: { ...openOptions, shared: engine.share() }, config },
     );
     return workers.map((w) => (batch: Batch) => w.run<BatchOutput>(batch));
   };
@@ -309,7 +307,7 @@ async function runEnrich(argv: string[]): Promise<number> {
   };
   try {
     const summary = await enrich(
-      engineHere,
+      () => engine,
       opened.stream,
       process.stdout,
       { input, output, column, path: o.path, fields: o.fields?.split(',').map((f) => f.trim()).filter((f) => f !== ''), key: o.key },

@@ -10,6 +10,7 @@
  * pointers, so the cache saves most of the UTF-8 decoding.
  */
 
+import { isUtf8 } from 'node:buffer';
 import { InvalidDatasetError } from '../errors.js';
 
 export type MmdbValue =
@@ -45,7 +46,6 @@ export const MAX_DEPTH = 32;
 /** Pointed-to values kept decoded; cleared whole when full. */
 export const POINTER_CACHE_SIZE = 65_536;
 
-const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export class Decoder {
   private readonly buf: Buffer;
@@ -184,12 +184,8 @@ export class Decoder {
   private string(offset: number, size: number): string {
     const s = this.buf.toString('utf8', offset, offset + size);
     // Node replaces invalid UTF-8 with U+FFFD; tell that from a real U+FFFD.
-    if (s.includes('\ufffd')) {
-      try {
-        fatalUtf8.decode(this.buf.subarray(offset, offset + size));
-      } catch (cause) {
-        throw new InvalidDatasetError(`Corrupt MMDB data section: invalid UTF-8 at byte ${offset}.`, { cause });
-      }
+    if (s.includes('\ufffd') && !isUtf8(this.buf.subarray(offset, offset + size))) {
+      throw new InvalidDatasetError(`Corrupt MMDB data section: invalid UTF-8 at byte ${offset}.`);
     }
     return s;
   }

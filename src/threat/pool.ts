@@ -5,7 +5,9 @@
  * fails its tasks, and the caller does them on its own thread.
  */
 
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** One worker; tasks sent to it are answered in the order sent. */
 export class PoolWorker {
@@ -39,16 +41,29 @@ export class PoolWorker {
 }
 
 /**
+ * A worker thread running `module`. A TypeScript module (when running from
+ * the sources, in tests) runs through tsx, whose loader a worker thread
+ * does not inherit on Node 20: a small script registers it, then imports
+ * the module.
+ */
+export function startWorker(module: URL, options: WorkerOptions = {}): Worker {
+  if (!module.pathname.endsWith('.ts')) return new Worker(module, options);
+  // tsx's ESM entry beside the CommonJS one that require() finds.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const boot = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module.href)}); });`;
+  return new Worker(boot, { ...options, eval: true });
+}
+
+/**
  * Starts up to `n` workers running a module: `built` beside the calling
- * module in `dist/`, or `source` (TypeScript, through tsx) when the caller
- * runs from the sources (`fromSource`: its own URL ends in `.ts`).
+ * module in `dist/`, or `source` (TypeScript) when the caller runs from the
+ * sources (`fromSource`: its own URL ends in `.ts`).
  */
 export function startPool(n: number, module: { readonly source: URL; readonly built: URL; readonly fromSource: boolean }, workerData?: unknown): PoolWorker[] {
   const out: PoolWorker[] = [];
   for (let i = 0; i < n; i++) {
     try {
-      const w = module.fromSource ? new Worker(module.source, { execArgv: ['--import', 'tsx'], workerData }) : new Worker(module.built, { workerData });
-      out.push(new PoolWorker(w));
+      out.push(new PoolWorker(startWorker(module.fromSource ? module.source : module.built, { workerData })));
     } catch {
       break;
     }

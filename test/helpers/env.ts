@@ -68,6 +68,15 @@ export function unicastV4(a: number): string {
 }
 
 /** The resident size of a process in bytes (from /proc), or 0 once it has ended. */
+/** Proportional set size of a process (shared pages divided among the processes, and mappings, that hold them), or 0. */
+export function proportionalBytes(pid: number): number {
+  try {
+    return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
 export function residentBytes(pid: number): number {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
