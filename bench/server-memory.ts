@@ -3,7 +3,8 @@
  * 1 and 4 workers, with database files mapped and read: resident (RSS) and
  * proportional (PSS, from /proc/<pid>/smaps_rollup: shared pages divided
  * among the processes that map them) summed over the primary and its
- * workers, after each worker has answered 2 000 full records; and the time
+ * workers, split into files (code, mapped data) and each process's private
+ * memory, after each worker has answered 2 000 full records; and the time
  * from starting the command to the first record answered.
  */
 
@@ -15,10 +16,10 @@ import { addressMix } from './mix.js';
 
 const PORT = 4340;
 
-function rollup(pid: number): { rss: number; pss: number } {
+function rollup(pid: number): { rss: number; pss: number; anon: number; file: number } {
   const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
-  return { rss: kb('Rss') * 1024, pss: kb('Pss') * 1024 };
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { rss: kb('Rss'), pss: kb('Pss'), anon: kb('Pss_Anon'), file: kb('Pss_File') };
 }
 
 function children(pid: number): number[] {
@@ -53,15 +54,31 @@ async function measure(workers: number, memory: 'mmap' | 'read', ips: string[]):
   const pids = [child.pid!, ...children(child.pid!)];
   let rss = 0;
   let pss = 0;
+  let file = 0;
+  const anon: number[] = [];
   for (const pid of pids) {
     const r = rollup(pid);
     rss += r.rss;
     pss += r.pss;
+    file += r.file;
+    anon.push(r.anon);
   }
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   const mib = (b: number) => Math.round(b / 2 ** 20);
-  return { workers, memory, processes: pids.length, 'RSS MiB': mib(rss), 'PSS MiB': mib(pss), 'first record ms': Math.round(firstMs) };
+  // Private memory (PSS of anonymous pages) of the primary and of a worker (the mean), and the files' share (code, mapped data).
+  const workerAnon = workers > 1 ? anon.slice(1).reduce((a, b) => a + b, 0) / workers : anon[0];
+  return {
+    workers,
+    memory,
+    processes: pids.length,
+    'RSS MiB': mib(rss),
+    'PSS MiB': mib(pss),
+    'files PSS MiB': mib(file),
+    'primary private MiB': workers > 1 ? mib(anon[0]) : '',
+    'worker private MiB': mib(workerAnon),
+    'first record ms': Math.round(firstMs),
+  };
 }
 
 const ips = addressMix().filter((ip) => !ip.startsWith('::ffff:'));

@@ -7,7 +7,7 @@
 import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
-import { createServer, type ServerOptions } from '../server/index.js';
+import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import type { OpenOptions } from '../options.js';
 import { commandOptions, dataDir, options } from './args.js';
@@ -91,6 +91,8 @@ export async function runServe(argv: string[]): Promise<number> {
     delete config.countsFile;
     config.clusterWorker = true;
   }
+  // Imported here: the cluster's primary does without the engine (less memory of its own).
+  const { createServer } = await import('../server/index.js');
   const server = await createServer(config);
   server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
   server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));

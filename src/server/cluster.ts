@@ -16,6 +16,19 @@ import { CountWindow } from '../record/count.js';
 import type { KeyStore } from './keys.js';
 
 const REPORT_MS = 1000;
+/**
+ * Young-generation size of each worker (V8's semi-space, MiB), unless
+ * Node's own flags set one: V8 grows it to 16 MiB per space under a
+ * server's allocation rate, which is most of a worker's private memory;
+ * at 2 MiB the rate under load stays the same (bench/README.md).
+ */
+const WORKER_SEMI_SPACE_MB = 2;
+
+/** Node flags of the workers: the primary's, plus a small young generation unless those or NODE_OPTIONS set one. */
+export function workerExecArgv(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): string[] {
+  const set = [...execArgv, nodeOptions].some((a) => /semi[-_]space/.test(a));
+  return set ? [...execArgv] : [...execArgv, `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`];
+}
 const SAVE_MS = 60_000;
 const RESTART_WINDOW_MS = 10_000;
 /** Worker exits beyond the worker count allowed within RESTART_WINDOW_MS. */
@@ -149,6 +162,7 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
     });
   };
 
+  cluster.setupPrimary({ execArgv: workerExecArgv() });
   for (let i = 0; i < workers; i++) fork();
   const broadcast = setInterval(() => {
     for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && w.isConnected()) w.send({ iprecord: 'offsets', offsets: offsetsFor(w) });

@@ -184,6 +184,8 @@ function checkOptions(o: ServerOptions): Config {
     const v = o[t];
     if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
   }
+  const log = o.accessLog as { write?: unknown } | null | undefined;
+  if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
   const hosts = o.hosts === undefined ? null : new Set(o.hosts.map((h) => String(h).toLowerCase()));
   return { bodyLimit, trustProxy, basePaths, hosts };
 }

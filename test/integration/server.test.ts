@@ -312,6 +312,8 @@ describe('server: errors, keys and plans', () => {
     await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(/Cannot read the keys file/);
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
+    await expect(createServer({ engine, accessLog: false as never })).rejects.toThrow(/"accessLog" must be a writable stream/);
+    await expect(createServer({ engine, headersTimeout: 0 })).rejects.toThrow(/"headersTimeout" must be a positive number/);
   });
 });
 
