@@ -107,6 +107,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly counter = new CountWindow();
   /** Parse buffer, reused: lookups are synchronous. */
   private readonly words = new Uint32Array(4);
+  /** The pieces of a record's JSON text, reused. */
+  private readonly parts: string[] = ['', '', '', '', '', '', ''];
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -214,6 +216,23 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined) return JSON.stringify(this.lookup(ip, options));
+    const p = this.jsonParts(ip, options);
+    return p[0] + p[1] + p[2] + p[3] + p[4] + p[5] + p[6];
+  }
+
+  /**
+   * `lookupJson(ip, options)` (without `fields`) added to `out` piece by
+   * piece: the cached pieces are written as they are, never joined into
+   * one string first.
+   * @internal For writers of many records (`iprecord enrich`).
+   */
+  writeJson(ip: string, out: { add(text: string): void }, options?: AnswerOptions): void {
+    const p = this.jsonParts(ip, options);
+    for (let i = 0; i < p.length; i++) out.add(p[i]);
+  }
+
+  /** The record's JSON text in seven pieces, in `this.parts` (reused). */
+  private jsonParts(ip: string, options: AnswerOptions | undefined): string[] {
     const snap = this.live();
     const { version, text, kind } = this.address(ip);
     const words = this.words;
@@ -222,20 +241,15 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = nowMicros();
     const zone = geo === null ? null : geo.zone;
     const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
-    return (
-      '{"ip":' +
-      JSON.stringify(text) +
-      geoJson(geo) +
-      netJson(net) +
-      countryJson(geo) +
-      ',"time_zone":' +
-      (zone === null ? 'null' : snap.clock.timeZoneJson(zone, now)) +
-      ',"threat":' +
-      cachedJson(threat) +
-      ',"count":' +
-      JSON.stringify(countOf(this.counter.tick(now), options)) +
-      '}'
-    );
+    const p = this.parts;
+    p[0] = '{"ip":' + JSON.stringify(text);
+    p[1] = geoJson(geo);
+    p[2] = netJson(net);
+    p[3] = countryJson(geo);
+    p[4] = ',"time_zone":' + (zone === null ? 'null' : snap.clock.timeZoneJson(zone, now)) + ',"threat":';
+    p[5] = cachedJson(threat);
+    p[6] = ',"count":' + JSON.stringify(countOf(this.counter.tick(now), options)) + '}';
+    return p;
   }
 
   /**

@@ -14,8 +14,6 @@ const engine = openSync(options);
 
 parentPort?.on('message', (batch: Batch) => {
   const result = enrichBatch(engine, config, batch);
-  // The text as UTF-8 in a buffer of its own, moved to the main thread rather than copied.
-  const bytes = new Uint8Array(Buffer.byteLength(result.text as string));
-  Buffer.from(bytes.buffer).write(result.text as string);
-  parentPort?.postMessage({ result: { ...result, text: bytes } }, [bytes.buffer]);
+  // The bytes are moved to the main thread, not copied.
+  parentPort?.postMessage({ result }, [result.text.buffer as ArrayBuffer]);
 });

@@ -16,6 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { splitCsvLine } from '../build/csv.js';
 import type { Engine } from '../engine.js';
+import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES, isFieldName } from '../record/fields.js';
 
@@ -157,8 +158,8 @@ export interface Batch {
 }
 
 export interface BatchOutput {
-  /** The output: text, or its UTF-8 bytes (from a worker thread, moved rather than copied). */
-  readonly text: string | Uint8Array;
+  /** The output as UTF-8 (a worker thread moves the bytes to the main thread rather than copying them). */
+  readonly text: Uint8Array;
   readonly rows: number;
   readonly bad: number;
   readonly malformed: number;
@@ -177,12 +178,41 @@ export function csvHeader(c: RowConfig): string {
   return [...c.inputColumns, ...(c.fields ?? FIELD_NAMES), 'error'].map(csvCell).join(',') + '\n';
 }
 
+/**
+ * Text encoded as UTF-8 as it is added, into one buffer of its own (which
+ * a worker thread can move): rows are not joined into one string first,
+ * and a record's text, a rope of cached pieces, is flattened only once.
+ */
+class ByteSink {
+  private buf: Buffer;
+  private used = 0;
+
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafeSlow(capacity);
+  }
+
+  add(text: string): void {
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    const need = this.used + text.length * 3;
+    if (need > this.buf.length) {
+      const next = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
+      this.buf.copy(next, 0, 0, this.used);
+      this.buf = next;
+    }
+    this.used += this.buf.write(text, this.used, 'utf8');
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.used);
+  }
+}
+
 /** Turns a batch of rows into output text: the work that threads share. */
 export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOutput {
   const keyJson = JSON.stringify(c.key);
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  const out: string[] = [];
+  const out = new ByteSink(batch.texts.length * 1536);
   let bad = 0;
   let malformed = 0;
   // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
@@ -197,40 +227,45 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
       plan.push({ prefix: (plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':', cell });
     } else plan[at].cell = cell;
   });
-  const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
-    let record: unknown = null;
-    let recordJson: string | null = null;
-    let error = known;
-    if (error === null) {
-      if (ip === null || ip === '') error = 'no address in this row';
-      else {
-        try {
-          if (c.output === 'ndjson') recordJson = engine.lookupJson(ip, lookupOptions);
-          else record = engine.lookup(ip, lookupOptions);
-        } catch (e) {
-          if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
-          error = e.message;
-        }
+  /** The row's record, or null with the error in `failure`. */
+  let failure = '';
+  const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
+    if (known !== null) failure = known;
+    else if (ip === null || ip === '') failure = 'no address in this row';
+    else {
+      try {
+        if (!write) return engine.lookup(ip, lookupOptions);
+        if (lookupOptions === undefined) engine.writeJson(ip, out);
+        else out.add(engine.lookupJson(ip, lookupOptions));
+        return undefined;
+      } catch (e) {
+        if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
+        failure = e.message;
       }
     }
-    if (error !== null) bad++;
+    bad++;
+    return null;
+  };
+  const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     if (c.output === 'ndjson') {
-      const value = error === null ? (recordJson as string) : JSON.stringify({ error });
+      // The row, then the record (last, under the key, replacing a value the row had there) written in place.
       if (object === null && cells !== null) {
         let text = '';
         for (let i = 0; i < plan.length; i++) text += plan[i].prefix + JSON.stringify(cells[plan[i].cell] ?? '');
-        out.push((text === '' ? '{' : text + ',') + keyJson + ':' + value + '}\n');
+        out.add((text === '' ? '{' : text + ',') + keyJson + ':');
       } else {
         const row: Record<string, unknown> = object ?? {};
-        // The record goes last, under the key (replacing a value the row had there).
         delete row[c.key];
         const base = JSON.stringify(row);
-        out.push((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':' + value + '}\n');
+        out.add((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':');
       }
+      if (answer(ip, known, true) === null) out.add(JSON.stringify({ error: failure }));
+      out.add('}\n');
     } else {
+      const record = answer(ip, known, false) ?? null;
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.push([...c.inputColumns.map((_, i) => base[i]), ...values, error ?? ''].map(csvCell).join(',') + '\n');
+      out.add([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure : ''].map(csvCell).join(',') + '\n');
     }
   };
   for (let r = 0; r < batch.texts.length; r++) {
@@ -261,7 +296,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
       } else emit(cells, null, (cells[c.column] ?? '').trim(), null);
     }
   }
-  return { text: out.join(''), rows: batch.texts.length, bad, malformed };
+  return { text: out.bytes(), rows: batch.texts.length, bad, malformed };
 }
 
 /** Rows per batch: large enough that handing a batch to a thread costs little, small enough to keep memory flat. */

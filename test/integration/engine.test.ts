@@ -126,6 +126,12 @@ describe('lookupJson', () => {
       return;
     }
     expect(still(e.lookupJson(ip, fields === undefined ? undefined : { fields }))).toBe(still(direct));
+    if (fields === undefined) {
+      // Written piece by piece (iprecord enrich): the same text.
+      const pieces: string[] = [];
+      e.writeJson(ip, { add: (t: string) => pieces.push(t) });
+      expect(still(pieces.join(''))).toBe(still(direct));
+    }
   }
 
   it('is the text of JSON.stringify(lookup()), key for key, for random addresses (twice: cached pieces too)', () => {
