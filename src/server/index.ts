@@ -174,7 +174,16 @@ function checkOptions(o: ServerOptions): Config {
   if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
     throw new InvalidOptionsError('Option "trustProxy" must be true, false or a number of proxies.');
   }
-  const basePaths = (o.basePaths ?? []).map((p) => {
+  const strings = (v: unknown, name: string): readonly string[] | undefined => {
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) throw new InvalidOptionsError(`Option "${name}" must be an array of strings.`);
+    return v;
+  };
+  const e = o.engine as Partial<Engine> | null | undefined;
+  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function')) throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
+  if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
+  if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
+  const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
     if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
     return p.replace(/\/$/, '');
   });
@@ -186,7 +195,8 @@ function checkOptions(o: ServerOptions): Config {
   }
   const log = o.accessLog as { write?: unknown } | null | undefined;
   if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
-  const hosts = o.hosts === undefined ? null : new Set(o.hosts.map((h) => String(h).toLowerCase()));
+  const hostList = strings(o.hosts, 'hosts');
+  const hosts = hostList === undefined ? null : new Set(hostList.map((h) => h.toLowerCase()));
   return { bodyLimit, trustProxy, basePaths, hosts };
 }
 

@@ -313,6 +313,11 @@ describe('server: errors, keys and plans', () => {
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
     await expect(createServer({ engine, accessLog: false as never })).rejects.toThrow(/"accessLog" must be a writable stream/);
+    await expect(createServer({ engine, hosts: 'api.example' as never })).rejects.toThrow(/"hosts" must be an array of strings/);
+    await expect(createServer({ engine, basePaths: '/eu' as never })).rejects.toThrow(/"basePaths" must be an array of strings/);
+    await expect(createServer({ engine, countsFile: 5 as never })).rejects.toThrow(/"countsFile" must be a path/);
+    await expect(createServer({ engine: {} as never })).rejects.toThrow(/"engine" must be an engine/);
+    await expect(createServer({ open: 'x' as never })).rejects.toThrow(/"open" must be the options of open/);
     await expect(createServer({ engine, headersTimeout: 0 })).rejects.toThrow(/"headersTimeout" must be a positive number/);
   });
 });
