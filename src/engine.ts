@@ -107,8 +107,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly counter = new CountWindow();
   /** Parse buffer, reused: lookups are synchronous. */
   private readonly words = new Uint32Array(4);
-  /** The pieces of a record's JSON text, reused. */
-  private readonly parts: string[] = ['', '', '', '', '', '', ''];
+  /** The parts of a record's JSON text, reused. */
+  private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -216,8 +216,19 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined) return JSON.stringify(this.lookup(ip, options));
-    const p = this.jsonParts(ip, options);
-    return p[0] + p[1] + p[2] + p[3] + p[4] + p[5] + p[6];
+    const r = this.jsonState(ip, options);
+    return (
+      '{"ip":' +
+      JSON.stringify(r.text) +
+      geoJson(r.geo) +
+      netJson(r.net) +
+      countryJson(r.geo) +
+      zoneJson(r) +
+      cachedJson(r.threat) +
+      ',"count":' +
+      JSON.stringify(countOf(this.counter.tick(r.now), options)) +
+      '}'
+    );
   }
 
   /**
@@ -227,29 +238,28 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @internal For writers of many records (`iprecord enrich`).
    */
   writeJson(ip: string, out: { add(text: string): void }, options?: AnswerOptions): void {
-    const p = this.jsonParts(ip, options);
-    for (let i = 0; i < p.length; i++) out.add(p[i]);
+    const r = this.jsonState(ip, options);
+    out.add('{"ip":' + JSON.stringify(r.text));
+    out.add(geoJson(r.geo));
+    out.add(netJson(r.net));
+    out.add(countryJson(r.geo));
+    out.add(zoneJson(r));
+    out.add(cachedJson(r.threat));
+    out.add(',"count":' + JSON.stringify(countOf(this.counter.tick(r.now), options)) + '}');
   }
 
-  /** The record's JSON text in seven pieces, in `this.parts` (reused). */
-  private jsonParts(ip: string, options: AnswerOptions | undefined): string[] {
+  /** The parts of an address's record that its JSON text is made of, in `this.json` (reused). */
+  private jsonState(ip: string, options: AnswerOptions | undefined): JsonState {
     const snap = this.live();
     const { version, text, kind } = this.address(ip);
-    const words = this.words;
-    const geo = snap.geoPart(version, words);
-    const net = snap.asnPart(version, words);
-    const now = nowMicros();
-    const zone = geo === null ? null : geo.zone;
-    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
-    const p = this.parts;
-    p[0] = '{"ip":' + JSON.stringify(text);
-    p[1] = geoJson(geo);
-    p[2] = netJson(net);
-    p[3] = countryJson(geo);
-    p[4] = ',"time_zone":' + (zone === null ? 'null' : snap.clock.timeZoneJson(zone, now)) + ',"threat":';
-    p[5] = cachedJson(threat);
-    p[6] = ',"count":' + JSON.stringify(countOf(this.counter.tick(now), options)) + '}';
-    return p;
+    const r = this.json;
+    r.snap = snap;
+    r.text = text;
+    r.geo = snap.geoPart(version, this.words);
+    r.net = snap.asnPart(version, this.words);
+    r.now = nowMicros();
+    r.threat = this.threatFor(snap, version, kind, r.net === null ? 0 : r.net.flags, options);
+    return r;
   }
 
   /**
@@ -398,6 +408,21 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 }
 
+interface JsonState {
+  snap: Snapshot | null;
+  text: string;
+  geo: GeoPart | null;
+  net: AsnPart | null;
+  now: number;
+  threat: Threat | null;
+}
+
+/** `time_zone` (per zone and second, with the microseconds) and the key of `threat`, as JSON text after a comma. */
+function zoneJson(r: JsonState): string {
+  const zone = r.geo === null ? null : r.geo.zone;
+  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now)) + ',"threat":';
+}
+
 /** Text made once per object: the parts of records are frozen and shared, so their JSON text is too. */
 function once<K extends object>(cache: WeakMap<K, string>, key: K, make: (key: K) => string): string {
   let s = cache.get(key);
@@ -415,8 +440,8 @@ const countryText = new WeakMap<Country, string>();
 
 const stringify = (value: object): string => JSON.stringify(value);
 
-function cachedJson(threat: Threat): string {
-  return once(threatText, threat, stringify);
+function cachedJson(threat: Threat | null): string {
+  return once(threatText, threat as Threat, stringify);
 }
 
 /** The record's keys from `is_eu` to `emoji_unicode`, as JSON text after a comma. */
