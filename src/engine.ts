@@ -435,7 +435,6 @@ function once<K extends object>(cache: WeakMap<K, string>, key: K, make: (key: K
 
 const threatText = new WeakMap<Threat, string>();
 const geoText = new WeakMap<GeoPart, string>();
-const netText = new WeakMap<AsnPart, string>();
 const countryText = new WeakMap<Country, string>();
 
 const stringify = (value: object): string => JSON.stringify(value);
@@ -476,11 +475,7 @@ function geoJson(geo: GeoPart | null): string {
 
 /** `asn` (and `carrier` for mobile networks) as JSON text after a comma. */
 function netJson(net: AsnPart | null): string {
-  return net === null ? ',"asn":null' : once(netText, net, netRun);
-}
-
-function netRun(n: AsnPart): string {
-  return ',"asn":' + JSON.stringify(n.asn) + (n.carrier === null ? '' : ',"carrier":' + JSON.stringify(n.carrier));
+  return net === null ? ',"asn":null' : net.json;
 }
 
 type Country = NonNullable<GeoPart['country']>;

@@ -50,6 +50,20 @@ export interface AsnPart {
   readonly asn: Asn | null;
   readonly carrier: Carrier | null;
   readonly flags: number;
+  /** `asn` (and `carrier`) as the record's JSON text after a comma. */
+  readonly json: string;
+}
+
+/** What a network part takes from its ASN record (the same for every network of the record). */
+interface AsnRecord {
+  readonly asn: string;
+  readonly name: string | null;
+  readonly domain: string | null;
+  readonly type: Asn['type'];
+  readonly carrier: Carrier | null;
+  /** JSON text of the part before the route and after it. */
+  readonly head: string;
+  readonly tail: string;
 }
 
 export interface DatabaseInfo {
@@ -234,6 +248,28 @@ function wrapRead(path: string, cause: unknown): never {
   throw new InvalidDatasetError(`Cannot read database ${path}: ${(cause as Error).message}`, { cause });
 }
 
+function asnRecord(facts: AsnFacts | null): AsnRecord | null {
+  if (facts === null || facts.asn === null) return null;
+  const asn = `AS${facts.asn}`;
+  const type = classifyAsn(facts.name);
+  const carrier = facts.carrier === null ? null : Object.freeze({ ...facts.carrier });
+  return {
+    asn,
+    name: facts.name,
+    domain: facts.domain,
+    type,
+    carrier,
+    // The text of JSON.stringify(asn) around its route (key order: asn, name, domain, route, type).
+    head: `,"asn":{"asn":${JSON.stringify(asn)},"name":${JSON.stringify(facts.name)},"domain":${JSON.stringify(facts.domain)},"route":`,
+    tail: `,"type":${JSON.stringify(type)}}` + (carrier === null ? '' : ',"carrier":' + JSON.stringify(carrier)),
+  };
+}
+
+function networkPart(r: AsnRecord, route: string): AsnPart {
+  const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
+  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json: r.head + JSON.stringify(route) + r.tail });
+}
+
 export class Snapshot {
   readonly geo: readonly Source<GeoPart>[];
   readonly asn: readonly Source<AsnPart>[];
@@ -251,6 +287,8 @@ export class Snapshot {
   private readonly geoAdapt: readonly Adapter<GeoFacts>[];
   private readonly asnAdapt: readonly Adapter<AsnFacts>[];
   private readonly anonAdapt: readonly Adapter<AnonymousFacts>[];
+  /** Per ASN database, what network parts take from each record, by data offset. */
+  private readonly asnRecords: readonly Map<number, AsnRecord | null>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
   /** Every file read, by path (for the next reload). */
   private readonly files: ReadonlyMap<string, Loaded>;
@@ -292,6 +330,7 @@ export class Snapshot {
     const anonAdapt: Adapter<AnonymousFacts>[] = [];
     this.geo = make<GeoPart, GeoFacts>('geo', geo, GEO_ADAPTERS, geoAdapt);
     this.asn = make<AsnPart, AsnFacts>('asn', asn, ASN_ADAPTERS, asnAdapt);
+    this.asnRecords = this.asn.map(() => new Map());
     this.anonymous = make<number, AnonymousFacts>('anonymous', anon, ANON_ADAPTERS, anonAdapt);
     this.geoAdapt = geoAdapt;
     this.asnAdapt = asnAdapt;
@@ -382,7 +421,13 @@ export class Snapshot {
       // Keyed by network (not data offset): the route differs per network.
       let part = src.cache.get(leaf);
       if (part === undefined) {
-        part = this.buildAsn(this.asnAdapt[i](src.file.decode(found.offset)), version, words, found.prefix);
+        const records = this.asnRecords[i];
+        let record = records.get(found.offset);
+        if (record === undefined) {
+          record = asnRecord(this.asnAdapt[i](src.file.decode(found.offset)));
+          this.remember(records, found.offset, record);
+        }
+        part = record === null ? null : networkPart(record, formatCidr(version, words, found.prefix));
         this.remember(src.cache, leaf, part);
       }
       if (part !== null) return part;
@@ -476,20 +521,6 @@ export class Snapshot {
     } catch {
       return null;
     }
-  }
-
-  private buildAsn(facts: AsnFacts | null, version: IpVersion, words: ArrayLike<number>, prefix: number): AsnPart | null {
-    if (facts === null || facts.asn === null) return null;
-    const type = classifyAsn(facts.name);
-    const asn: Asn = Object.freeze({
-      asn: `AS${facts.asn}`,
-      name: facts.name,
-      domain: facts.domain,
-      route: formatCidr(version, words, prefix),
-      type,
-    });
-    const carrier = facts.carrier === null ? null : Object.freeze({ ...facts.carrier });
-    return Object.freeze({ asn, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 });
   }
 
   /** Databases in use, for `info()`. */
