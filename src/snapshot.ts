@@ -237,8 +237,14 @@ function readWholeSync(path: string): Buffer {
   }
 }
 
-/** The bytes of a file shared by another engine, when they are still the file's. */
-function fromShared(options: ResolvedOptions, path: string, stamp: string): Loaded | null {
+/**
+ * Bytes already held for a file that has not changed since (`stamp`): the
+ * previous snapshot's (a reload), else another engine's in shared memory
+ * (`options.shared`); null when it must be opened.
+ */
+function held(options: ResolvedOptions, previous: Snapshot | null, path: string, stamp: string): Loaded | null {
+  const known = previous?.files.get(path);
+  if (known !== undefined && known.stamp === stamp) return known;
   const s = options.shared.get(path);
   if (s === undefined || s.bytes === null || s.stamp !== stamp) return null;
   return { path, buf: Buffer.from(s.bytes), stamp, readAt: new Date(s.readAt) };
@@ -291,7 +297,7 @@ export class Snapshot {
   private readonly asnRecords: readonly Map<number, AsnRecord | null>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
   /** Every file read, by path (for the next reload). */
-  private readonly files: ReadonlyMap<string, Loaded>;
+  readonly files: ReadonlyMap<string, Loaded>;
 
   private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
     this.files = new Map([...geo, ...asn, ...anon, ...threat].map((l) => [l.path, l]));
@@ -350,8 +356,8 @@ export class Snapshot {
         list.map(async (path): Promise<Loaded> => {
           try {
             const stamp = stampOf(await stat(path));
-            const known = previous?.files.get(path) ?? fromShared(options, path, stamp);
-            if (known !== undefined && known !== null && known.stamp === stamp) return known;
+            const known = held(options, previous, path, stamp);
+            if (known !== null) return known;
             const readAt = new Date();
             return { path, buf: mapper !== null ? mapper.map(path) : await readWhole(path), stamp, readAt };
           } catch (e) {
@@ -374,7 +380,7 @@ export class Snapshot {
       list.map((path): Loaded => {
         try {
           const stamp = stampOf(statSync(path));
-          return fromShared(options, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readWholeSync(path), stamp, readAt: new Date() };
+          return held(options, null, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readWholeSync(path), stamp, readAt: new Date() };
         } catch (e) {
           return wrapRead(path, e);
         }

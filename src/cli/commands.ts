@@ -306,7 +306,7 @@ async function runEnrich(argv: string[]): Promise<number> {
   };
   try {
     const summary = await enrich(
-      () => engine,
+      engine,
       opened.stream,
       process.stdout,
       { input, output, column, path: o.path, fields: o.fields?.split(',').map((f) => f.trim()).filter((f) => f !== ''), key: o.key },

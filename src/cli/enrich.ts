@@ -96,46 +96,10 @@ function csvCell(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** Output gathered into chunks of about 256 KiB, encoded once (one write call per row costs more than the row). */
-class Batched {
-  private buf = Buffer.allocUnsafe(CHUNK);
-  private used = 0;
-
-  constructor(private readonly out: Writable) {}
-
-  /** Adds text or bytes; writes the chunk when it is full, waiting while the output's buffer is full. */
-  async write(text: string | Uint8Array): Promise<void> {
-    if (typeof text !== 'string') {
-      await this.flush();
-      await this.send(text);
-      return;
-    }
-    // A UTF-16 unit is at most 3 bytes of UTF-8.
-    if (this.used + text.length * 3 > this.buf.length) {
-      await this.flush();
-      if (text.length * 3 > this.buf.length) {
-        await this.send(Buffer.from(text, 'utf8'));
-        return;
-      }
-    }
-    this.used += this.buf.write(text, this.used, 'utf8');
-  }
-
-  async flush(): Promise<void> {
-    if (this.used === 0) return;
-    const chunk = this.buf.subarray(0, this.used);
-    // The stream may hold the chunk until it is written: the next one goes in a new buffer.
-    this.buf = Buffer.allocUnsafe(CHUNK);
-    this.used = 0;
-    await this.send(chunk);
-  }
-
-  private async send(chunk: Uint8Array): Promise<void> {
-    if (!this.out.write(chunk)) await new Promise<void>((resolve) => this.out.once('drain', resolve));
-  }
+/** Writes a chunk, waiting while the output's buffer is full. */
+async function send(out: Writable, chunk: Uint8Array): Promise<void> {
+  if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
 }
-
-const CHUNK = 256 << 10;
 
 /** What a thread needs to turn rows into output, once the header is read. */
 export interface RowConfig {
@@ -415,7 +379,7 @@ export type BatchRunner = (batch: Batch) => Promise<BatchOutput>;
  * @throws Error for a usage problem found in the data (an unknown CSV column, a field name that is not one).
  */
 export async function enrich(
-  engine: () => Engine,
+  engine: Engine,
   input: Readable,
   out: Writable,
   o: EnrichOptions,
@@ -423,7 +387,6 @@ export async function enrich(
   threads?: (config: RowConfig) => BatchRunner[],
 ): Promise<EnrichSummary> {
   checkFields(o);
-  const output = new Batched(out);
   const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
   const reader = new RowReader(input, o);
   let runners: BatchRunner[] | null = null;
@@ -432,7 +395,7 @@ export async function enrich(
     summary.rows += r.rows;
     summary.bad += r.bad;
     summary.malformed += r.malformed;
-    await output.write(r.text);
+    await send(out, r.text);
     progress?.(summary);
   };
   // Answers not yet written, oldest first; at most two per thread in flight.
@@ -442,22 +405,21 @@ export async function enrich(
     const config = reader.config as RowConfig;
     if (!headerWritten) {
       headerWritten = true;
-      if (o.output === 'csv') await output.write(csvHeader(config));
+      if (o.output === 'csv') await send(out, Buffer.from(csvHeader(config)));
       runners = threads?.(config) ?? null;
       if (runners !== null && runners.length === 0) runners = null;
     }
     if (runners === null) {
-      await add(enrichBatch(engine(), config, batch));
+      await add(enrichBatch(engine, config, batch));
       continue;
     }
     const b = batch;
     const runner = runners[sent++ % runners.length];
     // A batch whose thread fails is done here.
-    inFlight.push(runner(b).catch(() => enrichBatch(engine(), config, b)));
+    inFlight.push(runner(b).catch(() => enrichBatch(engine, config, b)));
     if (inFlight.length >= 2 * runners.length) await add(await (inFlight.shift() as Promise<BatchOutput>));
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
-  if (!headerWritten && o.output === 'csv' && reader.config !== null && (reader.config.inputColumns.length > 0 || o.input === 'lines')) await output.write(csvHeader(reader.config));
-  await output.flush();
+  if (!headerWritten && o.output === 'csv' && reader.config !== null && (reader.config.inputColumns.length > 0 || o.input === 'lines')) await send(out, Buffer.from(csvHeader(reader.config)));
   return summary;
 }
