@@ -13,6 +13,7 @@ import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
+import { byteText } from './record/bytes.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -232,20 +233,29 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * `lookupJson(ip, options)` (without `fields`) added to `out` piece by
-   * piece: the cached pieces are written as they are, never joined into
-   * one string first.
+   * `lookupJson(ip, options)` (without `fields`) as byte text: its UTF-8
+   * bytes, one per character (`record/bytes.ts`). Records so made join
+   * into one-byte strings, written out with a plain copy
+   * (`buffer.latin1Write`).
    * @internal For writers of many records (`iprecord enrich`).
    */
-  writeJson(ip: string, out: { add(text: string): void }, options?: AnswerOptions): void {
+  jsonBytes(ip: string, options?: AnswerOptions): string {
     const r = this.jsonState(ip, options);
-    out.add('{"ip":' + JSON.stringify(r.text));
-    out.add(geoJson(r.geo));
-    out.add(netJson(r.net));
-    out.add(countryJson(r.geo));
-    out.add(zoneJson(r));
-    out.add(cachedJson(r.threat));
-    out.add(',"count":' + JSON.stringify(countOf(this.counter.tick(r.now), options)) + '}');
+    const count = countOf(this.counter.tick(r.now), options);
+    return (
+      '{"ip":"' +
+      // A canonical address needs no escapes.
+      r.text +
+      '"' +
+      (r.geo === null ? NO_GEO : once(geoBytes, r.geo, geoRunBytes)) +
+      (r.net === null ? ',"asn":null' : r.net.bytes) +
+      countryBytesOf(r.geo) +
+      zoneJson(r, true) +
+      once(threatBytes, r.threat as Threat, stringifyBytes) +
+      ',"count":' +
+      (options === undefined || options.count === undefined ? '"' + count + '"' : byteText(JSON.stringify(count))) +
+      '}'
+    );
   }
 
   /** The parts of an address's record that its JSON text is made of, in `this.json` (reused). */
@@ -418,9 +428,9 @@ interface JsonState {
 }
 
 /** `time_zone` (per zone and second, with the microseconds) and the key of `threat`, as JSON text after a comma. */
-function zoneJson(r: JsonState): string {
+function zoneJson(r: JsonState, bytes = false): string {
   const zone = r.geo === null ? null : r.geo.zone;
-  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now)) + ',"threat":';
+  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now, bytes)) + ',"threat":';
 }
 
 /** Text made once per object: the parts of records are frozen and shared, so their JSON text is too. */
@@ -438,6 +448,19 @@ const geoText = new WeakMap<GeoPart, string>();
 const countryText = new WeakMap<Country, string>();
 
 const stringify = (value: object): string => JSON.stringify(value);
+
+// The same pieces as byte text (`jsonBytes`).
+const threatBytes = new WeakMap<Threat, string>();
+const geoBytes = new WeakMap<GeoPart, string>();
+const countryBytes = new WeakMap<Country, string>();
+const stringifyBytes = (value: object): string => byteText(JSON.stringify(value));
+const geoRunBytes = (geo: GeoPart): string => byteText(geoJson(geo));
+const countryRunBytes = (c: Country): string => byteText(countryRun(c));
+
+function countryBytesOf(geo: GeoPart | null): string {
+  const c = geo === null ? null : geo.country;
+  return c === null ? ',"languages":null,"currency":null' : once(countryBytes, c, countryRunBytes);
+}
 
 function cachedJson(threat: Threat | null): string {
   return once(threatText, threat as Threat, stringify);

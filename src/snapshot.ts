@@ -24,6 +24,7 @@ import type { IpVersion } from './ip/parse.js';
 import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
+import { byteText } from './record/bytes.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
@@ -52,6 +53,8 @@ export interface AsnPart {
   readonly flags: number;
   /** `asn` (and `carrier`) as the record's JSON text after a comma. */
   readonly json: string;
+  /** `json` as byte text (`record/bytes.ts`). */
+  readonly bytes: string;
 }
 
 /** What a network part takes from its ASN record (the same for every network of the record). */
@@ -61,9 +64,11 @@ interface AsnRecord {
   readonly domain: string | null;
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
-  /** JSON text of the part before the route and after it. */
+  /** JSON text of the part before the route and after it, as text and as byte text. */
   readonly head: string;
   readonly tail: string;
+  readonly headBytes: string;
+  readonly tailBytes: string;
 }
 
 export interface DatabaseInfo {
@@ -259,21 +264,18 @@ function asnRecord(facts: AsnFacts | null): AsnRecord | null {
   const asn = `AS${facts.asn}`;
   const type = classifyAsn(facts.name);
   const carrier = facts.carrier === null ? null : Object.freeze({ ...facts.carrier });
-  return {
-    asn,
-    name: facts.name,
-    domain: facts.domain,
-    type,
-    carrier,
-    // The text of JSON.stringify(asn) around its route (key order: asn, name, domain, route, type).
-    head: `,"asn":{"asn":${JSON.stringify(asn)},"name":${JSON.stringify(facts.name)},"domain":${JSON.stringify(facts.domain)},"route":`,
-    tail: `,"type":${JSON.stringify(type)}}` + (carrier === null ? '' : ',"carrier":' + JSON.stringify(carrier)),
-  };
+  // The text of JSON.stringify(asn) around its route (key order: asn, name, domain, route, type).
+  const head = `,"asn":{"asn":${JSON.stringify(asn)},"name":${JSON.stringify(facts.name)},"domain":${JSON.stringify(facts.domain)},"route":`;
+  const tail = `,"type":${JSON.stringify(type)}}` + (carrier === null ? '' : ',"carrier":' + JSON.stringify(carrier));
+  return { asn, name: facts.name, domain: facts.domain, type, carrier, head, tail, headBytes: byteText(head), tailBytes: byteText(tail) };
 }
 
 function networkPart(r: AsnRecord, route: string): AsnPart {
   const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
-  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json: r.head + JSON.stringify(route) + r.tail });
+  // A route is ASCII, so is the JSON text of an ASCII record: one string serves as both.
+  const json = r.head + '"' + route + '"' + r.tail;
+  const bytes = r.headBytes === r.head && r.tailBytes === r.tail ? json : r.headBytes + '"' + route + '"' + r.tailBytes;
+  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json, bytes });
 }
 
 export class Snapshot {

@@ -18,6 +18,7 @@ import { splitCsvLine } from '../build/csv.js';
 import type { Engine } from '../engine.js';
 import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
+import { byteText } from '../record/bytes.js';
 import { FIELD_NAMES, isFieldName } from '../record/fields.js';
 
 export type EnrichFormat = 'csv' | 'ndjson' | 'lines';
@@ -143,30 +144,46 @@ export function csvHeader(c: RowConfig): string {
 }
 
 /**
- * Text encoded as UTF-8 as it is added, into one buffer of its own (which
- * a worker thread can move): rows are not joined into one string first,
- * and a record's text, a rope of cached pieces, is flattened only once.
+ * Output bytes gathered into one buffer of its own (which a worker thread
+ * can move). Records come as byte text (`Engine.jsonBytes`): strings of
+ * one byte per character, joined as they come and copied into the buffer
+ * some kilobytes at a time (`latin1`), with no UTF-8 encoding per
+ * record and no native call per piece.
  */
 class ByteSink {
   private buf: Buffer;
   private used = 0;
+  private pending = '';
 
   constructor(capacity: number) {
     this.buf = Buffer.allocUnsafeSlow(capacity);
   }
 
-  add(text: string): void {
-    // A UTF-16 unit is at most 3 bytes of UTF-8.
-    const need = this.used + text.length * 3;
+  /** Adds byte text. */
+  add(bytes: string): void {
+    this.pending += bytes;
+    // Joined strings stay small: a large one is allocated apart from V8's young objects, at a much higher cost.
+    if (this.pending.length >= 16_384) this.flush();
+  }
+
+  /** Adds text. */
+  addText(text: string): void {
+    this.add(byteText(text));
+  }
+
+  private flush(): void {
+    const need = this.used + this.pending.length;
     if (need > this.buf.length) {
       const next = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
       this.buf.copy(next, 0, 0, this.used);
       this.buf = next;
     }
-    this.used += this.buf.write(text, this.used, 'utf8');
+    this.used += this.buf.write(this.pending, this.used, 'latin1');
+    this.pending = '';
   }
 
   bytes(): Uint8Array {
+    this.flush();
     return this.buf.subarray(0, this.used);
   }
 }
@@ -199,8 +216,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
     else {
       try {
         if (!write) return engine.lookup(ip, lookupOptions);
-        if (lookupOptions === undefined) engine.writeJson(ip, out);
-        else out.add(engine.lookupJson(ip, lookupOptions));
+        if (lookupOptions === undefined) out.add(engine.jsonBytes(ip));
+        else out.addText(engine.lookupJson(ip, lookupOptions));
         return undefined;
       } catch (e) {
         if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
@@ -216,20 +233,20 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
       if (object === null && cells !== null) {
         let text = '';
         for (let i = 0; i < plan.length; i++) text += plan[i].prefix + JSON.stringify(cells[plan[i].cell] ?? '');
-        out.add((text === '' ? '{' : text + ',') + keyJson + ':');
+        out.addText((text === '' ? '{' : text + ',') + keyJson + ':');
       } else {
         const row: Record<string, unknown> = object ?? {};
         delete row[c.key];
         const base = JSON.stringify(row);
-        out.add((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':');
+        out.addText((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':');
       }
-      if (answer(ip, known, true) === null) out.add(JSON.stringify({ error: failure }));
+      if (answer(ip, known, true) === null) out.addText(JSON.stringify({ error: failure }));
       out.add('}\n');
     } else {
       const record = answer(ip, known, false) ?? null;
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.add([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure : ''].map(csvCell).join(',') + '\n');
+      out.addText([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure : ''].map(csvCell).join(',') + '\n');
     }
   };
   for (let r = 0; r < batch.texts.length; r++) {

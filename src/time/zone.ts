@@ -11,6 +11,7 @@
  */
 
 import ABBREVIATIONS from './abbreviations.json';
+import { byteText } from '../record/bytes.js';
 import { numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
 export interface TimeZone {
@@ -82,19 +83,23 @@ export class ZoneClock {
     return { name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: this.currentTime(s, nowMs) };
   }
 
-  /** `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per second. */
-  timeZoneJson(name: string, nowMs: number): string {
+  /**
+   * `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per
+   * second; with `bytes`, as byte text (`record/bytes.ts`).
+   */
+  timeZoneJson(name: string, nowMs: number, bytes = false): string {
     const s = this.state(name, nowMs);
     let head = this.heads.get(s);
     if (head === undefined) {
-      head = JSON.stringify({ name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: '' }).slice(0, -2);
+      const text = JSON.stringify({ name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: '' }).slice(0, -2);
+      head = { text, bytes: byteText(text) };
       this.heads.set(s, head);
     }
-    return head + this.currentTime(s, nowMs) + '"}';
+    return (bytes ? head.bytes : head.text) + this.currentTime(s, nowMs) + '"}';
   }
 
-  /** JSON text of a zone's facts up to `"current_time":"`, by state. */
-  private readonly heads = new WeakMap<ZoneState, string>();
+  /** JSON text of a zone's facts up to `"current_time":"`, by state, as text and as byte text. */
+  private readonly heads = new WeakMap<ZoneState, { readonly text: string; readonly bytes: string }>();
 
   private state(name: string, nowMs: number): ZoneState {
     let s = this.states.get(name);

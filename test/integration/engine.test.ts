@@ -127,10 +127,11 @@ describe('lookupJson', () => {
     }
     expect(still(e.lookupJson(ip, fields === undefined ? undefined : { fields }))).toBe(still(direct));
     if (fields === undefined) {
-      // Written piece by piece (iprecord enrich): the same text.
-      const pieces: string[] = [];
-      e.writeJson(ip, { add: (t: string) => pieces.push(t) });
-      expect(still(pieces.join(''))).toBe(still(direct));
+      // As byte text (iprecord enrich): the UTF-8 bytes of the same text.
+      expect(still(Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'))).toBe(still(direct));
+      // A count given by the caller (the server's plans), not ASCII.
+      const count = { count: 'ünïcode "count"' };
+      expect(still(Buffer.from(e.jsonBytes(ip, count), 'latin1').toString('utf8'))).toBe(still(JSON.stringify(e.lookup(ip, count))));
     }
   }
 
