@@ -19,7 +19,7 @@ import { buildAndSwap } from '../threat/update.js';
 import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
 import { commandOptions, dataDir, options } from './args.js';
-import { enrich, openInput, type Batch, type BatchOutput, type BatchRunner, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
+import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
@@ -289,7 +289,7 @@ async function runEnrich(argv: string[]): Promise<number> {
       // The workers' engines use this one's files: read ones from shared memory, not copies.
       { options: { ...openOptions, shared: engine.share() }, config },
     );
-    return workers.map((w) => (batch: Batch) => w.run<BatchOutput>(batch));
+    return workers.map((w) => (chunk: Chunk) => w.run<BatchOutput>(chunk));
   };
   const started = Date.now();
   const tty = process.stderr.isTTY === true;

@@ -4,14 +4,14 @@
  * path) or a plain list of addresses, gzip-compressed or not. Output:
  * NDJSON (each row with the record, or chosen fields, under a key) or CSV
  * (the row's columns, then chosen fields as columns, dotted paths such as
- * `asn.name` or `threat.is_tor` reaching into the record, then `error`). A row whose address is bad is kept,
- * with its error; a malformed CSV line is reported with its line number
- * and kept as an error row. Memory stays flat: one row at a time, output
- * written as the reader reads, waiting when the output is slow.
+ * `asn.name` or `threat.is_tor` reaching into the record, then `error`).
+ * A row whose address is bad is kept, with its error; a malformed CSV line
+ * is reported with its line number and kept as an error row. Memory stays
+ * flat: the input goes in chunks of whole rows (rows.ts), output written
+ * as the reader reads, waiting when the output is slow.
  */
 
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { splitCsvLine } from '../build/csv.js';
@@ -20,8 +20,9 @@ import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
 import { byteText } from '../record/bytes.js';
 import { FIELD_NAMES, isFieldName } from '../record/fields.js';
+import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
 
-export type EnrichFormat = 'csv' | 'ndjson' | 'lines';
+export type { Chunk, EnrichFormat } from './rows.js';
 
 export interface EnrichOptions {
   readonly input: EnrichFormat;
@@ -115,13 +116,6 @@ export interface RowConfig {
   readonly inputColumns: readonly string[];
 }
 
-/** Rows as read: each row's text (a CSV record, an NDJSON line, an address), its first line number, and whether it ended inside a quoted field. */
-export interface Batch {
-  readonly texts: string[];
-  readonly lines: number[];
-  readonly open: boolean[];
-}
-
 export interface BatchOutput {
   /** The output as UTF-8 (a worker thread moves the bytes to the main thread rather than copying them). */
   readonly text: Uint8Array;
@@ -188,12 +182,15 @@ class ByteSink {
   }
 }
 
-/** Turns a batch of rows into output text: the work that threads share. */
-export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOutput {
-  const keyJson = JSON.stringify(c.key);
+/** Turns a chunk of the input into output bytes: the work that threads share. */
+export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk): BatchOutput {
+  const rows = rowsOf(chunk, c.input);
+  // Output pieces as byte text: text from an ASCII chunk is its own.
+  const bytes = rows.ascii ? (text: string) => text : byteText;
+  const keyBytes = byteText(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  const out = new ByteSink(batch.texts.length * 1536);
+  const out = new ByteSink(rows.texts.length * 1536);
   let bad = 0;
   let malformed = 0;
   // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
@@ -205,7 +202,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
     const at = place.get(name);
     if (at === undefined) {
       place.set(name, plan.length);
-      plan.push({ prefix: (plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':', cell });
+      plan.push({ prefix: byteText((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
     } else plan[at].cell = cell;
   });
   /** The row's record, or null with the error in `failure`. */
@@ -232,13 +229,13 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
       // The row, then the record (last, under the key, replacing a value the row had there) written in place.
       if (object === null && cells !== null) {
         let text = '';
-        for (let i = 0; i < plan.length; i++) text += plan[i].prefix + JSON.stringify(cells[plan[i].cell] ?? '');
-        out.addText((text === '' ? '{' : text + ',') + keyJson + ':');
+        for (let i = 0; i < plan.length; i++) text += plan[i].prefix + bytes(JSON.stringify(cells[plan[i].cell] ?? ''));
+        out.add((text === '' ? '{' : text + ',') + keyBytes);
       } else {
         const row: Record<string, unknown> = object ?? {};
         delete row[c.key];
         const base = JSON.stringify(row);
-        out.addText((base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyJson + ':');
+        out.add(bytes(base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyBytes);
       }
       if (answer(ip, known, true) === null) out.addText(JSON.stringify({ error: failure }));
       out.add('}\n');
@@ -249,9 +246,9 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
       out.addText([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure : ''].map(csvCell).join(',') + '\n');
     }
   };
-  for (let r = 0; r < batch.texts.length; r++) {
-    const text = batch.texts[r];
-    const line = batch.lines[r];
+  for (let r = 0; r < rows.texts.length; r++) {
+    const text = rows.texts[r];
+    const line = rows.lines[r];
     if (c.input === 'lines') {
       emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
     } else if (c.input === 'ndjson') {
@@ -269,130 +266,69 @@ export function enrichBatch(engine: Engine, c: RowConfig, batch: Batch): BatchOu
         emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
       }
     } else {
-      const cells = batch.open[r] ? null : splitCsvLine(text);
+      const cells = rows.open[r] ? null : splitCsvLine(text);
       if (cells === null) {
         malformed++;
-        const reason = batch.open[r] ? `line ${line}: a quoted field is not closed` : `line ${line}: malformed CSV`;
+        const reason = rows.open[r] ? `line ${line}: a quoted field is not closed` : `line ${line}: malformed CSV`;
         emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, 200) }, null, reason);
       } else emit(cells, null, (cells[c.column] ?? '').trim(), null);
     }
   }
-  return { text: out.bytes(), rows: batch.texts.length, bad, malformed };
+  return { text: out.bytes(), rows: rows.texts.length, bad, malformed };
 }
-
-/** Rows per batch: large enough that handing a batch to a thread costs little, small enough to keep memory flat. */
-const BATCH = 2000;
 
 /**
- * Reads rows into batches: blank lines skipped (and `#` lines of address
- * lists), CSV records joined across line breaks inside quoted fields, the
- * CSV header taken for the columns. `config` is set once the header (or the
- * first NDJSON object, for CSV output) has been read.
+ * What turns rows into output, once known: from the options alone, or from
+ * the input's first rows (the CSV header; for NDJSON in and CSV out, the
+ * first object's keys). `skip`: rows of them that are not data.
+ * @throws Error for a header that is not CSV or lacks the address column
  */
-class RowReader {
-  config: RowConfig | null = null;
-  private readonly lines: AsyncIterator<string>;
-  private lineNo = 0;
-  private done = false;
-
-  constructor(
-    input: Readable,
-    private readonly o: EnrichOptions,
-  ) {
-    this.lines = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]();
-    if (o.input !== 'csv' && !(o.input === 'ndjson' && o.output === 'csv')) this.config = this.make(o.input === 'lines' ? ['ip'] : [], 0);
-  }
-
-  private make(inputColumns: readonly string[], column: number): RowConfig {
-    const o = this.o;
-    return { input: o.input, output: o.output, key: o.key ?? 'iprecord', fields: o.fields, addressPath: (o.path ?? 'ip').split('.'), column, inputColumns };
-  }
-
-  private async line(): Promise<string | null> {
-    if (this.done) return null;
-    const r = await this.lines.next();
-    if (r.done === true) {
-      this.done = true;
-      return null;
+function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; skip: number } | null {
+  const make = (inputColumns: readonly string[], column: number): RowConfig => ({
+    input: o.input,
+    output: o.output,
+    key: o.key ?? 'iprecord',
+    fields: o.fields,
+    addressPath: (o.path ?? 'ip').split('.'),
+    column,
+    inputColumns,
+  });
+  if (o.input === 'lines') return { config: make(['ip'], 0), skip: 0 };
+  if (o.input === 'ndjson' && o.output === 'ndjson') return { config: make([], 0), skip: 0 };
+  if (first === null || first.texts.length === 0) return null;
+  if (o.input === 'ndjson') {
+    // CSV output: the first object's keys are the columns.
+    let keys: string[] = [];
+    try {
+      const v = JSON.parse(first.texts[0]) as unknown;
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) keys = Object.keys(v);
+    } catch {
+      // a malformed first line: no columns
     }
-    this.lineNo++;
-    return r.value;
+    return { config: make(keys, 0), skip: 0 };
   }
-
-  /** The next batch, or null at the end. */
-  async next(): Promise<Batch | null> {
-    const batch: Batch = { texts: [], lines: [], open: [] };
-    while (batch.texts.length < BATCH) {
-      const line = await this.line();
-      if (line === null) break;
-      const first = this.lineNo;
-      if (this.o.input === 'lines') {
-        const ip = line.trim();
-        if (ip !== '' && !ip.startsWith('#')) this.push(batch, ip, first, false);
-        continue;
-      }
-      if (line.trim() === '') continue;
-      if (this.o.input === 'ndjson') {
-        if (this.config === null) {
-          // CSV output: the first object's keys are the columns.
-          let keys: string[] = [];
-          try {
-            const v = JSON.parse(line) as unknown;
-            if (v !== null && typeof v === 'object' && !Array.isArray(v)) keys = Object.keys(v);
-          } catch {
-            // a malformed first line: no columns
-          }
-          this.config = this.make(keys, 0);
-        }
-        this.push(batch, line, first, false);
-        continue;
-      }
-      // CSV: a quoted field may hold line breaks (an odd number of quotes so far).
-      let text = line;
-      let open = false;
-      while ((text.split('"').length - 1) % 2 === 1) {
-        if (text.length > 1 << 20) break;
-        const more = await this.line();
-        if (more === null) {
-          open = true;
-          break;
-        }
-        text += '\n' + more;
-      }
-      if (this.config === null) {
-        const cells = splitCsvLine(text);
-        if (cells === null) throw new Error(`line ${first}: the header is not valid CSV`);
-        const wanted = this.o.column;
-        const column =
-          typeof wanted === 'number'
-            ? wanted
-            : wanted !== undefined
-              ? cells.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase())
-              : Math.max(0, cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())));
-        if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
-        this.config = this.make(cells, column);
-        continue;
-      }
-      this.push(batch, text, first, open);
-    }
-    return batch.texts.length === 0 ? null : batch;
-  }
-
-  private push(batch: Batch, text: string, line: number, open: boolean): void {
-    batch.texts.push(text);
-    batch.lines.push(line);
-    batch.open.push(open);
-  }
+  const cells = first.open[0] ? null : splitCsvLine(first.texts[0]);
+  if (cells === null) throw new Error(`line ${first.lines[0]}: the header is not valid CSV`);
+  const wanted = o.column;
+  const column =
+    typeof wanted === 'number'
+      ? wanted
+      : wanted !== undefined
+        ? cells.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase())
+        : Math.max(0, cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())));
+  if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
+  return { config: make(cells, column), skip: 1 };
 }
 
-/** Runs batches on other threads; answers come back in the order sent. */
-export type BatchRunner = (batch: Batch) => Promise<BatchOutput>;
+/** Runs chunks on other threads; answers come back in the order sent. */
+export type BatchRunner = (chunk: Chunk) => Promise<BatchOutput>;
 
 /**
  * Enriches every row of `input` into `output`. With `runners` (one per
- * worker thread), batches go to them in turn and their answers are written
- * in input order; without, this thread does the work with `engine`.
- * `progress` is called with the running summary after each batch.
+ * worker thread), chunks of the input go to them in turn and their
+ * answers are written in input order; without, this thread does the work
+ * with `engine`. `progress` is called with the running summary after each
+ * chunk.
  * @throws Error for a usage problem found in the data (an unknown CSV column, a field name that is not one).
  */
 export async function enrich(
@@ -405,9 +341,10 @@ export async function enrich(
 ): Promise<EnrichSummary> {
   checkFields(o);
   const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
-  const reader = new RowReader(input, o);
+  const reader = new ChunkReader(input, o.input === 'csv');
+  let known = rowConfig(o, null);
   let runners: BatchRunner[] | null = null;
-  let headerWritten = false;
+  let started = false;
   const add = async (r: BatchOutput) => {
     summary.rows += r.rows;
     summary.bad += r.bad;
@@ -418,25 +355,33 @@ export async function enrich(
   // Answers not yet written, oldest first; at most two per thread in flight.
   const inFlight: Promise<BatchOutput>[] = [];
   let sent = 0;
-  for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
-    const config = reader.config as RowConfig;
-    if (!headerWritten) {
-      headerWritten = true;
+  for (let read = await reader.next(); read !== null; read = await reader.next()) {
+    let chunk = read;
+    if (known === null) {
+      // The header (or first object) is in the first chunk with rows.
+      known = rowConfig(o, rowsOf(chunk, o.input));
+      if (known === null) continue;
+      chunk = { ...chunk, skip: known.skip };
+    }
+    const config = known.config;
+    if (!started) {
+      started = true;
       if (o.output === 'csv') await send(out, Buffer.from(csvHeader(config)));
       runners = threads?.(config) ?? null;
       if (runners !== null && runners.length === 0) runners = null;
     }
     if (runners === null) {
-      await add(enrichBatch(engine, config, batch));
+      await add(enrichBatch(engine, config, chunk));
       continue;
     }
-    const b = batch;
+    const c = chunk;
     const runner = runners[sent++ % runners.length];
-    // A batch whose thread fails is done here.
-    inFlight.push(runner(b).catch(() => enrichBatch(engine, config, b)));
+    // A chunk whose thread fails is done here.
+    inFlight.push(runner(c).catch(() => enrichBatch(engine, config, c)));
     if (inFlight.length >= 2 * runners.length) await add(await (inFlight.shift() as Promise<BatchOutput>));
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
-  if (!headerWritten && o.output === 'csv' && reader.config !== null && (reader.config.inputColumns.length > 0 || o.input === 'lines')) await send(out, Buffer.from(csvHeader(reader.config)));
+  // An input with no rows: CSV output still has its header when the columns are known.
+  if (!started && o.output === 'csv' && known !== null && (known.config.inputColumns.length > 0 || o.input === 'lines')) await send(out, Buffer.from(csvHeader(known.config)));
   return summary;
 }
