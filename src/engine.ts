@@ -7,7 +7,7 @@
 
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
-import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, isIprecordError, PrivateIpError, ReservedIpError } from './errors.js';
+import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
@@ -106,8 +106,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly options: ResolvedOptions;
   private readonly special: SpecialTable;
   private readonly counter = new CountWindow();
-  /** Parse buffer, reused: lookups are synchronous. */
+  /** Parse buffer and parsed address, reused: lookups are synchronous. */
   private readonly words = new Uint32Array(4);
+  private readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
   /** The parts of a record's JSON text, reused. */
   private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
 
@@ -142,19 +143,31 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Parses and checks an address into `this.words`.
+   * Parses and checks an address into `this.words` and `this.parsed`:
+   * what keeps it from having a record, if anything.
+   */
+  private check(ip: unknown): Bad {
+    if (typeof ip !== 'string') return Bad.Invalid;
+    const version = parseIpInto(ip, this.words);
+    if (version === 0) return Bad.Invalid;
+    const p = this.parsed;
+    p.version = version;
+    // A dotted quad that parsed is already canonical.
+    p.text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
+    p.kind = classify(this.special, version, this.words);
+    return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;
+  }
+
+  /**
+   * Parses and checks an address into `this.words`; its version, text and kind (reused).
    * @throws InvalidIpError, PrivateIpError, ReservedIpError
    */
-  private address(ip: unknown): { version: IpVersion; text: string; kind: SpecialKind } {
-    if (typeof ip !== 'string') throw new InvalidIpError(ip);
-    const version = parseIpInto(ip, this.words);
-    if (version === 0) throw new InvalidIpError(ip);
-    // A dotted quad that parsed is already canonical.
-    const text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
-    const kind = classify(this.special, version, this.words);
-    if (kind === SpecialKind.Private) throw new PrivateIpError(text);
-    if (kind === SpecialKind.Reserved) throw new ReservedIpError(text);
-    return { version, text, kind };
+  private address(ip: unknown): Parsed {
+    const bad = this.check(ip);
+    if (bad === Bad.Invalid) throw new InvalidIpError(ip);
+    if (bad === Bad.Private) throw new PrivateIpError(this.parsed.text);
+    if (bad === Bad.Reserved) throw new ReservedIpError(this.parsed.text);
+    return this.parsed;
   }
 
   private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number, options: AnswerOptions | undefined): Threat {
@@ -217,7 +230,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined) return JSON.stringify(this.lookup(ip, options));
-    const r = this.jsonState(ip, options);
+    const snap = this.live();
+    const r = this.jsonState(snap, this.address(ip), options);
     return (
       '{"ip":' +
       JSON.stringify(r.text) +
@@ -239,8 +253,25 @@ export class Engine extends EventEmitter<EngineEvents> {
    * (`buffer.latin1Write`).
    * @internal For writers of many records (`iprecord enrich`).
    */
-  jsonBytes(ip: string, options?: AnswerOptions): string {
-    const r = this.jsonState(ip, options);
+  jsonBytes(ip: string, options?: AnswerOptions): string;
+  /**
+   * With `failure`: for an address that has no record, null, with the
+   * error's message in `failure.message` (no error made: bad rows are many).
+   */
+  jsonBytes(ip: string, options: AnswerOptions | undefined, failure: { message: string }): string | null;
+  jsonBytes(ip: string, options?: AnswerOptions, failure?: { message: string }): string | null {
+    const snap = this.live();
+    let parsed: Parsed;
+    if (failure === undefined) parsed = this.address(ip);
+    else {
+      const bad = this.check(ip);
+      if (bad !== Bad.None) {
+        failure.message = bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+        return null;
+      }
+      parsed = this.parsed;
+    }
+    const r = this.jsonState(snap, parsed, options);
     const count = countOf(this.counter.tick(r.now), options);
     return (
       '{"ip":"' +
@@ -259,9 +290,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /** The parts of an address's record that its JSON text is made of, in `this.json` (reused). */
-  private jsonState(ip: string, options: AnswerOptions | undefined): JsonState {
-    const snap = this.live();
-    const { version, text, kind } = this.address(ip);
+  private jsonState(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined): JsonState {
     const r = this.json;
     r.snap = snap;
     r.text = text;
@@ -416,6 +445,21 @@ export class Engine extends EventEmitter<EngineEvents> {
   get closed(): boolean {
     return this.snapshot === null;
   }
+}
+
+/** What keeps an address from having a record. */
+const enum Bad {
+  None,
+  Invalid,
+  Private,
+  Reserved,
+}
+
+/** An address parsed and checked. */
+interface Parsed {
+  version: IpVersion;
+  text: string;
+  kind: SpecialKind;
 }
 
 interface JsonState {

@@ -35,10 +35,16 @@ export class IprecordError extends Error {
 }
 IprecordError.prototype.name = 'IprecordError';
 
+// The messages of the address errors, also given without an error where bad addresses come by the
+// thousand and only the message is kept (iprecord enrich: an error's stack trace costs more than a lookup).
+export const invalidIpMessage = (input: unknown): string => `${describeInput(input)} does not appear to be an IPv4 or IPv6 address`;
+export const privateIpMessage = (ip: string): string => `${ip} is a private IP address`;
+export const reservedIpMessage = (ip: string): string => `${ip} is a reserved IP address.`;
+
 /** Input is not an IPv4 or IPv6 address (status 400). */
 export class InvalidIpError extends IprecordError {
   constructor(input: unknown, options?: ErrorOptions) {
-    super(`${describeInput(input)} does not appear to be an IPv4 or IPv6 address`, 'INVALID_IP', 400, options);
+    super(invalidIpMessage(input), 'INVALID_IP', 400, options);
   }
 }
 InvalidIpError.prototype.name = 'InvalidIpError';
@@ -46,7 +52,7 @@ InvalidIpError.prototype.name = 'InvalidIpError';
 /** Address in a private range: RFC 1918, loopback, link-local, ULA, shared (status 400). */
 export class PrivateIpError extends IprecordError {
   constructor(ip: string, options?: ErrorOptions) {
-    super(`${ip} is a private IP address`, 'PRIVATE_IP', 400, options);
+    super(privateIpMessage(ip), 'PRIVATE_IP', 400, options);
   }
 }
 PrivateIpError.prototype.name = 'PrivateIpError';
@@ -54,7 +60,7 @@ PrivateIpError.prototype.name = 'PrivateIpError';
 /** Address in another special-purpose range: multicast, documentation, 0/8, 240/4 (status 400). */
 export class ReservedIpError extends IprecordError {
   constructor(ip: string, options?: ErrorOptions) {
-    super(`${ip} is a reserved IP address.`, 'RESERVED_IP', 400, options);
+    super(reservedIpMessage(ip), 'RESERVED_IP', 400, options);
   }
 }
 ReservedIpError.prototype.name = 'ReservedIpError';

@@ -205,16 +205,23 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk): BatchOu
       plan.push({ prefix: byteText((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
     } else plan[at].cell = cell;
   });
-  /** The row's record, or null with the error in `failure`. */
+  /** The row's record (written, when `write`), or null with the error in `failure`. */
   let failure = '';
+  const problem = { message: '' };
   const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
     if (known !== null) failure = known;
     else if (ip === null || ip === '') failure = 'no address in this row';
-    else {
+    else if (write && lookupOptions === undefined) {
+      const record = engine.jsonBytes(ip, undefined, problem);
+      if (record !== null) {
+        out.add(record);
+        return undefined;
+      }
+      failure = problem.message;
+    } else {
       try {
         if (!write) return engine.lookup(ip, lookupOptions);
-        if (lookupOptions === undefined) out.add(engine.jsonBytes(ip));
-        else out.addText(engine.lookupJson(ip, lookupOptions));
+        out.addText(engine.lookupJson(ip, lookupOptions));
         return undefined;
       } catch (e) {
         if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;

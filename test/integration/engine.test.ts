@@ -123,12 +123,17 @@ describe('lookupJson', () => {
       direct = JSON.stringify(e.lookup(ip, fields === undefined ? undefined : { fields }));
     } catch (err) {
       expect(() => e.lookupJson(ip, fields === undefined ? undefined : { fields })).toThrow((err as Error).message);
+      // Without an error made: the same message.
+      const failure = { message: '' };
+      expect(e.jsonBytes(ip, undefined, failure)).toBeNull();
+      expect(failure.message).toBe((err as Error).message);
       return;
     }
     expect(still(e.lookupJson(ip, fields === undefined ? undefined : { fields }))).toBe(still(direct));
     if (fields === undefined) {
       // As byte text (iprecord enrich): the UTF-8 bytes of the same text.
       expect(still(Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'))).toBe(still(direct));
+      expect(still(Buffer.from(e.jsonBytes(ip, undefined, { message: '' }) as string, 'latin1').toString('utf8'))).toBe(still(direct));
       // A count given by the caller (the server's plans), not ASCII.
       const count = { count: 'ünïcode "count"' };
       expect(still(Buffer.from(e.jsonBytes(ip, count), 'latin1').toString('utf8'))).toBe(still(JSON.stringify(e.lookup(ip, count))));
@@ -146,6 +151,8 @@ describe('lookupJson', () => {
     same(engine, '8.8.8.8', 'ip,city,threat');
     same(engine, 'nope');
     same(engine, '10.0.0.1');
+    same(engine, '224.0.0.1');
+    same(engine, 'fe80::1');
   });
 
   it('places carrier after asn for mobile networks (ISP data), and null parts where nothing is known', () => {
