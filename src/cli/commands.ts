@@ -289,7 +289,7 @@ async function runEnrich(argv: string[]): Promise<number> {
       // The workers' engines use this one's files: read ones from shared memory, not copies.
       { options: { ...openOptions, shared: engine.share() }, config },
     );
-    return workers.map((w) => (chunk: Chunk) => w.run<BatchOutput>(chunk));
+    return workers.map((w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]));
   };
   const started = Date.now();
   const tty = process.stderr.isTTY === true;

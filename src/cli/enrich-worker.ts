@@ -12,8 +12,8 @@ import { enrichBatch, type Chunk, type RowConfig } from './enrich.js';
 const { options, config } = workerData as { options: OpenOptions; config: RowConfig };
 const engine = openSync(options);
 
-parentPort?.on('message', (chunk: Chunk) => {
-  const result = enrichBatch(engine, config, chunk);
+parentPort?.on('message', ({ chunk, spare }: { chunk: Chunk; spare: ArrayBuffer | null }) => {
+  const result = enrichBatch(engine, config, chunk, spare);
   // The bytes are moved to the main thread, not copied.
   parentPort?.postMessage({ result }, [result.text.buffer as ArrayBuffer]);
 });

@@ -99,8 +99,9 @@ function csvCell(v: unknown): string {
 }
 
 /** Writes a chunk, waiting while the output's buffer is full. */
-async function send(out: Writable, chunk: Uint8Array): Promise<void> {
-  if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
+/** Writes a chunk, waiting while the output's buffer is full; `written` is called once it is out. */
+async function send(out: Writable, chunk: Uint8Array, written?: () => void): Promise<void> {
+  if (!out.write(chunk, written === undefined ? undefined : (e) => e == null && written())) await new Promise<void>((resolve) => out.once('drain', resolve));
 }
 
 /** What a thread needs to turn rows into output, once the header is read. */
@@ -149,8 +150,9 @@ class ByteSink {
   private used = 0;
   private pending = '';
 
-  constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafeSlow(capacity);
+  /** `spare`: a buffer whose bytes were written out, to fill again (fresh memory costs a page fault per 4 KiB). */
+  constructor(capacity: number, spare?: ArrayBuffer | null) {
+    this.buf = spare != null ? Buffer.from(spare) : Buffer.allocUnsafeSlow(capacity);
   }
 
   /** Adds byte text. */
@@ -183,14 +185,14 @@ class ByteSink {
 }
 
 /** Turns a chunk of the input into output bytes: the work that threads share. */
-export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk): BatchOutput {
+export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: ArrayBuffer | null): BatchOutput {
   const rows = rowsOf(chunk, c.input);
   // Output pieces as byte text: text from an ASCII chunk is its own.
   const bytes = rows.ascii ? (text: string) => text : byteText;
   const keyBytes = byteText(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  const out = new ByteSink(rows.texts.length * 1536);
+  const out = new ByteSink(rows.texts.length * 1536, spare);
   let bad = 0;
   let malformed = 0;
   // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
@@ -284,6 +286,9 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk): BatchOu
   return { text: out.bytes(), rows: rows.texts.length, bad, malformed };
 }
 
+/** Output buffers kept to be filled again. */
+const SPARES = 8;
+
 /**
  * What turns rows into output, once known: from the options alone, or from
  * the input's first rows (the CSV header; for NDJSON in and CSV out, the
@@ -327,8 +332,12 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
   return { config: make(cells, column), skip: 1 };
 }
 
-/** Runs chunks on other threads; answers come back in the order sent. */
-export type BatchRunner = (chunk: Chunk) => Promise<BatchOutput>;
+/**
+ * Runs chunks on other threads; answers come back in the order sent.
+ * `spare`: an output buffer already written out, moved to the thread to
+ * be filled again.
+ */
+export type BatchRunner = (chunk: Chunk, spare: ArrayBuffer | null) => Promise<BatchOutput>;
 
 /**
  * Enriches every row of `input` into `output`. With `runners` (one per
@@ -356,9 +365,12 @@ export async function enrich(
     summary.rows += r.rows;
     summary.bad += r.bad;
     summary.malformed += r.malformed;
-    await send(out, r.text);
+    const buffer = r.text.buffer as ArrayBuffer;
+    // Once out, the buffer is filled again (a few are kept: two per thread in flight, and one being written).
+    await send(out, r.text, () => spares.length < SPARES && spares.push(buffer));
     progress?.(summary);
   };
+  const spares: ArrayBuffer[] = [];
   // Answers not yet written, oldest first; at most two per thread in flight.
   const inFlight: Promise<BatchOutput>[] = [];
   let sent = 0;
@@ -378,13 +390,13 @@ export async function enrich(
       if (runners !== null && runners.length === 0) runners = null;
     }
     if (runners === null) {
-      await add(enrichBatch(engine, config, chunk));
+      await add(enrichBatch(engine, config, chunk, spares.pop()));
       continue;
     }
     const c = chunk;
     const runner = runners[sent++ % runners.length];
     // A chunk whose thread fails is done here.
-    inFlight.push(runner(c).catch(() => enrichBatch(engine, config, c)));
+    inFlight.push(runner(c, spares.pop() ?? null).catch(() => enrichBatch(engine, config, c)));
     if (inFlight.length >= 2 * runners.length) await add(await (inFlight.shift() as Promise<BatchOutput>));
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
