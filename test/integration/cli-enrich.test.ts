@@ -203,14 +203,16 @@ describe('iprecord enrich', () => {
     expect(err).toMatch(/enriched 5,000,000 rows/);
     expect([0, 1]).toContain(code);
     expect(lines).toBe(5_000_001);
-    // After the first million rows (engines open, caches full), the resident size does not follow the rows: the
-    // garbage collector lets it swing by a few hundred MiB (the record caches are emptied when full), so the bound
-    // is 1.5 times the size after the first million; a leak of 100 bytes a row would pass it by 100 MiB.
-    const early = Math.max(...samples.filter((s) => s.lines <= 1_000_000).map((s) => s.rss));
-    const late = Math.max(...samples.filter((s) => s.lines > 1_000_000).map((s) => s.rss));
-    console.log(`5M rows: resident at most ${(early / 2 ** 20).toFixed(0)} MiB for the first million, ${(late / 2 ** 20).toFixed(0)} MiB after (${samples.length} samples)`);
-    expect(samples.filter((s) => s.lines > 1_000_000).length).toBeGreaterThan(5);
-    expect(late).toBeLessThan(early * 1.5);
+    // Memory rises while the engines open and their record caches fill (a few seconds, about two million rows
+    // here), then stays within what the garbage collector lets it swing by (the caches are emptied when full; a
+    // run of 10 million rows stays under 730 MiB). So the bound is 1.4 times the peak of the first half (600-630
+    // MiB here, 680-780 after): a leak of 100 bytes a row (250 MB more in the second half) would pass it by 100 MiB.
+    const half = 2_500_000;
+    const early = Math.max(...samples.filter((s) => s.lines <= half).map((s) => s.rss));
+    const late = Math.max(...samples.filter((s) => s.lines > half).map((s) => s.rss));
+    console.log(`5M rows: resident at most ${(early / 2 ** 20).toFixed(0)} MiB for the first half, ${(late / 2 ** 20).toFixed(0)} MiB after (${samples.length} samples)`);
+    expect(samples.filter((s) => s.lines > half).length).toBeGreaterThan(5);
+    expect(late).toBeLessThan(early * 1.4);
   }, 300_000);
 
   it('iprecord info: what is loaded as JSON, and a warning per missing or stale list', () => {
