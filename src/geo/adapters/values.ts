@@ -26,6 +26,19 @@ export function num(v: MmdbValue | undefined): number | null {
 export function coordinate(v: MmdbValue | undefined): number | null {
   const n = num(v);
   if (n === null || Math.fround(n) !== n) return n;
+  let short = shortest.get(n);
+  if (short === undefined) {
+    short = shortestFloat32(n);
+    if (shortest.size >= 262_144) shortest.clear();
+    shortest.set(n, short);
+  }
+  return short;
+}
+
+/** Coordinates already worked out: a record decoded again (after a record cache was emptied) has the same ones. */
+const shortest = new Map<number, number>();
+
+function shortestFloat32(n: number): number {
   for (let p = 1; p <= 9; p++) {
     const short = Number(n.toPrecision(p));
     if (Math.fround(short) === n) return short;
