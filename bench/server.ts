@@ -176,8 +176,9 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    for (const t of targets) t.child.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
+    // The servers write their files as they stop: the directory goes once they have.
+    await Promise.all(targets.map((t) => new Promise((resolve) => (t.child.exitCode !== null || t.child.signalCode !== null ? resolve(null) : (t.child.once('exit', resolve), t.child.kill('SIGTERM'))))));
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

@@ -300,8 +300,9 @@ class ApiServer implements IprecordServer {
     this.fail(ctx, 500, MESSAGES.internal);
   }
 
-  private send(ctx: Exchange, status: number, type: string, body: string | Buffer, extra?: readonly string[]): void {
-    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  /** Sends a response; `bytes`: the body is byte text (`record/bytes.ts`), written as it is. */
+  private send(ctx: Exchange, status: number, type: string, body: string | Buffer, extra?: readonly string[], bytes = false): void {
+    const length = typeof body === 'string' && !bytes ? Buffer.byteLength(body) : body.length;
     // 204 has no content and names none.
     const headers =
       status === 204
@@ -309,7 +310,8 @@ class ApiServer implements IprecordServer {
         : ['Content-Type', type, 'Content-Length', String(length), 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*'];
     if (extra !== undefined) headers.push(...extra);
     ctx.res.writeHead(status, headers);
-    ctx.res.end(body);
+    if (bytes) ctx.res.end(body, 'latin1');
+    else ctx.res.end(body);
     if (this.log !== null) {
       const { req } = ctx;
       const remote = clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
@@ -321,6 +323,13 @@ class ApiServer implements IprecordServer {
   private sendJson(ctx: Exchange, json: string): void {
     if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json);
     else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`);
+  }
+
+  /** `sendJson` of JSON as byte text (a full record: written without encoding it to UTF-8 again). */
+  private sendJsonBytes(ctx: Exchange, json: string): void {
+    // A valid callback is ASCII: the wrapped text is byte text too.
+    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json, undefined, true);
+    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`, undefined, true);
   }
 
   /** The service's error body `{"message": ...}`, wrapped when the request has a valid callback. */
@@ -374,7 +383,10 @@ class ApiServer implements IprecordServer {
     if (!account.allows(1, now)) return this.fail(ctx, 403, MESSAGES.quota);
     const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
-    if (route.op === Op.Lookup) return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields ?? undefined, count, basicThreat }));
+    if (route.op === Op.Lookup) {
+      if (query.fields === null) return this.sendJsonBytes(ctx, this.engine.jsonBytes(ip, { count, basicThreat }));
+      return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
+    }
     const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
     // A string field is plain text, anything else JSON (CONTRACT.md); JSONP always wraps JSON.
     if (typeof value === 'string' && ctx.callback === null) return this.send(ctx, 200, TEXT_TYPE, value);
