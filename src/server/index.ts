@@ -20,6 +20,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { open, type Engine } from '../engine.js';
 import { InvalidOptionsError, isIprecordError } from '../errors.js';
 import type { OpenOptions } from '../options.js';
+import { byteText } from '../record/bytes.js';
 import { isFieldName } from '../record/fields.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import { Flags } from './flags.js';
@@ -438,8 +439,19 @@ class ApiServer implements IprecordServer {
     if (!ips.every((ip) => typeof ip === 'string')) return this.fail(ctx, 400, MESSAGES.bulkArray);
     const now = Date.now();
     if (!account.allows(ips.length, now)) return this.fail(ctx, 403, MESSAGES.quota);
-    const options = { fields: fields ?? undefined, count: account.count(now, ips.length), basicThreat };
+    const count = account.count(now, ips.length);
     let body = '[';
+    if (fields === null) {
+      // Full records as byte text; a bad address answers in place, with no error made.
+      const options = { count, basicThreat };
+      const failure = { message: '' };
+      for (let i = 0; i < ips.length; i++) {
+        if (i > 0) body += ',';
+        body += this.engine.jsonBytes(ips[i] as string, options, failure) ?? '{"message":' + byteText(JSON.stringify(failure.message)) + '}';
+      }
+      return this.sendJsonBytes(ctx, body + ']');
+    }
+    const options = { fields, count, basicThreat };
     for (let i = 0; i < ips.length; i++) {
       if (i > 0) body += ',';
       try {

@@ -171,6 +171,12 @@ describe('server: operations', () => {
     });
     const picked = await call('/bulk?fields=ip,country_code', { method: 'POST', body: '["8.8.8.8","bleh"]' });
     expect(JSON.parse(picked.body)).toEqual([{ ip: '8.8.8.8', country_code: 'US' }, { message: 'bleh does not appear to be an IPv4 or IPv6 address' }]);
+    // Text beyond ASCII in a message, beside a record's emoji flag, with the body's length in bytes.
+    const mixed = await call('/bulk', { method: 'POST', body: '["8.8.8.8","bléh 🇺🇸"]' });
+    const both = JSON.parse(mixed.body) as [IpRecord, unknown];
+    expect(both[0].emoji_flag).toBe('🇺🇸');
+    expect(both[1]).toEqual({ message: 'bléh 🇺🇸 does not appear to be an IPv4 or IPv6 address' });
+    expect(Number(mixed.headers.get('content-length'))).toBe(Buffer.byteLength(mixed.body));
   });
 
   it('POST /bulk errors: not an array of strings, over 100, too large, wrong method', async () => {
