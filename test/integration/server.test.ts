@@ -273,6 +273,9 @@ describe('server: errors, keys and plans', () => {
     expect(JSON.parse(none.body)).toEqual({ message: 'You have not provided a valid API Key.' });
     expect((await call('/8.8.8.8', { key: 'biz-key-00002' })).status).toBe(401);
     expect((await call('/8.8.8.8', { key: '' })).status).toBe(401);
+    // Once a key has matched (and is remembered), its near misses still do not.
+    expect((await call('/8.8.8.8', { key: BIZ })).status).toBe(200);
+    for (const near of [BIZ + 'x', BIZ.slice(0, -1), BIZ.toUpperCase(), ` ${BIZ}`]) expect((await call('/8.8.8.8', { key: near })).status).toBe(401);
     const header = await call('/8.8.8.8/country_code', { key: null, headers: { 'api-key': BIZ } });
     expect(header.body).toBe('US');
   });
