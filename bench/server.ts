@@ -43,6 +43,9 @@ interface Target {
   query: string;
 }
 
+/** Set when the benchmark stops its servers. */
+let stopping = false;
+
 function start(name: string, port: number, args: string[], ready: RegExp, query: string): Promise<Target> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
@@ -53,12 +56,24 @@ function start(name: string, port: number, args: string[], ready: RegExp, query:
     };
     child.stdout!.on('data', check);
     child.stderr!.on('data', check);
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${seen}`)));
+    child.once('exit', (code, signal) => {
+      reject(new Error(`${name} exited (${code}): ${seen}`));
+      // After start-up, a server that stops before the end says so (with what it wrote last).
+      if (!stopping) console.warn(`${name} exited (${code ?? signal}): ${seen.slice(-2000)}`);
+    });
   });
 }
 
-function residentMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** The resident size of a server, or NaN (with a warning) when it is no longer running. */
+function residentMiB(t: Target): number {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${t.child.pid}/status`, 'utf8');
+  } catch {
+    console.warn(`${t.name} is no longer running (exit ${t.child.exitCode ?? t.child.signalCode})`);
+    return NaN;
+  }
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m === null ? NaN : Math.round(Number(m[1]) / 1024);
 }
 
@@ -116,7 +131,7 @@ async function main(): Promise<void> {
       `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
   );
 
-  const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /ready/, '');
+  const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /^ready$/m, '');
   const ours = await start('iprecord serve', 4302, ['dist/cli.js', 'serve', '--port', '4302', '--keys', join(dir, 'keys.json'), '--access-log', 'off'], /listening/, `?api-key=${BIZ}`);
   const two = await start(
     'iprecord serve --workers 2',
@@ -160,7 +175,7 @@ async function main(): Promise<void> {
         ...(useWrk ? { 'GET /<ip> req/s (wrk)': Math.round(median(wrkGet[k])) } : {}),
         'POST /bulk req/s': Math.round(median(bulk[k])),
         'addresses/s in bulk': Math.round(median(bulk[k]) * 100),
-        'resident MiB after (primary)': residentMiB(t.child.pid!),
+        'resident MiB after (primary)': residentMiB(t),
       })),
     );
     const ratios = get[1].map((r, k) => r / get[0][k]);
@@ -176,6 +191,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    stopping = true;
     // The servers write their files as they stop: the directory goes once they have.
     await Promise.all(targets.map((t) => new Promise((resolve) => (t.child.exitCode !== null || t.child.signalCode !== null ? resolve(null) : (t.child.once('exit', resolve), t.child.kill('SIGTERM'))))));
     rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
