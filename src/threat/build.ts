@@ -236,7 +236,8 @@ async function compileAll(
         blocklistIds.set(feed.blocklist.name, bl);
       }
     }
-    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: p.v4, v6: p.v6 });
+    // A list prepared in parts is counted by the compiler, on both threads.
+    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: p.v4, v6: p.v6, count: p.addresses === '' });
     metas.push({
       name: feed.name,
       categories: feed.categories,
@@ -253,10 +254,10 @@ async function compileAll(
   });
   const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
   const other = workers[0];
-  const { buffer, stats } = await compileThreat(compileFeeds, meta, {
+  const compiled = await compileThreat(compileFeeds, meta, {
     other: other === undefined ? undefined : (input, transfer) => other.run<SliceOutput>({ kind: 'slice', input }, transfer),
   });
-  return { buffer, meta, feeds: reports, stats };
+  return { buffer: compiled.buffer, meta: compiled.meta, feeds: reports, stats: compiled.stats };
 }
 
 export interface Manifest {

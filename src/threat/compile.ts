@@ -21,7 +21,7 @@
  */
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
-import { fromLayer, type Layer4 } from './prepare.js';
+import { coverage4, fromLayer, span6, type Layer4 } from './prepare.js';
 import { byValue, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
 import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type Slice4, type ThreatMeta } from './tree.js';
 
@@ -35,6 +35,12 @@ export interface CompileFeed {
   readonly v4: readonly Layer4[];
   /** IPv6 ranges as parsed, with hit counts. */
   readonly v6: { readonly words: Uint32Array; readonly value: Uint32Array };
+  /**
+   * Count the addresses it covers here (a list prepared in parts): each
+   * thread counts its half of the IPv4 space, and the total goes into the
+   * metadata's feed of the same index.
+   */
+  readonly count?: boolean;
 }
 
 interface Layer {
@@ -223,12 +229,16 @@ export interface SliceInput {
   readonly layers: readonly (Layer & { readonly start: Uint32Array; readonly end: Uint32Array })[];
   readonly from: number;
   readonly to: number;
+  /** Feeds whose addresses within the slice to count. */
+  readonly count: readonly number[];
 }
 
 export interface SliceOutput {
   readonly slice: Slice4;
   /** The slice's labels, by the numbers its entries use. */
   readonly labels: readonly LabelContent[];
+  /** Addresses within the slice of each feed of `count`. */
+  readonly covered: readonly number[];
 }
 
 /** Compiles one slice of IPv4: layers laid over one another, labelled, encoded. */
@@ -244,7 +254,8 @@ export function compileSlice(input: SliceInput): SliceOutput {
   const labels = new Labels();
   const labelOf = labeller(input.rules, input.layers, sets, labels);
   const slice = encodeSlice4(overlayAll(parts, sets.union), labelOf, input.from, input.to);
-  return { slice, labels: labels.contents() };
+  const covered = input.count.map((feed) => coverage4(input.layers.filter((l) => l.feed === feed && l.start.length > 0)));
+  return { slice, labels: labels.contents(), covered };
 }
 
 /** The typed arrays of a slice's answer, to move between threads. */
@@ -284,7 +295,9 @@ export type SliceRunner = (input: SliceInput, transfer: ArrayBuffer[]) => Promis
 
 /**
  * Compiles feeds into the bytes of `threat.bin`. `meta` is written as given
- * (its blocklists are the table that `blocklist` ids point into). IPv4 is
+ * (its blocklists are the table that `blocklist` ids point into), with the
+ * addresses of the feeds marked `count` counted here; the metadata
+ * written is returned. IPv4 is
  * compiled in two halves of the address space, the lower one on `other`
  * (another thread) when given; labels are numbered by their content, so
  * the bytes are the same either way. `compactLabels` is for tests (to
@@ -294,18 +307,20 @@ export async function compileThreat(
   feeds: readonly CompileFeed[],
   meta: ThreatMeta,
   options: { readonly other?: SliceRunner; readonly compactLabels?: number } = {},
-): Promise<{ buffer: Buffer; stats: CompileStats }> {
+): Promise<{ buffer: Buffer; meta: ThreatMeta; stats: CompileStats }> {
   const rules: Rules[] = feeds.map((f) => ({ categories: f.categories, except: f.except, blocklist: f.blocklist }));
   const layers4: (Layer & Layer4)[] = [];
   feeds.forEach((f, feed) => {
     for (const l of f.v4) if (l.start.length > 0) layers4.push({ feed, hits: l.hits, start: l.start, end: l.end });
   });
   const half = BUCKETS / 2;
+  const count = feeds.flatMap((f, i) => (f.count === true ? [i] : []));
   const sliceOf = (from: number, to: number): SliceInput => ({
     rules,
     layers: layers4.map((l) => ({ feed: l.feed, hits: l.hits, ...cut(l, from * 4096, to * 4096 - 1) })),
     from,
     to,
+    count,
   });
   const lowInput = sliceOf(0, half);
   const transfer = lowInput.layers.flatMap((l) => [l.start.buffer as ArrayBuffer, l.end.buffer as ArrayBuffer]);
@@ -336,11 +351,10 @@ export async function compileThreat(
   const highIds = global(high);
   const { labels: table, refs, rank } = labels.table();
   const e4 = lowOut.slice.keys.length + high.slice.keys.length;
-  // Entries: key << 16 | label, labels renumbered on the way (past 16 bits of labels: key << 16, labels apart).
+  // Entries: key << 16 | label, labels renumbered on the way (past 16 bits of labels: key << 16, labels apart),
+  // written straight into the file's bytes (a table of their own first cost its page faults and a copy).
   const wide = table.length / LABEL_WORDS > (options.compactLabels ?? COMPACT_LABELS);
-  const entries = new Uint32Array(e4);
-  const labels4 = wide ? new Uint32Array(e4) : null;
-  const pack = (slice: Slice4, ids: readonly number[], at: number) => {
+  const pack = (slice: Slice4, ids: readonly number[], at: number, entries: Uint32Array, labels4: Uint32Array | null) => {
     const map = Uint32Array.from(ids, (id) => rank[id]);
     const { keys, labels: local } = slice;
     if (labels4 === null) for (let i = 0; i < keys.length; i++) entries[at + i] = ((keys[i] << 16) | map[local[i]]) >>> 0;
@@ -351,8 +365,10 @@ export async function compileThreat(
       }
     }
   };
-  pack(lowOut.slice, lowIds, 0);
-  pack(high.slice, highIds, lowOut.slice.keys.length);
+  const fill = (entries: Uint32Array, labels4: Uint32Array | null) => {
+    pack(lowOut.slice, lowIds, 0, entries, labels4);
+    pack(high.slice, highIds, lowOut.slice.keys.length, entries, labels4);
+  };
   const index = new Uint32Array(BUCKETS + 1);
   index.set(lowOut.slice.index.subarray(0, half));
   const offset = lowOut.slice.keys.length;
@@ -365,6 +381,9 @@ export async function compileThreat(
 
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
-  const buffer = encodeThreat({ v4: { index, entries, labels: labels4, ranges: ranges4 }, v6, labels: table, refs, meta });
-  return { buffer, stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } } };
+  // The coverage of feeds counted here: both halves, and IPv6.
+  const counted = new Map(count.map((f, k) => [f, (BigInt(lowOut.covered[k] + high.covered[k]) + span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value))).toString()]));
+  const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: meta.feeds.map((m, i) => (counted.has(i) ? { ...m, addresses: counted.get(i) as string } : m)) };
+  const buffer = encodeThreat({ v4: { index, count: e4, wide, fill, ranges: ranges4 }, v6, labels: table, refs, meta: final });
+  return { buffer, meta: final, stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } } };
 }

@@ -39,7 +39,7 @@ export type Prepared =
       readonly badLines: readonly BadLine[];
       readonly dataDate: string | null;
       readonly fetchedAt: string | null;
-      /** Distinct addresses covered, IPv4 and IPv6 together, in decimal. */
+      /** Distinct addresses covered, IPv4 and IPv6 together, in decimal; '' for a list in parts (the compiler counts it). */
       readonly addresses: string;
       /** Lines read. */
       readonly lines: number;
@@ -100,6 +100,11 @@ function common(a: Layer4, b: Layer4): number {
 
 /** Distinct addresses that a feed's IPv4 layers and IPv6 ranges cover together, in decimal. */
 export function layerCoverage(v4: readonly Layer4[], v6: RangeList6): string {
+  return (BigInt(coverage4(v4)) + span6(v6)).toString();
+}
+
+/** Distinct addresses that IPv4 layers (each sorted and disjoint) cover together. */
+export function coverage4(v4: readonly Layer4[]): number {
   // The first layers joined, then the last one counted against them without building their union.
   let head: Layer4 | null = v4.length > 0 ? v4[0] : null;
   for (let i = 1; i < v4.length - 1; i++) {
@@ -112,7 +117,7 @@ export function layerCoverage(v4: readonly Layer4[], v6: RangeList6): string {
     const last = v4[v4.length - 1];
     total += size(last) - common(head as Layer4, last);
   }
-  return (BigInt(total) + span6(v6)).toString();
+  return total;
 }
 
 /** The bytes of a task: its file, or its part of the file. */
@@ -160,7 +165,11 @@ export function prepareFeed(task: PrepareTask): Prepared {
   };
 }
 
-/** Joins the results of a large list's parts (in file order) into the list's result. */
+/**
+ * Joins the results of a large list's parts (in file order) into the
+ * list's result. Its coverage is left to the compiler (`addresses` is ''),
+ * which counts it per half of the IPv4 space on both threads.
+ */
 export function joinParts(parts: readonly Prepared[]): Prepared {
   const failed = parts.find((p) => !p.ok);
   if (failed !== undefined) return failed;
@@ -183,7 +192,7 @@ export function joinParts(parts: readonly Prepared[]): Prepared {
     badLines,
     dataDate: ok.find((p) => p.dataDate !== null)?.dataDate ?? null,
     fetchedAt: ok[0].fetchedAt,
-    addresses: layerCoverage(v4, v6),
+    addresses: '',
     lines: before,
   };
 }

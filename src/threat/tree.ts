@@ -108,11 +108,18 @@ export interface Slice4 {
 /** What the compiler hands the file. */
 export interface ThreatTables {
   /**
-   * IPv4: the bucket index, the entries (key << 16 | label, or key << 16
-   * alone with `labels` when there are more labels than 16 bits hold),
-   * and the merged ranges.
+   * IPv4: the bucket index, the number of entries, and `fill`, which writes
+   * them (key << 16 | label, or key << 16 alone with their labels apart
+   * when `wide`: more labels than 16 bits hold) into the file's bytes; the
+   * merged ranges.
    */
-  readonly v4: { readonly index: Uint32Array; readonly entries: Uint32Array; readonly labels: Uint32Array | null; readonly ranges: number };
+  readonly v4: {
+    readonly index: Uint32Array;
+    readonly count: number;
+    readonly wide: boolean;
+    readonly fill: (entries: Uint32Array, labels: Uint32Array | null) => void;
+    readonly ranges: number;
+  };
   /** Sorted, disjoint IPv6 ranges; each value a label (1 and up). */
   readonly v6: RangeList6;
   /** `LABEL_WORDS` words per label; label 0 is "no feed". */
@@ -216,8 +223,8 @@ function writeV6(v6: RangeList6, entryCount: number, out: Uint32Array, at: numbe
 export function encodeThreat(t: ThreatTables): Buffer {
   requireLittleEndian();
   const labelCount = t.labels.length / LABEL_WORDS;
-  const wide = t.v4.labels !== null;
-  const e4 = t.v4.entries.length;
+  const wide = t.v4.wide;
+  const e4 = t.v4.count;
   const e6 = countV6(t.v6);
   const metaBytes = Buffer.from(JSON.stringify(t.meta), 'utf8');
   const metaLength = Math.ceil(metaBytes.length / 4) * 4;
@@ -227,12 +234,8 @@ export function encodeThreat(t: ThreatTables): Buffer {
   const body = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
   body.set(t.v4.index, 0);
   let at = INDEX_WORDS;
-  body.set(t.v4.entries, at);
-  at += e4;
-  if (t.v4.labels !== null) {
-    body.set(t.v4.labels, at);
-    at += e4;
-  }
+  t.v4.fill(body.subarray(at, at + e4), wide ? body.subarray(at + e4, at + 2 * e4) : null);
+  at += wide ? 2 * e4 : e4;
   writeV6(t.v6, e6, body, at);
   at += e6 * 5;
   body.set(t.labels, at);
