@@ -244,7 +244,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
         const row: Record<string, unknown> = object ?? {};
         delete row[c.key];
         const base = JSON.stringify(row);
-        out.add(bytes(base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyBytes);
+        // Not `bytes`: JSON.parse turns escapes of an ASCII line into text beyond ASCII.
+        out.add(byteText(base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyBytes);
       }
       if (answer(ip, known, true) === null) out.addText(JSON.stringify({ error: failure }));
       out.add('}\n');

@@ -103,12 +103,15 @@ describe('iprecord enrich', () => {
   it('NDJSON in (address at a path), NDJSON out: each object with the record under the key', () => {
     const ips = addresses(1500);
     const file = join(dir, 'in.ndjson');
-    writeFileSync(file, ips.map((ip, i) => JSON.stringify({ n: i, req: { client: { addr: ip } } })).join('\n') + '\n');
+    // Lines in ASCII whose values are not (escapes): the output is UTF-8 of the same values.
+    const note = (i: number) => (i % 3 === 0 ? `caf\\u00e9 \\u4e2d\\u6587 ${i}` : `plain ${i}`);
+    writeFileSync(file, ips.map((ip, i) => `{"n":${i},"note":"${note(i)}","req":{"client":{"addr":"${ip}"}}}`).join('\n') + '\n');
     const r = run(['enrich', file, '--path', 'req.client.addr', '--key', 'geo']);
-    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { n: number; req: unknown; geo: unknown });
+    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { n: number; note: string; req: unknown; geo: unknown });
     expect(out).toHaveLength(ips.length);
     out.forEach((row, i) => {
       expect(row.n).toBe(i);
+      expect(row.note).toBe(JSON.parse(`"${note(i)}"`));
       const want = expected(ips[i]);
       expect(timeless(row.geo)).toEqual('error' in want ? { error: want.error } : timeless(want.record));
     });
