@@ -98,7 +98,6 @@ function csvCell(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** Writes a chunk, waiting while the output's buffer is full. */
 /** Writes a chunk, waiting while the output's buffer is full; `written` is called once it is out. */
 async function send(out: Writable, chunk: Uint8Array, written?: () => void): Promise<void> {
   if (!out.write(chunk, written === undefined ? undefined : (e) => e == null && written())) await new Promise<void>((resolve) => out.once('drain', resolve));
@@ -362,6 +361,7 @@ export async function enrich(
   let known = rowConfig(o, null);
   let runners: BatchRunner[] | null = null;
   let started = false;
+  const spares: ArrayBuffer[] = [];
   const add = async (r: BatchOutput) => {
     summary.rows += r.rows;
     summary.bad += r.bad;
@@ -371,7 +371,6 @@ export async function enrich(
     await send(out, r.text, () => spares.length < SPARES && spares.push(buffer));
     progress?.(summary);
   };
-  const spares: ArrayBuffer[] = [];
   // Answers not yet written, oldest first; at most two per thread in flight.
   const inFlight: Promise<BatchOutput>[] = [];
   let sent = 0;

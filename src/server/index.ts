@@ -181,7 +181,7 @@ function checkOptions(o: ServerOptions): Config {
     return v;
   };
   const e = o.engine as Partial<Engine> | null | undefined;
-  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function')) throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
+  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function')) throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
   if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
   if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
   const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
@@ -320,17 +320,14 @@ class ApiServer implements IprecordServer {
     }
   }
 
-  /** A JSON (or, with a valid callback, JSONP) body of a value. */
-  private sendJson(ctx: Exchange, json: string): void {
-    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json);
-    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`);
-  }
-
-  /** `sendJson` of JSON as byte text (a full record: written without encoding it to UTF-8 again). */
-  private sendJsonBytes(ctx: Exchange, json: string): void {
-    // A valid callback is ASCII: the wrapped text is byte text too.
-    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json, undefined, true);
-    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`, undefined, true);
+  /**
+   * A JSON (or, with a valid callback, JSONP) body of a value; `bytes`: the
+   * JSON is byte text (full records, written without encoding them to UTF-8
+   * again; a valid callback is ASCII, so the wrapped text is byte text too).
+   */
+  private sendJson(ctx: Exchange, json: string, bytes = false): void {
+    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json, undefined, bytes);
+    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`, undefined, bytes);
   }
 
   /** The service's error body `{"message": ...}`, wrapped when the request has a valid callback. */
@@ -385,7 +382,7 @@ class ApiServer implements IprecordServer {
     const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) {
-      if (query.fields === null) return this.sendJsonBytes(ctx, this.engine.jsonBytes(ip, { count, basicThreat }));
+      if (query.fields === null) return this.sendJson(ctx, this.engine.jsonBytes(ip, { count, basicThreat }), true);
       return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
     }
     const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
@@ -449,7 +446,7 @@ class ApiServer implements IprecordServer {
         if (i > 0) body += ',';
         body += this.engine.jsonBytes(ips[i] as string, options, failure) ?? '{"message":' + byteText(JSON.stringify(failure.message)) + '}';
       }
-      return this.sendJsonBytes(ctx, body + ']');
+      return this.sendJson(ctx, body + ']', true);
     }
     const options = { fields, count, basicThreat };
     for (let i = 0; i < ips.length; i++) {

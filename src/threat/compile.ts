@@ -382,8 +382,12 @@ export async function compileThreat(
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
   // The coverage of feeds counted here: both halves, and IPv6.
-  const counted = new Map(count.map((f, k) => [f, (BigInt(lowOut.covered[k] + high.covered[k]) + span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value))).toString()]));
-  const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: meta.feeds.map((m, i) => (counted.has(i) ? { ...m, addresses: counted.get(i) as string } : m)) };
+  const metaFeeds = [...meta.feeds];
+  count.forEach((f, k) => {
+    const v6 = span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value));
+    metaFeeds[f] = { ...metaFeeds[f], addresses: (BigInt(lowOut.covered[k] + high.covered[k]) + v6).toString() };
+  });
+  const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: metaFeeds };
   const buffer = encodeThreat({ v4: { index, count: e4, wide, fill, ranges: ranges4 }, v6, labels: table, refs, meta: final });
   return { buffer, meta: final, stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } } };
 }
