@@ -141,16 +141,58 @@ function requireLittleEndian(): void {
 export function encodeSlice4(part: RangeList, labelOf: (value: number) => number, from: number, to: number): Slice4 {
   // At most two entries per range and two more per bucket edge crossed (ranges are disjoint: each edge once).
   const most = 2 * part.length + 2 * (to - from);
-  const index = new Uint32Array(to - from + 1);
-  const keys = new Uint16Array(most);
-  const labels = new Uint32Array(most);
-  let n = 0;
-  let ranges = 0;
-  let bucket = from; // buckets below this one have their index set
+  const out = new SliceWriter(to - from + 1, most, from);
+  const { start, end, value } = part;
+  // The range being joined: [first, last] with `label` (label 0: none yet).
+  let first = 0;
+  let last = 0;
+  let label = 0;
+  let lastValue = -1;
+  let valueLabel = 0;
   let head: { at: number; label: number } | null = null;
-  const put = (first: number, last: number, label: number) => {
-    ranges++;
-    if (head === null) head = { at: first, label };
+  for (let i = 0; i < part.length; i++) {
+    if (value[i] !== lastValue) {
+      lastValue = value[i];
+      valueLabel = labelOf(lastValue);
+    }
+    if (valueLabel === 0) continue;
+    if (label === valueLabel && last + 1 === start[i]) last = end[i];
+    else {
+      if (label !== 0) out.put(first, last, label);
+      else head = { at: start[i], label: valueLabel };
+      first = start[i];
+      last = end[i];
+      label = valueLabel;
+    }
+  }
+  if (label !== 0) out.put(first, last, label);
+  out.finish(to);
+  const n = out.n;
+  return { index: out.index, keys: out.keys.subarray(0, n), labels: out.labels.subarray(0, n), ranges: out.ranges, head, tail: label === 0 ? null : { at: last, label } };
+}
+
+/** The entries of a slice as they are written: each range cut at bucket edges, the index filled as buckets are passed. */
+class SliceWriter {
+  readonly index: Uint32Array;
+  readonly keys: Uint16Array;
+  readonly labels: Uint32Array;
+  n = 0;
+  ranges = 0;
+  /** Buckets below this one have their index set. */
+  private bucket: number;
+
+  constructor(buckets: number, most: number, private readonly from: number) {
+    this.index = new Uint32Array(buckets);
+    this.keys = new Uint16Array(most);
+    this.labels = new Uint32Array(most);
+    this.bucket = from;
+  }
+
+  put(first: number, last: number, label: number): void {
+    this.ranges++;
+    const { index, keys, labels, from } = this;
+    let n = this.n;
+    let bucket = this.bucket;
     let cur = first;
     for (;;) {
       const b = cur >>> SHIFT;
@@ -165,31 +207,14 @@ export function encodeSlice4(part: RangeList, labelOf: (value: number) => number
       if (stop === last) break;
       cur = stop + 1;
     }
-  };
-  const { start, end, value } = part;
-  // The range being joined: [first, last] with `label` (label 0: none yet).
-  let first = 0;
-  let last = 0;
-  let label = 0;
-  let lastValue = -1;
-  let valueLabel = 0;
-  for (let i = 0; i < part.length; i++) {
-    if (value[i] !== lastValue) {
-      lastValue = value[i];
-      valueLabel = labelOf(lastValue);
-    }
-    if (valueLabel === 0) continue;
-    if (label === valueLabel && last + 1 === start[i]) last = end[i];
-    else {
-      if (label !== 0) put(first, last, label);
-      first = start[i];
-      last = end[i];
-      label = valueLabel;
-    }
+    this.n = n;
+    this.bucket = bucket;
   }
-  if (label !== 0) put(first, last, label);
-  while (bucket <= to) index[bucket++ - from] = n;
-  return { index, keys: keys.subarray(0, n), labels: labels.subarray(0, n), ranges, head, tail: label === 0 ? null : { at: last, label } };
+
+  /** Sets the index of the buckets left, up to `to`. */
+  finish(to: number): void {
+    while (this.bucket <= to) this.index[this.bucket++ - this.from] = this.n;
+  }
 }
 
 function countV6(v6: RangeList6): number {
