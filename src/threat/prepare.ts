@@ -46,12 +46,78 @@ export type Prepared =
     }
   | { readonly ok: false; readonly missing: boolean; readonly error: string };
 
-/** Addresses that IPv6 ranges cover: their union on ranks, sizes summed word by word. */
+/** Whether IPv6 ranges are in order of their starts (most published lists are). */
+function sorted6(list: RangeList6): boolean {
+  const w = list.words;
+  for (let i = 1; i < list.length; i++) {
+    const a = (i - 1) * 8;
+    const b = i * 8;
+    for (let k = 0; k < 4; k++) {
+      if (w[b + k] !== w[a + k]) {
+        if (w[b + k] < w[a + k]) return false;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+/** The union of IPv6 ranges in order of their starts, in one sweep. */
+function joinSorted6(list: RangeList6): RangeList6 {
+  const out = new RangeList6(Math.max(1, list.length));
+  const w = list.words;
+  const o = out.words;
+  let n = 0;
+  for (let i = 0; i < list.length; i++) {
+    const at = i * 8;
+    // Does range i start at or before the end of the last joined range, plus one?
+    let joins = false;
+    if (n > 0) {
+      const last = (n - 1) * 8 + 4;
+      let cmp = 0;
+      for (let k = 0; k < 4 && cmp === 0; k++) cmp = w[at + k] < o[last + k] ? -1 : w[at + k] > o[last + k] ? 1 : 0;
+      joins = cmp <= 0 || followsOn(o, last, w, at);
+      if (joins) {
+        let later = false;
+        for (let k = 0; k < 4; k++) {
+          if (w[at + 4 + k] !== o[last + k]) {
+            later = w[at + 4 + k] > o[last + k];
+            break;
+          }
+        }
+        if (later) for (let k = 0; k < 4; k++) o[last + k] = w[at + 4 + k];
+      }
+    }
+    if (!joins) {
+      for (let k = 0; k < 8; k++) o[n * 8 + k] = w[at + k];
+      n++;
+    }
+  }
+  out.length = n;
+  return out;
+}
+
+/** Whether the address at `b[bt..bt+3]` is the one after `a[at..at+3]`. */
+function followsOn(a: Uint32Array, at: number, b: Uint32Array, bt: number): boolean {
+  let carry = 1;
+  for (let k = 3; k >= 0; k--) {
+    const v = a[at + k] + carry;
+    carry = v > 0xffffffff ? 1 : 0;
+    if (v >>> 0 !== b[bt + k]) return false;
+  }
+  return carry === 0;
+}
+
+/** Addresses that IPv6 ranges cover: their union (in one sweep when sorted, else on ranks), sizes summed word by word. */
 export function span6(list: RangeList6): bigint {
-  const ranks = new Ranks6([list]);
-  const part = union(ranks.lists[0], 0);
-  const merged = new RangeList6(Math.max(1, part.length));
-  for (let i = 0; i < part.length; i++) ranks.pushRange(merged, part.start[i], part.end[i], 0);
+  let merged: RangeList6;
+  if (sorted6(list)) merged = joinSorted6(list);
+  else {
+    const ranks = new Ranks6([list]);
+    const part = union(ranks.lists[0], 0);
+    merged = new RangeList6(Math.max(1, part.length));
+    for (let i = 0; i < part.length; i++) ranks.pushRange(merged, part.start[i], part.end[i], 0);
+  }
   // Each word's sum stays below 2^53 for fewer than 2^21 ranges; carries are settled once, in BigInt.
   const sum = [0, 0, 0, merged.length];
   const w = merged.words;
@@ -73,11 +139,12 @@ export function coveredAddresses(v4: RangeList, v6: RangeList6): { v4: number; v
   return { v4: span(union(v4, 0)), v6: span6(v6) };
 }
 
-/** The IPv4 layers of parsed ranges: a union per hit count. */
-export function layers4(list: RangeList): Layer4[] {
+/** The IPv4 layers of parsed ranges: a union per hit count. `consume`: `list` is not used again (its arrays are reused). */
+export function layers4(list: RangeList, consume = false): Layer4[] {
   const out: Layer4[] = [];
   for (const [hits, l] of byValue(list, () => new RangeList())) {
-    const u = union(l, hits);
+    // A list of one hit count is the list itself; split, each part is new.
+    const u = union(l, hits, consume || l !== list);
     out.push({ hits, start: u.start.subarray(0, u.length), end: u.end.subarray(0, u.length) });
   }
   return out;
@@ -149,7 +216,7 @@ export function prepareFeed(task: PrepareTask): Prepared {
     return { ok: false, missing: (e as NodeJS.ErrnoException).code === 'ENOENT', error: (e as Error).message };
   }
   const parsed = parseFeed(bytes, task.format, task.options);
-  const v4 = layers4(parsed.v4);
+  const v4 = layers4(parsed.v4, true);
   return {
     ok: true,
     v4,

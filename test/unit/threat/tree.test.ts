@@ -163,6 +163,35 @@ describe('threat tree', () => {
     v6.push(words(6, MAX6 - 1n), words(6, MAX6), 1);
     expect(coveredAddresses(v4, v6)).toEqual({ v4: 2 ** 24 + 256 + 1, v6: 2n ** 96n + 2n });
   });
+  it('counts covered addresses as a scan of the merged ranges does, in file order or sorted (property)', () => {
+    /** Reference: ranges sorted and merged in BigInt, their sizes summed. */
+    const covered = (ranges: [bigint, bigint, number][]) => {
+      let total = 0n;
+      let last = -1n;
+      for (const [s, e] of [...ranges].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+        const from = s > last ? s : last + 1n;
+        if (e >= from) total += e - from + 1n;
+        if (e > last) last = e;
+      }
+      return total;
+    };
+    fc.assert(
+      fc.property(fc.array(rangeArb(MAX4, 32), { maxLength: 40 }), fc.array(rangeArb(MAX6, 128), { maxLength: 40 }), fc.boolean(), (r4, r6, sort) => {
+        const order = (rs: [bigint, bigint, number][]) => (sort ? [...rs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : rs);
+        const v4 = new RangeList(4);
+        for (const [s, e, h] of order(r4)) v4.push(Number(s), Number(e), h);
+        const v6 = new RangeList6(4);
+        for (const [s, e, h] of order(r6)) v6.push(words(6, s), words(6, e), h);
+        expect(coveredAddresses(v4, v6)).toEqual({ v4: Number(covered(r4)), v6: covered(r6) });
+        // The layers, built in the parsed list's own arrays, cover the same addresses.
+        const layers = layers4(v4, true);
+        const all = layers.flatMap((l) => Array.from(l.start, (s, i): [bigint, bigint, number] => [BigInt(s), BigInt(l.end[i]), 1]));
+        expect(covered(all)).toBe(covered(r4));
+        for (const l of layers) for (let i = 1; i < l.start.length; i++) expect(l.start[i]).toBeGreaterThan(l.end[i - 1] + 1);
+      }),
+      params,
+    );
+  });
 });
 
 describe('scores', () => {
