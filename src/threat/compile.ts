@@ -21,7 +21,7 @@
  */
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
-import { coverage4, fromLayer, span6, type Layer4 } from './prepare.js';
+import { coverage4, fromLayer, join4, span6, type Layer4 } from './prepare.js';
 import { byValue, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
 import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type Slice4, type ThreatMeta } from './tree.js';
 
@@ -243,19 +243,41 @@ export interface SliceOutput {
 
 /** Compiles one slice of IPv4: layers laid over one another, labelled, encoded. */
 export function compileSlice(input: SliceInput): SliceOutput {
+  const layers = joinParts4(input.layers);
   const sets = new LayerSets();
   const parts: RangeList[] = [];
-  input.layers.forEach((l, i) => {
-    if (l.start.length === 0) return;
+  layers.forEach((l, i) => {
     const part = fromLayer(l);
     part.value.fill(sets.intern([i]));
     parts.push(part);
   });
   const labels = new Labels();
-  const labelOf = labeller(input.rules, input.layers, sets, labels);
+  const labelOf = labeller(input.rules, layers, sets, labels);
   const slice = encodeSlice4(overlayAll(parts, sets.union), labelOf, input.from, input.to);
-  const covered = input.count.map((feed) => coverage4(input.layers.filter((l) => l.feed === feed && l.start.length > 0)));
+  const covered = input.count.map((feed) => coverage4(layers.filter((l) => l.feed === feed)));
   return { slice, labels: labels.contents(), covered };
+}
+
+/**
+ * The non-empty layers, those of one feed and hit count (the parts of a
+ * list read in parts) joined into one: a merge of two sorted lists, where
+ * laying them over one another as two layers cost an overlay step, sets
+ * that alternate with every address, and their common addresses counted
+ * apart.
+ */
+function joinParts4(layers: SliceInput['layers']): SliceInput['layers'] {
+  const out: (Layer & Layer4)[] = [];
+  const at = new Map<string, number>();
+  for (const l of layers) {
+    if (l.start.length === 0) continue;
+    const key = `${l.feed} ${l.hits}`;
+    const k = at.get(key);
+    if (k === undefined) {
+      at.set(key, out.length);
+      out.push(l);
+    } else out[k] = { feed: l.feed, ...join4(out[k], l) };
+  }
+  return out;
 }
 
 /** The typed arrays of a slice's answer, to move between threads. */

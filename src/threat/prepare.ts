@@ -8,7 +8,7 @@
 
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
-import { byValue, overlay, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+import { byValue, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
 
 export interface PrepareTask {
   /** The file to read (a local feed, or the download of a URL feed). */
@@ -170,14 +170,41 @@ export function layerCoverage(v4: readonly Layer4[], v6: RangeList6): string {
   return (BigInt(coverage4(v4)) + span6(v6)).toString();
 }
 
+/** The union of two layers (sorted, disjoint ranges): one merge, touching ranges joined; the hits of `a`. */
+export function join4(a: Layer4, b: Layer4): Layer4 {
+  const na = a.start.length;
+  const nb = b.start.length;
+  const start = new Uint32Array(na + nb);
+  const end = new Uint32Array(na + nb);
+  let k = 0;
+  let i = 0;
+  let j = 0;
+  while (i < na || j < nb) {
+    let s: number;
+    let e: number;
+    if (j === nb || (i < na && a.start[i] <= b.start[j])) {
+      s = a.start[i];
+      e = a.end[i++];
+    } else {
+      s = b.start[j];
+      e = b.end[j++];
+    }
+    // Ends are at most 2^32 - 1, so end + 1 is exact in a double.
+    if (k > 0 && s <= end[k - 1] + 1) {
+      if (e > end[k - 1]) end[k - 1] = e;
+    } else {
+      start[k] = s;
+      end[k++] = e;
+    }
+  }
+  return { hits: a.hits, start: start.subarray(0, k), end: end.subarray(0, k) };
+}
+
 /** Distinct addresses that IPv4 layers (each sorted and disjoint) cover together. */
 export function coverage4(v4: readonly Layer4[]): number {
   // The first layers joined, then the last one counted against them without building their union.
   let head: Layer4 | null = v4.length > 0 ? v4[0] : null;
-  for (let i = 1; i < v4.length - 1; i++) {
-    const u = overlay(fromLayer(head as Layer4), fromLayer(v4[i]), (a) => a);
-    head = { hits: 0, start: u.start.subarray(0, u.length), end: u.end.subarray(0, u.length) };
-  }
+  for (let i = 1; i < v4.length - 1; i++) head = join4(head as Layer4, v4[i]);
   const size = (l: Layer4) => span({ start: l.start, end: l.end, length: l.start.length });
   let total = head === null ? 0 : size(head);
   if (v4.length > 1) {

@@ -182,18 +182,6 @@ export function overlay(a: RangeList, b: RangeList, both: (a: number, b: number)
   const nb = b.length;
   // Each step emits at most one piece per range it finishes, plus one: at most 2 (na + nb) pieces.
   const out = new RangeList(Math.max(16, 2 * (na + nb)));
-  const os = out.start;
-  const oe = out.end;
-  const ov = out.value;
-  let k = 0;
-  const emit = (s: number, e: number, v: number) => {
-    if (k > 0 && ov[k - 1] === v && oe[k - 1] + 1 === s) oe[k - 1] = e;
-    else {
-      os[k] = s;
-      oe[k] = e;
-      ov[k++] = v;
-    }
-  };
   // The last `both` answer, reused while the same two values meet.
   let lastA = -1;
   let lastB = -1;
@@ -207,18 +195,18 @@ export function overlay(a: RangeList, b: RangeList, both: (a: number, b: number)
     const ae = a.end[i];
     const be = b.end[j];
     if (ae < bs) {
-      emit(as, ae, a.value[i]);
+      out.append(as, ae, a.value[i]);
       if (++i < na) as = a.start[i];
     } else if (be < as) {
-      emit(bs, be, b.value[j]);
+      out.append(bs, be, b.value[j]);
       if (++j < nb) bs = b.start[j];
     } else {
       // They overlap: first the part before the later start, then the common part.
       if (as < bs) {
-        emit(as, bs - 1, a.value[i]);
+        out.append(as, bs - 1, a.value[i]);
         as = bs;
       } else if (bs < as) {
-        emit(bs, as - 1, b.value[j]);
+        out.append(bs, as - 1, b.value[j]);
         bs = as;
       }
       const end = ae < be ? ae : be;
@@ -229,7 +217,7 @@ export function overlay(a: RangeList, b: RangeList, both: (a: number, b: number)
         lastB = vb;
         lastBoth = both(va, vb);
       }
-      emit(as, end, lastBoth);
+      out.append(as, end, lastBoth);
       if (ae === end) {
         if (++i < na) as = a.start[i];
       } else as = end + 1;
@@ -238,9 +226,8 @@ export function overlay(a: RangeList, b: RangeList, both: (a: number, b: number)
       } else bs = end + 1;
     }
   }
-  for (; i < na; i++, as = i < na ? a.start[i] : 0) emit(as, a.end[i], a.value[i]);
-  for (; j < nb; j++, bs = j < nb ? b.start[j] : 0) emit(bs, b.end[j], b.value[j]);
-  out.length = k;
+  for (; i < na; i++, as = i < na ? a.start[i] : 0) out.append(as, a.end[i], a.value[i]);
+  for (; j < nb; j++, bs = j < nb ? b.start[j] : 0) out.append(bs, b.end[j], b.value[j]);
   return out;
 }
 
