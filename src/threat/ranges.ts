@@ -76,36 +76,44 @@ function uniform(list: RangeList): boolean {
 
 /**
  * The ranges in order of their starts: a least-significant-digit radix
- * sort in two passes of 16 bits, carrying ends and values (only when they
- * tell something: not for lists of single addresses with one value).
- * `inPlace`: the answer is written over `list` itself.
+ * sort in three passes (11, 11 and 10 bits: a pass of 16 bits scatters
+ * into 65 536 places at once, beyond the caches, and took longer than two
+ * of 11), carrying ends and values (only when they tell something: not
+ * for lists of single addresses with one value). `inPlace`: the answer is
+ * written over `list` itself.
  */
 function sortByStart(list: RangeList, inPlace: boolean): RangeList {
   if (sorted(list)) return list;
   const n = list.length;
-  const lowCount = new Uint32Array(65536);
-  const highCount = new Uint32Array(65536);
+  const c0 = new Uint32Array(2048);
+  const c1 = new Uint32Array(2048);
+  const c2 = new Uint32Array(1024);
   const s = list.start;
   for (let i = 0; i < n; i++) {
-    lowCount[s[i] & 0xffff]++;
-    highCount[s[i] >>> 16]++;
+    const k = s[i];
+    c0[k & 0x7ff]++;
+    c1[(k >>> 11) & 0x7ff]++;
+    c2[k >>> 22]++;
   }
   const ends = !singles(list);
   const values = !uniform(list);
   const tmp = new RangeList(n, ends, values);
-  // The second pass reads the scratch list only, so it may write over the first one's input.
+  // Each pass reads what the one before wrote, so the second may write over the first one's input.
   const out = inPlace ? list : new RangeList(n);
-  scatter(list, n, tmp, lowCount, 0, ends, values);
-  scatter(tmp, n, out, highCount, 16, ends, values);
-  if (!ends) out.end.set(out.start.subarray(0, n));
-  if (!values && n > 0 && !inPlace) out.value.fill(list.value[0], 0, n);
+  scatter(list, n, tmp, c0, 0, 0x7ff, ends, values);
+  scatter(tmp, n, out, c1, 11, 0x7ff, ends, values);
+  scatter(out, n, tmp, c2, 22, 0x3ff, ends, values);
+  out.start.set(tmp.start.subarray(0, n));
+  out.end.set((ends ? tmp.end : tmp.start).subarray(0, n));
+  if (values) out.value.set(tmp.value.subarray(0, n));
+  else if (n > 0 && !inPlace) out.value.fill(list.value[0], 0, n);
   out.length = n;
   return out;
 }
 
-function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, ends: boolean, values: boolean): void {
+function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, mask: number, ends: boolean, values: boolean): void {
   let sum = 0;
-  for (let d = 0; d < 65536; d++) {
+  for (let d = 0; d < count.length; d++) {
     const c = count[d];
     count[d] = sum;
     sum += c;
@@ -117,13 +125,13 @@ function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, 
   if (!ends && !values) {
     for (let i = 0; i < n; i++) {
       const k = start[i];
-      ts[count[(k >>> shift) & 0xffff]++] = k;
+      ts[count[(k >>> shift) & mask]++] = k;
     }
     return;
   }
   for (let i = 0; i < n; i++) {
     const k = start[i];
-    const at = count[(k >>> shift) & 0xffff]++;
+    const at = count[(k >>> shift) & mask]++;
     ts[at] = k;
     if (ends) te[at] = end[i];
     if (values) tv[at] = value[i];
