@@ -10,6 +10,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from
 import { join } from 'node:path';
 import { classifyAsn } from './asn/classify.js';
 import { ASN_DATABASE_TYPE } from './asn/compile.js';
+import { readFileRange } from './build/read.js';
 import { CountryTable, type CountryFacts } from './country/facts.js';
 import { matchRegion, subdivisionByCode } from './country/regions.js';
 import { defaultGeoPaths, ensureAsnMmdb } from './data.js';
@@ -225,23 +226,6 @@ function sharedBuffer(size: number): Buffer {
   return Buffer.from(new SharedArrayBuffer(size));
 }
 
-/** Reads a file into shared memory, synchronously. */
-function readWholeSync(path: string): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    const buf = sharedBuffer(size);
-    for (let at = 0; at < size; ) {
-      const n = readSync(fd, buf, at, size - at, at);
-      if (n === 0) throw new Error(`the file ended at byte ${at} of ${size} (it changed while it was read)`);
-      at += n;
-    }
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Bytes already held for a file that has not changed since (`stamp`): the
  * previous snapshot's (a reload), else another engine's in shared memory
@@ -382,7 +366,7 @@ export class Snapshot {
       list.map((path): Loaded => {
         try {
           const stamp = stampOf(statSync(path));
-          return held(options, null, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readWholeSync(path), stamp, readAt: new Date() };
+          return held(options, null, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readFileRange(path, sharedBuffer), stamp, readAt: new Date() };
         } catch (e) {
           return wrapRead(path, e);
         }

@@ -6,7 +6,8 @@
  * that move between threads without copying.
  */
 
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { readFileRange } from '../build/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
 import { byValue, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
 
@@ -217,19 +218,7 @@ export function coverage4(v4: readonly Layer4[]): number {
 /** The bytes of a task: its file, or its part of the file. */
 function read(task: PrepareTask): Buffer {
   if (task.part === undefined) return readFileSync(task.file);
-  const { from, to } = task.part;
-  const buf = Buffer.allocUnsafe(to - from);
-  const fd = openSync(task.file, 'r');
-  try {
-    for (let at = 0; at < buf.length; ) {
-      const n = readSync(fd, buf, at, buf.length - at, from + at);
-      if (n === 0) throw new Error(`${task.file} ended at ${from + at} bytes, before ${to}`);
-      at += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return buf;
+  return readFileRange(task.file, Buffer.allocUnsafe, task.part.from, task.part.to);
 }
 
 /** Reads, parses and prepares one feed (or part of one); a file that cannot be read is an answer, not an exception. */

@@ -159,6 +159,7 @@ export function encodeSlice4(part: RangeList, labelOf: (value: number) => number
     if (label === valueLabel && last + 1 === start[i]) last = end[i];
     else {
       if (label !== 0) out.put(first, last, label);
+      // The slice's first range (label 0 only before it).
       else head = { at: start[i], label: valueLabel };
       first = start[i];
       last = end[i];
