@@ -13,7 +13,8 @@ import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import { byteText } from './record/bytes.js';
+import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
+import { ByteWriter } from './record/writer.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -111,6 +112,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
   /** The parts of a record's JSON text, reused. */
   private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
+  /** Where `jsonBytes` writes a record before making it a string. */
+  private readonly scratch = new ByteWriter(4096);
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -239,7 +242,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       netJson(r.net) +
       countryJson(r.geo) +
       zoneJson(r) +
-      cachedJson(r.threat) +
+      threatJson(r.threat as Threat) +
       ',"count":' +
       JSON.stringify(countOf(this.counter.tick(r.now), options)) +
       '}'
@@ -248,10 +251,9 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * `lookupJson(ip, options)` (without `fields`) as byte text: its UTF-8
-   * bytes, one per character (`record/bytes.ts`). Records so made join
-   * into one-byte strings, written out with a plain copy
-   * (`buffer.latin1Write`).
-   * @internal For writers of many records (`iprecord enrich`).
+   * bytes, one per character (`record/bytes.ts`), written out with a plain
+   * copy (`buffer.latin1Write`).
+   * @internal For writers of records as bytes (the server).
    */
   jsonBytes(ip: string, options?: AnswerOptions): string;
   /**
@@ -261,32 +263,69 @@ export class Engine extends EventEmitter<EngineEvents> {
   jsonBytes(ip: string, options: AnswerOptions | undefined, failure: { message: string }): string | null;
   jsonBytes(ip: string, options?: AnswerOptions, failure?: { message: string }): string | null {
     const snap = this.live();
-    let parsed: Parsed;
-    if (failure === undefined) parsed = this.address(ip);
-    else {
-      const bad = this.check(ip);
-      if (bad !== Bad.None) {
-        failure.message = bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
-        return null;
-      }
-      parsed = this.parsed;
-    }
+    const parsed = failure === undefined ? this.address(ip) : this.checked(ip, failure);
+    if (parsed === null) return null;
+    const out = this.scratch;
+    out.used = 0;
+    this.writeParsed(snap, parsed, options, out);
+    return out.buf.toString('latin1', 0, out.used);
+  }
+
+  /**
+   * Writes the UTF-8 bytes of `lookupJson(ip, options)` (without `fields`)
+   * to `out`; for an address that has no record, writes nothing and returns
+   * false, with the error's message in `failure.message` (no error made:
+   * bad rows are many).
+   * @internal For writers of many records (`iprecord enrich`).
+   */
+  writeJson(ip: string, options: AnswerOptions | undefined, failure: { message: string }, out: ByteWriter): boolean {
+    const snap = this.live();
+    const parsed = this.checked(ip, failure);
+    if (parsed === null) return false;
+    this.writeParsed(snap, parsed, options, out);
+    return true;
+  }
+
+  /** The address parsed and checked, or null with the message of what keeps it from having a record. */
+  private checked(ip: string, failure: { message: string }): Parsed | null {
+    const bad = this.check(ip);
+    if (bad === Bad.None) return this.parsed;
+    failure.message = bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+    return null;
+  }
+
+  /** The record's UTF-8 JSON text, from pieces kept as bytes. */
+  private writeParsed(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const r = this.jsonState(snap, parsed, options);
     const count = countOf(this.counter.tick(r.now), options);
-    return (
-      '{"ip":"' +
-      // A canonical address needs no escapes.
-      r.text +
-      '"' +
-      (r.geo === null ? NO_GEO : once(geoBytes, r.geo, geoRunBytes)) +
-      (r.net === null ? ',"asn":null' : r.net.bytes) +
-      countryBytesOf(r.geo) +
-      zoneJson(r, true) +
-      once(threatBytes, r.threat as Threat, stringifyBytes) +
-      ',"count":' +
-      (options === undefined || options.count === undefined ? '"' + count + '"' : byteText(JSON.stringify(count))) +
-      '}'
-    );
+    out.latin1('{"ip":"');
+    // A canonical address needs no escapes.
+    out.latin1(r.text);
+    out.latin1('"');
+    out.bytes(geoBytes(r.geo));
+    const net = r.net;
+    if (net === null) out.latin1(',"asn":null');
+    else {
+      out.bytes(net.head);
+      out.latin1(net.route);
+      out.bytes(net.tail);
+    }
+    out.bytes(countryBytes(r.geo));
+    const zone = r.geo === null ? null : r.geo.zone;
+    out.latin1(',"time_zone":');
+    if (zone === null) out.latin1('null');
+    else snap.clock.writeTimeZone(zone, r.now, out);
+    out.latin1(',"threat":');
+    out.bytes(threatBytes(r.threat as Threat));
+    out.latin1(',"count":');
+    if (options === undefined || options.count === undefined) {
+      out.latin1('"');
+      out.latin1(count);
+      out.latin1('"}');
+    } else {
+      out.jsonString(count);
+      out.latin1('}');
+    }
   }
 
   /** The parts of an address's record that its JSON text is made of, in `this.json` (reused). */
@@ -472,90 +511,9 @@ interface JsonState {
 }
 
 /** `time_zone` (per zone and second, with the microseconds) and the key of `threat`, as JSON text after a comma. */
-function zoneJson(r: JsonState, bytes = false): string {
+function zoneJson(r: JsonState): string {
   const zone = r.geo === null ? null : r.geo.zone;
-  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now, bytes)) + ',"threat":';
-}
-
-/** Text made once per object: the parts of records are frozen and shared, so their JSON text is too. */
-function once<K extends object>(cache: WeakMap<K, string>, key: K, make: (key: K) => string): string {
-  let s = cache.get(key);
-  if (s === undefined) {
-    s = make(key);
-    cache.set(key, s);
-  }
-  return s;
-}
-
-const threatText = new WeakMap<Threat, string>();
-const geoText = new WeakMap<GeoPart, string>();
-const countryText = new WeakMap<Country, string>();
-
-const stringify = (value: object): string => JSON.stringify(value);
-
-// The same pieces as byte text (`jsonBytes`).
-const threatBytes = new WeakMap<Threat, string>();
-const geoBytes = new WeakMap<GeoPart, string>();
-const countryBytes = new WeakMap<Country, string>();
-const stringifyBytes = (value: object): string => byteText(JSON.stringify(value));
-// From the text, not the cached text: a writer of bytes does not keep both (every location has its emoji flag, so the text is two bytes a character).
-const geoRunBytes = (geo: GeoPart): string => byteText(geoRun(geo));
-const countryRunBytes = (c: Country): string => byteText(countryRun(c));
-
-function countryBytesOf(geo: GeoPart | null): string {
-  const c = geo === null ? null : geo.country;
-  return c === null ? ',"languages":null,"currency":null' : once(countryBytes, c, countryRunBytes);
-}
-
-function cachedJson(threat: Threat | null): string {
-  return once(threatText, threat as Threat, stringify);
-}
-
-/** The record's keys from `is_eu` to `emoji_unicode`, as JSON text after a comma. */
-function geoRun(geo: GeoPart | null): string {
-  const c = geo === null ? null : geo.country;
-  const text = JSON.stringify({
-    is_eu: c === null ? null : c.is_eu,
-    city: geo === null ? null : geo.city,
-    region: geo === null ? null : geo.region,
-    region_code: geo === null ? null : geo.region_code,
-    region_type: geo === null ? null : geo.region_type,
-    country_name: c === null ? null : c.country_name,
-    country_code: c === null ? null : c.country_code,
-    continent_name: c === null ? null : c.continent_name,
-    continent_code: c === null ? null : c.continent_code,
-    latitude: geo === null ? null : geo.latitude,
-    longitude: geo === null ? null : geo.longitude,
-    postal: geo === null ? null : geo.postal,
-    calling_code: c === null ? null : c.calling_code,
-    flag: c === null ? null : c.flag,
-    emoji_flag: c === null ? null : c.emoji_flag,
-    emoji_unicode: c === null ? null : c.emoji_unicode,
-  });
-  return ',' + text.slice(1, -1);
-}
-
-const NO_GEO = geoRun(null);
-
-function geoJson(geo: GeoPart | null): string {
-  return geo === null ? NO_GEO : once(geoText, geo, geoRun);
-}
-
-/** `asn` (and `carrier` for mobile networks) as JSON text after a comma. */
-function netJson(net: AsnPart | null): string {
-  return net === null ? ',"asn":null' : net.json;
-}
-
-type Country = NonNullable<GeoPart['country']>;
-
-/** `languages` and `currency` as JSON text after a comma. */
-function countryJson(geo: GeoPart | null): string {
-  const c = geo === null ? null : geo.country;
-  return c === null ? ',"languages":null,"currency":null' : once(countryText, c, countryRun);
-}
-
-function countryRun(c: Country): string {
-  return ',"languages":' + JSON.stringify(c.languages) + ',"currency":' + JSON.stringify(c.currency);
+  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now)) + ',"threat":';
 }
 
 function countOf(own: string, options: AnswerOptions | undefined): string {

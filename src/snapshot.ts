@@ -25,7 +25,6 @@ import type { IpVersion } from './ip/parse.js';
 import type { MmdbValue } from './mmdb/decoder.js';
 import { MmdbFile, type Found } from './mmdb/reader.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import { byteText } from './record/bytes.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
@@ -54,8 +53,10 @@ export interface AsnPart {
   readonly flags: number;
   /** `asn` (and `carrier`) as the record's JSON text after a comma. */
   readonly json: string;
-  /** `json` as byte text (`record/bytes.ts`). */
-  readonly bytes: string;
+  /** `json` in UTF-8: the bytes before the route (`,"asn":{... "route":`), the route (ASCII, quoted), the bytes after it. */
+  readonly head: Uint8Array;
+  readonly route: string;
+  readonly tail: Uint8Array;
 }
 
 /** What a network part takes from its ASN record (the same for every network of the record). */
@@ -65,11 +66,11 @@ interface AsnRecord {
   readonly domain: string | null;
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
-  /** JSON text of the part before the route and after it, as text and as byte text. */
+  /** JSON text of the part before the route and after it, as text and in UTF-8. */
   readonly head: string;
   readonly tail: string;
-  readonly headBytes: string;
-  readonly tailBytes: string;
+  readonly headBytes: Uint8Array;
+  readonly tailBytes: Uint8Array;
 }
 
 export interface DatabaseInfo {
@@ -251,15 +252,13 @@ function asnRecord(facts: AsnFacts | null): AsnRecord | null {
   // The text of JSON.stringify(asn) around its route (key order: asn, name, domain, route, type).
   const head = `,"asn":{"asn":${JSON.stringify(asn)},"name":${JSON.stringify(facts.name)},"domain":${JSON.stringify(facts.domain)},"route":`;
   const tail = `,"type":${JSON.stringify(type)}}` + (carrier === null ? '' : ',"carrier":' + JSON.stringify(carrier));
-  return { asn, name: facts.name, domain: facts.domain, type, carrier, head, tail, headBytes: byteText(head), tailBytes: byteText(tail) };
+  return { asn, name: facts.name, domain: facts.domain, type, carrier, head, tail, headBytes: Buffer.from(head), tailBytes: Buffer.from(tail) };
 }
 
 function networkPart(r: AsnRecord, route: string): AsnPart {
   const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
-  // A route is ASCII, so is the JSON text of an ASCII record: one string serves as both.
-  const json = r.head + '"' + route + '"' + r.tail;
-  const bytes = r.headBytes === r.head && r.tailBytes === r.tail ? json : r.headBytes + '"' + route + '"' + r.tailBytes;
-  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json, bytes });
+  const quoted = '"' + route + '"';
+  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json: r.head + quoted + r.tail, head: r.headBytes, route: quoted, tail: r.tailBytes });
 }
 
 export class Snapshot {

@@ -18,8 +18,8 @@ import { splitCsvLine } from '../build/csv.js';
 import type { Engine } from '../engine.js';
 import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
-import { byteText } from '../record/bytes.js';
 import { FIELD_NAMES, isFieldName } from '../record/fields.js';
+import { ByteWriter } from '../record/writer.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
@@ -137,96 +137,43 @@ export function csvHeader(c: RowConfig): string {
   return [...c.inputColumns, ...(c.fields ?? FIELD_NAMES), 'error'].map(csvCell).join(',') + '\n';
 }
 
-/**
- * Output bytes gathered into one buffer of its own (which a worker thread
- * can move). Records come as byte text (`Engine.jsonBytes`): strings of
- * one byte per character, joined as they come and copied into the buffer
- * some kilobytes at a time (`latin1`), with no UTF-8 encoding per
- * record and no native call per piece.
- */
-class ByteSink {
-  private buf: Buffer;
-  private used = 0;
-  private pending = '';
-
-  /** `spare`: a buffer whose bytes were written out, to fill again (fresh memory costs a page fault per 4 KiB). */
-  constructor(capacity: number, spare?: ArrayBuffer | null) {
-    this.buf = spare != null ? Buffer.from(spare) : Buffer.allocUnsafeSlow(capacity);
-  }
-
-  /** Adds byte text. */
-  add(bytes: string): void {
-    this.pending += bytes;
-    // Joined strings stay small: a large one is allocated apart from V8's young objects, at a much higher cost.
-    if (this.pending.length >= 16_384) this.flush();
-  }
-
-  /** Adds text. */
-  addText(text: string): void {
-    this.add(byteText(text));
-  }
-
-  private flush(): void {
-    const need = this.used + this.pending.length;
-    if (need > this.buf.length) {
-      const next = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
-      this.buf.copy(next, 0, 0, this.used);
-      this.buf = next;
-    }
-    this.used += this.buf.write(this.pending, this.used, 'latin1');
-    this.pending = '';
-  }
-
-  bytes(): Uint8Array {
-    this.flush();
-    return this.buf.subarray(0, this.used);
-  }
-}
-
 /** Turns a chunk of the input into output bytes: the work that threads share. */
 export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: ArrayBuffer | null): BatchOutput {
   const rows = rowsOf(chunk, c.input);
-  // Output pieces as byte text: text from an ASCII chunk is its own.
-  const bytes = rows.ascii ? (text: string) => text : byteText;
-  const keyBytes = byteText(JSON.stringify(c.key) + ':');
+  const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  const out = new ByteSink(rows.texts.length * 1536, spare);
+  // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
+  const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
   let malformed = 0;
   // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
   // value), the key's own column left out.
-  const plan: { prefix: string; cell: number }[] = [];
+  const plan: { prefix: Uint8Array; cell: number }[] = [];
   const place = new Map<string, number>();
   c.inputColumns.forEach((name, cell) => {
     if (name === c.key) return;
     const at = place.get(name);
     if (at === undefined) {
       place.set(name, plan.length);
-      plan.push({ prefix: byteText((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
+      plan.push({ prefix: Buffer.from((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
     } else plan[at].cell = cell;
   });
   /** The row's record (written, when `write`), or null with the error in `failure`. */
-  let failure = '';
-  const problem = { message: '' };
+  const failure = { message: '' };
   const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
-    if (known !== null) failure = known;
-    else if (ip === null || ip === '') failure = 'no address in this row';
+    if (known !== null) failure.message = known;
+    else if (ip === null || ip === '') failure.message = 'no address in this row';
     else if (write && lookupOptions === undefined) {
-      const record = engine.jsonBytes(ip, undefined, problem);
-      if (record !== null) {
-        out.add(record);
-        return undefined;
-      }
-      failure = problem.message;
+      if (engine.writeJson(ip, undefined, failure, out)) return undefined;
     } else {
       try {
         if (!write) return engine.lookup(ip, lookupOptions);
-        out.addText(engine.lookupJson(ip, lookupOptions));
+        out.text(engine.lookupJson(ip, lookupOptions));
         return undefined;
       } catch (e) {
         if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
-        failure = e.message;
+        failure.message = e.message;
       }
     }
     bad++;
@@ -236,23 +183,29 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     if (c.output === 'ndjson') {
       // The row, then the record (last, under the key, replacing a value the row had there) written in place.
       if (object === null && cells !== null) {
-        let text = '';
-        for (let i = 0; i < plan.length; i++) text += plan[i].prefix + bytes(JSON.stringify(cells[plan[i].cell] ?? ''));
-        out.add((text === '' ? '{' : text + ',') + keyBytes);
+        for (let i = 0; i < plan.length; i++) {
+          out.bytes(plan[i].prefix);
+          out.jsonString(cells[plan[i].cell] ?? '');
+        }
+        out.latin1(plan.length === 0 ? '{' : ',');
       } else {
         const row: Record<string, unknown> = object ?? {};
         delete row[c.key];
         const base = JSON.stringify(row);
-        // Not `bytes`: JSON.parse turns escapes of an ASCII line into text beyond ASCII.
-        out.add(byteText(base.length === 2 ? '{' : base.slice(0, -1) + ',') + keyBytes);
+        out.text(base.length === 2 ? '{' : base.slice(0, -1) + ',');
       }
-      if (answer(ip, known, true) === null) out.addText(JSON.stringify({ error: failure }));
-      out.add('}\n');
+      out.bytes(keyBytes);
+      if (answer(ip, known, true) === null) {
+        out.latin1('{"error":');
+        out.jsonString(failure.message);
+        out.latin1('}');
+      }
+      out.latin1('}\n');
     } else {
       const record = answer(ip, known, false) ?? null;
       const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.addText([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure : ''].map(csvCell).join(',') + '\n');
+      out.text([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure.message : ''].map(csvCell).join(',') + '\n');
     }
   };
   for (let r = 0; r < rows.texts.length; r++) {
@@ -283,7 +236,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       } else emit(cells, null, (cells[c.column] ?? '').trim(), null);
     }
   }
-  return { text: out.bytes(), rows: rows.texts.length, bad, malformed };
+  return { text: out.result(), rows: rows.texts.length, bad, malformed };
 }
 
 /** Output buffers kept to be filled again. */

@@ -11,7 +11,7 @@
  */
 
 import ABBREVIATIONS from './abbreviations.json';
-import { byteText } from '../record/bytes.js';
+import type { ByteWriter } from '../record/writer.js';
 import { numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
 export interface TimeZone {
@@ -27,7 +27,10 @@ interface ZoneState {
   readonly name: string;
   readonly abbr: string;
   readonly offset: string;
+  /** The offset with a colon (`+05:30`), which ends `current_time`. */
   readonly colon: string;
+  /** `colon` and the end of the JSON object (`"}`). */
+  readonly closing: string;
   readonly isDst: boolean;
   readonly offsetMs: number;
   /** Epoch milliseconds when these facts were computed (a clock set back before it recomputes them). */
@@ -80,26 +83,49 @@ export class ZoneClock {
   /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
   timeZone(name: string, nowMs: number): TimeZone {
     const s = this.state(name, nowMs);
-    return { name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: this.currentTime(s, nowMs) };
+    const local = nowMs + s.offsetMs;
+    return { name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: this.secondOf(s, local) + micros6(microsOf(local)) + s.colon };
   }
 
-  /**
-   * `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per
-   * second; with `bytes`, as byte text (`record/bytes.ts`).
-   */
-  timeZoneJson(name: string, nowMs: number, bytes = false): string {
+  /** `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per second. */
+  timeZoneJson(name: string, nowMs: number): string {
     const s = this.state(name, nowMs);
+    const local = nowMs + s.offsetMs;
+    return this.head(s).text + this.secondOf(s, local) + micros6(microsOf(local)) + s.closing;
+  }
+
+  /** `timeZoneJson(name, nowMs)` in UTF-8, written to `out`. */
+  writeTimeZone(name: string, nowMs: number, out: ByteWriter): void {
+    const s = this.state(name, nowMs);
+    const local = nowMs + s.offsetMs;
+    out.bytes(this.head(s).bytes);
+    out.latin1(this.secondOf(s, local));
+    out.digits6(microsOf(local));
+    out.latin1(s.closing);
+  }
+
+  /** JSON text of a zone's facts up to `"current_time":"`, by state, as text and in UTF-8. */
+  private readonly heads = new WeakMap<ZoneState, { readonly text: string; readonly bytes: Uint8Array }>();
+
+  private head(s: ZoneState): { readonly text: string; readonly bytes: Uint8Array } {
     let head = this.heads.get(s);
     if (head === undefined) {
       const text = JSON.stringify({ name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: '' }).slice(0, -2);
-      head = { text, bytes: byteText(text) };
+      head = { text, bytes: Buffer.from(text) };
       this.heads.set(s, head);
     }
-    return (bytes ? head.bytes : head.text) + this.currentTime(s, nowMs) + '"}';
+    return head;
   }
 
-  /** JSON text of a zone's facts up to `"current_time":"`, by state, as text and as byte text. */
-  private readonly heads = new WeakMap<ZoneState, { readonly text: string; readonly bytes: string }>();
+  /** The local time up to the microseconds (`YYYY-MM-DDTHH:MM:SS.`): it changes once a second. */
+  private secondOf(s: ZoneState, local: number): string {
+    const second = Math.floor(local / 1000);
+    if (second !== s.second) {
+      s.second = second;
+      s.secondText = isoLocal(second * 1000).slice(0, 20);
+    }
+    return s.secondText;
+  }
 
   private state(name: string, nowMs: number): ZoneState {
     let s = this.states.get(name);
@@ -108,17 +134,6 @@ export class ZoneClock {
       this.states.set(name, s);
     }
     return s;
-  }
-
-  /** The local time: the date and time up to the second change once a second, only the microseconds are formatted per call. */
-  private currentTime(s: ZoneState, nowMs: number): string {
-    const local = nowMs + s.offsetMs;
-    const second = Math.floor(local / 1000);
-    if (second !== s.second) {
-      s.second = second;
-      s.secondText = isoLocal(second * 1000).slice(0, 20);
-    }
-    return s.secondText + micros6(Math.min(999_999, Math.round((local - second * 1000) * 1000))) + s.colon;
   }
 
   /** Offset of a zone at an instant, in minutes east of UTC. */
@@ -153,6 +168,7 @@ export class ZoneClock {
       abbr,
       offset: offsetHhmm(offset),
       colon: offsetColon(offset),
+      closing: offsetColon(offset) + '"}',
       isDst: jan !== jul && offset > Math.min(jan, jul),
       offsetMs: offset * 60_000,
       since: now,
@@ -218,6 +234,11 @@ export function isoLocal(ms: number): string {
 }
 
 /** Microseconds 0..999999 as six digits. */
+/** The microseconds of a local time in milliseconds (0 to 999 999). */
+function microsOf(local: number): number {
+  return Math.min(999_999, Math.round((local - Math.floor(local / 1000) * 1000) * 1000));
+}
+
 function micros6(n: number): string {
   if (n >= 100_000) return String(n);
   return String(1_000_000 + n).slice(1);

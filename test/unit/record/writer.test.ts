@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CountryTable } from '../../../src/country/facts.js';
+import { byteText } from '../../../src/record/bytes.js';
+import { geoRun, geoRunBytes } from '../../../src/record/pieces.js';
+import { ByteWriter } from '../../../src/record/writer.js';
+import type { GeoPart } from '../../../src/snapshot.js';
+import { seed } from '../../helpers/env.js';
+
+/** Any text: ASCII, text beyond the BMP, lone surrogates, control characters, quotes and backslashes. */
+const anyText = fc.oneof(
+  fc.string({ maxLength: 70 }),
+  fc.string({ unit: 'grapheme', maxLength: 70 }),
+  fc.string({ unit: 'binary', maxLength: 70 }),
+  fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0000', '\u007f', 'é', '\u2028', 'a'), maxLength: 70 }),
+);
+
+/** One write and the bytes it stands for, made the obvious way. */
+const step = fc.oneof(
+  anyText.map((s) => ({ write: (w: ByteWriter) => w.text(s), bytes: Buffer.from(s, 'utf8') })),
+  anyText.map((s) => ({ write: (w: ByteWriter) => w.jsonString(s), bytes: Buffer.from(JSON.stringify(s), 'utf8') })),
+  anyText.map((s) => ({ write: (w: ByteWriter) => w.latin1(byteText(s)), bytes: Buffer.from(s, 'utf8') })),
+  fc.uint8Array({ maxLength: 200 }).map((b) => ({ write: (w: ByteWriter) => w.bytes(b), bytes: Buffer.from(b) })),
+  fc.integer({ min: 0, max: 999_999 }).map((n) => ({ write: (w: ByteWriter) => w.digits6(n), bytes: Buffer.from(String(n).padStart(6, '0')) })),
+);
+
+describe('ByteWriter', () => {
+  it('writes what each piece is in UTF-8, in order, growing from any size, into a spare buffer too', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), fc.integer({ min: 1, max: 300 }), fc.boolean(), (steps, capacity, spare) => {
+        const w = new ByteWriter(capacity, spare ? new ArrayBuffer(capacity) : null);
+        for (const s of steps) s.write(w);
+        expect(Buffer.from(w.result()).equals(Buffer.concat(steps.map((s) => s.bytes)))).toBe(true);
+      }),
+      { seed: seed(), numRuns: 1000 },
+    );
+  });
+});
+
+describe('geoRunBytes', () => {
+  const countries = new CountryTable('https://flagcdn.com/w320');
+  const orNull = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });
+  const coordinate = orNull(fc.oneof(fc.double({ min: -180, max: 180, noNaN: true }), fc.integer({ min: -90, max: 90 })));
+  const geo: fc.Arbitrary<GeoPart> = fc.record({
+    city: orNull(anyText),
+    region: orNull(anyText),
+    region_code: orNull(anyText),
+    region_type: orNull(anyText),
+    latitude: coordinate,
+    longitude: coordinate,
+    postal: orNull(anyText),
+    country: orNull(fc.constantFrom('US', 'GB', 'DE', 'JP', 'BR', 'CI', 'RE', 'AQ', 'XK').map((cc) => countries.get(cc))),
+    zone: orNull(fc.constantFrom('Europe/London', 'America/New_York')),
+  });
+
+  it('is the UTF-8 of the location text, for any values and countries', () => {
+    fc.assert(
+      fc.property(geo, (g) => {
+        expect(Buffer.from(geoRunBytes(g)).toString('utf8')).toBe(geoRun(g));
+        expect(Buffer.from(geoRunBytes(g)).equals(Buffer.from(geoRun(g)))).toBe(true);
+      }),
+      { seed: seed(), numRuns: 1000 },
+    );
+  });
+});
