@@ -45,8 +45,6 @@ interface ZoneState {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
-/** Probe this far ahead for the next transition. */
-const HORIZON = 371 * DAY;
 
 const letters = (ABBREVIATIONS as { zones: Record<string, Record<string, string>> }).zones;
 
@@ -70,7 +68,8 @@ export class ZoneClock {
     let ok = this.valid.get(name);
     if (ok === undefined) {
       try {
-        new Intl.DateTimeFormat('en-US', { timeZone: name });
+        // The formatter `offsetAt` uses: one per zone (making one costs about 100 us).
+        this.formatter(name);
         ok = true;
       } catch {
         ok = false;
@@ -138,12 +137,7 @@ export class ZoneClock {
 
   /** Offset of a zone at an instant, in minutes east of UTC. */
   offsetAt(name: string, ms: number): number {
-    let f = this.formats.get(name);
-    if (!f) {
-      f = new Intl.DateTimeFormat('en-US', { timeZone: name, timeZoneName: 'longOffset' });
-      this.formats.set(name, f);
-    }
-    const parts = f.formatToParts(ms);
+    const parts = this.formatter(name).formatToParts(ms);
     let text = '';
     for (const p of parts) if (p.type === 'timeZoneName') text = p.value;
     // "GMT", "GMT-07:00", "GMT+05:30"
@@ -152,6 +146,16 @@ export class ZoneClock {
     const h = Number(text.slice(4, 6));
     const m = text.length > 6 ? Number(text.slice(7, 9)) : 0;
     return sign * (h * 60 + m);
+  }
+
+  /** @throws RangeError for a zone the runtime does not know */
+  private formatter(name: string): Intl.DateTimeFormat {
+    let f = this.formats.get(name);
+    if (!f) {
+      f = new Intl.DateTimeFormat('en-US', { timeZone: name, timeZoneName: 'longOffset' });
+      this.formats.set(name, f);
+    }
+    return f;
   }
 
   private compute(name: string, nowMs: number): ZoneState {
@@ -178,17 +182,17 @@ export class ZoneClock {
     };
   }
 
+  /**
+   * Until when `offset` holds from `from`: its next change, to the
+   * millisecond, when that is within a week; else a week on (the facts are
+   * worked out again then: a zone's offset does not change twice in a
+   * week, and one probe a week costs less than searching a year ahead for
+   * each zone a lookup meets).
+   */
   private nextTransition(name: string, from: number, offset: number): number {
     let lo = from;
-    let hi = -1;
-    for (let t = from + WEEK; t <= from + HORIZON; t += WEEK) {
-      if (this.offsetAt(name, t) !== offset) {
-        hi = t;
-        break;
-      }
-      lo = t;
-    }
-    if (hi < 0) return from + HORIZON - WEEK;
+    let hi = from + WEEK;
+    if (this.offsetAt(name, hi) === offset) return hi;
     // Bisect to the millisecond: the first instant with the new offset.
     while (hi - lo > 1) {
       const mid = lo + Math.floor((hi - lo) / 2);
