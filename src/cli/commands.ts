@@ -289,6 +289,7 @@ async function runEnrich(argv: string[]): Promise<number> {
       // The workers' engines use this one's files: read ones from shared memory, not copies.
       { options: { ...openOptions, shared: engine.share() }, config },
     );
+    if (workers.length < threads) process.stderr.write(`iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`);
     return workers.map((w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]));
   };
   const started = Date.now();
@@ -315,8 +316,10 @@ async function runEnrich(argv: string[]): Promise<number> {
     );
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r');
+    if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
+    const on = workers.length === 0 ? 'on 1 thread' : `on ${workers.length} worker threads`;
     process.stderr.write(
-      `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s)\n`,
+      `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s, ${on})\n`,
     );
     return summary.bad > 0 ? 1 : 0;
   } catch (e) {

@@ -41,6 +41,8 @@ export interface EnrichSummary {
   rows: number;
   bad: number;
   malformed: number;
+  /** Chunks done on this thread because the worker thread they went to failed. */
+  redone: number;
 }
 
 /**
@@ -309,7 +311,7 @@ export async function enrich(
   threads?: (config: RowConfig) => BatchRunner[],
 ): Promise<EnrichSummary> {
   checkFields(o);
-  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0 };
+  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0, redone: 0 };
   const reader = new ChunkReader(input, o.input === 'csv');
   let known = rowConfig(o, null);
   let runners: BatchRunner[] | null = null;
@@ -349,7 +351,12 @@ export async function enrich(
     const c = chunk;
     const runner = runners[sent++ % runners.length];
     // A chunk whose thread fails is done here.
-    inFlight.push(runner(c, spares.pop() ?? null).catch(() => enrichBatch(engine, config, c)));
+    inFlight.push(
+      runner(c, spares.pop() ?? null).catch(() => {
+        summary.redone++;
+        return enrichBatch(engine, config, c);
+      }),
+    );
     if (inFlight.length >= 2 * runners.length) await add(await (inFlight.shift() as Promise<BatchOutput>));
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));

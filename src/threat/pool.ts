@@ -47,7 +47,17 @@ export class PoolWorker {
  * the module.
  */
 export function startWorker(module: URL, options: WorkerOptions = {}): Worker {
-  if (!module.pathname.endsWith('.ts')) return new Worker(module, { execArgv: withoutLoaders(process.execArgv), ...options });
+  if (!module.pathname.endsWith('.ts')) {
+    const argv = withoutLoaders(process.execArgv);
+    // Unchanged, the options are inherited as they are (Node checks only a list it is given).
+    if (argv.length === process.execArgv.length) return new Worker(module, options);
+    try {
+      return new Worker(module, { execArgv: argv, ...options });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw e;
+      return new Worker(module, { execArgv: threadOptions(argv, (e as Error).message), ...options });
+    }
+  }
   // tsx's ESM entry beside the CommonJS one that require() finds.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const boot = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module.href)}); });`;
@@ -77,6 +87,19 @@ export function withoutLoaders(argv: readonly string[]): string[] {
     out.push(flag);
   }
   return out;
+}
+
+/**
+ * `argv` less the options Node refused for a thread (its message names
+ * them): V8's (`--max-old-space-size`) and the process's (`--title`), which
+ * hold for all its threads already. None when the message names none.
+ */
+export function threadOptions(argv: readonly string[], message: string): string[] {
+  const colon = message.lastIndexOf(': ');
+  if (colon < 0) return [];
+  const refused = new Set(message.slice(colon + 2).split(', ').map((f) => f.trim()));
+  const kept = argv.filter((f) => !refused.has(f));
+  return kept.length === argv.length ? [] : kept;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withoutLoaders } from '../../../src/threat/pool.js';
+import { threadOptions, withoutLoaders } from '../../../src/threat/pool.js';
 
 describe('worker options', () => {
   it('leave out the options that load modules, with their values, in both spellings', () => {
@@ -10,5 +10,13 @@ describe('worker options', () => {
   it('keep everything else as it was', () => {
     expect(withoutLoaders([])).toEqual([]);
     expect(withoutLoaders(['--stack-size=2000', '--trace-warnings'])).toEqual(['--stack-size=2000', '--trace-warnings']);
+  });
+
+  it('leave out, after Node refused them, the options a thread cannot take', () => {
+    const argv = ['--max-old-space-size=2048', '--enable-source-maps', '--title=x', '--conditions=dev'];
+    expect(threadOptions(argv, 'Initiated Worker with invalid execArgv flags: --max-old-space-size=2048, --title=x')).toEqual(['--enable-source-maps', '--conditions=dev']);
+    // A message that names none of them: no options at all.
+    expect(threadOptions(argv, 'something else')).toEqual([]);
+    expect(threadOptions(argv, 'flags: --other')).toEqual([]);
   });
 });
