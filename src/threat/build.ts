@@ -124,8 +124,9 @@ export interface BuildOptions {
  * hands out feeds only between its own, so a worker has its next feed
  * queued while it works on one (else it waited: 140 ms while this thread
  * parsed Azure's JSON). A feed whose worker fails is prepared here.
+ * @internal Exported for tests.
  */
-async function prepareAll(tasks: readonly (PrepareTask | null)[], workers: readonly PoolWorker[], sizes: readonly number[]): Promise<(Prepared | null)[]> {
+export async function prepareAll(tasks: readonly (PrepareTask | null)[], workers: readonly PoolWorker[], sizes: readonly number[]): Promise<(Prepared | null)[]> {
   const order = tasks.map((_, i) => i).sort((a, b) => sizes[b] - sizes[a]);
   const results: (Prepared | null)[] = tasks.map(() => null);
   let next = 0;
