@@ -29,8 +29,6 @@ export interface Rows {
   readonly texts: string[];
   readonly lines: number[];
   readonly open: boolean[];
-  /** Whether the chunk is ASCII (so is every row). */
-  readonly ascii: boolean;
 }
 
 const NL = 10;
@@ -134,12 +132,12 @@ function oddQuotes(text: string): boolean {
 /** The rows of a chunk (decoded as UTF-8), after its first `skip`. */
 export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
   const b = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.length);
-  const ascii = isAscii(b);
-  const text = b.toString(ascii ? 'latin1' : 'utf8');
+  // ASCII (most logs) decodes faster as latin1, to the same text.
+  const text = b.toString(isAscii(b) ? 'latin1' : 'utf8');
   const lines = text.split(/\r\n|\n|\r/);
   // A final line break ends the last line; it does not start another.
   if (lines[lines.length - 1] === '') lines.pop();
-  const rows: Rows = { texts: [], lines: [], open: [], ascii };
+  const rows: Rows = { texts: [], lines: [], open: [] };
   let skip = chunk.skip;
   const push = (row: string, line: number, open: boolean) => {
     if (skip > 0) skip--;

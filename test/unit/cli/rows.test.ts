@@ -55,7 +55,6 @@ async function byChunks(pieces: Buffer[], format: EnrichFormat, size: number): P
   for (let chunk = await reader.next(); chunk !== null; chunk = await reader.next()) {
     const r = rowsOf(chunk, format);
     r.texts.forEach((text, i) => rows.push({ text, line: r.lines[i], open: r.open[i] }));
-    expect(r.ascii).toBe(chunk.bytes.every((b) => b < 0x80));
   }
   return rows;
 }
