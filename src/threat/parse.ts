@@ -125,6 +125,13 @@ class Collector {
     else this.bad(line, raw, reason);
   }
 
+  /** `add`, with the entry's text for the report made only when it is bad. */
+  addLazy(line: number, raw: () => string, text: string): void {
+    const reason = this.entry(text, 1);
+    if (reason === null) this.entries++;
+    else this.bad(line, raw(), reason);
+  }
+
   /** Adds an entry's range; a reason when it is not one. */
   private entry(text: string, hits: number): string | null {
     const dash = text.indexOf('-');
@@ -400,7 +407,12 @@ function parseCsv(text: string, options: ParseOptions, ranges: boolean): ParsedF
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 /** Walks a cloud JSON file: `pick` returns the CIDR strings of one object, the walk finds the objects. */
-function parseJson(text: string, collect: (root: Json, add: (cidr: unknown, where: string) => void) => void, date: (root: Json) => unknown): ParsedFeed {
+/**
+ * Parses a cloud provider's JSON: `collect` passes each prefix with where
+ * it is, as a function (the text of a place is made only for a bad one:
+ * Azure's file has 90 000 prefixes).
+ */
+function parseJson(text: string, collect: (root: Json, add: (cidr: unknown, where: () => string) => void) => void, date: (root: Json) => unknown): ParsedFeed {
   const c = new Collector();
   let root: Json;
   try {
@@ -412,8 +424,8 @@ function parseJson(text: string, collect: (root: Json, add: (cidr: unknown, wher
   let n = 0;
   collect(root, (cidr, where) => {
     n++;
-    if (typeof cidr !== 'string') c.bad(n, `${where}: ${JSON.stringify(cidr)}`, 'not a CIDR string');
-    else c.add(n, `${where}: ${cidr}`, cidr.trim());
+    if (typeof cidr !== 'string') c.bad(n, `${where()}: ${JSON.stringify(cidr)}`, 'not a CIDR string');
+    else c.addLazy(n, () => `${where()}: ${cidr}`, cidr.trim());
   });
   const d = date(root);
   if (typeof d === 'string' || typeof d === 'number') {
@@ -453,28 +465,28 @@ export function parseFeed(input: string | Uint8Array, format: FeedFormat, option
       return parseJson(
         text,
         (root, add) => {
-          arr(obj(root).prefixes).forEach((p, i) => add(obj(p).ip_prefix, `prefixes[${i}]`));
-          arr(obj(root).ipv6_prefixes).forEach((p, i) => add(obj(p).ipv6_prefix, `ipv6_prefixes[${i}]`));
+          arr(obj(root).prefixes).forEach((p, i) => add(obj(p).ip_prefix, () => `prefixes[${i}]`));
+          arr(obj(root).ipv6_prefixes).forEach((p, i) => add(obj(p).ipv6_prefix, () => `ipv6_prefixes[${i}]`));
         },
         (root) => obj(root).createDate,
       );
     case 'gcp-json':
       return parseJson(
         text,
-        (root, add) => arr(obj(root).prefixes).forEach((p, i) => add(obj(p).ipv4Prefix ?? obj(p).ipv6Prefix, `prefixes[${i}]`)),
+        (root, add) => arr(obj(root).prefixes).forEach((p, i) => add(obj(p).ipv4Prefix ?? obj(p).ipv6Prefix, () => `prefixes[${i}]`)),
         (root) => obj(root).creationTime,
       );
     case 'azure-json':
       return parseJson(
         text,
         (root, add) =>
-          arr(obj(root).values).forEach((v, i) => arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, `values[${i}].properties.addressPrefixes[${j}]`))),
+          arr(obj(root).values).forEach((v, i) => arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, () => `values[${i}].properties.addressPrefixes[${j}]`))),
         () => null,
       );
     case 'oracle-json':
       return parseJson(
         text,
-        (root, add) => arr(obj(root).regions).forEach((r, i) => arr(obj(r).cidrs).forEach((c, j) => add(obj(c).cidr, `regions[${i}].cidrs[${j}]`))),
+        (root, add) => arr(obj(root).regions).forEach((r, i) => arr(obj(r).cidrs).forEach((c, j) => add(obj(c).cidr, () => `regions[${i}].cidrs[${j}]`))),
         (root) => obj(root).last_updated_timestamp,
       );
   }
