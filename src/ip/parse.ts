@@ -29,11 +29,11 @@ const MAX_TEXT_LENGTH = 45;
 export type IpVersion = 4 | 6;
 
 /**
- * Parses `text` into `out` (four words). Returns 4 or 6, or 0 when the text
- * is not an address (then `out` holds garbage).
+ * Parses `text` (its first `len` characters) into `out` (four words).
+ * Returns 4 or 6, or 0 when the text is not an address (then `out` holds
+ * garbage).
  */
-export function parseIpInto(text: string, out: Uint32Array): 0 | IpVersion {
-  const len = text.length;
+export function parseIpInto(text: string, out: Uint32Array, len = text.length): 0 | IpVersion {
   if (len === 0 || len > MAX_TEXT_LENGTH) return 0;
   const v4 = parseV4(text, 0, len);
   if (v4 >= 0) {

@@ -148,7 +148,7 @@ class Collector {
     const f = this.first;
     const l = this.last;
     const slash = text.indexOf('/');
-    const version = parseIpInto(slash < 0 ? text : text.slice(0, slash), f);
+    const version = parseIpInto(text, f, slash < 0 ? text.length : slash);
     if (version === 0) return 'not an address or CIDR';
     let prefix = version === 4 ? 32 : 128;
     if (slash >= 0) {

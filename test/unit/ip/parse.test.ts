@@ -1,5 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalIp, parseCidr, parseIp } from '../../../src/ip/address.js';
+import { parseIpInto } from '../../../src/ip/parse.js';
+import { seed } from '../../helpers/env.js';
 
 describe('parseIp', () => {
   it.each([
@@ -38,5 +41,20 @@ describe('parseCidr', () => {
     expect(parseCidr('1.2.3.4')?.prefix).toBe(32);
     expect(parseCidr('1.2.3.4/33')).toBeNull();
     expect(parseCidr('1.2.3.4/x')).toBeNull();
+  });
+});
+
+describe('parseIpInto with a length', () => {
+  it('reads the first `len` characters as the whole text would be read', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string({ maxLength: 50 })), fc.string({ maxLength: 6 }), (text, after) => {
+        const whole = new Uint32Array(4);
+        const prefix = new Uint32Array(4);
+        const v = parseIpInto(text, whole);
+        expect(parseIpInto(text + after, prefix, text.length)).toBe(v);
+        if (v !== 0) expect(Array.from(prefix)).toEqual(Array.from(whole));
+      }),
+      { seed: seed(), numRuns: 3000 },
+    );
   });
 });
