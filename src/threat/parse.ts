@@ -406,7 +406,6 @@ function parseCsv(text: string, options: ParseOptions, ranges: boolean): ParsedF
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
-/** Walks a cloud JSON file: `pick` returns the CIDR strings of one object, the walk finds the objects. */
 /**
  * Parses a cloud provider's JSON: `collect` passes each prefix with where
  * it is, as a function (the text of a place is made only for a bad one:
