@@ -247,6 +247,76 @@ function bareV6(buf: Buffer, from: number, to: number): boolean {
   return colons >= 2;
 }
 
+/** Groups of the IPv6 address `v6FromBytes` reads, and its first and last addresses. */
+const groups6 = new Uint16Array(8);
+const first6 = new Uint32Array(4);
+const last6 = new Uint32Array(4);
+
+/**
+ * A bare IPv6 address or block (a `bareV6` line) read from the bytes into
+ * `c`, as the text reader reads it; false, with nothing added, for any line
+ * that is not a valid one (the text reader then says why).
+ */
+function v6FromBytes(buf: Buffer, from: number, to: number, c: Collector): boolean {
+  let i = from;
+  let count = 0;
+  let gap = -1;
+  if (buf[i] === CH_COLON) {
+    if (i + 1 >= to || buf[i + 1] !== CH_COLON) return false;
+    gap = 0;
+    i += 2;
+  }
+  while (i < to && buf[i] !== SLASH) {
+    let value = 0;
+    let digits = 0;
+    for (; i < to; i++) {
+      const ch = buf[i];
+      const h = ch >= CH_0 && ch <= CH_9 ? ch - CH_0 : ch >= CH_LA && ch <= CH_LF ? ch - CH_LA + 10 : ch >= CH_A && ch <= CH_F ? ch - CH_A + 10 : -1;
+      if (h < 0) break;
+      value = (value << 4) | h;
+      if (++digits > 4) return false;
+    }
+    if (digits === 0 || count === 8) return false;
+    groups6[count++] = value;
+    if (i === to || buf[i] === SLASH) break;
+    // A colon (the only other byte of a bare line), then a group, or a second colon.
+    i++;
+    if (i < to && buf[i] === CH_COLON) {
+      if (gap >= 0) return false;
+      gap = count;
+      i++;
+    } else if (i === to || buf[i] === SLASH) return false;
+  }
+  if (gap < 0 ? count !== 8 : count > 7) return false;
+  let prefix = 128;
+  if (i < to) {
+    // `/` and one to three digits, at most 128.
+    const digits = to - i - 1;
+    if (digits < 1 || digits > 3) return false;
+    prefix = 0;
+    for (let k = i + 1; k < to; k++) {
+      const d = buf[k] - CH_0;
+      if (d < 0 || d > 9) return false;
+      prefix = prefix * 10 + d;
+    }
+    if (prefix > 128) return false;
+  }
+  if (gap >= 0) {
+    const shift = 8 - count;
+    for (let k = count - 1; k >= gap; k--) groups6[k + shift] = groups6[k];
+    for (let k = gap; k < gap + shift; k++) groups6[k] = 0;
+  }
+  for (let w = 0; w < 4; w++) {
+    const keep = prefix - w * 32;
+    const host = keep >= 32 ? 0 : keep <= 0 ? 0xffffffff : 0xffffffff >>> keep;
+    first6[w] = (((groups6[2 * w] << 16) | groups6[2 * w + 1]) & ~host) >>> 0;
+    last6[w] = (first6[w] | host) >>> 0;
+  }
+  c.v6.push(first6, last6, 1);
+  c.entries++;
+  return true;
+}
+
 function isAscii(buf: Buffer, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (buf[i] > 127) return false;
   return true;
@@ -254,7 +324,8 @@ function isAscii(buf: Buffer, from: number, to: number): boolean {
 
 /**
  * A list, read from its bytes. Lines of the commonest forms (`a.b.c.d`,
- * `a.b.c.d/n`, `a.b.c.d<TAB>hits`) are read from the bytes directly; any
+ * `a.b.c.d/n`, `a.b.c.d<TAB>hits`, an IPv6 address or block alone) are
+ * read from the bytes directly; any
  * other line is read from its text by `listLine`, which gives the same
  * answer for those forms (a property test holds the two to that). `fast`
  * false reads every line from its text.
@@ -339,9 +410,14 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
     let end = buf.indexOf(NL, pos);
     if (end < 0) end = n;
     const stop = end > pos && buf[end - 1] === CR ? end - 1 : end;
+    // An IPv6 address or block alone on its line (hex digits, two colons or more, a slash) is read from the bytes.
+    const bare = fast && bareV6(buf, pos, stop);
+    if (bare && v6FromBytes(buf, pos, stop, c)) {
+      pos = end + 1;
+      continue;
+    }
     const raw = buf.toString('latin1', pos, stop);
-    // An IPv6 address or block alone on its line (hex digits, two colons or more, a slash) needs none of the text reader's steps.
-    if (fast && bareV6(buf, pos, stop)) c.add(line, raw, raw);
+    if (bare) c.add(line, raw, raw);
     else listLine(c, line, isAscii(buf, pos, stop) ? raw : buf.toString('utf8', pos, stop), minHits);
     pos = end + 1;
   }
