@@ -78,13 +78,23 @@ function uniform(list: RangeList): boolean {
  * The ranges in order of their starts: a least-significant-digit radix
  * sort in three passes (11, 11 and 10 bits: a pass of 16 bits scatters
  * into 65 536 places at once, beyond the caches, and took longer than two
- * of 11), carrying ends and values (only when they tell something: not
- * for lists of single addresses with one value). `inPlace`: the answer is
- * written over `list` itself.
+ * of 11), carrying ends and values; a large list of single addresses with
+ * one value (where ends and values tell nothing) by `sortKeys`. `inPlace`:
+ * the answer is written over `list` itself.
  */
 function sortByStart(list: RangeList, inPlace: boolean): RangeList {
   if (sorted(list)) return list;
   const n = list.length;
+  const ends = !singles(list);
+  const values = !uniform(list);
+  if (!ends && !values && n >= MSD_MIN) {
+    const out = inPlace ? list : new RangeList(n);
+    sortKeys(list.start, n, out.start);
+    out.end.set(out.start.subarray(0, n));
+    if (!inPlace) out.value.fill(list.value[0], 0, n);
+    out.length = n;
+    return out;
+  }
   const c0 = new Uint32Array(2048);
   const c1 = new Uint32Array(2048);
   const c2 = new Uint32Array(1024);
@@ -95,8 +105,6 @@ function sortByStart(list: RangeList, inPlace: boolean): RangeList {
     c1[(k >>> 11) & 0x7ff]++;
     c2[k >>> 22]++;
   }
-  const ends = !singles(list);
-  const values = !uniform(list);
   const tmp = new RangeList(n, ends, values);
   // Each pass reads what the one before wrote, so the second may write over the first one's input.
   const out = inPlace ? list : new RangeList(n);
@@ -109,6 +117,62 @@ function sortByStart(list: RangeList, inPlace: boolean): RangeList {
   else if (n > 0 && !inPlace) out.value.fill(list.value[0], 0, n);
   out.length = n;
   return out;
+}
+
+/** Below this many keys, the three passes cost less than `sortKeys`'s buckets. */
+const MSD_MIN = 1 << 16;
+
+/**
+ * Sorts the first `n` keys of `keys` into `out` (which may be `keys`): a
+ * pass on the top 10 bits puts each key in its bucket (1 024 places to
+ * write at once), then each bucket is sorted on its lower 22 bits in two
+ * passes of 11 in a small buffer, which the caches hold: 6 million random
+ * keys in 180 ms against 220-280 ms in three passes over all of them.
+ */
+function sortKeys(keys: Uint32Array, n: number, out: Uint32Array): void {
+  const buckets = new Uint32Array(1025);
+  for (let i = 0; i < n; i++) buckets[(keys[i] >>> 22) + 1]++;
+  for (let d = 0; d < 1024; d++) buckets[d + 1] += buckets[d];
+  const at = buckets.slice(0, 1024);
+  const all = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    all[at[k >>> 22]++] = k;
+  }
+  let most = 0;
+  for (let d = 0; d < 1024; d++) most = Math.max(most, buckets[d + 1] - buckets[d]);
+  const small = new Uint32Array(most);
+  const low = new Uint32Array(2048);
+  const high = new Uint32Array(2048);
+  for (let d = 0; d < 1024; d++) {
+    const lo = buckets[d];
+    const hi = buckets[d + 1];
+    low.fill(0);
+    high.fill(0);
+    for (let i = lo; i < hi; i++) {
+      const k = all[i];
+      low[k & 0x7ff]++;
+      high[(k >>> 11) & 0x7ff]++;
+    }
+    let a = 0;
+    let b = lo;
+    for (let q = 0; q < 2048; q++) {
+      const x = low[q];
+      low[q] = a;
+      a += x;
+      const y = high[q];
+      high[q] = b;
+      b += y;
+    }
+    for (let i = lo; i < hi; i++) {
+      const k = all[i];
+      small[low[k & 0x7ff]++] = k;
+    }
+    for (let i = 0; i < hi - lo; i++) {
+      const k = small[i];
+      out[high[(k >>> 11) & 0x7ff]++] = k;
+    }
+  }
 }
 
 function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, mask: number, ends: boolean, values: boolean): void {
