@@ -13,11 +13,12 @@
  *    then flags, evidence counts per category, the highest hit count and
  *    the blocklists. Touching ranges with equal labels are joined.
  *
- * IPv4 is compiled in two halves of the address space (the lower one on a
- * worker thread when the builder has one), each with its own sets and
- * labels; the labels are then put in one table, numbered by content, so
- * the file is the same on any number of threads. IPv6 ranges are compiled
- * the same way on ranks (`Ranks6`), beside the other half.
+ * IPv4 is compiled in two parts of the address space (the lower one on a
+ * worker thread when the builder has one, split by `splitBucket`), each
+ * with its own sets and labels; the labels are then put in one table,
+ * numbered by content, so the file is the same on any number of threads.
+ * IPv6 ranges are compiled the same way on ranks (`Ranks6`), beside the
+ * upper part.
  */
 
 import { CATEGORIES, categoryFlag, type Category } from '../record/threat.js';
@@ -37,7 +38,7 @@ export interface CompileFeed {
   readonly v6: { readonly words: Uint32Array; readonly value: Uint32Array };
   /**
    * Count the addresses it covers here (a list prepared in parts): each
-   * thread counts its half of the IPv4 space, and the total goes into the
+   * thread counts its part of the IPv4 space, and the total goes into the
    * metadata's feed of the same index.
    */
   readonly count?: boolean;
@@ -446,7 +447,7 @@ export async function compileThreat(
 
   const v6 = new RangeList6(Math.max(16, byRank.length));
   for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
-  // The coverage of feeds counted here: both halves, and IPv6.
+  // The coverage of feeds counted here: both parts, and IPv6.
   const metaFeeds = [...meta.feeds];
   count.forEach((f, k) => {
     const v6 = span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value));

@@ -251,7 +251,7 @@ export function prepareFeed(task: PrepareTask): Prepared {
 /**
  * Joins the results of a large list's parts (in file order) into the
  * list's result. Its coverage is left to the compiler (`addresses` is ''),
- * which counts it per half of the IPv4 space on both threads.
+ * which counts it per part of the IPv4 space on both threads.
  */
 export function joinParts(parts: readonly Prepared[]): Prepared {
   const failed = parts.find((p) => !p.ok);
