@@ -430,7 +430,13 @@ function isEntry(field: string): boolean {
   return parseCidr(field.trim()) !== null;
 }
 
-function parseCsv(text: string, options: ParseOptions, ranges: boolean): ParsedFeed {
+/**
+ * A CSV feed: the address in one column (`range-csv`: a range in the first
+ * two). After the header, a line without quotes has its field found by its
+ * commas, without splitting the line into all its fields (a geofeed or VPN
+ * list has a dozen per line); `fast` false splits every line.
+ */
+export function parseCsv(text: string, options: ParseOptions, ranges: boolean, fast = true): ParsedFeed {
   const c = new Collector();
   const all = lines(text);
   let column = typeof options.column === 'number' ? options.column : 0;
@@ -440,6 +446,25 @@ function parseCsv(text: string, options: ParseOptions, ranges: boolean): ParsedF
     if (raw.trim() === '') continue;
     if (raw.trimStart().startsWith('#')) {
       c.comment(raw.trimStart().slice(1));
+      continue;
+    }
+    if (fast && headerDone && raw.indexOf('"') < 0) {
+      // Fields `column` (or 0 and 1) between commas, as splitCsvLine splits a line without quotes.
+      const want = ranges ? 0 : column;
+      let from = 0;
+      for (let k = 0; k < want && from >= 0; k++) {
+        const comma = raw.indexOf(',', from);
+        from = comma < 0 ? -1 : comma + 1;
+      }
+      const to = from < 0 ? -1 : raw.indexOf(',', from);
+      if (!ranges) {
+        if (from < 0) c.bad(i + 1, raw, `no column ${column}`);
+        else c.add(i + 1, raw, raw.slice(from, to < 0 ? raw.length : to).trim());
+      } else if (to < 0) c.bad(i + 1, raw, 'expected start,end');
+      else {
+        const next = raw.indexOf(',', to + 1);
+        c.add(i + 1, raw, `${raw.slice(0, to).trim()}-${raw.slice(to + 1, next < 0 ? raw.length : next).trim()}`);
+      }
       continue;
     }
     const fields = splitCsvLine(raw);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commentDate, parseFeed, parseList } from '../../../src/threat/parse.js';
+import { commentDate, parseFeed, parseList, parseCsv } from '../../../src/threat/parse.js';
 import { seed } from '../../helpers/env.js';
 import { formatCidr } from '../../../src/ip/format.js';
 import { rangeToCidrs } from '../../../src/build/ranges.js';
@@ -120,6 +120,41 @@ describe('list parser on bytes', () => {
         expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
         expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)));
       }),
+      { seed: seed(), numRuns: 1500 },
+    );
+  });
+});
+
+describe('CSV parser', () => {
+  const field = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 33 })).map(([a, p]) => `${a}/${p}`),
+    fc.constantFrom('', ' ', 'US', 'New York', 'ip', 'IPRange', 'x', '1.2.3', ' 10.0.0.1 ', '10.0.0.0-10.0.0.9', '"q,uoted"', '"a ""b"""', '"open', 'a"b', '\t', '#x'),
+  );
+  const line = fc.oneof(
+    fc.array(field, { minLength: 1, maxLength: 5 }).map((f) => f.join(',')),
+    fc.array(field, { minLength: 1, maxLength: 3 }).map((f) => f.join(',') + ','),
+    fc.constantFrom('', '   ', '# comment 2025-07-24', ' # indented comment', 'ip,country', 'IPRange,Country,City'),
+  );
+
+  it('reads lines without quotes by their commas as by splitting them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 25 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.constantFrom<{ column?: number | string; header?: boolean }>({}, { column: 1 }, { column: 2 }, { column: 'ip' }, { column: 'IPRange' }, { header: false }, { header: true, column: 0 }),
+        fc.boolean(),
+        (ls, eol, options, ranges) => {
+          const text = ls.join(eol) + eol;
+          const fast = parseCsv(text, options, ranges);
+          const slow = parseCsv(text, options, ranges, false);
+          const ranges4 = (r: typeof fast) => Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i], r.v4.value[i]]);
+          expect(ranges4(fast)).toEqual(ranges4(slow));
+          expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)));
+          expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
+        },
+      ),
       { seed: seed(), numRuns: 1500 },
     );
   });
