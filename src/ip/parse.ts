@@ -86,7 +86,8 @@ export function parseV4(text: string, start: number, end: number): number {
   return i === end ? value : -1;
 }
 
-function hexValue(c: number): number {
+/** The value of a hex digit's character code, or -1. */
+export function hexValue(c: number): number {
   if (c >= CH_0 && c <= CH_9) return c - CH_0;
   if (c >= CH_LA && c <= CH_LF) return c - CH_LA + 10;
   if (c >= CH_A && c <= CH_F) return c - CH_A + 10;
@@ -144,21 +145,30 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
 }
 
 function finishV6(count: number, gap: number, out: Uint32Array): 0 | IpVersion {
+  return wordsOfGroups(groups, count, gap, out);
+}
+
+/**
+ * The address of `count` parsed 16-bit groups, with `::` before group `gap`
+ * (or none: -1), into `out`: 6, or 4 for an IPv4-mapped address (RFC 4291
+ * 2.5.5.2, answered as IPv4), or 0 when the groups do not make an address.
+ * `g` is overwritten.
+ */
+export function wordsOfGroups(g: Uint16Array, count: number, gap: number, out: Uint32Array): 0 | IpVersion {
   if (gap < 0) {
     if (count !== 8) return 0;
   } else {
     // `::` stands for at least one zero group.
     if (count > 7) return 0;
     const shift = 8 - count;
-    for (let k = count - 1; k >= gap; k--) groups[k + shift] = groups[k];
-    for (let k = gap; k < gap + shift; k++) groups[k] = 0;
+    for (let k = count - 1; k >= gap; k--) g[k + shift] = g[k];
+    for (let k = gap; k < gap + shift; k++) g[k] = 0;
   }
-  const w0 = ((groups[0] << 16) | groups[1]) >>> 0;
-  const w1 = ((groups[2] << 16) | groups[3]) >>> 0;
-  const w2 = ((groups[4] << 16) | groups[5]) >>> 0;
-  const w3 = ((groups[6] << 16) | groups[7]) >>> 0;
+  const w0 = ((g[0] << 16) | g[1]) >>> 0;
+  const w1 = ((g[2] << 16) | g[3]) >>> 0;
+  const w2 = ((g[4] << 16) | g[5]) >>> 0;
+  const w3 = ((g[6] << 16) | g[7]) >>> 0;
   if (w0 === 0 && w1 === 0 && w2 === 0xffff) {
-    // IPv4-mapped (RFC 4291 2.5.5.2): answered as IPv4.
     out[0] = 0;
     out[1] = 0;
     out[2] = 0;

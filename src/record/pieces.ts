@@ -93,6 +93,12 @@ function value(out: ByteWriter, v: string | number | null): void {
   else out.latin1(JSON.stringify(v));
 }
 
+/** A member after a comma: `key` is its text up to the value (`,"region":`). */
+function member(out: ByteWriter, key: string, v: string | number | null): void {
+  out.latin1(key);
+  value(out, v);
+}
+
 /** `geoRun(geo)` in UTF-8: its country's bytes and the location's own values (a location has a piece of its own, most of which is its country's). */
 export function geoRunBytes(geo: GeoPart): Uint8Array {
   const c = geo.country;
@@ -101,18 +107,13 @@ export function geoRunBytes(geo: GeoPart): Uint8Array {
   out.used = 0;
   out.bytes(run.beforeCity);
   value(out, geo.city);
-  out.latin1(',"region":');
-  value(out, geo.region);
-  out.latin1(',"region_code":');
-  value(out, geo.region_code);
-  out.latin1(',"region_type":');
-  value(out, geo.region_type);
+  member(out, ',"region":', geo.region);
+  member(out, ',"region_code":', geo.region_code);
+  member(out, ',"region_type":', geo.region_type);
   out.bytes(run.beforeLatitude);
   value(out, geo.latitude);
-  out.latin1(',"longitude":');
-  value(out, geo.longitude);
-  out.latin1(',"postal":');
-  value(out, geo.postal);
+  member(out, ',"longitude":', geo.longitude);
+  member(out, ',"postal":', geo.postal);
   out.bytes(run.afterPostal);
   // A copy at its length, from Node's pool of small buffers (as `Buffer.from` of the other pieces).
   const bytes = Buffer.allocUnsafe(out.used);

@@ -20,7 +20,7 @@
 
 import { splitCsvLine } from '../build/csv.js';
 import { parseCidr, parseIp, type Address } from '../ip/address.js';
-import { CH_0, CH_9, CH_A, CH_COLON, CH_DOT, CH_F, CH_LA, CH_LF, parseIpInto } from '../ip/parse.js';
+import { CH_0, CH_9, CH_A, CH_COLON, CH_DOT, CH_F, CH_LA, CH_LF, hexValue, parseIpInto, wordsOfGroups } from '../ip/parse.js';
 import { RangeList, RangeList6, compareWords } from './ranges.js';
 
 export type FeedFormat = 'list' | 'csv' | 'range-csv' | 'aws-json' | 'gcp-json' | 'azure-json' | 'oracle-json';
@@ -163,13 +163,7 @@ class Collector {
       if (p > prefix) return 'not an address or CIDR';
       prefix = p;
     }
-    const bits = version === 4 ? prefix + 96 : prefix;
-    for (let w = 0; w < 4; w++) {
-      const keep = bits - w * 32;
-      const host = keep >= 32 ? 0 : keep <= 0 ? 0xffffffff : 0xffffffff >>> keep;
-      f[w] = (f[w] & ~host) >>> 0;
-      l[w] = (f[w] | host) >>> 0;
-    }
+    toBlock(f, l, version === 4 ? prefix + 96 : prefix);
     if (version === 4) this.v4.push(f[3], l[3], hits);
     else this.v6.push(f, l, hits);
     return null;
@@ -247,6 +241,16 @@ function bareV6(buf: Buffer, from: number, to: number): boolean {
   return colons >= 2;
 }
 
+/** The first and last addresses of the block of `bits` prefix bits (of 128) around the address in `f`, into `f` and `l`. */
+function toBlock(f: Uint32Array, l: Uint32Array, bits: number): void {
+  for (let w = 0; w < 4; w++) {
+    const keep = bits - w * 32;
+    const host = keep >= 32 ? 0 : keep <= 0 ? 0xffffffff : 0xffffffff >>> keep;
+    f[w] = (f[w] & ~host) >>> 0;
+    l[w] = (f[w] | host) >>> 0;
+  }
+}
+
 /** Groups of the IPv6 address `v6FromBytes` reads, and its first and last addresses. */
 const groups6 = new Uint16Array(8);
 const first6 = new Uint32Array(4);
@@ -270,8 +274,7 @@ function v6FromBytes(buf: Buffer, from: number, to: number, c: Collector): boole
     let value = 0;
     let digits = 0;
     for (; i < to; i++) {
-      const ch = buf[i];
-      const h = ch >= CH_0 && ch <= CH_9 ? ch - CH_0 : ch >= CH_LA && ch <= CH_LF ? ch - CH_LA + 10 : ch >= CH_A && ch <= CH_F ? ch - CH_A + 10 : -1;
+      const h = hexValue(buf[i]);
       if (h < 0) break;
       value = (value << 4) | h;
       if (++digits > 4) return false;
@@ -287,7 +290,6 @@ function v6FromBytes(buf: Buffer, from: number, to: number, c: Collector): boole
       i++;
     } else if (i === to || buf[i] === SLASH) return false;
   }
-  if (gap < 0 ? count !== 8 : count > 7) return false;
   let prefix = 128;
   if (i < to) {
     // `/` and one to three digits, at most 128.
@@ -301,17 +303,9 @@ function v6FromBytes(buf: Buffer, from: number, to: number, c: Collector): boole
     }
     if (prefix > 128) return false;
   }
-  if (gap >= 0) {
-    const shift = 8 - count;
-    for (let k = count - 1; k >= gap; k--) groups6[k + shift] = groups6[k];
-    for (let k = gap; k < gap + shift; k++) groups6[k] = 0;
-  }
-  for (let w = 0; w < 4; w++) {
-    const keep = prefix - w * 32;
-    const host = keep >= 32 ? 0 : keep <= 0 ? 0xffffffff : 0xffffffff >>> keep;
-    first6[w] = (((groups6[2 * w] << 16) | groups6[2 * w + 1]) & ~host) >>> 0;
-    last6[w] = (first6[w] | host) >>> 0;
-  }
+  // An IPv4-mapped address is IPv4 to the text reader, with prefixes up to 32.
+  if (wordsOfGroups(groups6, count, gap, first6) !== 6) return false;
+  toBlock(first6, last6, prefix);
   c.v6.push(first6, last6, 1);
   c.entries++;
   return true;
