@@ -161,8 +161,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       plan.push({ prefix: Buffer.from((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
     } else plan[at].cell = cell;
   });
-  /** The row's record (written, when `write`), or null with the error in `failure`. */
   const failure = { message: '' };
+  /** The row's record (written, when `write`), or null with the error in `failure`. */
   const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = 'no address in this row';

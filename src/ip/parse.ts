@@ -104,7 +104,7 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
     if (len < 2 || text.charCodeAt(1) !== CH_COLON) return 0;
     gap = 0;
     i = 2;
-    if (i === len) return finishV6(count, gap, out);
+    if (i === len) return wordsOfGroups(groups, count, gap, out);
   }
   while (i < len) {
     // One group: up to four hex digits, or a dotted IPv4 tail.
@@ -125,7 +125,7 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
       if (v4 < 0) return 0;
       groups[count++] = v4 >>> 16;
       groups[count++] = v4 & 0xffff;
-      return finishV6(count, gap, out);
+      return wordsOfGroups(groups, count, gap, out);
     }
     if (digits === 0 || count === 8) return 0;
     groups[count++] = value;
@@ -141,10 +141,6 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
       return 0; // a trailing single colon
     }
   }
-  return finishV6(count, gap, out);
-}
-
-function finishV6(count: number, gap: number, out: Uint32Array): 0 | IpVersion {
   return wordsOfGroups(groups, count, gap, out);
 }
 

@@ -58,28 +58,12 @@ interface CountryRun {
 }
 
 function countryRunOf(c: Country | null): CountryRun {
-  const members = (o: object) => JSON.stringify(o).slice(1, -1);
+  /** The country's members `keys`, as JSON text after a comma. */
+  const members = (keys: readonly (keyof Country)[]) => ',' + JSON.stringify(Object.fromEntries(keys.map((k) => [k, c === null ? null : c[k]]))).slice(1, -1);
   return {
-    beforeCity: Buffer.from(`,"is_eu":${JSON.stringify(c === null ? null : c.is_eu)},"city":`),
-    beforeLatitude: Buffer.from(
-      ',' +
-        members({
-          country_name: c === null ? null : c.country_name,
-          country_code: c === null ? null : c.country_code,
-          continent_name: c === null ? null : c.continent_name,
-          continent_code: c === null ? null : c.continent_code,
-        }) +
-        ',"latitude":',
-    ),
-    afterPostal: Buffer.from(
-      ',' +
-        members({
-          calling_code: c === null ? null : c.calling_code,
-          flag: c === null ? null : c.flag,
-          emoji_flag: c === null ? null : c.emoji_flag,
-          emoji_unicode: c === null ? null : c.emoji_unicode,
-        }),
-    ),
+    beforeCity: Buffer.from(members(['is_eu']) + ',"city":'),
+    beforeLatitude: Buffer.from(members(['country_name', 'country_code', 'continent_name', 'continent_code']) + ',"latitude":'),
+    afterPostal: Buffer.from(members(['calling_code', 'flag', 'emoji_flag', 'emoji_unicode'])),
   };
 }
 

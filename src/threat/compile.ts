@@ -360,13 +360,12 @@ export type SliceRunner = (input: SliceInput, transfer: ArrayBuffer[]) => Promis
 /**
  * Compiles feeds into the bytes of `threat.bin`. `meta` is written as given
  * (its blocklists are the table that `blocklist` ids point into), with the
- * addresses of the feeds marked `count` counted here; the metadata
- * written is returned. IPv4 is
- * compiled in two parts of the address space, the lower one on `other`
- * (another thread) when given, split where the two threads' work comes
- * out even (`splitBucket`); labels are numbered by their content, so the
- * bytes are the same either way. `compactLabels` is for tests (to force
- * the wide IPv4 labels).
+ * addresses of the feeds marked `count` counted here; the metadata written
+ * is returned. IPv4 is compiled in two parts of the address space, the
+ * lower one on `other` (another thread) when given, split where the two
+ * threads' work comes out even (`splitBucket`); labels are numbered by
+ * their content, so the bytes are the same either way. `compactLabels` is
+ * for tests (to force the wide IPv4 labels).
  */
 export async function compileThreat(
   feeds: readonly CompileFeed[],

@@ -50,16 +50,7 @@ export type Prepared =
 /** Whether IPv6 ranges are in order of their starts (most published lists are). */
 function sorted6(list: RangeList6): boolean {
   const w = list.words;
-  for (let i = 1; i < list.length; i++) {
-    const a = (i - 1) * 8;
-    const b = i * 8;
-    for (let k = 0; k < 4; k++) {
-      if (w[b + k] !== w[a + k]) {
-        if (w[b + k] < w[a + k]) return false;
-        break;
-      }
-    }
-  }
+  for (let i = 1; i < list.length; i++) if (compareAt(w, i * 8, w, (i - 1) * 8) < 0) return false;
   return true;
 }
 
@@ -71,31 +62,23 @@ function joinSorted6(list: RangeList6): RangeList6 {
   let n = 0;
   for (let i = 0; i < list.length; i++) {
     const at = i * 8;
-    // Does range i start at or before the end of the last joined range, plus one?
-    let joins = false;
-    if (n > 0) {
-      const last = (n - 1) * 8 + 4;
-      let cmp = 0;
-      for (let k = 0; k < 4 && cmp === 0; k++) cmp = w[at + k] < o[last + k] ? -1 : w[at + k] > o[last + k] ? 1 : 0;
-      joins = cmp <= 0 || followsOn(o, last, w, at);
-      if (joins) {
-        let later = false;
-        for (let k = 0; k < 4; k++) {
-          if (w[at + 4 + k] !== o[last + k]) {
-            later = w[at + 4 + k] > o[last + k];
-            break;
-          }
-        }
-        if (later) for (let k = 0; k < 4; k++) o[last + k] = w[at + 4 + k];
-      }
-    }
-    if (!joins) {
+    const last = (n - 1) * 8 + 4;
+    // Range i joins the last joined range when it starts at or before its end, plus one.
+    if (n > 0 && (compareAt(w, at, o, last) <= 0 || followsOn(o, last, w, at))) {
+      if (compareAt(w, at + 4, o, last) > 0) for (let k = 0; k < 4; k++) o[last + k] = w[at + 4 + k];
+    } else {
       for (let k = 0; k < 8; k++) o[n * 8 + k] = w[at + k];
       n++;
     }
   }
   out.length = n;
   return out;
+}
+
+/** The order of the addresses at `a[at..at+3]` and `b[bt..bt+3]`: -1, 0 or 1. */
+function compareAt(a: Uint32Array, at: number, b: Uint32Array, bt: number): number {
+  for (let k = 0; k < 4; k++) if (a[at + k] !== b[bt + k]) return a[at + k] < b[bt + k] ? -1 : 1;
+  return 0;
 }
 
 /** Whether the address at `b[bt..bt+3]` is the one after `a[at..at+3]`. */

@@ -4,10 +4,11 @@
  * The UTC offset comes from the runtime's own tz data (`Intl`), the
  * abbreviation from the tz database's table (`abbreviations.json`, numeric
  * form when the tz database has no letters). Both are computed once per zone
- * and kept until the zone's next offset change, found by probing ahead with
- * `Intl` (weekly for a year, then to the minute); only `current_time` is
- * computed per lookup, with integer arithmetic (formatting with `Intl` on
- * every call caps a lookup near 155k/s).
+ * and kept for a week, or until the zone's next offset change when that
+ * comes sooner (found by probing a week ahead with `Intl`, then to the
+ * millisecond); only `current_time` is computed per lookup, with integer
+ * arithmetic (formatting with `Intl` on every call caps a lookup near
+ * 155k/s).
  */
 
 import ABBREVIATIONS from './abbreviations.json';
@@ -35,7 +36,7 @@ interface ZoneState {
   readonly offsetMs: number;
   /** Epoch milliseconds when these facts were computed (a clock set back before it recomputes them). */
   readonly since: number;
-  /** Epoch milliseconds of the next offset change (or a year ahead). */
+  /** Epoch milliseconds of the next offset change (or a week ahead). */
   readonly until: number;
   /** Local second that `secondText` spells (`YYYY-MM-DDTHH:MM:SS.`). */
   second: number;
@@ -241,12 +242,12 @@ export function isoLocal(ms: number): string {
   return `${y}-${pad2(m)}-${pad2(d)}T${pad2(hh)}:${pad2(mm)}:${pad2(ss)}.${String(frac).padStart(6, '0')}`;
 }
 
-/** Microseconds 0..999999 as six digits. */
 /** The microseconds of a local time in milliseconds (0 to 999 999). */
 function microsOf(local: number): number {
   return Math.min(999_999, Math.round((local - Math.floor(local / 1000) * 1000) * 1000));
 }
 
+/** Microseconds 0..999999 as six digits. */
 function micros6(n: number): string {
   if (n >= 100_000) return String(n);
   return String(1_000_000 + n).slice(1);
