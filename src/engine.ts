@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
-import { formatIp } from './ip/format.js';
+import { formatCidr, formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
@@ -295,28 +295,32 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /** The record's UTF-8 JSON text, from pieces kept as bytes. */
-  private writeParsed(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    const r = this.jsonState(snap, parsed, options);
-    const count = countOf(this.counter.tick(r.now), options);
+  private writeParsed(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+    const words = this.words;
+    const geo = snap.geoPart(version, words);
+    // The network's record, not a part per network: the route is written here.
+    const net = snap.asnRecordOf(version, words);
+    const now = nowMicros();
+    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
+    const count = countOf(this.counter.tick(now), options);
     out.latin1('{"ip":"');
     // A canonical address needs no escapes.
-    out.latin1(r.text);
+    out.latin1(text);
     out.latin1('"');
-    out.bytes(geoBytes(r.geo));
-    const net = r.net;
+    out.bytes(geoBytes(geo));
     if (net === null) out.latin1(',"asn":null');
     else {
-      out.bytes(net.head);
-      out.latin1(net.route);
-      out.bytes(net.tail);
+      out.bytes(net.headBytes);
+      writeRoute(out, version, words, snap.routePrefix);
+      out.bytes(net.tailBytes);
     }
-    out.bytes(countryBytes(r.geo));
-    const zone = r.geo === null ? null : r.geo.zone;
+    out.bytes(countryBytes(geo));
+    const zone = geo === null ? null : geo.zone;
     out.latin1(',"time_zone":');
     if (zone === null) out.latin1('null');
-    else snap.clock.writeTimeZone(zone, r.now, out);
+    else snap.clock.writeTimeZone(zone, now, out);
     out.latin1(',"threat":');
-    out.bytes(threatBytes(r.threat as Threat));
+    out.bytes(threatBytes(threat));
     out.latin1(',"count":');
     if (options === undefined || options.count === undefined) {
       out.latin1('"');
@@ -499,6 +503,19 @@ interface Parsed {
   version: IpVersion;
   text: string;
   kind: SpecialKind;
+}
+
+/** The network of `prefix` bits that holds the address, as quoted CIDR text. */
+function writeRoute(out: ByteWriter, version: IpVersion, words: ArrayLike<number>, prefix: number): void {
+  if (version === 6) {
+    out.latin1('"' + formatCidr(version, words, prefix) + '"');
+    return;
+  }
+  out.latin1('"');
+  out.dottedQuad(prefix === 0 ? 0 : (words[3] & (0xffffffff << (32 - prefix))) >>> 0);
+  out.latin1('/');
+  out.small(prefix);
+  out.latin1('"');
 }
 
 interface JsonState {

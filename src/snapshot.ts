@@ -44,6 +44,16 @@ export interface GeoPart {
   readonly postal: string | null;
   readonly country: CountryFacts | null;
   readonly zone: string | null;
+  /** Its pieces of the record's JSON, made on first use (`record/pieces.ts`). */
+  readonly pieces: GeoPieces;
+}
+
+/** A location's pieces of the record's JSON, as text and in UTF-8: its run of keys, its country's. */
+export interface GeoPieces {
+  text: string | null;
+  bytes: Uint8Array | null;
+  countryText: string | null;
+  countryBytes: Uint8Array | null;
 }
 
 /** The network part of a record, per matched network. */
@@ -60,12 +70,14 @@ export interface AsnPart {
 }
 
 /** What a network part takes from its ASN record (the same for every network of the record). */
-interface AsnRecord {
+export interface AsnRecord {
   readonly asn: string;
   readonly name: string | null;
   readonly domain: string | null;
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
+  /** Threat flags the network's type asserts. */
+  readonly flags: number;
   /** JSON text of the part before the route and after it, as text and in UTF-8. */
   readonly head: string;
   readonly tail: string;
@@ -252,13 +264,14 @@ function asnRecord(facts: AsnFacts | null): AsnRecord | null {
   // The text of JSON.stringify(asn) around its route (key order: asn, name, domain, route, type).
   const head = `,"asn":{"asn":${JSON.stringify(asn)},"name":${JSON.stringify(facts.name)},"domain":${JSON.stringify(facts.domain)},"route":`;
   const tail = `,"type":${JSON.stringify(type)}}` + (carrier === null ? '' : ',"carrier":' + JSON.stringify(carrier));
-  return { asn, name: facts.name, domain: facts.domain, type, carrier, head, tail, headBytes: Buffer.from(head), tailBytes: Buffer.from(tail) };
+  const flags = type === 'hosting' ? ThreatFlag.Datacenter : 0;
+  return { asn, name: facts.name, domain: facts.domain, type, carrier, flags, head, tail, headBytes: Buffer.from(head), tailBytes: Buffer.from(tail) };
 }
 
 function networkPart(r: AsnRecord, route: string): AsnPart {
   const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
   const quoted = '"' + route + '"';
-  return Object.freeze({ asn, carrier: r.carrier, flags: r.type === 'hosting' ? ThreatFlag.Datacenter : 0, json: r.head + quoted + r.tail, head: r.headBytes, route: quoted, tail: r.tailBytes });
+  return Object.freeze({ asn, carrier: r.carrier, flags: r.flags, json: r.head + quoted + r.tail, head: r.headBytes, route: quoted, tail: r.tailBytes });
 }
 
 export class Snapshot {
@@ -281,6 +294,8 @@ export class Snapshot {
   /** Per ASN database, what network parts take from each record, by data offset. */
   private readonly asnRecords: readonly Map<number, AsnRecord | null>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
+  /** The prefix length of the network the last `asnRecordOf` matched. */
+  routePrefix = 0;
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
 
@@ -409,21 +424,47 @@ export class Snapshot {
       const src = this.asn[i];
       const leaf = src.file.find(version, words, found);
       if (found.offset < 0) continue;
-      // Keyed by network (not data offset): the route differs per network.
-      let part = src.cache.get(leaf);
+      // Keyed by network (not data offset): the route differs per network, and an IPv4 network's
+      // route differs from the IPv6 text of the same network (IPv4 lives at ::/96 of an IPv6 tree).
+      const key = leaf * 2 + (version === 6 ? 1 : 0);
+      let part = src.cache.get(key);
       if (part === undefined) {
-        const records = this.asnRecords[i];
-        let record = records.get(found.offset);
-        if (record === undefined) {
-          record = asnRecord(this.asnAdapt[i](src.file.decode(found.offset)));
-          this.remember(records, found.offset, record);
-        }
+        const record = this.asnRecordAt(i, found.offset);
         part = record === null ? null : networkPart(record, formatCidr(version, words, found.prefix));
-        this.remember(src.cache, leaf, part);
+        this.remember(src.cache, key, part);
       }
       if (part !== null) return part;
     }
     return null;
+  }
+
+  /**
+   * The ASN record for an address, or null when no ASN database has it;
+   * the matched network's prefix length in `routePrefix`. For writers of
+   * the record's bytes, who write the route themselves: no part per network.
+   */
+  asnRecordOf(version: IpVersion, words: ArrayLike<number>): AsnRecord | null {
+    const found = this.found;
+    for (let i = 0; i < this.asn.length; i++) {
+      this.asn[i].file.find(version, words, found);
+      if (found.offset < 0) continue;
+      const record = this.asnRecordAt(i, found.offset);
+      if (record !== null) {
+        this.routePrefix = found.prefix;
+        return record;
+      }
+    }
+    return null;
+  }
+
+  private asnRecordAt(i: number, offset: number): AsnRecord | null {
+    const records = this.asnRecords[i];
+    let record = records.get(offset);
+    if (record === undefined) {
+      record = asnRecord(this.asnAdapt[i](this.asn[i].file.decode(offset)));
+      this.remember(records, offset, record);
+    }
+    return record;
   }
 
   /** Threat flags the anonymity databases assert for an address. */
@@ -491,6 +532,7 @@ export class Snapshot {
       postal: facts.postal,
       country,
       zone: this.zoneOf(facts, cc),
+      pieces: { text: null, bytes: null, countryText: null, countryBytes: null },
     });
   }
 

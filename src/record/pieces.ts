@@ -114,11 +114,9 @@ const NO_GEO_BYTES = Buffer.from(NO_GEO);
 const NO_COUNTRY = ',"languages":null,"currency":null';
 const NO_COUNTRY_BYTES = Buffer.from(NO_COUNTRY);
 
-const geoText = new WeakMap<GeoPart, string>();
 const countryText = new WeakMap<Country, string>();
-const threatText = new WeakMap<Threat, string>();
-const geoByteRuns = new WeakMap<GeoPart, Uint8Array>();
 const countryByteRuns = new WeakMap<Country, Uint8Array>();
+const threatText = new WeakMap<Threat, string>();
 const threatByteRuns = new WeakMap<Threat, Uint8Array>();
 
 const stringify = (value: object): string => JSON.stringify(value);
@@ -127,12 +125,12 @@ const countryRunBytes = (c: Country): Uint8Array => Buffer.from(countryRun(c));
 
 /** The record's keys from `is_eu` to `emoji_unicode`, as JSON text after a comma. */
 export function geoJson(geo: GeoPart | null): string {
-  return geo === null ? NO_GEO : once(geoText, geo, geoRun);
+  return geo === null ? NO_GEO : (geo.pieces.text ??= geoRun(geo));
 }
 
 /** `geoJson(geo)` in UTF-8. */
 export function geoBytes(geo: GeoPart | null): Uint8Array {
-  return geo === null ? NO_GEO_BYTES : once(geoByteRuns, geo, geoRunBytes);
+  return geo === null ? NO_GEO_BYTES : (geo.pieces.bytes ??= geoRunBytes(geo));
 }
 
 /** `asn` (and `carrier` for mobile networks) as JSON text after a comma. */
@@ -143,13 +141,13 @@ export function netJson(net: AsnPart | null): string {
 /** `languages` and `currency` as JSON text after a comma. */
 export function countryJson(geo: GeoPart | null): string {
   const c = geo === null ? null : geo.country;
-  return c === null ? NO_COUNTRY : once(countryText, c, countryRun);
+  return c === null ? NO_COUNTRY : ((geo as GeoPart).pieces.countryText ??= once(countryText, c, countryRun));
 }
 
 /** `countryJson(geo)` in UTF-8. */
 export function countryBytes(geo: GeoPart | null): Uint8Array {
   const c = geo === null ? null : geo.country;
-  return c === null ? NO_COUNTRY_BYTES : once(countryByteRuns, c, countryRunBytes);
+  return c === null ? NO_COUNTRY_BYTES : ((geo as GeoPart).pieces.countryBytes ??= once(countryByteRuns, c, countryRunBytes));
 }
 
 /** The threat object as JSON text. */

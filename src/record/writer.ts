@@ -111,6 +111,28 @@ export class ByteWriter {
     this.used = at + 6;
   }
 
+  /** A whole number of 0 to 999, in as many digits as it has. */
+  small(n: number): void {
+    this.room(3);
+    const buf = this.buf;
+    let at = this.used;
+    if (n >= 100) buf[at++] = 0x30 + Math.floor(n / 100);
+    if (n >= 10) buf[at++] = 0x30 + (Math.floor(n / 10) % 10);
+    buf[at++] = 0x30 + (n % 10);
+    this.used = at;
+  }
+
+  /** A uint32 as a dotted quad. */
+  dottedQuad(v: number): void {
+    this.small(v >>> 24);
+    this.latin1('.');
+    this.small((v >>> 16) & 255);
+    this.latin1('.');
+    this.small((v >>> 8) & 255);
+    this.latin1('.');
+    this.small(v & 255);
+  }
+
   /** The bytes written. */
   result(): Uint8Array {
     return this.buf.subarray(0, this.used);

@@ -38,6 +38,9 @@ interface ZoneState {
   readonly since: number;
   /** Epoch milliseconds of the next offset change (or a week ahead). */
   readonly until: number;
+  /** JSON text of the facts up to `"current_time":"`, and in UTF-8. */
+  readonly head: string;
+  readonly headBytes: Uint8Array;
   /** Local second that `secondText` spells (`YYYY-MM-DDTHH:MM:SS.`). */
   second: number;
   secondText: string;
@@ -89,7 +92,7 @@ export class ZoneClock {
   /** `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per second. */
   timeZoneJson(name: string, nowMs: number): string {
     const s = this.state(name, nowMs);
-    return this.head(s).text + this.currentTime(s, nowMs) + '"}';
+    return s.head + this.currentTime(s, nowMs) + '"}';
   }
 
   /** `current_time`: the date and time up to the second change once a second, only the microseconds are formatted per call. */
@@ -102,23 +105,10 @@ export class ZoneClock {
   writeTimeZone(name: string, nowMs: number, out: ByteWriter): void {
     const s = this.state(name, nowMs);
     const local = nowMs + s.offsetMs;
-    out.bytes(this.head(s).bytes);
+    out.bytes(s.headBytes);
     out.latin1(this.secondOf(s, local));
     out.digits6(microsOf(local));
     out.latin1(s.closing);
-  }
-
-  /** JSON text of a zone's facts up to `"current_time":"`, by state, as text and in UTF-8. */
-  private readonly heads = new WeakMap<ZoneState, { readonly text: string; readonly bytes: Uint8Array }>();
-
-  private head(s: ZoneState): { readonly text: string; readonly bytes: Uint8Array } {
-    let head = this.heads.get(s);
-    if (head === undefined) {
-      const text = JSON.stringify({ name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: '' }).slice(0, -2);
-      head = { text, bytes: Buffer.from(text) };
-      this.heads.set(s, head);
-    }
-    return head;
   }
 
   /** The local time up to the microseconds (`YYYY-MM-DDTHH:MM:SS.`): it changes once a second. */
@@ -172,16 +162,20 @@ export class ZoneClock {
     const jan = this.offsetAt(name, Date.UTC(year, 0, 1));
     const jul = this.offsetAt(name, Date.UTC(year, 6, 1));
     const abbr = letters[name]?.[String(offset)] ?? numericAbbreviation(offset);
+    const isDst = jan !== jul && offset > Math.min(jan, jul);
+    const head = JSON.stringify({ name, abbr, offset: offsetHhmm(offset), is_dst: isDst, current_time: '' }).slice(0, -2);
     return {
       name,
       abbr,
       offset: offsetHhmm(offset),
       colon: offsetColon(offset),
       closing: offsetColon(offset) + '"}',
-      isDst: jan !== jul && offset > Math.min(jan, jul),
+      isDst,
       offsetMs: offset * 60_000,
       since: now,
       until,
+      head,
+      headBytes: Buffer.from(head),
       second: NaN,
       secondText: '',
     };

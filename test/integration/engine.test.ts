@@ -155,6 +155,23 @@ describe('lookupJson', () => {
     same(engine, 'fe80::1');
   });
 
+  it("writes an IPv4 network's route in the address's own version, whichever was looked up first", () => {
+    // IPv4 lives at ::/96 of an IPv6 tree: 19.0.0.1 and ::1300:1 end at the same network.
+    const fresh = openSync();
+    const warmed = openSync();
+    try {
+      const v6 = fresh.lookup('::1300:1').asn?.route;
+      expect(v6).toMatch(/^::1300:0\/\d+$/);
+      expect(warmed.lookup('19.0.0.1').asn?.route).toMatch(/^19\.0\.0\.0\/\d+$/);
+      expect(warmed.lookup('::1300:1').asn?.route).toBe(v6);
+      same(warmed, '::1300:1');
+      same(warmed, '19.0.0.1');
+    } finally {
+      fresh.close();
+      warmed.close();
+    }
+  });
+
   it('places carrier after asn for mobile networks (ISP data), and null parts where nothing is known', () => {
     const isp = openSync({ asn: join(FIXTURES_DIR, 'test-data', 'GeoIP2-ISP-Fixture.mmdb') });
     try {

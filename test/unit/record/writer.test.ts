@@ -22,6 +22,8 @@ const step = fc.oneof(
   anyText.map((s) => ({ write: (w: ByteWriter) => w.latin1(byteText(s)), bytes: Buffer.from(s, 'utf8') })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ write: (w: ByteWriter) => w.bytes(b), bytes: Buffer.from(b) })),
   fc.integer({ min: 0, max: 999_999 }).map((n) => ({ write: (w: ByteWriter) => w.digits6(n), bytes: Buffer.from(String(n).padStart(6, '0')) })),
+  fc.integer({ min: 0, max: 999 }).map((n) => ({ write: (w: ByteWriter) => w.small(n), bytes: Buffer.from(String(n)) })),
+  fc.ipV4().map((ip) => ({ write: (w: ByteWriter) => w.dottedQuad(ip.split('.').reduce((v, o) => v * 256 + Number(o), 0)), bytes: Buffer.from(ip) })),
 );
 
 describe('ByteWriter', () => {
@@ -51,6 +53,7 @@ describe('geoRunBytes', () => {
     postal: orNull(anyText),
     country: orNull(fc.constantFrom('US', 'GB', 'DE', 'JP', 'BR', 'CI', 'RE', 'AQ', 'XK').map((cc) => countries.get(cc))),
     zone: orNull(fc.constantFrom('Europe/London', 'America/New_York')),
+    pieces: fc.constant(null).map(() => ({ text: null, bytes: null, countryText: null, countryBytes: null })),
   });
 
   it('is the UTF-8 of the location text, for any values and countries', () => {
