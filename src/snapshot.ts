@@ -63,10 +63,6 @@ export interface AsnPart {
   readonly flags: number;
   /** `asn` (and `carrier`) as the record's JSON text after a comma. */
   readonly json: string;
-  /** `json` in UTF-8: the bytes before the route (`,"asn":{... "route":`), the route (ASCII, quoted), the bytes after it. */
-  readonly head: Uint8Array;
-  readonly route: string;
-  readonly tail: Uint8Array;
 }
 
 /** What a network part takes from its ASN record (the same for every network of the record). */
@@ -270,8 +266,7 @@ function asnRecord(facts: AsnFacts | null): AsnRecord | null {
 
 function networkPart(r: AsnRecord, route: string): AsnPart {
   const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
-  const quoted = '"' + route + '"';
-  return Object.freeze({ asn, carrier: r.carrier, flags: r.flags, json: r.head + quoted + r.tail, head: r.headBytes, route: quoted, tail: r.tailBytes });
+  return Object.freeze({ asn, carrier: r.carrier, flags: r.flags, json: r.head + '"' + route + '"' + r.tail });
 }
 
 export class Snapshot {

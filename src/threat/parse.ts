@@ -118,18 +118,14 @@ class Collector {
     this.v4 = new RangeList(capacity);
   }
 
-  /** Adds one textual entry: an address, a CIDR block or a range `a-b`. */
-  add(line: number, raw: string, text: string, hits = 1): void {
+  /**
+   * Adds one textual entry: an address, a CIDR block or a range `a-b`.
+   * `raw`, the text reported for a bad entry, may be made only then.
+   */
+  add(line: number, raw: string | (() => string), text: string, hits = 1): void {
     const reason = this.entry(text, hits);
     if (reason === null) this.entries++;
-    else this.bad(line, raw, reason);
-  }
-
-  /** `add`, with the entry's text for the report made only when it is bad. */
-  addLazy(line: number, raw: () => string, text: string): void {
-    const reason = this.entry(text, 1);
-    if (reason === null) this.entries++;
-    else this.bad(line, raw(), reason);
+    else this.bad(line, typeof raw === 'string' ? raw : raw(), reason);
   }
 
   /** Adds an entry's range; a reason when it is not one. */
@@ -519,7 +515,7 @@ function parseJson(text: string, collect: (root: Json, add: (cidr: unknown, wher
   collect(root, (cidr, where) => {
     n++;
     if (typeof cidr !== 'string') c.bad(n, `${where()}: ${JSON.stringify(cidr)}`, 'not a CIDR string');
-    else c.addLazy(n, () => `${where()}: ${cidr}`, cidr.trim());
+    else c.add(n, () => `${where()}: ${cidr}`, cidr.trim());
   });
   const d = date(root);
   if (typeof d === 'string' || typeof d === 'number') {

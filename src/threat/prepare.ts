@@ -9,7 +9,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFileRange } from '../build/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
-import { byValue, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+import { byValue, compareWords, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
 
 export interface PrepareTask {
   /** The file to read (a local feed, or the download of a URL feed). */
@@ -50,7 +50,7 @@ export type Prepared =
 /** Whether IPv6 ranges are in order of their starts (most published lists are). */
 function sorted6(list: RangeList6): boolean {
   const w = list.words;
-  for (let i = 1; i < list.length; i++) if (compareAt(w, i * 8, w, (i - 1) * 8) < 0) return false;
+  for (let i = 1; i < list.length; i++) if (compareWords(w, w, i * 8, (i - 1) * 8) < 0) return false;
   return true;
 }
 
@@ -64,8 +64,8 @@ function joinSorted6(list: RangeList6): RangeList6 {
     const at = i * 8;
     const last = (n - 1) * 8 + 4;
     // Range i joins the last joined range when it starts at or before its end, plus one.
-    if (n > 0 && (compareAt(w, at, o, last) <= 0 || followsOn(o, last, w, at))) {
-      if (compareAt(w, at + 4, o, last) > 0) for (let k = 0; k < 4; k++) o[last + k] = w[at + 4 + k];
+    if (n > 0 && (compareWords(w, o, at, last) <= 0 || followsOn(o, last, w, at))) {
+      if (compareWords(w, o, at + 4, last) > 0) for (let k = 0; k < 4; k++) o[last + k] = w[at + 4 + k];
     } else {
       for (let k = 0; k < 8; k++) o[n * 8 + k] = w[at + k];
       n++;
@@ -73,12 +73,6 @@ function joinSorted6(list: RangeList6): RangeList6 {
   }
   out.length = n;
   return out;
-}
-
-/** The order of the addresses at `a[at..at+3]` and `b[bt..bt+3]`: -1, 0 or 1. */
-function compareAt(a: Uint32Array, at: number, b: Uint32Array, bt: number): number {
-  for (let k = 0; k < 4; k++) if (a[at + k] !== b[bt + k]) return a[at + k] < b[bt + k] ? -1 : 1;
-  return 0;
 }
 
 /** Whether the address at `b[bt..bt+3]` is the one after `a[at..at+3]`. */

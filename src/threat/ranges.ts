@@ -108,9 +108,9 @@ function sortByStart(list: RangeList, inPlace: boolean): RangeList {
   const tmp = new RangeList(n, ends, values);
   // Each pass reads what the one before wrote, so the second may write over the first one's input.
   const out = inPlace ? list : new RangeList(n);
-  scatter(list, n, tmp, c0, 0, 0x7ff, ends, values);
-  scatter(tmp, n, out, c1, 11, 0x7ff, ends, values);
-  scatter(out, n, tmp, c2, 22, 0x3ff, ends, values);
+  scatter(list, n, tmp, c0, 0, ends, values);
+  scatter(tmp, n, out, c1, 11, ends, values);
+  scatter(out, n, tmp, c2, 22, ends, values);
   out.start.set(tmp.start.subarray(0, n));
   out.end.set((ends ? tmp.end : tmp.start).subarray(0, n));
   if (values) out.value.set(tmp.value.subarray(0, n));
@@ -175,7 +175,9 @@ function sortKeys(keys: Uint32Array, n: number, out: Uint32Array): void {
   }
 }
 
-function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, mask: number, ends: boolean, values: boolean): void {
+function scatter(from: RangeList, n: number, to: RangeList, count: Uint32Array, shift: number, ends: boolean, values: boolean): void {
+  // A digit's places: `count` has one per value of the digit (a power of two).
+  const mask = count.length - 1;
   let sum = 0;
   for (let d = 0; d < count.length; d++) {
     const c = count[d];
@@ -471,8 +473,9 @@ function radixSortKeys(keys: Uint32Array, order: Uint32Array): Uint32Array {
   return from;
 }
 
-export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  for (let k = 0; k < 4; k++) if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
+/** The order of the IPv6 addresses at `a[at..at+3]` and `b[bt..bt+3]`: -1, 0 or 1. */
+export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>, at = 0, bt = 0): number {
+  for (let k = 0; k < 4; k++) if (a[at + k] !== b[bt + k]) return a[at + k] < b[bt + k] ? -1 : 1;
   return 0;
 }
 

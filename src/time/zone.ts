@@ -163,13 +163,15 @@ export class ZoneClock {
     const jul = this.offsetAt(name, Date.UTC(year, 6, 1));
     const abbr = letters[name]?.[String(offset)] ?? numericAbbreviation(offset);
     const isDst = jan !== jul && offset > Math.min(jan, jul);
-    const head = JSON.stringify({ name, abbr, offset: offsetHhmm(offset), is_dst: isDst, current_time: '' }).slice(0, -2);
+    const hhmm = offsetHhmm(offset);
+    const colon = offsetColon(offset);
+    const head = JSON.stringify({ name, abbr, offset: hhmm, is_dst: isDst, current_time: '' }).slice(0, -2);
     return {
       name,
       abbr,
-      offset: offsetHhmm(offset),
-      colon: offsetColon(offset),
-      closing: offsetColon(offset) + '"}',
+      offset: hhmm,
+      colon,
+      closing: colon + '"}',
       isDst,
       offsetMs: offset * 60_000,
       since: now,
