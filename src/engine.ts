@@ -14,11 +14,12 @@ import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './i
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
+import { AddressMemo } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
-import { memoryState, Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
+import { memoryState, Snapshot, type AsnPart, type AsnRecord, type DatabaseInfo, type GeoPart } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
@@ -114,6 +115,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
+  /** What addresses resolved to, for the byte writers (made on first use). */
+  private memo: AddressMemo | null = null;
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -174,11 +177,16 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number, options: AnswerOptions | undefined): Threat {
+    const threat = this.fullThreat(snap, version, kind, asnFlags);
+    return options?.basicThreat === true ? basicThreat(threat) : threat;
+  }
+
+  /** The threat object of the address in `this.words`, whatever the plan. */
+  private fullThreat(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number): Threat {
     let flags = asnFlags;
     if (kind === SpecialKind.Unallocated) flags |= ThreatFlag.Bogon;
     if (snap.anonymous.length > 0) flags |= snap.anonymousFlags(version, this.words);
-    const threat = snap.threatObject(version, this.words, flags);
-    return options?.basicThreat === true ? basicThreat(threat) : threat;
+    return snap.threatObject(version, this.words, flags);
   }
 
   /**
@@ -297,11 +305,28 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The record's UTF-8 JSON text, from pieces kept as bytes. */
   private writeParsed(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const words = this.words;
-    const geo = snap.geoPart(version, words);
-    // The network's record, not a part per network: the route is written here.
-    const net = snap.asnRecordOf(version, words);
+    const memo = (this.memo ??= new AddressMemo());
+    const kept = memo.use();
+    const slot = kept ? memo.slot(version, words) : 0;
+    let geo: GeoPart | null;
+    let net: AsnRecord | null;
+    let prefix: number;
+    let threat: Threat;
+    if (kept && memo.has(snap, slot, version, words)) {
+      geo = memo.geoAt(slot);
+      net = memo.asnAt(slot);
+      prefix = memo.prefixAt(slot);
+      threat = memo.threatAt(slot);
+    } else {
+      geo = snap.geoPart(version, words);
+      // The network's record, not a part per network: the route is written here.
+      net = snap.asnRecordOf(version, words);
+      prefix = snap.routePrefix;
+      threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);
+      if (kept) memo.set(slot, version, words, geo, net, prefix, threat);
+    }
+    if (options?.basicThreat === true) threat = basicThreat(threat);
     const now = nowMicros();
-    const threat = this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
     const count = countOf(this.counter.tick(now), options);
     out.latin1('{"ip":"');
     // A canonical address needs no escapes.
@@ -311,7 +336,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (net === null) out.latin1(',"asn":null');
     else {
       out.bytes(net.headBytes);
-      writeRoute(out, version, words, snap.routePrefix);
+      if (version === 4) writeRoute4(out, words[3], prefix);
+      else if (!kept) out.latin1('"' + formatCidr(version, words, prefix) + '"');
+      else out.latin1(memo.routeAt(slot) ?? memo.setRoute(slot, '"' + formatCidr(version, words, prefix) + '"'));
       out.bytes(net.tailBytes);
     }
     out.bytes(countryBytes(geo));
@@ -506,13 +533,10 @@ interface Parsed {
 }
 
 /** The network of `prefix` bits that holds the address, as quoted CIDR text. */
-function writeRoute(out: ByteWriter, version: IpVersion, words: ArrayLike<number>, prefix: number): void {
-  if (version === 6) {
-    out.latin1('"' + formatCidr(version, words, prefix) + '"');
-    return;
-  }
+/** An IPv4 route as a JSON string: the network of `address` at `prefix`. */
+function writeRoute4(out: ByteWriter, address: number, prefix: number): void {
   out.latin1('"');
-  out.dottedQuad(prefix === 0 ? 0 : (words[3] & (0xffffffff << (32 - prefix))) >>> 0);
+  out.dottedQuad(prefix === 0 ? 0 : (address & (0xffffffff << (32 - prefix))) >>> 0);
   out.latin1('/');
   out.small(prefix);
   out.latin1('"');

@@ -211,6 +211,8 @@ describe('reload', () => {
       const probes = ['81.2.69.142', '2.125.160.216', '8.8.8.8', '1.0.0.1', '2001:480::1'];
       const answer = (ip: string) => {
         try {
+          // As bytes too: what the addresses resolved to is kept (the memo of the byte writers).
+          e.jsonBytes(ip);
           return e.lookupJson(ip);
         } catch (err) {
           if (isIprecordError(err) && (err.code === 'PRIVATE_IP' || err.code === 'RESERVED_IP')) return err.code;
@@ -227,6 +229,11 @@ describe('reload', () => {
         for (let i = 0; i < 200; i++) for (const ip of probes) (answer(ip), lookups++);
         await reloading;
         for (const ip of probes) (answer(ip), lookups++);
+        // Records written as bytes answer from the new data, as lookup() does.
+        for (const ip of probes) {
+          const text = answer(ip);
+          if (text !== 'PRIVATE_IP' && text !== 'RESERVED_IP') expect(still(Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'))).toBe(still(text));
+        }
         expect(e.info().databases[0].schema).toBe(swap % 2 === 0 ? 'maxmind-city' : 'flat');
       }
       expect(lookups).toBe(20 * (200 + 1) * probes.length);

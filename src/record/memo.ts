@@ -1,0 +1,123 @@
+/**
+ * What an address resolved to, kept per address for the writers of many
+ * records (`iprecord enrich`, the server): logs and clients come back to
+ * the same addresses, and each tree walk (location, network, threat
+ * feeds) is a chain of dependent reads through files far larger than the
+ * processor's caches. A direct-mapped table: an address has one slot (a
+ * hash of its words), and a new address takes the slot over. It answers
+ * for one snapshot, and empties itself when given another. Where
+ * addresses do not come back (every one new), keeping them costs more
+ * than it saves: the memo then rests, and tries again now and then.
+ */
+
+import type { IpVersion } from '../ip/parse.js';
+import type { AsnRecord, GeoPart, Snapshot } from '../snapshot.js';
+import type { Threat } from '../types.js';
+
+/** log2 of the slots: 131 072 addresses (8 MiB). */
+const BITS = 17;
+const SLOTS = 1 << BITS;
+/** Lookups per window: the memo decides per window whether it is worth keeping. */
+export const WINDOW = 16_384;
+/** A window in which fewer than one lookup in this many hit makes the memo rest. */
+const MIN_HIT_SHARE = 8;
+/** Windows a resting memo sits out before it tries again. */
+export const REST = 7;
+
+export class AddressMemo {
+  /** The snapshot the slots answer for. */
+  private snap: Snapshot | null = null;
+  /**
+   * Per slot, eight numbers (32 bytes, half a cache line): the address's
+   * four words (an IPv4 address in the last), then its version (0 when
+   * the slot is empty) and the route's prefix length.
+   */
+  private readonly keys = new Uint32Array(8 * SLOTS);
+  /** Per slot, four references: location, ASN record, threat object, IPv6 route text (made when first written). */
+  private readonly refs: unknown[] = new Array<unknown>(4 * SLOTS).fill(null);
+  /** Lookups left in this window, hits in it, and windows left to rest (0: in use). */
+  private left = WINDOW;
+  private hits = 0;
+  private resting = 0;
+
+  /**
+   * Whether this lookup should use the memo; counts the lookups of the
+   * window, and at its end decides whether the next is worth it.
+   */
+  use(): boolean {
+    if (this.left === 0) {
+      if (this.resting > 0) this.resting--;
+      else if (this.hits * MIN_HIT_SHARE < WINDOW) this.resting = REST;
+      this.left = WINDOW;
+      this.hits = 0;
+    }
+    this.left--;
+    return this.resting === 0;
+  }
+
+  /** The slot of an address (its hash). */
+  slot(version: IpVersion, w: ArrayLike<number>): number {
+    const h = version === 4 ? w[3] : w[0] ^ Math.imul(w[1], 0x85ebca6b) ^ Math.imul(w[2], 0xc2b2ae35) ^ Math.imul(w[3], 0x27d4eb2f);
+    return Math.imul(h ^ (h >>> 16), 0x9e3779b1) >>> (32 - BITS);
+  }
+
+  /** Whether `slot` holds the address, for `snap` (a new snapshot empties every slot). */
+  has(snap: Snapshot, slot: number, version: IpVersion, w: ArrayLike<number>): boolean {
+    if (snap !== this.snap) {
+      this.keys.fill(0);
+      this.refs.fill(null);
+      this.snap = snap;
+      return false;
+    }
+    const keys = this.keys;
+    const at = slot * 8;
+    if (keys[at + 4] !== version || keys[at + 3] !== w[3] || (version === 6 && (keys[at] !== w[0] || keys[at + 1] !== w[1] || keys[at + 2] !== w[2]))) return false;
+    this.hits++;
+    return true;
+  }
+
+  /** Gives `slot` to an address and what it resolved to. */
+  set(slot: number, version: IpVersion, w: ArrayLike<number>, geo: GeoPart | null, asn: AsnRecord | null, prefix: number, threat: Threat): void {
+    const keys = this.keys;
+    const at = slot * 8;
+    keys[at] = w[0];
+    keys[at + 1] = w[1];
+    keys[at + 2] = w[2];
+    keys[at + 3] = w[3];
+    keys[at + 4] = version;
+    keys[at + 5] = prefix;
+    const refs = this.refs;
+    const r = slot * 4;
+    refs[r] = geo;
+    refs[r + 1] = asn;
+    refs[r + 2] = threat;
+    refs[r + 3] = null;
+  }
+
+  geoAt(slot: number): GeoPart | null {
+    return this.refs[slot * 4] as GeoPart | null;
+  }
+
+  asnAt(slot: number): AsnRecord | null {
+    return this.refs[slot * 4 + 1] as AsnRecord | null;
+  }
+
+  threatAt(slot: number): Threat {
+    return this.refs[slot * 4 + 2] as Threat;
+  }
+
+  prefixAt(slot: number): number {
+    return this.keys[slot * 8 + 5];
+  }
+
+  /** The IPv6 route text kept in `slot`, or null. */
+  routeAt(slot: number): string | null {
+    return this.refs[slot * 4 + 3] as string | null;
+  }
+
+  /** Keeps the IPv6 route text of `slot`; returns it. */
+  setRoute(slot: number, route: string): string {
+    this.refs[slot * 4 + 3] = route;
+    return route;
+  }
+}
