@@ -115,8 +115,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
-  /** What addresses resolved to, for the byte writers (made on first use). */
+  /** What addresses resolved to (made on first use). */
   private memo: AddressMemo | null = null;
+  /** The last address's resolution, reused. */
+  private readonly resolved: Resolved = { slot: -1, geo: null, asn: null, prefix: 0, threat: null as unknown as Threat };
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -176,9 +178,49 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.parsed;
   }
 
-  private threatFor(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number, options: AnswerOptions | undefined): Threat {
-    const threat = this.fullThreat(snap, version, kind, asnFlags);
-    return options?.basicThreat === true ? basicThreat(threat) : threat;
+  /**
+   * What the address in `this.words` resolved to: from the memo when it
+   * holds the address, else from the trees (and kept when the memo is in
+   * use). The answer is reused.
+   */
+  private resolve(snap: Snapshot, version: IpVersion, kind: SpecialKind): Resolved {
+    const r = this.resolved;
+    const words = this.words;
+    const memo = (this.memo ??= new AddressMemo());
+    if (!memo.use()) {
+      r.slot = -1;
+      this.walk(snap, version, kind, r);
+      return r;
+    }
+    const slot = memo.slot(version, words);
+    r.slot = slot;
+    if (memo.has(snap, slot, version, words)) {
+      r.geo = memo.geoAt(slot);
+      r.asn = memo.asnAt(slot);
+      r.prefix = memo.prefixAt(slot);
+      r.threat = memo.threatAt(slot);
+    } else {
+      this.walk(snap, version, kind, r);
+      memo.set(slot, version, words, r.geo, r.asn, r.prefix, r.threat);
+    }
+    return r;
+  }
+
+  /** Walks the trees for the address in `this.words`. */
+  private walk(snap: Snapshot, version: IpVersion, kind: SpecialKind, r: Resolved): void {
+    r.geo = snap.geoPart(version, this.words);
+    // The network's record: writers of bytes write the route themselves, `netPart` makes the part.
+    r.asn = snap.asnRecordOf(version, this.words);
+    r.prefix = snap.routePrefix;
+    r.threat = this.fullThreat(snap, version, kind, r.asn === null ? 0 : r.asn.flags);
+  }
+
+  /** The network part (`asn` with its route) of a resolved address, kept in its memo slot. */
+  private netPart(snap: Snapshot, version: IpVersion, r: Resolved): AsnPart | null {
+    if (r.asn === null) return null;
+    if (r.slot < 0) return snap.asnPart(version, this.words);
+    const memo = this.memo as AddressMemo;
+    return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.asnPart(version, this.words));
   }
 
   /** The threat object of the address in `this.words`, whatever the plan. */
@@ -198,9 +240,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const { version, text, kind } = this.address(ip);
-    const words = this.words;
-    const geo = snap.geoPart(version, words);
-    const net = snap.asnPart(version, words);
+    const r = this.resolve(snap, version, kind);
+    const geo = r.geo;
+    const net = this.netPart(snap, version, r);
     const now = nowMicros();
     const country = geo === null ? null : geo.country;
     const zone = geo === null ? null : geo.zone;
@@ -226,7 +268,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       languages: country === null ? null : country.languages,
       currency: country === null ? null : country.currency,
       time_zone: zone === null ? null : snap.clock.timeZone(zone, now),
-      threat: this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options),
+      threat: options?.basicThreat === true ? basicThreat(r.threat) : r.threat,
       count: countOf(this.counter.tick(now), options),
     };
     if (net !== null && net.carrier !== null) insertCarrier(record, net.carrier);
@@ -305,26 +347,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The record's UTF-8 JSON text, from pieces kept as bytes. */
   private writeParsed(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const words = this.words;
-    const memo = (this.memo ??= new AddressMemo());
-    const kept = memo.use();
-    const slot = kept ? memo.slot(version, words) : 0;
-    let geo: GeoPart | null;
-    let net: AsnRecord | null;
-    let prefix: number;
-    let threat: Threat;
-    if (kept && memo.has(snap, slot, version, words)) {
-      geo = memo.geoAt(slot);
-      net = memo.asnAt(slot);
-      prefix = memo.prefixAt(slot);
-      threat = memo.threatAt(slot);
-    } else {
-      geo = snap.geoPart(version, words);
-      // The network's record, not a part per network: the route is written here.
-      net = snap.asnRecordOf(version, words);
-      prefix = snap.routePrefix;
-      threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);
-      if (kept) memo.set(slot, version, words, geo, net, prefix, threat);
-    }
+    const r = this.resolve(snap, version, kind);
+    const { geo, prefix } = r;
+    const net = r.asn;
+    let threat = r.threat;
     if (options?.basicThreat === true) threat = basicThreat(threat);
     const now = nowMicros();
     const count = countOf(this.counter.tick(now), options);
@@ -337,8 +363,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     else {
       out.bytes(net.headBytes);
       if (version === 4) writeRoute4(out, words[3], prefix);
-      else if (!kept) out.latin1('"' + formatCidr(version, words, prefix) + '"');
-      else out.latin1(memo.routeAt(slot) ?? memo.setRoute(slot, '"' + formatCidr(version, words, prefix) + '"'));
+      else if (r.slot < 0) out.latin1('"' + formatCidr(version, words, prefix) + '"');
+      else {
+        const memo = this.memo as AddressMemo;
+        out.latin1(memo.routeAt(r.slot) ?? memo.setRoute(r.slot, '"' + formatCidr(version, words, prefix) + '"'));
+      }
       out.bytes(net.tailBytes);
     }
     out.bytes(countryBytes(geo));
@@ -364,10 +393,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     const r = this.json;
     r.snap = snap;
     r.text = text;
-    r.geo = snap.geoPart(version, this.words);
-    r.net = snap.asnPart(version, this.words);
+    const resolved = this.resolve(snap, version, kind);
+    r.geo = resolved.geo;
+    r.net = this.netPart(snap, version, resolved);
     r.now = nowMicros();
-    r.threat = this.threatFor(snap, version, kind, r.net === null ? 0 : r.net.flags, options);
+    r.threat = options?.basicThreat === true ? basicThreat(resolved.threat) : resolved.threat;
     return r;
   }
 
@@ -388,9 +418,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   threat(ip: string, options?: AnswerOptions): Threat {
     const snap = this.live();
     const { version, kind } = this.address(ip);
-    const net = snap.asnPart(version, this.words);
+    // Not through the memo: a miss there would walk the location's tree too.
+    const net = snap.asnRecordOf(version, this.words);
+    const threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);
     this.counter.tick(Date.now());
-    return this.threatFor(snap, version, kind, net === null ? 0 : net.flags, options);
+    return options?.basicThreat === true ? basicThreat(threat) : threat;
   }
 
   /**
@@ -540,6 +572,17 @@ function writeRoute4(out: ByteWriter, address: number, prefix: number): void {
   out.latin1('/');
   out.small(prefix);
   out.latin1('"');
+}
+
+/** What an address resolved to; `slot` is its memo slot, or -1 when the memo was not used. */
+interface Resolved {
+  slot: number;
+  geo: GeoPart | null;
+  asn: AsnRecord | null;
+  /** The matched ASN network's prefix length. */
+  prefix: number;
+  /** The threat object, whatever the plan. */
+  threat: Threat;
 }
 
 interface JsonState {

@@ -1,9 +1,8 @@
 /**
- * What an address resolved to, kept per address for the writers of many
- * records (`iprecord enrich`, the server): logs and clients come back to
- * the same addresses, and each tree walk (location, network, threat
- * feeds) is a chain of dependent reads through files far larger than the
- * processor's caches. A direct-mapped table: an address has one slot (a
+ * What an address resolved to, kept per address by the engine: logs and
+ * clients come back to the same addresses, and each tree walk (location,
+ * network, threat feeds) is a chain of dependent reads through files far
+ * larger than the processor's caches. A direct-mapped table: an address has one slot (a
  * hash of its words), and a new address takes the slot over. It answers
  * for one snapshot, and empties itself when given another. Where
  * addresses do not come back (every one new), keeping them costs more
@@ -11,10 +10,10 @@
  */
 
 import type { IpVersion } from '../ip/parse.js';
-import type { AsnRecord, GeoPart, Snapshot } from '../snapshot.js';
+import type { AsnPart, AsnRecord, GeoPart, Snapshot } from '../snapshot.js';
 import type { Threat } from '../types.js';
 
-/** log2 of the slots: 131 072 addresses (8 MiB). */
+/** log2 of the slots: 131 072 addresses (9 MiB). */
 const BITS = 17;
 const SLOTS = 1 << BITS;
 /** Lookups per window: the memo decides per window whether it is worth keeping. */
@@ -23,6 +22,8 @@ export const WINDOW = 16_384;
 const MIN_HIT_SHARE = 8;
 /** Windows a resting memo sits out before it tries again. */
 export const REST = 7;
+/** References per slot. */
+const REFS = 5;
 
 export class AddressMemo {
   /** The snapshot the slots answer for. */
@@ -33,8 +34,12 @@ export class AddressMemo {
    * the slot is empty) and the route's prefix length.
    */
   private readonly keys = new Uint32Array(8 * SLOTS);
-  /** Per slot, four references: location, ASN record, threat object, IPv6 route text (made when first written). */
-  private readonly refs: unknown[] = new Array<unknown>(4 * SLOTS).fill(null);
+  /**
+   * Per slot, five references: location, ASN record, threat object, and,
+   * made when first asked for, the IPv6 route's text (for the byte
+   * writers) and the network part (for `lookup()`).
+   */
+  private readonly refs: unknown[] = new Array<unknown>(REFS * SLOTS).fill(null);
   /** Lookups left in this window, hits in it, and windows left to rest (0: in use). */
   private left = WINDOW;
   private hits = 0;
@@ -87,23 +92,24 @@ export class AddressMemo {
     keys[at + 4] = version;
     keys[at + 5] = prefix;
     const refs = this.refs;
-    const r = slot * 4;
+    const r = slot * REFS;
     refs[r] = geo;
     refs[r + 1] = asn;
     refs[r + 2] = threat;
     refs[r + 3] = null;
+    refs[r + 4] = null;
   }
 
   geoAt(slot: number): GeoPart | null {
-    return this.refs[slot * 4] as GeoPart | null;
+    return this.refs[slot * REFS] as GeoPart | null;
   }
 
   asnAt(slot: number): AsnRecord | null {
-    return this.refs[slot * 4 + 1] as AsnRecord | null;
+    return this.refs[slot * REFS + 1] as AsnRecord | null;
   }
 
   threatAt(slot: number): Threat {
-    return this.refs[slot * 4 + 2] as Threat;
+    return this.refs[slot * REFS + 2] as Threat;
   }
 
   prefixAt(slot: number): number {
@@ -112,12 +118,23 @@ export class AddressMemo {
 
   /** The IPv6 route text kept in `slot`, or null. */
   routeAt(slot: number): string | null {
-    return this.refs[slot * 4 + 3] as string | null;
+    return this.refs[slot * REFS + 3] as string | null;
   }
 
   /** Keeps the IPv6 route text of `slot`; returns it. */
   setRoute(slot: number, route: string): string {
-    this.refs[slot * 4 + 3] = route;
+    this.refs[slot * REFS + 3] = route;
     return route;
+  }
+
+  /** The network part kept in `slot`, or null. */
+  partAt(slot: number): AsnPart | null {
+    return this.refs[slot * REFS + 4] as AsnPart | null;
+  }
+
+  /** Keeps the network part of `slot`; returns it. */
+  setPart(slot: number, part: AsnPart | null): AsnPart | null {
+    this.refs[slot * REFS + 4] = part;
+    return part;
   }
 }

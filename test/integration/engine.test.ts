@@ -20,6 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { seed } from '../helpers/env.js';
+import { AddressMemo } from '../../src/record/memo.js';
+import { formatIp } from '../../src/ip/format.js';
 
 let engine: Engine;
 beforeAll(async () => {
@@ -153,6 +155,50 @@ describe('lookupJson', () => {
     same(engine, '10.0.0.1');
     same(engine, '224.0.0.1');
     same(engine, 'fe80::1');
+  });
+
+  it('answers from the address memo what the trees answer: repeated and colliding addresses, IPv4 and IPv6', () => {
+    /** A memo that never takes an address: the reference walks the trees every time. */
+    class NoMemo extends AddressMemo {
+      override use(): boolean {
+        return false;
+      }
+    }
+    const reference = openSync();
+    (reference as unknown as { memo: AddressMemo }).memo = new NoMemo();
+    const memoed = openSync();
+    // Addresses that share one slot, IPv4 and IPv6, in allocated space; and some that differ in one version only.
+    const memo = new AddressMemo();
+    const target = memo.slot(4, Uint32Array.of(0, 0, 0, 0x08080808));
+    const pool = ['8.8.8.8', '::8.8.8.8', '2001:4860:4860::8888', '2a00:1450::1', '1.1.1.1'];
+    const w = new Uint32Array(4);
+    for (let x = 0x08080809; pool.length < 11; x++) {
+      w[3] = x;
+      if (memo.slot(4, w) === target) pool.push(formatIp(4, w));
+    }
+    w.set([0x2a001450, 0x40010000, 0, 0]);
+    for (let x = 0; pool.length < 16; x++) {
+      w[3] = x;
+      if (memo.slot(6, w) === target) pool.push(formatIp(6, w));
+    }
+    const text = (e: Engine, ip: string, how: 'lookup' | 'bytes') => {
+      try {
+        return still(how === 'lookup' ? JSON.stringify(e.lookup(ip)) : Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'));
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    try {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(fc.constantFrom(...pool), fc.constantFrom('lookup' as const, 'bytes' as const)), { minLength: 1, maxLength: 60 }), (ops) => {
+          for (const [ip, how] of ops) expect(text(memoed, ip, how)).toBe(text(reference, ip, 'lookup'));
+        }),
+        { seed: seed(), numRuns: 200 },
+      );
+    } finally {
+      reference.close();
+      memoed.close();
+    }
   });
 
   it("writes an IPv4 network's route in the address's own version, whichever was looked up first", () => {
