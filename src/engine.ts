@@ -527,6 +527,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       const next = await Snapshot.open(this.options, this.snapshot);
       if (this.snapshot === null) return;
       this.snapshot = next;
+      // What addresses resolved to was the old data's (and would keep it alive).
+      this.memo?.clear();
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
     });
     // The chain goes on after a failure; the caller still sees it.
@@ -537,6 +539,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
     this.snapshot = null;
+    this.memo = null;
     this.watcher?.close();
     this.watcher = null;
     if (this.debounce !== null) clearTimeout(this.debounce);

@@ -69,8 +69,7 @@ export class AddressMemo {
   /** Whether `slot` holds the address, for `snap` (a new snapshot empties every slot). */
   has(snap: Snapshot, slot: number, version: IpVersion, w: ArrayLike<number>): boolean {
     if (snap !== this.snap) {
-      this.keys.fill(0);
-      this.refs.fill(null);
+      this.clear();
       this.snap = snap;
       return false;
     }
@@ -79,6 +78,13 @@ export class AddressMemo {
     if (keys[at + 4] !== version || keys[at + 3] !== w[3] || (version === 6 && (keys[at] !== w[0] || keys[at + 1] !== w[1] || keys[at + 2] !== w[2]))) return false;
     this.hits++;
     return true;
+  }
+
+  /** Empties every slot (and lets go of the snapshot's parts). */
+  clear(): void {
+    this.keys.fill(0);
+    this.refs.fill(null);
+    this.snap = null;
   }
 
   /** Gives `slot` to an address and what it resolved to. */
