@@ -14,7 +14,7 @@ import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './i
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
-import { AddressMemo } from './record/memo.js';
+import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
@@ -118,7 +118,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** What addresses resolved to (made on first use). */
   private memo: AddressMemo | null = null;
   /** The last address's resolution, reused. */
-  private readonly resolved: Resolved = { slot: -1, geo: null, asn: null, prefix: 0, threat: null as unknown as Threat };
+  private readonly resolved: Resolved = { slot: -1, geo: null, asn: null, prefix: 0, source: 0, leaf: 0, threat: null as unknown as Threat };
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -194,14 +194,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     const slot = memo.slot(version, words);
     r.slot = slot;
-    if (memo.has(snap, slot, version, words)) {
-      r.geo = memo.geoAt(slot);
-      r.asn = memo.asnAt(slot);
-      r.prefix = memo.prefixAt(slot);
-      r.threat = memo.threatAt(slot);
-    } else {
+    if (memo.has(snap, slot, version, words)) memo.get(slot, r);
+    else {
       this.walk(snap, version, kind, r);
-      memo.set(slot, version, words, r.geo, r.asn, r.prefix, r.threat);
+      memo.set(slot, version, words, r);
     }
     return r;
   }
@@ -209,18 +205,20 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Walks the trees for the address in `this.words`. */
   private walk(snap: Snapshot, version: IpVersion, kind: SpecialKind, r: Resolved): void {
     r.geo = snap.geoPart(version, this.words);
-    // The network's record: writers of bytes write the route themselves, `netPart` makes the part.
+    // The network's record and where it was found: writers of bytes write the route themselves, `netPart` makes the part.
     r.asn = snap.asnRecordOf(version, this.words);
     r.prefix = snap.routePrefix;
+    r.source = snap.routeSource;
+    r.leaf = snap.routeLeaf;
     r.threat = this.fullThreat(snap, version, kind, r.asn === null ? 0 : r.asn.flags);
   }
 
   /** The network part (`asn` with its route) of a resolved address, kept in its memo slot. */
   private netPart(snap: Snapshot, version: IpVersion, r: Resolved): AsnPart | null {
     if (r.asn === null) return null;
-    if (r.slot < 0) return snap.asnPart(version, this.words);
+    if (r.slot < 0) return snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix);
     const memo = this.memo as AddressMemo;
-    return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.asnPart(version, this.words));
+    return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix));
   }
 
   /** The threat object of the address in `this.words`, whatever the plan. */
@@ -567,7 +565,6 @@ interface Parsed {
   kind: SpecialKind;
 }
 
-/** The network of `prefix` bits that holds the address, as quoted CIDR text. */
 /** An IPv4 route as a JSON string: the network of `address` at `prefix`. */
 function writeRoute4(out: ByteWriter, address: number, prefix: number): void {
   out.latin1('"');
@@ -577,15 +574,9 @@ function writeRoute4(out: ByteWriter, address: number, prefix: number): void {
   out.latin1('"');
 }
 
-/** What an address resolved to; `slot` is its memo slot, or -1 when the memo was not used. */
-interface Resolved {
+/** What an address resolved to, and its memo slot (-1 when the memo was not used). */
+interface Resolved extends Resolution {
   slot: number;
-  geo: GeoPart | null;
-  asn: AsnRecord | null;
-  /** The matched ASN network's prefix length. */
-  prefix: number;
-  /** The threat object, whatever the plan. */
-  threat: Threat;
 }
 
 interface JsonState {

@@ -289,8 +289,10 @@ export class Snapshot {
   /** Per ASN database, what network parts take from each record, by data offset. */
   private readonly asnRecords: readonly Map<number, AsnRecord | null>[];
   private readonly found: Found = { offset: -1, prefix: 0 };
-  /** The prefix length of the network the last `asnRecordOf` matched. */
+  /** The network the last `asnRecordOf` matched: its prefix length, its ASN database, its leaf in that tree. */
   routePrefix = 0;
+  routeSource = 0;
+  routeLeaf = 0;
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
 
@@ -412,44 +414,44 @@ export class Snapshot {
     return null;
   }
 
-  /** The network part for an address, or null when no ASN database has it. */
-  asnPart(version: IpVersion, words: ArrayLike<number>): AsnPart | null {
+  /**
+   * The ASN record for an address, or null when no ASN database has it;
+   * the matched network in `routePrefix`, `routeSource` and `routeLeaf`
+   * (for `networkPartOf`; writers of the record's bytes write the route
+   * themselves).
+   */
+  asnRecordOf(version: IpVersion, words: ArrayLike<number>): AsnRecord | null {
     const found = this.found;
     for (let i = 0; i < this.asn.length; i++) {
-      const src = this.asn[i];
-      const leaf = src.file.find(version, words, found);
+      const leaf = this.asn[i].file.find(version, words, found);
       if (found.offset < 0) continue;
-      // Keyed by network (not data offset): the route differs per network, and an IPv4 network's
-      // route differs from the IPv6 text of the same network (IPv4 lives at ::/96 of an IPv6 tree).
-      const key = leaf * 2 + (version === 6 ? 1 : 0);
-      let part = src.cache.get(key);
-      if (part === undefined) {
-        const record = this.asnRecordAt(i, found.offset);
-        part = record === null ? null : networkPart(record, formatCidr(version, words, found.prefix));
-        this.remember(src.cache, key, part);
+      const record = this.asnRecordAt(i, found.offset);
+      if (record !== null) {
+        this.routePrefix = found.prefix;
+        this.routeSource = i;
+        this.routeLeaf = leaf;
+        return record;
       }
-      if (part !== null) return part;
     }
     return null;
   }
 
   /**
-   * The ASN record for an address, or null when no ASN database has it;
-   * the matched network's prefix length in `routePrefix`. For writers of
-   * the record's bytes, who write the route themselves: no part per network.
+   * The network part (`asn` with its route) of the network `asnRecordOf`
+   * matched for an address (its record, database, leaf and prefix), made
+   * once per network: no walk.
    */
-  asnRecordOf(version: IpVersion, words: ArrayLike<number>): AsnRecord | null {
-    const found = this.found;
-    for (let i = 0; i < this.asn.length; i++) {
-      this.asn[i].file.find(version, words, found);
-      if (found.offset < 0) continue;
-      const record = this.asnRecordAt(i, found.offset);
-      if (record !== null) {
-        this.routePrefix = found.prefix;
-        return record;
-      }
+  networkPartOf(version: IpVersion, words: ArrayLike<number>, record: AsnRecord, source: number, leaf: number, prefix: number): AsnPart {
+    const cache = this.asn[source].cache;
+    // Keyed by network (not data offset): the route differs per network, and an IPv4 network's
+    // route differs from the IPv6 text of the same network (IPv4 lives at ::/96 of an IPv6 tree).
+    const key = leaf * 2 + (version === 6 ? 1 : 0);
+    let part = cache.get(key);
+    if (part == null) {
+      part = networkPart(record, formatCidr(version, words, prefix));
+      this.remember(cache, key, part);
     }
-    return null;
+    return part;
   }
 
   private asnRecordAt(i: number, offset: number): AsnRecord | null {

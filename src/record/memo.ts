@@ -2,11 +2,12 @@
  * What an address resolved to, kept per address by the engine: logs and
  * clients come back to the same addresses, and each tree walk (location,
  * network, threat feeds) is a chain of dependent reads through files far
- * larger than the processor's caches. A direct-mapped table: an address has one slot (a
- * hash of its words), and a new address takes the slot over. It answers
- * for one snapshot, and empties itself when given another. Where
- * addresses do not come back (every one new), keeping them costs more
- * than it saves: the memo then rests, and tries again now and then.
+ * larger than the processor's caches. A direct-mapped table: an address
+ * has one slot (a hash of its words), and a new address takes the slot
+ * over. It answers for one snapshot, and empties itself when given
+ * another. Where addresses do not come back (every one new), keeping them
+ * costs more than it saves: the memo then rests, and tries again now and
+ * then.
  */
 
 import type { IpVersion } from '../ip/parse.js';
@@ -25,13 +26,25 @@ export const REST = 7;
 /** References per slot. */
 const REFS = 5;
 
+/** What an address resolved to: the location, the network (its ASN record; where `asnRecordOf` found it) and the threat object. */
+export interface Resolution {
+  geo: GeoPart | null;
+  asn: AsnRecord | null;
+  /** The ASN network's prefix length, database and leaf (see `Snapshot.asnRecordOf`). */
+  prefix: number;
+  source: number;
+  leaf: number;
+  threat: Threat;
+}
+
 export class AddressMemo {
   /** The snapshot the slots answer for. */
   private snap: Snapshot | null = null;
   /**
    * Per slot, eight numbers (32 bytes, half a cache line): the address's
    * four words (an IPv4 address in the last), then its version (0 when
-   * the slot is empty) and the route's prefix length.
+   * the slot is empty), and the ASN network's prefix length, leaf (plus 2:
+   * a leaf may be -2) and database.
    */
   private readonly keys = new Uint32Array(8 * SLOTS);
   /**
@@ -88,7 +101,7 @@ export class AddressMemo {
   }
 
   /** Gives `slot` to an address and what it resolved to. */
-  set(slot: number, version: IpVersion, w: ArrayLike<number>, geo: GeoPart | null, asn: AsnRecord | null, prefix: number, threat: Threat): void {
+  set(slot: number, version: IpVersion, w: ArrayLike<number>, r: Resolution): void {
     const keys = this.keys;
     const at = slot * 8;
     keys[at] = w[0];
@@ -96,30 +109,30 @@ export class AddressMemo {
     keys[at + 2] = w[2];
     keys[at + 3] = w[3];
     keys[at + 4] = version;
-    keys[at + 5] = prefix;
+    keys[at + 5] = r.prefix;
+    keys[at + 6] = r.leaf + 2;
+    keys[at + 7] = r.source;
     const refs = this.refs;
-    const r = slot * REFS;
-    refs[r] = geo;
-    refs[r + 1] = asn;
-    refs[r + 2] = threat;
-    refs[r + 3] = null;
-    refs[r + 4] = null;
+    const ref = slot * REFS;
+    refs[ref] = r.geo;
+    refs[ref + 1] = r.asn;
+    refs[ref + 2] = r.threat;
+    refs[ref + 3] = null;
+    refs[ref + 4] = null;
   }
 
-  geoAt(slot: number): GeoPart | null {
-    return this.refs[slot * REFS] as GeoPart | null;
-  }
-
-  asnAt(slot: number): AsnRecord | null {
-    return this.refs[slot * REFS + 1] as AsnRecord | null;
-  }
-
-  threatAt(slot: number): Threat {
-    return this.refs[slot * REFS + 2] as Threat;
-  }
-
-  prefixAt(slot: number): number {
-    return this.keys[slot * 8 + 5];
+  /** What the address in `slot` resolved to, into `r`. */
+  get(slot: number, r: Resolution): void {
+    const keys = this.keys;
+    const at = slot * 8;
+    r.prefix = keys[at + 5];
+    r.leaf = keys[at + 6] - 2;
+    r.source = keys[at + 7];
+    const refs = this.refs;
+    const ref = slot * REFS;
+    r.geo = refs[ref] as GeoPart | null;
+    r.asn = refs[ref + 1] as AsnRecord | null;
+    r.threat = refs[ref + 2] as Threat;
   }
 
   /** The IPv6 route text kept in `slot`, or null. */
@@ -139,7 +152,7 @@ export class AddressMemo {
   }
 
   /** Keeps the network part of `slot`; returns it. */
-  setPart(slot: number, part: AsnPart | null): AsnPart | null {
+  setPart(slot: number, part: AsnPart): AsnPart {
     this.refs[slot * REFS + 4] = part;
     return part;
   }

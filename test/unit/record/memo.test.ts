@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIpInto, type IpVersion } from '../../../src/ip/parse.js';
-import { AddressMemo, REST, WINDOW } from '../../../src/record/memo.js';
+import { AddressMemo, REST, WINDOW, type Resolution } from '../../../src/record/memo.js';
 import type { Snapshot } from '../../../src/snapshot.js';
 import type { Threat } from '../../../src/types.js';
 import { seed } from '../../helpers/env.js';
@@ -10,6 +10,14 @@ import { seed } from '../../helpers/env.js';
 const snapA = {} as Snapshot;
 const snapB = {} as Snapshot;
 const threat = (n: number) => ({ n }) as unknown as Threat;
+/** A resolution whose threat stands for `n`, with a network of `prefix` bits (its leaf -2 when n is even: the IPv4 subtree's root). */
+const resolution = (n: number, prefix: number): Resolution => ({ geo: null, asn: null, prefix, source: n % 3, leaf: n % 2 === 0 ? -2 : n * 7, threat: threat(n) });
+/** What a slot holds. */
+const got = (memo: AddressMemo, slot: number): Resolution => {
+  const r = resolution(0, 0);
+  memo.get(slot, r);
+  return r;
+};
 
 function words(ip: string): { version: IpVersion; w: Uint32Array } {
   const w = new Uint32Array(4);
@@ -58,12 +66,16 @@ describe('AddressMemo', () => {
           const held = model.get(slot);
           const hit = memo.has(snap, slot, version, w);
           expect(hit).toBe(held?.key === key);
-          if (hit) expect((memo.threatAt(slot) as unknown as { n: number }).n).toBe(held?.value);
-          else {
-            memo.set(slot, version, w, null, null, i % 129, threat(i));
+          if (hit) {
+            expect((got(memo, slot).threat as unknown as { n: number }).n).toBe(held?.value);
+            expect(memo.routeAt(slot)).toBe(key);
+          } else {
+            memo.set(slot, version, w, resolution(i, i % 129));
             model.set(slot, { key, value: i });
-            expect(memo.prefixAt(slot)).toBe(i % 129);
+            expect(got(memo, slot)).toEqual(resolution(i, i % 129));
+            // A route kept for the address the slot held before is not this one's.
             expect(memo.routeAt(slot)).toBeNull();
+            memo.setRoute(slot, key);
           }
         });
       }),
@@ -81,7 +93,7 @@ describe('AddressMemo', () => {
       expect(o.version).toBe(6);
       expect(o.w[3]).toBe(v4.w[3]);
       const slot = memo.slot(v4.version, v4.w);
-      memo.set(slot, v4.version, v4.w, null, null, 24, threat(4));
+      memo.set(slot, v4.version, v4.w, resolution(4, 24));
       // Asked in the IPv4 address's slot, or in its own, the IPv6 address is not there.
       expect(memo.has(snapA, slot, o.version, o.w)).toBe(false);
       expect(memo.has(snapA, memo.slot(o.version, o.w), o.version, o.w)).toBe(false);
@@ -101,7 +113,7 @@ describe('AddressMemo', () => {
         used++;
         w[3] = repeat ? i % 16 : n++;
         const slot = memo.slot(4, w);
-        if (!memo.has(snapA, slot, 4, w)) memo.set(slot, 4, w, null, null, 32, threat(0));
+        if (!memo.has(snapA, slot, 4, w)) memo.set(slot, 4, w, resolution(0, 32));
       }
       return used;
     };
