@@ -22,3 +22,17 @@ export function readFileRange(path: string, alloc: (size: number) => Buffer, fro
     closeSync(fd);
   }
 }
+
+/**
+ * A text without the byte order mark that some editors and Windows tools
+ * write first (`JSON.parse` rejects it): configuration files, downloaded
+ * feeds, the input of `iprecord enrich`.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** The length of UTF-8's byte order mark (EF BB BF) at the start of `b`: 3, or 0 when it does not start with one. */
+export function utf8BomLength(b: Uint8Array): number {
+  return b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
+}

@@ -6,11 +6,12 @@
  * line gives: lines end with `\n`, `\r\n` or a lone `\r`; blank lines are
  * skipped (and `#` lines of address lists); a CSV record goes on across
  * line breaks inside a quoted field (an odd number of quotes so far), up
- * to 1 MiB.
+ * to 1 MiB. A byte order mark at the start of the input is dropped.
  */
 
 import { isAscii } from 'node:buffer';
 import type { Readable } from 'node:stream';
+import { utf8BomLength } from '../build/read.js';
 
 export type EnrichFormat = 'csv' | 'ndjson' | 'lines';
 
@@ -85,6 +86,8 @@ export class ChunkReader {
   private pending: Buffer = Buffer.alloc(0);
   private line = 1;
   private ended = false;
+  /** Whether the input's first bytes are still to be checked for a byte order mark (dropped when there is one). */
+  private atStart = true;
 
   constructor(
     input: Readable,
@@ -97,7 +100,7 @@ export class ChunkReader {
   /** The next chunk, or null at the end. */
   async next(): Promise<Chunk | null> {
     for (;;) {
-      if (this.ended || this.pending.length >= this.size) {
+      if (!this.atStart && (this.ended || this.pending.length >= this.size)) {
         // The last row boundary within twice the size, else any (long rows).
         const window = this.pending.length > 2 * this.size ? cutPoint(this.pending.subarray(0, 2 * this.size), this.csv) : 0;
         const cut = window > 0 ? window : this.ended ? this.pending.length : cutPoint(this.pending, this.csv);
@@ -117,6 +120,10 @@ export class ChunkReader {
       else {
         const data = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
         this.pending = this.pending.length === 0 ? data : Buffer.concat([this.pending, data]);
+      }
+      if (this.atStart && (this.ended || this.pending.length >= 3)) {
+        this.atStart = false;
+        this.pending = this.pending.subarray(utf8BomLength(this.pending));
       }
     }
   }

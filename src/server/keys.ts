@@ -12,6 +12,7 @@
 
 import { hash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { withoutBom } from '../build/read.js';
 import { writeAtomic } from '../build/write.js';
 import { InvalidOptionsError } from '../errors.js';
 import { CountWindow } from '../record/count.js';
@@ -129,7 +130,7 @@ export class KeyStore {
     }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(withoutBom(text));
     } catch (cause) {
       throw new InvalidOptionsError(`The keys file ${path} is not JSON: ${(cause as Error).message}`, { cause });
     }

@@ -21,6 +21,7 @@
 
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { withoutBom } from '../build/read.js';
 import { InvalidOptionsError } from '../errors.js';
 import { CATEGORIES, type Category } from '../record/threat.js';
 import type { Blocklist } from '../types.js';
@@ -120,7 +121,7 @@ export function readThreatConfig(path: string): ThreatConfig {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(withoutBom(text));
   } catch (e) {
     throw new InvalidOptionsError(`The feed configuration ${path} is not valid JSON: ${(e as Error).message}`);
   }

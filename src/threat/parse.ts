@@ -19,6 +19,7 @@
  */
 
 import { splitCsvLine } from '../build/csv.js';
+import { withoutBom } from '../build/read.js';
 import { parseCidr, parseIp, type Address } from '../ip/address.js';
 import { CH_0, CH_9, CH_A, CH_COLON, CH_DOT, CH_F, CH_LA, CH_LF, hexValue, parseIpInto, wordsOfGroups } from '../ip/parse.js';
 import { RangeList, RangeList6, compareWords } from './ranges.js';
@@ -545,7 +546,7 @@ const arr = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : []);
  */
 export function parseFeed(input: string | Uint8Array, format: FeedFormat, options: ParseOptions = {}): ParsedFeed {
   if (format === 'list') return parseList(typeof input === 'string' ? Buffer.from(input, 'utf8') : input, options);
-  const text = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.length).toString('utf8');
+  const text = withoutBom(typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.length).toString('utf8'));
   switch (format) {
     case 'csv':
       return parseCsv(text, options, false);

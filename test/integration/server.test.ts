@@ -348,7 +348,8 @@ describe('server: counts, reload, fuzz, load', () => {
 
   it('the CLI saves counts on SIGTERM and reads them back, with one process and with two workers', async () => {
     const keysFile = join(dir, 'cli-keys.json');
-    writeFileSync(keysFile, JSON.stringify({ keys: [{ key: 'cli-key-0001', plan: 'paid' }] }));
+    // With a byte order mark, as some editors on Windows save it.
+    writeFileSync(keysFile, '\uFEFF' + JSON.stringify({ keys: [{ key: 'cli-key-0001', plan: 'paid' }] }));
     const serve = async (workers: number) => {
       const args = [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--keys', keysFile, '--access-log', 'off', '--workers', String(workers)];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });

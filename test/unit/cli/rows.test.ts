@@ -11,10 +11,11 @@ interface Row {
   open: boolean;
 }
 
-/** The reference: the input read line by line with readline, rows made line after line. */
+/** The reference: the input read line by line with readline (a byte order mark at its start dropped first), rows made line after line. */
 async function byLines(bytes: Buffer, format: EnrichFormat): Promise<Row[]> {
   const rows: Row[] = [];
-  const it = createInterface({ input: Readable.from([bytes]), crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const body = bytes.subarray(0, 3).equals(Buffer.from('\uFEFF')) ? bytes.subarray(3) : bytes;
+  const it = createInterface({ input: Readable.from([body]), crlfDelay: Infinity })[Symbol.asyncIterator]();
   let n = 0;
   const next = async () => {
     const r = await it.next();
@@ -59,10 +60,10 @@ async function byChunks(pieces: Buffer[], format: EnrichFormat, size: number): P
   return rows;
 }
 
-/** Inputs built from the characters that matter: line breaks of every kind, quotes, commas, blanks, `#`, multi-byte text. */
+/** Inputs built from the characters that matter: line breaks of every kind, quotes, commas, blanks, `#`, multi-byte text, byte order marks (first or anywhere). */
 const input = fc
-  .array(fc.constantFrom('a', '8.8.8.8', ',', '"', '""', '\n', '\r', '\r\n', ' ', '#', 'é', '🇺🇸', '{"ip":"1.1.1.1"}', '\n\n'), { maxLength: 80 })
-  .map((parts) => Buffer.from(parts.join(''), 'utf8'));
+  .tuple(fc.boolean(), fc.array(fc.constantFrom('a', '8.8.8.8', ',', '"', '""', '\n', '\r', '\r\n', ' ', '#', 'é', '🇺🇸', '{"ip":"1.1.1.1"}', '\n\n', '\uFEFF'), { maxLength: 80 }))
+  .map(([bom, parts]) => Buffer.from((bom ? '\uFEFF' : '') + parts.join(''), 'utf8'));
 
 /** Cuts bytes into stream pieces at the given points (multi-byte characters may be cut). */
 function cut(bytes: Buffer, points: number[]): Buffer[] {

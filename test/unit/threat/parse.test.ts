@@ -78,6 +78,27 @@ describe('feed parsers', () => {
     expect(parseFeed('{', 'gcp-json').badLines[0].reason).toMatch(/invalid JSON/);
   });
 
+  it('a byte order mark at the start of a file changes nothing, in every format, as text or bytes', () => {
+    const samples: [Parameters<typeof parseFeed>[1], string][] = [
+      ['list', '1.2.3.4\n10.0.0.0/8\n'],
+      ['list', '2001:db8::/32\n1.1.1.1\t4\n'],
+      ['csv', '"ExitIP","City"\n"1.1.1.1","Paris"\n'],
+      ['range-csv', '3.0.0.0,3.1.255.255,x\n'],
+      ['aws-json', JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [{ ip_prefix: '3.5.140.0/22' }] })],
+      ['gcp-json', JSON.stringify({ prefixes: [{ ipv4Prefix: '34.1.208.0/20' }] })],
+      ['azure-json', JSON.stringify({ values: [{ properties: { addressPrefixes: ['13.66.60.119/32'] } }] })],
+      ['oracle-json', JSON.stringify({ regions: [{ cidrs: [{ cidr: '129.146.0.0/21' }] }] })],
+    ];
+    for (const [format, text] of samples) {
+      const options = format === 'csv' ? { column: 'ExitIP' } : {};
+      const plain = parseFeed(text, format, options);
+      expect([format, plain.entries, plain.badLines]).toEqual([format, expect.any(Number), []]);
+      expect(plain.entries).toBeGreaterThan(0);
+      expect(parseFeed('\uFEFF' + text, format, options)).toEqual(plain);
+      expect(parseFeed(Buffer.from('\uFEFF' + text), format, options)).toEqual(plain);
+    }
+  });
+
   it('reads the dates that feed headers state', () => {
     expect(commentDate(' Source File Date: Sat Aug 22 00:54:28 UTC 2026')).toBe('2026-08-22T00:54:28.000Z');
     expect(commentDate(' Last update: Sat, 22 Aug 2026 03:00:29 +0200')).toBe('2026-08-22T01:00:29.000Z');

@@ -1,0 +1,88 @@
+/**
+ * `iprecord build` end to end: the built CLI as a real process compiles a
+ * feed configuration written here into a dataset directory, and lookups
+ * and `info` read it back.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSync } from '../../src/index.js';
+import { ROOT } from '../helpers/env.js';
+
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm ci builds it).');
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-build-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): { out: string; err: string; code: number } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+  return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
+}
+
+const attackers = { name: 'mine', source: 'mine.txt', format: 'list', categories: ['attacker'], blocklist: { name: 'Mine', site: 'https://example.com/mine', type: 'attacker' } };
+const proxies = { name: 'proxies', source: 'proxies.txt', format: 'list', categories: ['proxy'] };
+
+describe('iprecord build', () => {
+  it('compiles a configuration (saved with a byte order mark) into a dataset that lookups and info read', () => {
+    writeFileSync(join(dir, 'mine.txt'), '# a list of my own\n1.2.3.4\n5.6.7.0/24\nnot-an-ip\n2a00:1450::/32\n');
+    writeFileSync(join(dir, 'proxies.txt'), 'http://5.6.7.8:3128\n');
+    // As some editors on Windows save it.
+    writeFileSync(join(dir, 'feeds.json'), '\uFEFF' + JSON.stringify({ feeds: [attackers, proxies] }));
+    const r = run(['build', '--config', 'feeds.json', '--out', 'ds']);
+    expect(r.code, r.err).toBe(0);
+    // The bad line, with its file and line number; the rest compiled.
+    expect(r.err).toContain(`${join(dir, 'mine.txt')}:4: `);
+    expect(r.err).toMatch(/mine: 3 entries, 1 bad line/);
+
+    const threat = (ip: string) => {
+      const t = run([ip, '--data', 'ds', '--threat']);
+      expect(t.code, t.err).toBe(0);
+      return JSON.parse(t.out) as Record<string, unknown>;
+    };
+    const engine = openSync({ data: join(dir, 'ds') });
+    try {
+      for (const ip of ['1.2.3.4', '5.6.7.8', '5.6.7.255', '5.6.8.0', '9.9.9.9', '2a00:1450::1', '2a00:1451::1']) {
+        const t = threat(ip);
+        // The process answers what the library answers from the same directory.
+        expect(t, ip).toEqual(JSON.parse(JSON.stringify(engine.threat(ip))));
+        const listed = ip === '1.2.3.4' || ip.startsWith('5.6.7.') || ip.startsWith('2a00:1450:');
+        expect(t.is_known_attacker, ip).toBe(listed);
+        expect(t.blocklists, ip).toEqual(listed ? [attackers.blocklist] : []);
+        expect(t.is_proxy, ip).toBe(ip === '5.6.7.8');
+      }
+    } finally {
+      engine.close();
+    }
+
+    const info = run(['info', '--data', 'ds']);
+    const feeds = (JSON.parse(info.out) as { feeds: { name: string; state: string; entries: number; addresses: string; source: string }[] }).feeds;
+    const mine = feeds.find((f) => f.name === 'mine');
+    expect(mine).toMatchObject({ state: 'loaded', entries: 3, source: join(dir, 'mine.txt') });
+    // 1 + 256 IPv4 addresses and a /32 of IPv6.
+    expect(BigInt(mine?.addresses ?? '0')).toBe(257n + (1n << 96n));
+    expect(feeds.find((f) => f.name === 'proxies')).toMatchObject({ state: 'loaded', entries: 1, addresses: '1' });
+    // The directory names its current build.
+    expect(existsSync(join(dir, 'ds', readFileSync(join(dir, 'ds', 'current'), 'utf8').trim(), 'threat.bin'))).toBe(true);
+  });
+
+  it('a feed it cannot read is reported and the others are compiled (exit 1); a bad configuration is a usage error (exit 2)', () => {
+    writeFileSync(join(dir, 'mine.txt'), '1.2.3.4\n');
+    writeFileSync(join(dir, 'partial.json'), JSON.stringify({ feeds: [attackers, { ...proxies, source: 'gone.txt' }] }));
+    const r = run(['build', '--config', 'partial.json', '--out', 'ds2']);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/proxies/);
+    expect(r.err).toContain('gone.txt');
+    const t = run(['1.2.3.4', '--data', 'ds2', '--threat']);
+    expect((JSON.parse(t.out) as { is_known_attacker: boolean }).is_known_attacker).toBe(true);
+
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ feeds: [{ ...attackers, categories: ['spam'] }] }));
+    const bad = run(['build', '--config', 'bad.json', '--out', 'ds3']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/categor/);
+    expect(existsSync(join(dir, 'ds3', 'current'))).toBe(false);
+  });
+});
