@@ -1,10 +1,13 @@
 /**
- * `iprecord build` end to end: the built CLI as a real process compiles a
- * feed configuration written here into a dataset directory, and lookups
+ * `iprecord build` and `iprecord update` end to end: the built CLI as a
+ * real process compiles a feed configuration written here into a dataset
+ * directory (update: downloaded from a server on 127.0.0.1), and lookups
  * and `info` read it back.
  */
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,4 +88,66 @@ describe('iprecord build', () => {
     expect(bad.err).toMatch(/categor/);
     expect(existsSync(join(dir, 'ds3', 'current'))).toBe(false);
   });
+});
+
+/** Runs the CLI without blocking this process (which serves the feeds). */
+function runAsync(args: string[]): Promise<{ out: string; err: string; code: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, IPRECORD_DATA: '' } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ out, err, code: code ?? -1 }));
+  });
+}
+
+describe('iprecord update', () => {
+  let server: Server | undefined;
+  /** What the feed's URL answers: a status and a body, with an ETag for the body. */
+  let answer = { status: 200, body: '' };
+  const requests: { etag: string | undefined }[] = [];
+
+  afterAll(() => new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve()))));
+
+  it('downloads, compiles and swaps in; a failed or shrunken download keeps the last good data and exits 1', async () => {
+    const feeds = createServer((req, res) => {
+      const etag = `"${answer.body.length}-${answer.status}"`;
+      requests.push({ etag: req.headers['if-none-match'] });
+      if (answer.status === 200 && req.headers['if-none-match'] === etag) res.writeHead(304).end();
+      else res.writeHead(answer.status, { etag }).end(answer.body);
+    });
+    server = feeds;
+    await new Promise<void>((resolve) => feeds.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}/list.txt`;
+    writeFileSync(join(dir, 'update.json'), JSON.stringify({ feeds: [{ name: 'remote', source: url, format: 'list', categories: ['abuser'] }] }));
+    const listed = Array.from({ length: 200 }, (_, i) => `8.${i}.0.1`);
+    const abuser = async (ip: string) => (JSON.parse((await runAsync([ip, '--data', 'du', '--threat'])).out) as { is_known_abuser: boolean }).is_known_abuser;
+
+    answer = { status: 200, body: listed.join('\n') + '\n' };
+    const first = await runAsync(['update', '--config', 'update.json', '--data', 'du']);
+    expect(first.code, first.err).toBe(0);
+    expect(await abuser('8.150.0.1')).toBe(true);
+    expect(await abuser('8.250.0.1')).toBe(false);
+
+    // Unchanged: asked with the ETag it was given, answered 304.
+    const again = await runAsync(['update', '--config', 'update.json', '--data', 'du']);
+    expect(again.code, again.err).toBe(0);
+    expect(requests.at(-1)?.etag).toBe(`"${answer.body.length}-200"`);
+
+    // Shrunk tenfold: refused, the last good list kept.
+    answer = { status: 200, body: listed.slice(0, 20).join('\n') + '\n' };
+    const shrunk = await runAsync(['update', '--config', 'update.json', '--data', 'du']);
+    expect(shrunk.code).toBe(1);
+    expect(shrunk.err).toMatch(/remote.*(shr|fewer)/i);
+    expect(await abuser('8.150.0.1')).toBe(true);
+
+    // A server error, after its retries: the same.
+    answer = { status: 500, body: 'oops' };
+    const failed = await runAsync(['update', '--config', 'update.json', '--data', 'du']);
+    expect(failed.code).toBe(1);
+    expect(failed.err).toMatch(/remote.*500/);
+    expect(await abuser('8.150.0.1')).toBe(true);
+  }, 30_000);
 });
