@@ -19,7 +19,7 @@ import { ByteWriter } from './record/writer.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
-import { memoryState, Snapshot, type AsnPart, type AsnRecord, type DatabaseInfo, type GeoPart } from './snapshot.js';
+import { memoryState, Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
@@ -266,7 +266,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       languages: country === null ? null : country.languages,
       currency: country === null ? null : country.currency,
       time_zone: zone === null ? null : snap.clock.timeZone(zone, now),
-      threat: options?.basicThreat === true ? basicThreat(r.threat) : r.threat,
+      threat: threatFor(r.threat, options),
       count: countOf(this.counter.tick(now), options),
     };
     if (net !== null && net.carrier !== null) insertCarrier(record, net.carrier);
@@ -348,8 +348,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const r = this.resolve(snap, version, kind);
     const { geo, prefix } = r;
     const net = r.asn;
-    let threat = r.threat;
-    if (options?.basicThreat === true) threat = basicThreat(threat);
+    const threat = threatFor(r.threat, options);
     const now = nowMicros();
     const count = countOf(this.counter.tick(now), options);
     out.latin1('{"ip":"');
@@ -395,7 +394,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     r.geo = resolved.geo;
     r.net = this.netPart(snap, version, resolved);
     r.now = nowMicros();
-    r.threat = options?.basicThreat === true ? basicThreat(resolved.threat) : resolved.threat;
+    r.threat = threatFor(resolved.threat, options);
     return r;
   }
 
@@ -420,7 +419,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const net = snap.asnRecordOf(version, this.words);
     const threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);
     this.counter.tick(Date.now());
-    return options?.basicThreat === true ? basicThreat(threat) : threat;
+    return threatFor(threat, options);
   }
 
   /**
@@ -563,6 +562,11 @@ interface Parsed {
   version: IpVersion;
   text: string;
   kind: SpecialKind;
+}
+
+/** The threat object as the plan gives it: without `is_vpn` and `scores` when `basicThreat`. */
+function threatFor(threat: Threat, options: AnswerOptions | undefined): Threat {
+  return options?.basicThreat === true ? basicThreat(threat) : threat;
 }
 
 /** An IPv4 route as a JSON string: the network of `address` at `prefix`. */
