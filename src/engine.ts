@@ -280,7 +280,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * writing them out).
    */
   lookupJson(ip: string, options?: LookupOptions): string {
-    if (options?.fields !== undefined) return JSON.stringify(this.lookup(ip, options));
+    if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
     const r = this.jsonState(snap, this.address(ip), options);
     return (

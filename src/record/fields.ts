@@ -20,16 +20,18 @@ export function isFieldName(name: unknown): name is FieldName {
   return typeof name === 'string' && KNOWN.has(name);
 }
 
-const parsed = new Map<string, readonly FieldName[]>();
+const parsed = new Map<string, readonly FieldName[] | null>();
 /** Distinct `fields` strings kept parsed. */
 const FIELDS_CACHE_SIZE = 1024;
 
 /**
  * Parses a `fields` value: a comma-separated string or an array of names.
- * Blank entries are ignored; a repeated name counts once.
+ * Blank entries are ignored; a repeated name counts once. A value that
+ * names no field (`''`, as the service's Python client sends `fields=`, or
+ * only commas and spaces) selects nothing: null, the full record.
  * @throws InvalidFieldError naming the first unknown field.
  */
-export function parseFields(fields: string | readonly string[]): readonly FieldName[] {
+export function parseFields(fields: string | readonly string[]): readonly FieldName[] | null {
   if (typeof fields === 'string') {
     const hit = parsed.get(fields);
     if (hit) return hit;
@@ -42,7 +44,7 @@ export function parseFields(fields: string | readonly string[]): readonly FieldN
   return resolve(fields);
 }
 
-function resolve(names: readonly unknown[]): readonly FieldName[] {
+function resolve(names: readonly unknown[]): readonly FieldName[] | null {
   const out: FieldName[] = [];
   for (const raw of names) {
     const name = typeof raw === 'string' ? raw.trim() : raw;
@@ -50,5 +52,10 @@ function resolve(names: readonly unknown[]): readonly FieldName[] {
     if (!isFieldName(name)) throw new InvalidFieldError(name);
     if (!out.includes(name)) out.push(name);
   }
-  return Object.freeze(out);
+  return out.length === 0 ? null : Object.freeze(out);
+}
+
+/** Whether a `fields` text names no field (empty, or only commas and white space): the full record. */
+export function selectsNothing(fields: string): boolean {
+  return fields.split(',').every((name) => name.trim() === '');
 }

@@ -19,9 +19,10 @@ import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, t
 import type { AddressInfo, Socket } from 'node:net';
 import { open, type Engine } from '../engine.js';
 import { InvalidOptionsError, isIprecordError } from '../errors.js';
+import { parseIp } from '../ip/index.js';
 import type { OpenOptions } from '../options.js';
 import { byteText } from '../record/bytes.js';
-import { isFieldName } from '../record/fields.js';
+import { isFieldName, selectsNothing } from '../record/fields.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import { Flags } from './flags.js';
 import { Account, KeyStore, type KeysConfig } from './keys.js';
@@ -514,14 +515,18 @@ function parsePath(path: string): Route | null {
     return { op: Op.Lookup, ip: first, name: '' };
   }
   if (first === 'flags') return { op: Op.Flag, ip: null, name: decodeSegment(parts[1]) };
-  return { op: Op.Field, ip: first, name: decodeSegment(parts[1]) };
+  const name = decodeSegment(parts[1]);
+  // `/<ip>/<unknown>` is a field error; `/<unknown>/<anything else>` (`/euro/8.8.8.8`) no path of the API.
+  if (!isFieldName(name) && parseIp(first) === null) return null;
+  return { op: Op.Field, ip: first, name };
 }
 
-/** `api-key`, `fields` and `callback` (the first of each). */
+/** `api-key`, `fields` and `callback` (the first of each); a `fields` that names no field (`fields=`) is none. */
 function parseQuery(text: string): Query {
   if (text === '') return NO_QUERY;
   const params = new URLSearchParams(text);
-  return { key: params.get('api-key'), fields: params.get('fields'), callback: params.get('callback') };
+  const fields = params.get('fields');
+  return { key: params.get('api-key'), fields: fields === null || selectsNothing(fields) ? null : fields, callback: params.get('callback') };
 }
 
 /** Answers requests that the HTTP parser refused (bad syntax, headers too large, too slow) with a JSON error, then closes. */

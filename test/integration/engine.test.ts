@@ -360,6 +360,14 @@ describe('operations', () => {
     expect(Object.keys(engine.lookup('8.8.8.8', { fields: ['threat', 'ip'] }))).toEqual(['threat', 'ip']);
   });
 
+  it.each(['', ',', ' , ,', '\t'])('fields %j selects nothing: the full record', (fields) => {
+    const full = Object.keys(engine.lookup('8.8.8.8'));
+    expect(Object.keys(engine.lookup('8.8.8.8', { fields }))).toEqual(full);
+    expect(Object.keys(JSON.parse(engine.lookupJson('8.8.8.8', { fields })))).toEqual(full);
+    expect(Object.keys(engine.lookup('8.8.8.8', { fields: [] }))).toEqual(full);
+    expect(Object.keys(engine.bulk(['8.8.8.8'], { fields })[0])).toEqual(full);
+  });
+
   it('field: the bare value', () => {
     expect(engine.field('8.8.8.8', 'country_name')).toBe('United States');
     expect(engine.field('8.8.8.8', 'carrier')).toBeNull();

@@ -247,7 +247,8 @@ describe('server: operations', () => {
 
 describe('server: errors, keys and plans', () => {
   it('unknown paths 404, other methods 405, as JSON', async () => {
-    for (const path of ['/a/b/c', '/8.8.8.8/city/x', '//8.8.8.8', '/flags']) {
+    // An unknown first segment before something that is not a field is no path of the API (not a field error about an address).
+    for (const path of ['/a/b/c', '/8.8.8.8/city/x', '//8.8.8.8', '/flags', '/euro/8.8.8.8', '/v1/2001:db8::1', '/bleh/bleh']) {
       const r = await call(path);
       expect(r.status, path).toBe(path === '/flags' ? 400 : 404);
       expect(r.type).toBe('application/json; charset=utf-8');
