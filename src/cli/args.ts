@@ -1,5 +1,7 @@
 /** Arguments of the CLI's subcommands. */
 
+import { readFileSync } from 'node:fs';
+
 /** Options of a subcommand: `--name value` or `--name=value`. */
 export function options(argv: string[], names: readonly string[]): Record<string, string> | string {
   const out: Record<string, string> = {};
@@ -11,6 +13,7 @@ export function options(argv: string[], names: readonly string[]): Record<string
     if (!a.startsWith('--') || !names.includes(name)) return `unknown argument ${a}`;
     const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
     if (v === undefined) return `${a} needs a value`;
+    if (name in out) return `--${name} is given twice`;
     out[name] = v;
   }
   return out;
@@ -39,4 +42,20 @@ export function commandOptions(command: string, usageText: string, parsed: Recor
   }
   if (typeof parsed === 'string') return usage(parsed);
   return { o: parsed, usage };
+}
+
+/**
+ * The version in iprecord's package.json: beside `dist/` when built, two
+ * folders up from `src/cli/` when run from source.
+ */
+export function ownVersion(): string {
+  for (const up of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'iprecord' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not there: the other layout
+    }
+  }
+  return 'unknown';
 }

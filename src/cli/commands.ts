@@ -18,12 +18,15 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
 import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
-import { commandOptions, dataDir, options } from './args.js';
+import { commandOptions, dataDir, options, ownVersion } from './args.js';
+import { listAddress } from './rows.js';
+import { selectsNothing } from '../record/fields.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
+       iprecord --version
        iprecord build [--config file] [--out dir]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
@@ -38,7 +41,11 @@ Options:
   --field name     one field, as a bare value (strings print as plain text)
   --threat         the threat object only
   --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA
+  -v, --version    the version of iprecord
   -h, --help       this help (iprecord build --help for build)
+
+With -, each line of standard input is an address; blank lines and lines
+starting with # are skipped. --threat, --field and --fields exclude each other.
 
 Exit codes: 0 every address answered, 1 some addresses were bad, 2 usage or data error.
 `;
@@ -167,8 +174,9 @@ interface Args {
   stdin: boolean;
 }
 
-function parseArgs(argv: string[]): Args | string {
+function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   const args: Args = { ips: [], threat: false, stdin: false };
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -178,19 +186,28 @@ function parseArgs(argv: string[]): Args | string {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
+    const option = (name: string) => {
+      if (given.has(name)) throw new Error(`${name} is given twice`);
+      given.add(name);
+      return true;
+    };
     try {
       if (a === '-h' || a === '--help') return 'help';
+      else if (a === '-v' || a === '--version') return 'version';
       else if (a === '-') args.stdin = true;
-      else if (a === '--threat') args.threat = true;
-      else if (a === '--fields' || a.startsWith('--fields=')) args.fields = value();
-      else if (a === '--field' || a.startsWith('--field=')) args.field = value();
-      else if (a === '--data' || a.startsWith('--data=')) args.data = value();
+      else if (a === '--threat' && option('--threat')) args.threat = true;
+      else if ((a === '--fields' || a.startsWith('--fields=')) && option('--fields')) args.fields = value();
+      else if ((a === '--field' || a.startsWith('--field=')) && option('--field')) args.field = value();
+      else if ((a === '--data' || a.startsWith('--data=')) && option('--data')) args.data = value();
       else if (a.startsWith('-') && a !== '-' && !a.includes(':') && !/^-?\d/.test(a)) return `unknown option ${a}`;
       else args.ips.push(a);
     } catch (e) {
       return (e as Error).message;
     }
   }
+  // Each of these says what to print: two of them would leave one unheard.
+  const shapes = ['--threat', '--field', '--fields'].filter((o) => given.has(o));
+  if (shapes.length > 1) return `${shapes.join(' and ')} cannot be used together`;
   if (!args.stdin && args.ips.length === 0) return 'no address given';
   return args;
 }
@@ -252,7 +269,13 @@ async function runEnrich(argv: string[]): Promise<number> {
   if (!['csv', 'ndjson', 'lines'].includes(input)) return usage(`--format must be csv, ndjson or lines, not ${o.format}`);
   const output = (o.output ?? (input === 'csv' ? 'csv' : 'ndjson')) as 'csv' | 'ndjson';
   if (output !== 'csv' && output !== 'ndjson') return usage(`--output must be csv or ndjson, not ${o.output}`);
+  // Options that the formats chosen would leave unused are refused, not ignored.
+  if (o.column !== undefined && input !== 'csv') return usage(`--column applies to CSV input (the input is ${input})`);
+  if (o.path !== undefined && input !== 'ndjson') return usage(`--path applies to NDJSON input (the input is ${input})`);
+  if (o.key !== undefined && output !== 'ndjson') return usage('--key applies to NDJSON output (the output is csv)');
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
+  // A --fields that names no field (`--fields ''`) selects nothing: the whole record.
+  const fields = o.fields === undefined || selectsNothing(o.fields) ? undefined : o.fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
   const data = dataDir(o.data);
   // Record cache per database: emptied when full, so a small one churns (16 384: 80-88k rows/s on one
@@ -310,7 +333,7 @@ async function runEnrich(argv: string[]): Promise<number> {
       engine,
       opened.stream,
       process.stdout,
-      { input, output, column, path: o.path, fields: o.fields?.split(',').map((f) => f.trim()).filter((f) => f !== ''), key: o.key },
+      { input, output, column, path: o.path, fields, key: o.key },
       progress,
       startThreads,
     );
@@ -346,6 +369,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (parsed === 'version') {
+    process.stdout.write(`iprecord ${ownVersion()}\n`);
+    return 0;
+  }
   if (typeof parsed === 'string') {
     process.stderr.write(`iprecord: ${parsed}\n\n${USAGE}`);
     return 2;
@@ -376,8 +403,8 @@ export async function main(argv: string[]): Promise<number> {
     for (const ip of parsed.ips) print(ip);
     if (parsed.stdin) {
       for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-        const ip = line.trim();
-        if (ip !== '') print(ip);
+        const ip = listAddress(line);
+        if (ip !== null) print(ip);
       }
     }
   } catch (e) {

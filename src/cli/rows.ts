@@ -4,7 +4,7 @@
  * the thread that enriches a chunk decodes and splits it, so reading costs
  * the main thread next to nothing per row. Rows are what reading line by
  * line gives: lines end with `\n`, `\r\n` or a lone `\r`; blank lines are
- * skipped (and `#` lines of address lists); a CSV record goes on across
+ * not rows (nor `#` lines of address lists: `listAddress`); a CSV record goes on across
  * line breaks inside a quoted field (an odd number of quotes so far), up
  * to 1 MiB. A byte order mark at the start of the input is dropped.
  */
@@ -129,6 +129,16 @@ export class ChunkReader {
   }
 }
 
+/**
+ * The address on a line of a plain list (`iprecord -`, `iprecord enrich`
+ * on a list): the line less surrounding white space; null for a line that
+ * is not a row (blank, or a `#` comment).
+ */
+export function listAddress(line: string): string | null {
+  const ip = line.trim();
+  return ip === '' || ip.charCodeAt(0) === 35 /* # */ ? null : ip;
+}
+
 /** Whether a text has an odd number of double quotes. */
 function oddQuotes(text: string): boolean {
   let odd = false;
@@ -158,8 +168,8 @@ export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
     const first = chunk.line + i;
     const line = lines[i];
     if (format === 'lines') {
-      const ip = line.trim();
-      if (ip !== '' && !ip.startsWith('#')) push(ip, first, false);
+      const ip = listAddress(line);
+      if (ip !== null) push(ip, first, false);
       continue;
     }
     if (line.trim() === '') continue;

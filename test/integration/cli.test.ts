@@ -1,0 +1,94 @@
+/**
+ * `iprecord <ip>` and the options every command shares, as a real process:
+ * the version, options that exclude each other, the one rule for lines of
+ * a plain list (`iprecord -` and `iprecord enrich`), and a `--fields` that
+ * names no field.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSync, type Engine } from '../../src/index.js';
+import { ROOT, seed, unicastV4, xorshift32 } from '../helpers/env.js';
+
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm ci builds it).');
+
+let engine: Engine;
+beforeAll(() => {
+  engine = openSync();
+});
+afterAll(() => engine.close());
+
+function run(args: string[], input?: string): { out: string; err: string; code: number } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+  return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
+}
+
+describe('iprecord', () => {
+  it('--version and -v print the package version', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) expect(run([flag])).toEqual({ out: `iprecord ${version}\n`, err: '', code: 0 });
+  });
+
+  it.each([
+    [['8.8.8.8', '--threat', '--fields', 'ip'], '--threat and --fields cannot be used together'],
+    [['8.8.8.8', '--field', 'city', '--fields', 'ip'], '--field and --fields cannot be used together'],
+    [['8.8.8.8', '--threat', '--field=city'], '--threat and --field cannot be used together'],
+    [['8.8.8.8', '--fields', 'ip', '--fields', 'city'], '--fields is given twice'],
+    [['enrich', '-', '--format', 'ndjson', '--column', 'ip'], '--column applies to CSV input'],
+    [['enrich', '-', '--format', 'csv', '--path', 'a.b'], '--path applies to NDJSON input'],
+    [['enrich', '-', '--format', 'csv', '--key', 'geo'], '--key applies to NDJSON output'],
+    [['enrich', '-', '--fields', 'ip', '--fields=city'], '--fields is given twice'],
+  ])('refuses %j with exit 2', (args, message) => {
+    const r = run(args, '8.8.8.8\n');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+    expect(r.out).toBe('');
+  });
+
+  it('a --fields that names no field is the full record (as fields= over HTTP)', () => {
+    const full = Object.keys(engine.lookup('8.8.8.8'));
+    for (const fields of ['', ' , ']) {
+      expect(Object.keys(JSON.parse(run(['8.8.8.8', '--fields', fields]).out))).toEqual(full);
+      const enriched = JSON.parse(run(['enrich', '-', '--fields', fields], '8.8.8.8\n').out) as { iprecord: object };
+      expect(Object.keys(enriched.iprecord)).toEqual(full);
+    }
+  });
+
+  it('a plain list: blank and # lines are not rows, for `iprecord -` and `enrich` alike; every other line is one row, in order', () => {
+    const next = xorshift32(seed());
+    const lines: string[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const r = next() % 10;
+      if (r === 0) lines.push('');
+      else if (r === 1) lines.push('   ');
+      else if (r === 2) lines.push(`# comment ${i}`);
+      else if (r === 3) lines.push(`  #${unicastV4(next())}`);
+      else if (r === 4) lines.push('not-an-ip');
+      else lines.push(r === 5 ? ` ${unicastV4(next())}\t` : unicastV4(next()));
+    }
+    const input = lines.join((next() & 1) === 1 ? '\r\n' : '\n') + '\n';
+    const rows = lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+
+    // What the library says of each row: its canonical address, or its error.
+    const answers = rows.map((ip) => {
+      try {
+        return { ip: engine.lookup(ip).ip };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    });
+    const direct = run(['-', '--fields', 'ip'], input);
+    expect(direct.code).toBe(1);
+    expect(direct.out.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(answers.filter((a) => 'ip' in a));
+    expect(direct.err.trim().split('\n')).toEqual(answers.flatMap((a) => ('error' in a ? [`iprecord: ${a.error}`] : [])));
+
+    const enriched = run(['enrich', '-', '--format', 'lines', '--fields', 'ip'], input);
+    const out = enriched.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
+    expect(out.map((row) => row.ip)).toEqual(rows);
+    expect(out.map((row) => row.iprecord)).toEqual(answers);
+    expect(enriched.err).toContain(`enriched ${rows.length.toLocaleString('en')} rows`);
+  });
+});
