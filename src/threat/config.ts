@@ -15,7 +15,8 @@
  * label where a feed of those categories also lists the address (FireHOL
  * level 1 lists bogon and private ranges besides attackers). A
  * configuration may `extend` the default one (`"extends": "default"`):
- * its feeds are added, and a feed of the same name replaces the default's;
+ * its feeds are added, and a feed of the same name changes what it states
+ * of the default's (`{ "name": "tor_exits", "source": "lists/tor.txt" }`);
  * `"disable": ["name"]` drops default feeds.
  */
 
@@ -91,9 +92,12 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
   if (value === null || typeof value !== 'object') fail('', 'must be a JSON object with "feeds".');
   const v = value as Record<string, unknown>;
   let feeds: FeedConfig[] = [];
+  // The default configuration's own entries, by name: a feed of the same name states only what it changes.
+  const inherited = new Map<string, Record<string, unknown>>();
   if (v.extends !== undefined) {
     if (v.extends !== 'default') fail('', '"extends" can only be "default".');
     feeds = [...defaultThreatConfig().feeds];
+    for (const f of DEFAULT_FEEDS.feeds as Record<string, unknown>[]) inherited.set(f.name as string, f);
   }
   if (v.disable !== undefined) {
     if (!Array.isArray(v.disable) || v.disable.some((n) => typeof n !== 'string')) fail('', '"disable" must be a list of feed names.');
@@ -101,14 +105,31 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
     feeds = feeds.filter((f) => !off.has(f.name));
   }
   if (!Array.isArray(v.feeds)) fail('', '"feeds" must be a list.');
-  const own = v.feeds.map((f, i) => feed(f, i, base));
+  const own = v.feeds.map((f, i) => feed(overlay(inherited, f), i, base));
   const names = new Set<string>();
   for (const f of own) {
     if (names.has(f.name)) fail('', `two feeds are named "${f.name}".`);
     names.add(f.name);
   }
-  feeds = [...feeds.filter((f) => !names.has(f.name)), ...own];
-  return { feeds };
+  // A default feed changed keeps its place; new feeds come after.
+  const changed = new Map(own.map((f) => [f.name, f]));
+  const kept = feeds.map((f) => changed.get(f.name) ?? f);
+  const present = new Set(kept.map((f) => f.name));
+  return { feeds: [...kept, ...own.filter((f) => !present.has(f.name))] };
+}
+
+/**
+ * A feed entry over the default entry of the same name, if any: what it
+ * states replaces the default's (`options` member by member), the rest is
+ * kept.
+ */
+function overlay(inherited: ReadonlyMap<string, Record<string, unknown>>, entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object') return entry;
+  const e = entry as Record<string, unknown>;
+  const d = typeof e.name === 'string' ? inherited.get(e.name) : undefined;
+  if (d === undefined) return entry;
+  const options = d.options !== undefined && e.options !== null && typeof e.options === 'object' ? { ...(d.options as object), ...e.options } : (e.options ?? d.options);
+  return { ...d, ...e, ...(options === undefined ? {} : { options }) };
 }
 
 /** Reads a configuration file. @throws InvalidOptionsError */

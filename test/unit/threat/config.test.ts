@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { defaultThreatConfig, parseThreatConfig } from '../../../src/threat/config.js';
+import DEFAULT_FEEDS from '../../../src/threat/default-feeds.json';
+
+const byName = (config: { feeds: readonly { name: string }[] }, name: string) => config.feeds.find((f) => f.name === name);
+
+describe('feed configuration extending the default', () => {
+  it('a feed named like a default feed changes only what it states, in its place', () => {
+    const config = parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', source: 'lists/tor.txt' }] }, '/conf');
+    const base = defaultThreatConfig();
+    expect(config.feeds.map((f) => f.name)).toEqual(base.feeds.map((f) => f.name));
+    expect(byName(config, 'tor_exits')).toEqual({ ...byName(base, 'tor_exits'), source: '/conf/lists/tor.txt' });
+  });
+
+  it('options change member by member; other members replace the default whole', () => {
+    const config = parseThreatConfig({ extends: 'default', feeds: [{ name: 'ipsum', options: { minHits: 5 }, categories: ['abuser'] }] }, '/conf');
+    const ipsum = DEFAULT_FEEDS.feeds.find((f) => f.name === 'ipsum') as { options: object; source: string };
+    expect(byName(config, 'ipsum')).toMatchObject({ source: ipsum.source, categories: ['abuser'], options: { ...ipsum.options, minHits: 5 } });
+  });
+
+  it('every default feed stated again unchanged gives the default configuration', () => {
+    const again = parseThreatConfig({ extends: 'default', feeds: DEFAULT_FEEDS.feeds.map((f) => ({ name: f.name })) }, '/conf');
+    expect(again).toEqual(defaultThreatConfig());
+  });
+
+  it('a new feed is added after the defaults and must state everything', () => {
+    const feed = { name: 'mine', source: '/lists/mine.txt', format: 'list', categories: ['attacker'] };
+    const config = parseThreatConfig({ extends: 'default', disable: ['tor_exits'], feeds: [feed] }, '/conf');
+    expect(config.feeds.at(-1)).toMatchObject(feed);
+    expect(byName(config, 'tor_exits')).toBeUndefined();
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'mine', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
+    // Without "extends", a default feed's name is just a name.
+    expect(() => parseThreatConfig({ feeds: [{ name: 'tor_exits', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
+  });
+
+  it('a bad value stated over a default feed is refused with its place', () => {
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(/feeds\[0\]: "categories"/);
+  });
+});
