@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// npx installing this folder to run its own command (see prepare.mjs): the addon is built already.
+if (process.env.npm_command === 'exec' && existsSync(new URL('../build/Release/iprecord_mmap.node', import.meta.url))) process.exit(0);
 if (process.platform === 'win32') {
   console.log('iprecord: no memory-map addon on Windows; files are read into memory.');
   process.exit(0);

@@ -5,7 +5,9 @@
 import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/index.js', import.meta.url);
-if (existsSync(entry)) {
+// npx installing this folder to run its own command (see prepare.mjs) finds the data made already.
+const ready = process.env.npm_command === 'exec' && existsSync(new URL('../data/asn.mmdb', import.meta.url));
+if (existsSync(entry) && !ready) {
   try {
     const started = Date.now();
     const { openSync } = await import(entry.href);
