@@ -13,13 +13,13 @@
 
 import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { splitCsvLine } from '../build/csv.js';
 import type { Engine } from '../engine.js';
 import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES, isFieldName } from '../record/fields.js';
 import { ByteWriter } from '../record/writer.js';
+import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
@@ -49,7 +49,7 @@ export interface EnrichSummary {
  * Reads a file or standard input, gunzipping when it starts with gzip's
  * magic bytes. `bytesRead`: bytes of the file read so far (for progress).
  */
-export async function openInput(file: string | null): Promise<{ stream: Readable; bytesRead: () => number }> {
+export async function openInput(file: string | null): Promise<{ stream: AsyncIterable<Buffer | string>; bytesRead: () => number }> {
   const raw: Readable = file === null ? process.stdin : createReadStream(file);
   const bytesRead = () => (raw as Readable & { bytesRead?: number }).bytesRead ?? 0;
   // Peek at the first two bytes.
@@ -79,8 +79,13 @@ export async function openInput(file: string | null): Promise<{ stream: Readable
   });
   if (first === null) return { stream: raw, bytesRead };
   raw.unshift(first);
-  return { stream: first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b ? raw.pipe(createGunzip()) : raw, bytesRead };
+  return { stream: first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b ? gunzip(raw) : raw, bytesRead };
 }
+
+/** Characters of a bad row's text kept in its report. */
+const EXCERPT = 200;
+/** Longer than any address (an IPv6 address with an IPv4 tail is at most 45 characters). */
+const LONGEST_ADDRESS = 64;
 
 const ADDRESS_COLUMNS = ['ip', 'ip_address', 'address', 'client_ip', 'remote_addr', 'ipaddress', 'src_ip'];
 
@@ -166,6 +171,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = 'no address in this row';
+    // No address is this long: the message names its start, not a copy of the whole cell.
+    else if (ip.length > LONGEST_ADDRESS) failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
     else if (write && lookupOptions === undefined) {
       if (engine.writeJson(ip, undefined, failure, out)) return undefined;
     } else {
@@ -210,12 +217,15 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       out.text([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure.message : ''].map(csvCell).join(',') + '\n');
     }
   };
-  for (let r = 0; r < rows.texts.length; r++) {
-    const text = rows.texts[r];
-    const line = rows.lines[r];
-    if (c.input === 'lines') {
-      emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
-    } else if (c.input === 'ndjson') {
+  /** A row that cannot be read, written or looked up as it is: kept in its place with the reason. */
+  const unreadable = (text: string, line: number, reason: string) => {
+    malformed++;
+    emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, EXCERPT) }, null, `line ${line}: ${reason}`);
+  };
+  const row = (text: string, line: number, bad: string | null) => {
+    if (bad !== null) return unreadable(text, line, bad);
+    if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
+    if (c.input === 'ndjson') {
       let object: unknown;
       try {
         object = JSON.parse(text);
@@ -224,18 +234,26 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       }
       if (object === null || typeof object !== 'object' || Array.isArray(object)) {
         malformed++;
-        emit(null, object === undefined ? { line, text: text.slice(0, 200) } : { line, value: object }, null, `line ${line}: not a JSON object`);
-      } else {
-        const ip = at(object, c.addressPath);
-        emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
+        return emit(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
       }
-    } else {
-      const cells = rows.open[r] ? null : splitCsvLine(text);
-      if (cells === null) {
-        malformed++;
-        const reason = rows.open[r] ? `line ${line}: a quoted field is not closed` : `line ${line}: malformed CSV`;
-        emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, 200) }, null, reason);
-      } else emit(cells, null, (cells[c.column] ?? '').trim(), null);
+      const ip = at(object, c.addressPath);
+      return emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
+    }
+    const cells = splitCsvLine(text);
+    if (cells === null) return unreadable(text, line, 'malformed CSV');
+    emit(cells, null, (cells[c.column] ?? '').trim(), null);
+  };
+  for (let r = 0; r < rows.texts.length; r++) {
+    const mark = out.used;
+    const before = { bad, malformed };
+    try {
+      row(rows.texts[r], rows.lines[r], rows.bad[r]);
+    } catch (e) {
+      // A row that cannot be written (JSON nested past the stack's depth) is one bad row, in its place.
+      if (isIprecordError(e)) throw e;
+      out.used = mark;
+      ({ bad, malformed } = before);
+      unreadable(rows.texts[r], rows.lines[r], `cannot be written (${(e as Error).message})`);
     }
   }
   return { text: out.result(), rows: rows.texts.length, bad, malformed };
@@ -274,7 +292,7 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
     }
     return { config: make(keys, 0), skip: 0 };
   }
-  const cells = first.open[0] ? null : splitCsvLine(first.texts[0]);
+  const cells = first.bad[0] !== null ? null : splitCsvLine(first.texts[0]);
   if (cells === null) throw new Error(`line ${first.lines[0]}: the header is not valid CSV`);
   const wanted = o.column;
   const column =
@@ -304,7 +322,7 @@ export type BatchRunner = (chunk: Chunk, spare: ArrayBuffer | null) => Promise<B
  */
 export async function enrich(
   engine: Engine,
-  input: Readable,
+  input: AsyncIterable<Buffer | string>,
   out: Writable,
   o: EnrichOptions,
   progress?: (s: EnrichSummary) => void,

@@ -1,17 +1,21 @@
 /**
  * The rows of `iprecord enrich`'s input, read as chunks of bytes cut at row
  * boundaries. The main thread only finds where to cut and counts lines;
- * the thread that enriches a chunk decodes and splits it, so reading costs
- * the main thread next to nothing per row. Rows are what reading line by
- * line gives: lines end with `\n`, `\r\n` or a lone `\r`; blank lines are
- * not rows (nor `#` lines of address lists: `listAddress`); a CSV record goes on across
- * line breaks inside a quoted field (an odd number of quotes so far), up
- * to 1 MiB. A byte order mark at the start of the input is dropped.
+ * the thread that enriches a chunk decodes its rows, so reading costs the
+ * main thread little per row. Both find rows with `RowScanner`
+ * (records.ts): lines, CSV records across lines inside quotes, at most
+ * MAX_ROW bytes each, a malformed record costing its first line only.
+ * Blank lines are not rows (nor `#` lines of address lists:
+ * `listAddress`). A line longer than MAX_ROW is one bad row, kept as a
+ * short excerpt, its bytes skipped as they come (memory stays flat). A
+ * byte order mark at the start of the input is dropped. If the input
+ * fails (a damaged gzip stream), the whole rows read before the failure
+ * are still given, then the failure is thrown.
  */
 
 import { isAscii } from 'node:buffer';
-import type { Readable } from 'node:stream';
 import { utf8BomLength } from '../build/read.js';
+import { MAX_ROW, RowEnd, RowScanner } from './records.js';
 
 export type EnrichFormat = 'csv' | 'ndjson' | 'lines';
 
@@ -23,111 +27,21 @@ export interface Chunk {
   readonly line: number;
   /** Rows at its start that are not data (the CSV header). */
   readonly skip: number;
+  /** A line longer than MAX_ROW: `bytes` are its first bytes, the rest was skipped. */
+  readonly long?: boolean;
 }
 
-/** The rows of a chunk: each row's text, its first line number, and whether it ended inside a quoted field. */
+/** The rows of a chunk: each row's text, its first line number, and what is wrong with it as read (or null). */
 export interface Rows {
   readonly texts: string[];
   readonly lines: number[];
-  readonly open: boolean[];
+  readonly bad: (string | null)[];
 }
 
+/** Bytes of an over-long line kept for its report. */
+const EXCERPT = 200;
 const NL = 10;
 const CR = 13;
-const QUOTE = 34;
-
-/** A CSV record stops being joined across lines beyond this length: one stray quote does not take the rest of the file. */
-const MAX_RECORD = 1 << 20;
-
-/** Line breaks in `b`: `\n`, `\r\n` (one) and a lone `\r`. A chunk never ends between `\r` and `\n`. */
-function lineBreaks(b: Buffer): number {
-  let n = 0;
-  for (let i = b.indexOf(NL); i >= 0; i = b.indexOf(NL, i + 1)) n++;
-  for (let i = b.indexOf(CR); i >= 0; i = b.indexOf(CR, i + 1)) if (i + 1 === b.length || b[i + 1] !== NL) n++;
-  return n;
-}
-
-/**
- * Where rows end in `b` (rows may go on past its end): the length of its
- * longest prefix of whole rows, or 0. For CSV, only a line break outside
- * quotes ends a row, unless the record would be longer than MAX_RECORD.
- */
-function cutPoint(b: Buffer, csv: boolean): number {
-  const last = b.lastIndexOf(NL);
-  if (csv && b.indexOf(QUOTE) >= 0) {
-    // The last line break with an even number of quotes before it.
-    let cut = 0;
-    let inQuotes = false;
-    for (let from = 0; ; ) {
-      const q = b.indexOf(QUOTE, from);
-      const end = q < 0 ? b.length : q;
-      if (!inQuotes && end > from) {
-        const nl = b.lastIndexOf(NL, end - 1);
-        if (nl >= from) cut = nl + 1;
-      }
-      if (q < 0) break;
-      inQuotes = !inQuotes;
-      from = q + 1;
-    }
-    return cut === 0 && b.length > MAX_RECORD ? last + 1 : cut;
-  }
-  if (last >= 0 || b.length < 2) return last + 1;
-  // Lines that end with a lone \r (the byte after it is known, and not \n: there is none in b).
-  return b.lastIndexOf(CR, b.length - 2) + 1;
-}
-
-/**
- * Cuts an input into chunks at row boundaries, numbering their lines: of
- * `size` to `2 * size` bytes where rows are shorter than `size`, whatever
- * pieces the input comes in.
- */
-export class ChunkReader {
-  private readonly input: AsyncIterator<Buffer>;
-  private pending: Buffer = Buffer.alloc(0);
-  private line = 1;
-  private ended = false;
-  /** Whether the input's first bytes are still to be checked for a byte order mark (dropped when there is one). */
-  private atStart = true;
-
-  constructor(
-    input: Readable,
-    private readonly csv: boolean,
-    private readonly size = 65_536,
-  ) {
-    this.input = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  }
-
-  /** The next chunk, or null at the end. */
-  async next(): Promise<Chunk | null> {
-    for (;;) {
-      if (!this.atStart && (this.ended || this.pending.length >= this.size)) {
-        // The last row boundary within twice the size, else any (long rows).
-        const window = this.pending.length > 2 * this.size ? cutPoint(this.pending.subarray(0, 2 * this.size), this.csv) : 0;
-        const cut = window > 0 ? window : this.ended ? this.pending.length : cutPoint(this.pending, this.csv);
-        if (cut > 0) {
-          // A copy of its own: posted to a thread, a view would take the whole buffer it views.
-          const bytes = Buffer.allocUnsafeSlow(cut);
-          this.pending.copy(bytes, 0, 0, cut);
-          this.pending = this.pending.subarray(cut);
-          const chunk = { bytes, line: this.line, skip: 0 };
-          this.line += lineBreaks(bytes);
-          return chunk;
-        }
-        if (this.ended) return null;
-      }
-      const r = await this.input.next();
-      if (r.done === true) this.ended = true;
-      else {
-        const data = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
-        this.pending = this.pending.length === 0 ? data : Buffer.concat([this.pending, data]);
-      }
-      if (this.atStart && (this.ended || this.pending.length >= 3)) {
-        this.atStart = false;
-        this.pending = this.pending.subarray(utf8BomLength(this.pending));
-      }
-    }
-  }
-}
 
 /**
  * The address on a line of a plain list (`iprecord -`, `iprecord enrich`
@@ -139,55 +53,141 @@ export function listAddress(line: string): string | null {
   return ip === '' || ip.charCodeAt(0) === 35 /* # */ ? null : ip;
 }
 
-/** Whether a text has an odd number of double quotes. */
-function oddQuotes(text: string): boolean {
-  let odd = false;
-  for (let i = text.indexOf('"'); i >= 0; i = text.indexOf('"', i + 1)) odd = !odd;
-  return odd;
+/**
+ * Cuts an input into chunks at row boundaries, numbering their lines: of
+ * `size` to `2 * size` bytes where rows are shorter than `size`, whatever
+ * pieces the input comes in.
+ */
+export class ChunkReader {
+  private readonly input: AsyncIterator<Buffer | string>;
+  private pending: Buffer = Buffer.alloc(0);
+  private line = 1;
+  private ended = false;
+  /** The input's failure, thrown once the rows before it are given. */
+  private failure: unknown = null;
+  /** Whether the input's first bytes are still to be checked for a byte order mark (dropped when there is one). */
+  private atStart = true;
+  /** Inside a line longer than MAX_ROW: its bytes are dropped up to its line break. */
+  private skipping = false;
+
+  constructor(
+    input: AsyncIterable<Buffer | string>,
+    private readonly csv: boolean,
+    private readonly size = 65_536,
+  ) {
+    this.input = input[Symbol.asyncIterator]();
+  }
+
+  /** The next chunk, or null at the end. @throws the input's failure, after the rows read before it */
+  async next(): Promise<Chunk | null> {
+    for (;;) {
+      if (this.skipping) this.skipLong();
+      if (!this.skipping && !this.atStart && (this.ended || this.pending.length >= this.size)) {
+        const chunk = this.cut();
+        if (chunk !== null) return chunk;
+        if (this.ended) {
+          if (this.failure !== null) throw this.failure;
+          return null;
+        }
+      }
+      if (this.ended) continue;
+      try {
+        const r = await this.input.next();
+        if (r.done === true) this.ended = true;
+        else {
+          const data = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+          this.pending = this.pending.length === 0 ? data : Buffer.concat([this.pending, data]);
+        }
+      } catch (e) {
+        this.failure = e;
+        this.ended = true;
+      }
+      if (this.atStart && (this.ended || this.pending.length >= 3)) {
+        this.atStart = false;
+        this.pending = this.pending.subarray(utf8BomLength(this.pending));
+      }
+    }
+  }
+
+  /** The whole rows at the start of the pending bytes, up to about twice the size (at least one), or null for none yet. */
+  private cut(): Chunk | null {
+    const b = this.pending;
+    // After a failure of the input, a last line without its line break is not a whole row.
+    const scanner = new RowScanner(b, this.csv, this.ended && this.failure === null);
+    let at = 0;
+    let lines = 0;
+    while (at < b.length) {
+      const kind = scanner.next(at);
+      if (kind === RowEnd.More || (at > 0 && kind !== RowEnd.Long && scanner.end > 2 * this.size)) break;
+      if (kind === RowEnd.Long) {
+        if (at > 0) break;
+        // A line too long to be a row: its start kept to report it, the rest dropped as it comes.
+        const long = { bytes: Buffer.from(b.subarray(0, EXCERPT)), line: this.line, skip: 0, long: true };
+        this.pending = b.subarray(MAX_ROW);
+        this.skipping = true;
+        return long;
+      }
+      at = scanner.end;
+      lines += scanner.lines;
+    }
+    if (at === 0) return null;
+    // A copy of its own: posted to a thread, a view would take the whole buffer it views.
+    const bytes = Buffer.allocUnsafeSlow(at);
+    b.copy(bytes, 0, 0, at);
+    this.pending = b.subarray(at);
+    const chunk = { bytes, line: this.line, skip: 0 };
+    this.line += lines;
+    return chunk;
+  }
+
+  /** Drops the rest of an over-long line: up to and with its line break, or all pending bytes when it has none yet. */
+  private skipLong(): void {
+    const b = this.pending;
+    const nl = b.indexOf(NL);
+    const cr = b.indexOf(CR);
+    const br = nl < 0 ? cr : cr < 0 ? nl : Math.min(nl, cr);
+    if (br < 0 || (b[br] === CR && br + 1 === b.length && !this.ended)) {
+      this.pending = br < 0 ? Buffer.alloc(0) : b.subarray(br);
+      if (!this.ended) return;
+    } else this.pending = b.subarray(br + (b[br] === CR && b[br + 1] === NL ? 2 : 1));
+    this.skipping = false;
+    this.line++;
+  }
 }
 
 /** The rows of a chunk (decoded as UTF-8), after its first `skip`. */
 export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
   const b = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.length);
-  // ASCII (most logs) decodes faster as latin1, to the same text.
-  const text = b.toString(isAscii(b) ? 'latin1' : 'utf8');
-  const lines = text.split(/\r\n|\n|\r/);
-  // A final line break ends the last line; it does not start another.
-  if (lines[lines.length - 1] === '') lines.pop();
-  const rows: Rows = { texts: [], lines: [], open: [] };
+  const rows: Rows = { texts: [], lines: [], bad: [] };
   let skip = chunk.skip;
-  const push = (row: string, line: number, open: boolean) => {
+  const push = (row: string, line: number, bad: string | null) => {
     if (skip > 0) skip--;
     else {
       rows.texts.push(row);
       rows.lines.push(line);
-      rows.open.push(open);
+      rows.bad.push(bad);
     }
   };
-  for (let i = 0; i < lines.length; i++) {
-    const first = chunk.line + i;
-    const line = lines[i];
+  if (chunk.long === true) {
+    push(b.toString('utf8').replace(/\uFFFD$/, '') + '…', chunk.line, `longer than ${MAX_ROW} bytes`);
+    return rows;
+  }
+  // ASCII (most logs) decodes faster as latin1, to the same text, once for the chunk.
+  const ascii = isAscii(b) ? b.toString('latin1') : null;
+  const scanner = new RowScanner(b, format === 'csv', true);
+  let line = chunk.line;
+  for (let at = 0; at < b.length; ) {
+    const kind = scanner.next(at);
+    const { end, textEnd } = scanner;
+    // The row's text without its final line break; line breaks inside a CSV record written as \n.
+    let text = ascii === null ? b.toString('utf8', at, textEnd) : ascii.slice(at, textEnd);
+    if (scanner.lines > (end > textEnd ? 1 : 0)) text = text.replace(/\r\n|\r/g, '\n');
     if (format === 'lines') {
-      const ip = listAddress(line);
-      if (ip !== null) push(ip, first, false);
-      continue;
-    }
-    if (line.trim() === '') continue;
-    if (format === 'ndjson') {
-      push(line, first, false);
-      continue;
-    }
-    let row = line;
-    let open = false;
-    while (oddQuotes(row)) {
-      if (row.length > MAX_RECORD) break;
-      if (i + 1 === lines.length) {
-        open = true;
-        break;
-      }
-      row += '\n' + lines[++i];
-    }
-    push(row, first, open);
+      const ip = listAddress(text);
+      if (ip !== null) push(ip, line, null);
+    } else if (text.trim() !== '') push(text, line, kind === RowEnd.Open ? 'a quoted field is not closed' : null);
+    line += scanner.lines;
+    at = end;
   }
   return rows;
 }

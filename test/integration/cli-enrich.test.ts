@@ -148,6 +148,80 @@ describe('iprecord enrich', () => {
     expect(r.out).toBe('ip,n,country_code,error\n8.8.8.8,1,US,\n,,,line 3: malformed CSV\n9.9.9.9,3,US,\n,,,line 5: a quoted field is not closed\n');
   });
 
+  it('a stray quote costs its own line: every other row kept, each malformed line reported with its number', () => {
+    // 100 000 rows (1.6 MB) with unbalanced quotes at rows 10 and 50 000: no closing quote within the 1 MiB a row may
+    // span, then one whose closing quote is followed by more text (a second stray quote).
+    const rows = Array.from({ length: 100_000 }, (_, i) => `8.${i >> 16}.${(i >> 8) & 255}.${i & 255},${i === 10 || i === 50_000 ? '"x' : i === 50_010 ? 'y"z' : 'ok'}`);
+    const file = join(dir, 'stray.csv');
+    writeFileSync(file, ['ip,c', ...rows].join('\n') + '\n');
+    const r = run(['enrich', file, '--fields', 'ip']);
+    const out = r.out.trim().split('\n');
+    expect(out).toHaveLength(rows.length + 1);
+    const errors = out.filter((l) => l.startsWith(',,,'));
+    expect(errors).toEqual([',,,line 12: a quoted field is not closed', ',,,line 50002: a quoted field is not closed']);
+    expect(r.err).toMatch(/enriched 100,000 rows \(\d+ bad, 2 malformed\)/);
+    // Every other row is answered, in its place.
+    rows.forEach((row, i) => {
+      if (i !== 10 && i !== 50_000) expect(out[i + 1].split(',')[0], row).toBe(row.split(',')[0]);
+    });
+  });
+
+  it.each([1, 2])('a row that cannot be written (nested 20 000 deep) is one bad row on %i thread(s); the rest go on', (threads) => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const lines = ['{"ip":"8.8.8.8"}', `{"ip":"1.1.1.1","deep":${deep}}`, ...Array.from({ length: 3000 }, () => '{"ip":"9.9.9.9"}')];
+    const file = join(dir, `deep-${threads}.ndjson`);
+    writeFileSync(file, lines.join('\n') + '\n');
+    const r = run(['enrich', file, '--fields', 'ip', '--threads', String(threads)]);
+    expect(r.code).toBe(1);
+    expect(r.err).not.toMatch(/ at |Unhandled/);
+    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip?: string; line?: number; iprecord: { ip?: string; error?: string } });
+    expect(out).toHaveLength(lines.length);
+    expect(out[1]).toMatchObject({ line: 2, iprecord: { error: expect.stringMatching(/^line 2: cannot be written/) } });
+    expect(JSON.stringify(out[1]).length).toBeLessThan(1000);
+    expect(out.filter((o) => o.iprecord.ip !== undefined)).toHaveLength(lines.length - 1);
+  });
+
+  it('a line longer than 1 MiB is one bad row with a short excerpt; the lines after it are read (20 MB line, flat memory)', () => {
+    const file = join(dir, 'long.txt');
+    writeFileSync(file, `8.8.8.8\n${'x'.repeat(20 << 20)}\n1.1.1.1\n${'9'.repeat((1 << 20) - 1)}\n9.9.9.9`);
+    const r = run(['enrich', file, '--fields', 'ip'], undefined, ['--max-old-space-size=256']);
+    expect(r.code).toBe(1);
+    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: { ip?: string; error?: string } });
+    expect(out.map((o) => o.iprecord.ip ?? o.iprecord.error)).toEqual(['8.8.8.8', 'line 2: longer than 1048576 bytes', '1.1.1.1', `${'9'.repeat(64)}… does not appear to be an IPv4 or IPv6 address`, '9.9.9.9']);
+    expect(r.out.length).toBeLessThan(1.1 * (1 << 20));
+  });
+
+  it('a gzip file with bytes after its data: every whole row decoded is written, then exit 2 with the reason', () => {
+    const ips = addresses(20_000);
+    const body = gzipSync(ips.join('\n') + '\n');
+    for (const [tail, reason] of [
+      [Buffer.from('trailing garbage'), 'bytes that are not gzip data after the compressed data'],
+      [Buffer.alloc(0), null],
+      [Buffer.alloc(512), null],
+      [gzipSync('8.8.4.4\n'), null],
+    ] as const) {
+      const file = join(dir, 'tail.txt.gz');
+      writeFileSync(file, Buffer.concat([body, tail]));
+      const r = run(['enrich', file, '--fields', 'ip']);
+      const got = r.out.trim().split('\n').map((l) => (JSON.parse(l) as { ip: string }).ip);
+      expect(got).toEqual(tail.length > 0 && tail[0] === 0x1f ? [...ips, '8.8.4.4'] : ips);
+      if (reason === null) expect(r.code).toBe(1);
+      else {
+        expect(r.code).toBe(2);
+        expect(r.err).toContain(reason);
+      }
+    }
+    // Cut short: the whole rows before the cut, not the partial last line.
+    const file = join(dir, 'cut.txt.gz');
+    writeFileSync(file, body.subarray(0, body.length >> 1));
+    const cut = run(['enrich', file, '--fields', 'ip']);
+    expect(cut.code).toBe(2);
+    expect(cut.err).toContain('the gzip data is cut short');
+    const got = cut.out.trim().split('\n').map((l) => (JSON.parse(l) as { ip: string }).ip);
+    expect(got.length).toBeGreaterThan(1000);
+    expect(got).toEqual(ips.slice(0, got.length));
+  });
+
   it('empty input: nothing out, exit 0; usage errors exit 2 with a message', () => {
     const empty = join(dir, 'empty.csv');
     writeFileSync(empty, '');

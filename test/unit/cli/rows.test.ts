@@ -8,43 +8,74 @@ import { seed } from '../../helpers/env.js';
 interface Row {
   text: string;
   line: number;
-  open: boolean;
+  bad: string | null;
 }
 
-/** The reference: the input read line by line with readline (a byte order mark at its start dropped first), rows made line after line. */
+/**
+ * How a CSV record read from `first` on ends, char by char (RFC 4180 quoting; a quote inside an unquoted field is a
+ * character): 'done' at the end of the text, 'quoted' inside a quoted field, or the place after a closing quote
+ * that is followed by something else.
+ */
+function csvState(text: string): 'done' | 'quoted' | number {
+  let k = 0;
+  for (;;) {
+    if (text[k] === '"') {
+      k++;
+      for (;;) {
+        const q = text.indexOf('"', k);
+        if (q < 0) return 'quoted';
+        k = q + 1;
+        if (text[k] !== '"') break;
+        k++;
+      }
+      if (k === text.length) return 'done';
+      if (text[k] !== ',') return k;
+      k++;
+    } else {
+      const comma = text.indexOf(',', k);
+      if (comma < 0) return 'done';
+      k = comma + 1;
+    }
+  }
+}
+
+/**
+ * The reference: the input read line by line with readline (a byte order mark at its start dropped first), rows
+ * made line after line. A CSV record goes on over the next lines while a quoted field is open; a quoted field that
+ * never closes, or whose closing quote on a later line is followed by anything but a comma or the line's end, makes
+ * its first line a row alone (open), and reading goes on at the next line.
+ */
 async function byLines(bytes: Buffer, format: EnrichFormat): Promise<Row[]> {
   const rows: Row[] = [];
   const body = bytes.subarray(0, 3).equals(Buffer.from('\uFEFF')) ? bytes.subarray(3) : bytes;
-  const it = createInterface({ input: Readable.from([body]), crlfDelay: Infinity })[Symbol.asyncIterator]();
-  let n = 0;
-  const next = async () => {
-    const r = await it.next();
-    if (r.done === true) return null;
-    n++;
-    return r.value;
-  };
-  for (let line = await next(); line !== null; line = await next()) {
-    const first = n;
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: Readable.from([body]), crlfDelay: Infinity })) lines.push(line);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
     if (format === 'lines') {
-      if (line.trim() !== '' && !line.trim().startsWith('#')) rows.push({ text: line.trim(), line: first, open: false });
+      if (line.trim() !== '' && !line.trim().startsWith('#')) rows.push({ text: line.trim(), line: i + 1, bad: null });
       continue;
     }
     if (line.trim() === '') continue;
     if (format === 'ndjson') {
-      rows.push({ text: line, line: first, open: false });
+      rows.push({ text: line, line: i + 1, bad: null });
       continue;
     }
     let text = line;
-    let open = false;
-    while ((text.split('"').length - 1) % 2 === 1) {
-      const more = await next();
-      if (more === null) {
-        open = true;
+    let j = i;
+    for (;;) {
+      const state = csvState(text);
+      if (state === 'done' || (typeof state === 'number' && state <= line.length)) {
+        rows.push({ text: j === i ? line : text, line: i + 1, bad: null });
+        i = j;
         break;
       }
-      text += '\n' + more;
+      if (state !== 'quoted' || j + 1 === lines.length) {
+        rows.push({ text: line, line: i + 1, bad: 'a quoted field is not closed' });
+        break;
+      }
+      text += '\n' + lines[++j];
     }
-    rows.push({ text, line: first, open });
   }
   return rows;
 }
@@ -55,7 +86,7 @@ async function byChunks(pieces: Buffer[], format: EnrichFormat, size: number): P
   const rows: Row[] = [];
   for (let chunk = await reader.next(); chunk !== null; chunk = await reader.next()) {
     const r = rowsOf(chunk, format);
-    r.texts.forEach((text, i) => rows.push({ text, line: r.lines[i], open: r.open[i] }));
+    r.texts.forEach((text, i) => rows.push({ text, line: r.lines[i], bad: r.bad[i] }));
   }
   return rows;
 }
@@ -98,7 +129,7 @@ describe('enrich input chunks', () => {
       chunks++;
       expect(chunk.bytes.length).toBeLessThanOrEqual(2 * 16_384);
       const r = rowsOf(chunk, 'csv');
-      r.texts.forEach((text, i) => got.push({ text, line: r.lines[i], open: r.open[i] }));
+      r.texts.forEach((text, i) => got.push({ text, line: r.lines[i], bad: r.bad[i] }));
     }
     expect(chunks).toBeGreaterThanOrEqual(bytes.length / (2 * 16_384));
     expect(got).toEqual(await byLines(bytes, 'csv'));
