@@ -349,10 +349,17 @@ export class ThreatTree {
     }
     if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.feeds) || !Array.isArray(meta.blocklists)) bad('unreadable metadata');
     this.meta = meta as ThreatMeta;
-    // The index in range, checked once here; labels are checked by the lookups (one comparison, not a pass over millions of entries).
+    // Every index into another section in range, checked once here, so that lookups need not (a pass of a few ms over millions of entries).
     const index = this.index4;
     if (index[0] !== 0 || index[BUCKETS] !== e4) bad('the IPv4 index does not span the entries');
     for (let i = 1; i <= BUCKETS; i++) if (index[i] < index[i - 1]) bad(`IPv4 bucket ${i - 1} ends before it starts`);
+    let top4 = 0;
+    if (this.labels4 === null) for (let i = 0; i < e4; i++) top4 = Math.max(top4, this.entries4[i] & 0xffff);
+    else for (let i = 0; i < e4; i++) top4 = Math.max(top4, this.labels4[i]);
+    if (top4 >= labelCount) bad(`an IPv4 entry has label ${top4} of ${labelCount}`);
+    let top6 = 0;
+    for (let i = 0; i < e6; i++) top6 = Math.max(top6, this.kinds6[i] & 0x7fffffff);
+    if (top6 >= labelCount) bad(`an IPv6 entry has label ${top6} of ${labelCount}`);
     for (let l = 0; l < labelCount; l++) {
       const first = this.labels[l * LABEL_WORDS + 1];
       const n = this.labels[l * LABEL_WORDS + 2];
@@ -427,8 +434,7 @@ export class ThreatTree {
     const key = e >>> 16;
     // START: the address is inside; END: only the end itself.
     if ((key & END4) !== 0 && key >>> 1 !== low) return 0;
-    const label = this.labels4 === null ? e & 0xffff : this.labels4[lo - 1];
-    return label < this.labelCount ? label : 0;
+    return this.labels4 === null ? e & 0xffff : this.labels4[lo - 1];
   }
 
   /** The label of an IPv6 address (four words, most significant first). */
@@ -453,8 +459,7 @@ export class ThreatTree {
       const at = (lo - 1) * 4;
       if (k[at] !== w0 || k[at + 1] !== w1 || k[at + 2] !== w2 || k[at + 3] !== w3) return 0;
     }
-    const label = kind & 0x7fffffff;
-    return label < this.labelCount ? label : 0;
+    return kind & 0x7fffffff;
   }
 
   flags(label: number): number {

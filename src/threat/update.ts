@@ -17,6 +17,7 @@
  */
 
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { withDirectoryLock } from '../build/lock.js';
 import { join } from 'node:path';
 import { writeAtomic } from '../build/write.js';
 import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
@@ -91,7 +92,10 @@ async function get(url: string, state: FeedState | null, timeoutMs: number, maxB
   if (res.status === 304) return null;
   if (res.status >= 500) throw new HttpError(`HTTP ${res.status}`, true);
   if (res.status !== 200) throw new HttpError(`HTTP ${res.status}`, false);
-  const declared = Number(res.headers.get('content-length') ?? NaN);
+  // fetch decodes a compressed body (Content-Encoding gzip, deflate, br): Content-Length then counts the encoded
+  // bytes, not those read here (a body cut short fails to decode instead).
+  const encoded = (res.headers.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity';
+  const declared = encoded ? NaN : Number(res.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) throw new HttpError(`body of ${declared} bytes is over the ${maxBytes} byte cap`, false);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -166,32 +170,59 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     maxBadShare: options.maxBadShare ?? 0.1,
   };
   mkdirSync(join(dir, 'feeds'), { recursive: true });
-  // Two downloads at a time: polite to the sources, and enough to hide latency.
-  const feeds: FeedUpdate[] = new Array(config.feeds.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < config.feeds.length) {
-      const i = next++;
-      feeds[i] = await updateFeed(config.feeds[i], dir, o);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  const { build, buildDir } = await buildAndSwap(config, dir);
-  return { ok: feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok'), feeds, build, buildDir };
+  mkdirSync(join(dir, 'builds'), { recursive: true });
+  return withDirectoryLock(dir, async () => {
+    // Two downloads at a time: polite to the sources, and enough to hide latency.
+    const feeds: FeedUpdate[] = new Array(config.feeds.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < config.feeds.length) {
+        const i = next++;
+        feeds[i] = await updateFeed(config.feeds[i], dir, o);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    const { build, buildDir } = await swap(config, dir);
+    return { ok: feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok'), feeds, build, buildDir };
+  });
 }
+
+/** The names of builds that `buildAndSwap` makes: `<time>-<process id>`. */
+const BUILD_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-\d+$/;
 
 /**
  * Builds into a new `builds/<time>` directory and replaces the `current`
- * file with one rename; older builds but the previous one are removed (a
- * reader may still be opening it).
+ * file with one rename, holding the directory's lock (a second build or
+ * update waits for it). Then removes the builds it made before, all but
+ * the one `current` named until now (a reader may still be opening it):
+ * which builds stay is decided by what `current` names, never by the
+ * order of names, and other entries of `builds/` are left alone.
  */
 export async function buildAndSwap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
+  mkdirSync(join(dir, 'builds'), { recursive: true });
+  return withDirectoryLock(dir, () => swap(config, dir, options));
+}
+
+/** `buildAndSwap` with the lock held. */
+async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const name = `${stamp}-${process.pid}`;
   const buildDir = join(dir, 'builds', name);
+  const previous = currentBuild(dir);
   const build = await buildDataset(config, buildDir, dir, options);
   writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
-  const builds = readdirSync(join(dir, 'builds')).sort();
-  for (const old of builds.slice(0, -2)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
+  for (const old of readdirSync(join(dir, 'builds'))) {
+    if (old !== name && old !== previous && BUILD_NAME.test(old)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
+  }
   return { build, buildDir };
+}
+
+/** The build that `current` names (`builds/<name>`), or null. */
+function currentBuild(dir: string): string | null {
+  try {
+    const pointer = readFileSync(join(dir, 'current'), 'utf8').trim();
+    return pointer.startsWith('builds/') ? pointer.slice('builds/'.length) : null;
+  } catch {
+    return null;
+  }
 }

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
@@ -20,7 +21,7 @@ import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
 
-type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk';
+type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated';
 
 const FEEDS = [
   { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
@@ -59,6 +60,15 @@ d('iprecord update against a faulty server', () => {
           res.writeHead(200, { 'content-length': body.length });
           res.write(body.subarray(0, body.length >> 1));
           return void setTimeout(() => res.socket?.destroy(), 20);
+        case 'gzip':
+        case 'gzip-truncated': {
+          // HTTP compression: Content-Length counts the compressed bytes.
+          const packed = gzipSync(body);
+          res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': packed.length });
+          if (faults.get(name) === 'gzip') return void res.end(packed);
+          res.write(packed.subarray(0, packed.length >> 1));
+          return void setTimeout(() => res.socket?.destroy(), 20);
+        }
         case 'garbage':
           return void res.writeHead(200).end(randomBytes(body.length));
         case 'shrunk': {
@@ -137,5 +147,20 @@ d('iprecord update against a faulty server', () => {
     expect(r.feeds.find((f) => f.name === 'relay')!.state).toBe('unchanged');
     // The new build answers exactly as the old one.
     expect(answers()).toEqual(good);
+  }, 30_000);
+
+  it('takes HTTP-compressed bodies (Content-Length of the compressed bytes) and refuses one cut short', async () => {
+    const before = readFileSync(feedCachePath(dir, 'tor'));
+    faults.set('relay', 'gzip');
+    faults.set('tor', 'gzip-truncated');
+    requests.clear();
+    const r = await updateDataset(config, dir, options);
+    faults.clear();
+    const relay = r.feeds.find((f) => f.name === 'relay')!;
+    expect(relay.state, relay.error).toBe('updated');
+    expect(readFileSync(feedCachePath(dir, 'relay')).equals(readFileSync(join(SHARED_DATA, 'feeds', FEEDS.find((f) => f.name === 'relay')!.file)))).toBe(true);
+    expect(requests.get('relay')).toBe(1);
+    expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'failed', error: expect.stringMatching(/kept the last good download/) });
+    expect(readFileSync(feedCachePath(dir, 'tor')).equals(before)).toBe(true);
   }, 30_000);
 });

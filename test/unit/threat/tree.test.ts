@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError } from '../../../src/errors.js';
@@ -5,7 +6,7 @@ import { CATEGORIES, scoresOf, type Category } from '../../../src/record/threat.
 import { compileThreat, type CompileFeed } from '../../../src/threat/compile.js';
 import { coveredAddresses, layers4 } from '../../../src/threat/prepare.js';
 import { RangeList, RangeList6 } from '../../../src/threat/ranges.js';
-import { ThreatTree } from '../../../src/threat/tree.js';
+import { BUCKETS, ThreatTree } from '../../../src/threat/tree.js';
 import { seed } from '../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 150 };
@@ -117,7 +118,7 @@ describe('threat tree', () => {
   });
 
   it('refuses damaged files with a typed error', async () => {
-    const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [] };
+    const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [[0x20010db8n << 96n, (0x20010db8n << 96n) + 255n, 1]] };
     const good = (await compileThreat([toFeed(feed)], meta(1))).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
     const damaged = (f: (b: Buffer) => Buffer | void) => {
@@ -131,6 +132,19 @@ describe('threat tree', () => {
       ['empty', Buffer.alloc(0), /bad magic/],
       ['flipped bit', damaged((b) => void (b[70] ^= 1)), /checksum/],
     ];
+    // Labels out of the label table, the checksum made again (a crafted file, not a damaged one).
+    const crafted = (word: (b: Buffer) => number, value: (old: number) => number) =>
+      damaged((b) => {
+        const at = word(b);
+        b.writeUInt32LE(value(b.readUInt32LE(at)) >>> 0, at);
+        b.writeUInt32LE(crc32(b.subarray(64)), 36);
+      });
+    const entries4 = 64 + (BUCKETS + 1) * 4;
+    const kinds6 = (b: Buffer) => entries4 + b.readUInt32LE(12) * 4 + b.readUInt32LE(16) * 16;
+    cases.push(
+      ['IPv4 label out of range', crafted(() => entries4, (old) => (old & 0xffff0000) | 0xffff), /IPv4 entry has label 65535 of 2/],
+      ['IPv6 label out of range', crafted(kinds6, (old) => (old & 0x80000000) | 7), /IPv6 entry has label 7 of 2/],
+    );
     for (const [name, buf, message] of cases) {
       expect(() => new ThreatTree(buf, name), name).toThrow(InvalidDatasetError);
       expect(() => new ThreatTree(buf, name), name).toThrow(message);

@@ -1,0 +1,101 @@
+/**
+ * Builds swapped into a dataset directory: which builds stay is decided by
+ * what `current` names (never by the order of names: other entries under
+ * `builds/`, or a clock that stepped back, may not cost the new build),
+ * and builds into one directory at once take turns (in one process, and
+ * as three `iprecord build` processes).
+ */
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSync } from '../../src/index.js';
+import { resolveDataset } from '../../src/threat/build.js';
+import { parseThreatConfig } from '../../src/threat/config.js';
+import { buildAndSwap } from '../../src/threat/update.js';
+import { ROOT } from '../helpers/env.js';
+
+const CLI = join(ROOT, 'dist', 'cli.js');
+const root = mkdtempSync(join(tmpdir(), 'iprecord-swap-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A directory with a feed listing 1.2.3.0/24 as Tor, and its configuration. */
+function dataset(name: string): { dir: string; configFile: string } {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'tor.txt'), '1.2.3.0/24\n');
+  const configFile = join(dir, 'feeds.json');
+  writeFileSync(configFile, JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }] }));
+  return { dir, configFile };
+}
+
+/** The build `current` names exists and answers. */
+function answers(dir: string): boolean {
+  const engine = openSync({ data: dir });
+  try {
+    return engine.threat('1.2.3.4').is_tor;
+  } finally {
+    engine.close();
+  }
+}
+
+describe('builds swapped into a dataset directory', () => {
+  it('keep the current build and the one before, whatever other names builds/ holds', async () => {
+    const { dir, configFile } = dataset('names');
+    const config = parseThreatConfig(JSON.parse(readFileSync(configFile, 'utf8')), dir);
+    // A hand-made folder, a name that sorts after every build, and a build "from the future" (the clock stepped back).
+    const others = ['2099-01-01', 'manual'];
+    for (const o of others) mkdirSync(join(dir, 'builds', o), { recursive: true });
+    mkdirSync(join(dir, 'builds', '2099-12-31T23-59-59-999Z-1'), { recursive: true });
+    const made: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { buildDir } = await buildAndSwap(config, dir);
+      made.push(buildDir.split('/').at(-1) as string);
+      expect(resolveDataset(dir)).toBe(buildDir);
+      expect(existsSync(join(buildDir, 'threat.bin'))).toBe(true);
+      expect(answers(dir)).toBe(true);
+      expect(readdirSync(join(dir, 'builds')).sort()).toEqual([...others, ...made.slice(-2)].sort());
+    }
+  });
+
+  it('at once in one process: each waits for the lock; every build ends whole and current names one', async () => {
+    const { dir, configFile } = dataset('together');
+    const config = parseThreatConfig(JSON.parse(readFileSync(configFile, 'utf8')), dir);
+    const results = await Promise.all([0, 1, 2].map(() => buildAndSwap(config, dir)));
+    expect(new Set(results.map((r) => r.buildDir)).size).toBe(3);
+    expect(answers(dir)).toBe(true);
+    expect(existsSync(join(dir, '.lock'))).toBe(false);
+  });
+
+  it('three iprecord build processes at once: all succeed', async () => {
+    const { dir, configFile } = dataset('processes');
+    const runs = [0, 1, 2].map(
+      () =>
+        new Promise<{ code: number | null; err: string }>((resolve) => {
+          const child = spawn(process.execPath, [CLI, 'build', '--config', configFile, '--out', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+          child.on('close', (code) => resolve({ code, err }));
+        }),
+    );
+    for (const r of await Promise.all(runs)) expect(r.code, r.err).toBe(0);
+    expect(answers(dir)).toBe(true);
+    expect(readdirSync(join(dir, 'builds'))).toHaveLength(2);
+  });
+
+  it('a lock left by a process that is gone is taken over', async () => {
+    const { dir, configFile } = dataset('stale');
+    mkdirSync(dir, { recursive: true });
+    // A process id that is not running: a finished child's.
+    const gone = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('close', () => resolve(child.pid as number));
+    });
+    writeFileSync(join(dir, '.lock'), String(gone));
+    const config = parseThreatConfig(JSON.parse(readFileSync(configFile, 'utf8')), dir);
+    await buildAndSwap(config, dir);
+    expect(answers(dir)).toBe(true);
+  });
+});
