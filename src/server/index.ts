@@ -218,15 +218,23 @@ class ApiServer implements IprecordServer {
     private readonly link: WorkerLink | null,
   ) {
     this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
+    const headersTimeout = options.headersTimeout ?? 10_000;
+    const requestTimeout = options.requestTimeout ?? 30_000;
     this.http = createHttpServer(
       {
-        headersTimeout: options.headersTimeout ?? 10_000,
-        requestTimeout: options.requestTimeout ?? 30_000,
+        headersTimeout,
+        requestTimeout,
         keepAliveTimeout: options.keepAliveTimeout ?? 5_000,
+        // Node checks the timeouts every 30 s by default, so a 10 s limit fell anywhere up to 40 s.
+        connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
+        // A request without Host is answered here, as JSON and logged, not by Node's bare 400.
+        requireHostHeader: false,
       },
       (req, res) => this.handle(req, res),
     );
-    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => clientError(err, socket));
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.clientError(err, socket));
+    // CONNECT is no method of the API: 405 as JSON, where Node would close the socket without a word.
+    this.http.on('connect', (req: IncomingMessage, socket: Socket) => this.refuseRaw(socket, 405, MESSAGES.method, req, ['Allow', LOOKUP_METHODS]));
     if (options.countsFile !== undefined) {
       this.countsTimer = setInterval(() => this.saveCountsQuietly(), COUNTS_EVERY_MS);
       this.countsTimer.unref();
@@ -302,6 +310,29 @@ class ApiServer implements IprecordServer {
     this.fail(ctx, 500, MESSAGES.internal);
   }
 
+  /** Answers requests that the HTTP parser refused (bad syntax, headers too large, too slow) with a JSON error, then closes. */
+  private clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    this.refuseRaw(socket, status, status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.', null);
+  }
+
+  /** A JSON error written on the socket itself (no response object: the request was refused or is CONNECT), logged, then the socket closed. */
+  private refuseRaw(socket: Socket, status: number, message: string, req: IncomingMessage | null, extra: readonly string[] = []): void {
+    const body = JSON.stringify({ message });
+    const headers = ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*', ...extra, 'Connection', 'close'];
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    socket.end(head + '\r\n' + body);
+    if (this.log !== null) {
+      const remote = req === null ? (socket.remoteAddress ?? '-') : clientAddress(socket.remoteAddress, req.headers, this.config.trustProxy);
+      this.log.request(remote, '-', req?.method ?? '-', req?.url ?? '-', req?.httpVersion ?? '1.1', status, Buffer.byteLength(body), 0);
+    }
+  }
+
   /** Sends a response; `bytes`: the body is byte text (`record/bytes.ts`), written as it is. */
   private send(ctx: Exchange, status: number, type: string, body: string | Buffer, extra?: readonly string[], bytes = false): void {
     const length = typeof body === 'string' && !bytes ? Buffer.byteLength(body) : body.length;
@@ -341,6 +372,8 @@ class ApiServer implements IprecordServer {
   private route(ctx: Exchange): void {
     const { req } = ctx;
     const method = req.method ?? 'GET';
+    // HTTP/1.1 requires Host (RFC 9112, 3.2).
+    if (req.headers.host === undefined && req.httpVersion === '1.1') return this.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
     if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.fail(ctx, 404, MESSAGES.host);
     let target = req.url ?? '/';
     if (target.charCodeAt(0) !== 47 /* / */) {
@@ -527,18 +560,4 @@ function parseQuery(text: string): Query {
   const params = new URLSearchParams(text);
   const fields = params.get('fields');
   return { key: params.get('api-key'), fields: fields === null || selectsNothing(fields) ? null : fields, callback: params.get('callback') };
-}
-
-/** Answers requests that the HTTP parser refused (bad syntax, headers too large, too slow) with a JSON error, then closes. */
-function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({ message: status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.' });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-  );
 }

@@ -5,7 +5,8 @@
  * `203.0.113.9 shop [2026-11-22T15:04:05Z] "GET /8.8.8.8?fields=city&api-key=[redacted] HTTP/1.1" 200 31 0.21ms`
  *
  * The second column is the key's name from the keys file (`-` without a
- * key); the key itself is never written: its query parameter is redacted.
+ * key); the key itself is never written: the value of every parameter
+ * whose name looks like a key is redacted.
  */
 
 /** Bytes held before a write. */
@@ -66,19 +67,23 @@ function clean(s: string): string {
 }
 
 /**
- * The request target with the value of every `api-key` parameter replaced
- * (the name compared as decoded: `api%2Dkey` is the same parameter).
+ * The request target with the value of every query parameter whose name
+ * looks like a key replaced: `api-key`, and the names the server does not
+ * read but a client may send a key under (`apikey`, `api_key`, `API-KEY`,
+ * `token`, `secret`...), compared as decoded; a pair after a second `?`
+ * or a `;` counts as a pair too.
  */
 function redact(target: string): string {
   const q = target.indexOf('?');
   if (q < 0) return clean(target);
-  const params = target.slice(q + 1).split('&');
-  for (let i = 0; i < params.length; i++) {
-    const eq = params[i].indexOf('=');
-    const name = eq < 0 ? params[i] : params[i].slice(0, eq);
-    if (decodeName(name) === 'api-key') params[i] = name + '=[redacted]';
-  }
-  return clean(target.slice(0, q + 1) + params.join('&'));
+  const query = target.slice(q + 1).replace(/(^|[&?;])([^=&?;]*)=([^&?;]*)/g, (pair: string, sep: string, name: string) => (looksLikeKey(decodeName(name)) ? `${sep}${name}=[redacted]` : pair));
+  return clean(target.slice(0, q + 1) + query);
+}
+
+/** Whether a parameter's name says its value is a credential. */
+function looksLikeKey(name: string): boolean {
+  const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return /key|token|secret|passw|auth|signature|credential/.test(n);
 }
 
 function decodeName(name: string): string {

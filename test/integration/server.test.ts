@@ -266,6 +266,24 @@ describe('server: errors, keys and plans', () => {
     expect(garbage).toContain('{"message":"Bad request."}');
     const huge = await rawRequest(`GET /8.8.8.8 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    // HTTP/1.1 without Host, and CONNECT (no method of the API): JSON from the server, not Node's bare answer.
+    const noHost = await rawRequest(`GET /8.8.8.8?api-key=${BIZ} HTTP/1.1\r\n\r\n`);
+    expect(noHost).toMatch(/^HTTP\/1\.1 400 /);
+    expect(noHost).toContain('{"message":"Bad request: no Host header."}');
+    const http10 = await rawRequest(`GET /8.8.8.8/country_code?api-key=${BIZ} HTTP/1.0\r\n\r\n`);
+    expect(http10).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\nUS$/);
+    const connectReply = await rawRequest('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(connectReply).toMatch(/^HTTP\/1\.1 405 /);
+    expect(connectReply).toMatch(/\r\nAllow: GET, HEAD, OPTIONS\r\n/);
+    for (const reply of [garbage, huge, noHost, connectReply]) {
+      expect(reply).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+      expect(reply).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/);
+    }
+    // Each is in the access log.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "- - HTTP\/1\.1" 400 /m);
+    expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "- - HTTP\/1\.1" 431 /m);
+    expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "CONNECT example\.com:443 HTTP\/1\.1" 405 /m);
   });
 
   it('a missing or unknown key is 401; the key may come as a header', async () => {
@@ -314,6 +332,14 @@ describe('server: errors, keys and plans', () => {
     for (const k of KEYS.keys) expect(logText).not.toContain(k.key);
     expect(logText).toMatch(/^127\.0\.0\.1 biz \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] "GET \/1\.1\.1\.1 HTTP\/1\.1" 200 \d+ [\d.]+ms$/m);
     expect(logText).toContain('"GET /8.8.8.8?api%2Dkey=[redacted]&x=1 HTTP/1.1" 200');
+    // A key under a name the server does not read, or after a second ?, is not written either.
+    const secret = 'k3y-s3cret-0001';
+    for (const query of [`apikey=${secret}`, `api_key=${secret}`, `API-KEY=${secret}`, `fields=ip?api-key=${secret}`, `x=1;token=${secret}`, `Api%5Fkey=${secret}`]) {
+      await fetch(`${base}/8.8.8.8?${query}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(logText).not.toContain(secret);
+    expect(logText).toContain('"GET /8.8.8.8?fields=ip?api-key=[redacted] HTTP/1.1" 401');
   });
 
   it('rejects bad options and bad keys files with a clear message', async () => {
@@ -496,10 +522,16 @@ describe('server: counts, reload, fuzz, load', () => {
     expect(result.requests.total).toBeGreaterThan(1000);
   }, 30_000);
 
-  it('a client that sends headers too slowly is cut off', async () => {
-    const slow = await start({ engine, headersTimeout: 300, requestTimeout: 300 });
-    const reply = await rawRequest('GET /8.8.8.8 HTTP/1.1\r\nHost: x\r\n', slow.base, 2_000);
-    expect(reply === '' || /^HTTP\/1\.1 408 /.test(reply)).toBe(true);
+  it('a client that sends headers too slowly is cut off when its time is up, with a JSON 408', async () => {
+    const slow = await start({ engine, headersTimeout: 1_000, requestTimeout: 1_000 });
+    const started = performance.now();
+    const reply = await rawRequest('GET /8.8.8.8 HTTP/1.1\r\nHost: x\r\n', slow.base, 10_000);
+    const took = performance.now() - started;
+    expect(reply).toMatch(/^HTTP\/1\.1 408 /);
+    expect(reply).toContain('{"message":"The request took too long."}');
+    // Node checks its timeouts every 30 s unless told otherwise: the limit then fell anywhere up to 31 s.
+    expect(took).toBeGreaterThanOrEqual(950);
+    expect(took).toBeLessThan(3_000);
     await slow.server.close();
   });
 });
