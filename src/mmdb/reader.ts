@@ -283,6 +283,67 @@ export class MmdbFile {
     return nodes;
   }
 
+  /**
+   * Calls `fn` for every network of one family that has data, in address
+   * order: its first address (words, most significant first; an IPv4
+   * address is the last word), its prefix length in that family, and the
+   * data's file offset. IPv6 leaves out `::ffff:0:0/96` (IPv4-mapped
+   * addresses are looked up as IPv4); the IPv4 networks at `::/96` and at
+   * MaxMind's alias `2002::/16` are IPv6 networks there, as `find` walks
+   * them.
+   * @throws InvalidDatasetError when the tree points outside the data section.
+   */
+  forEachNetwork(version: IpVersion, fn: (words: Uint32Array, prefix: number, offset: number) => void): void {
+    // The compiler's way through a whole file (about 0.55 s for the 6.3 million IPv4 networks of DB-IP City Lite).
+    if (version === 6 && this.metadata.ipVersion === 4) return;
+    const read = READS[this.metadata.recordSize];
+    const count = this.nodeCount;
+    const bits = version === 4 ? 32 : 128;
+    const words = new Uint32Array(4);
+    // Depth-first, the 0 branch first. Each entry: a record (node, or data), the depth it is reached at, the address bits so far.
+    const max = 2 * (bits + 2);
+    const records = new Float64Array(max);
+    const depths = new Uint8Array(max);
+    const paths = new Uint32Array(max * 4);
+    records[0] = version === 4 ? this.ipv4Start : 0;
+    let top = 1;
+    while (top > 0) {
+      top--;
+      const record = records[top];
+      const depth = depths[top];
+      const w0 = paths[top * 4];
+      const w1 = paths[top * 4 + 1];
+      const w2 = paths[top * 4 + 2];
+      const w3 = paths[top * 4 + 3];
+      if (record > count) {
+        words[0] = w0;
+        words[1] = w1;
+        words[2] = w2;
+        words[3] = w3;
+        fn(words, depth, this.dataOffset(record));
+        continue;
+      }
+      if (record === count || depth === bits) continue;
+      // IPv4-mapped addresses are looked up as IPv4.
+      if (version === 6 && depth === 96 && w0 === 0 && w1 === 0 && w2 === 0xffff) continue;
+      const at = version === 4 ? 3 : depth >>> 5;
+      const mask = (1 << (31 - (depth & 31))) >>> 0;
+      for (let bit = 1; bit >= 0; bit--) {
+        const next = read(this.buf, record, bit);
+        if (next === count) continue;
+        records[top] = next;
+        depths[top] = depth + 1;
+        const o = top * 4;
+        paths[o] = w0;
+        paths[o + 1] = w1;
+        paths[o + 2] = w2;
+        paths[o + 3] = w3;
+        if (bit === 1) paths[o + at] = (paths[o + at] | mask) >>> 0;
+        top++;
+      }
+    }
+  }
+
   /** The first value of the data section (to recognise a schema), or null. */
   firstRecord(): MmdbValue | null {
     const start = this.treeSize + DATA_SECTION_SEPARATOR_SIZE;
