@@ -102,7 +102,7 @@ describe('MMDB writer and reader', () => {
             const width = version === 4 ? 32n : 128n;
             const listed: { lo: bigint; hi: bigint; prefix: number; offset: number }[] = [];
             file.forEachNetwork(version, (w, prefix, offset) => {
-              const lo = version === 4 ? BigInt(w[3]) : toBigInt({ version: 6, words: w });
+              const lo = version === 4 ? BigInt(w[3]) : toBigInt({ version: 6, words: [w[0], w[1], w[2], w[3]] });
               listed.push({ lo, hi: lo + (1n << (width - BigInt(prefix))) - 1n, prefix, offset });
             });
             listed.forEach((n, i) => {
