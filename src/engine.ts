@@ -16,6 +16,7 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFile
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
 import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
+import { writeRoute4 } from './dataset/render.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -570,13 +571,6 @@ function threatFor(threat: Threat, options: AnswerOptions | undefined): Threat {
 }
 
 /** An IPv4 route as a JSON string: the network of `address` at `prefix`. */
-function writeRoute4(out: ByteWriter, address: number, prefix: number): void {
-  out.latin1('"');
-  out.dottedQuad(prefix === 0 ? 0 : (address & (0xffffffff << (32 - prefix))) >>> 0);
-  out.latin1('/');
-  out.small(prefix);
-  out.latin1('"');
-}
 
 /** What an address resolved to, and its memo slot (-1 when the memo was not used). */
 interface Resolved extends Resolution {

@@ -454,6 +454,16 @@ export class Snapshot {
     return part;
   }
 
+  /** The location part of geo database `i`'s record at `offset` (for the compiler: no cache). */
+  geoAt(i: number, offset: number): GeoPart | null {
+    return this.buildGeo(this.geoAdapt[i](this.geo[i].file.decode(offset)));
+  }
+
+  /** What network parts of ASN database `i` take from its record at `offset` (for the compiler: no cache). */
+  asnAt(i: number, offset: number): AsnRecord | null {
+    return asnRecord(this.asnAdapt[i](this.asn[i].file.decode(offset)));
+  }
+
   private asnRecordAt(i: number, offset: number): AsnRecord | null {
     const records = this.asnRecords[i];
     let record = records.get(offset);

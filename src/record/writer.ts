@@ -39,6 +39,18 @@ export class ByteWriter {
     this.used += b.length;
   }
 
+  /** Bytes `from` to `to` of `b`, as they are. */
+  slice(b: Buffer, from: number, to: number): void {
+    const n = to - from;
+    this.room(n);
+    // Short pieces (most fragments) by a loop: a native copy costs about as much as 60 bytes.
+    const buf = this.buf;
+    const at = this.used;
+    if (n <= SHORT) for (let i = 0; i < n; i++) buf[at + i] = b[from + i];
+    else buf.set(b.subarray(from, to), at);
+    this.used = at + n;
+  }
+
   /** Text whose every character is below 256, one byte each: ASCII, or byte text (`record/bytes.ts`). */
   latin1(s: string): void {
     const n = s.length;

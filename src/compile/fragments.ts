@@ -1,0 +1,44 @@
+/**
+ * The static pieces of a record's JSON text, rendered once at compile
+ * time. A record is `{"ip":…` then, in CONTRACT.md's key order:
+ *
+ *     country.head   ,"is_eu":…,"city":
+ *     place          "Mountain View","region":…,"region_code":…,"region_type":…
+ *     country.middle ,"country_name":…,"continent_code":…,"latitude":
+ *     point          37.422,"longitude":-122.085,"postal":null
+ *     country.tail   ,"calling_code":…,"emoji_unicode":…
+ *     network.head   ,"asn":{"asn":…,"name":…,"domain":…,"route":   (or ,"asn":null)
+ *     (the route)    "8.8.8.0/24"
+ *     network.tail   ,"type":…}  and ,"carrier":{…} for mobile networks
+ *     country.facts  ,"languages":…,"currency":…
+ *     (the clock)    ,"time_zone":{…}
+ *     threat         ,"threat":{…}  (and a form without is_vpn and scores)
+ *     (the count)    ,"count":"…"}
+ *
+ * Each value is written as `JSON.stringify` writes it, so the pieces put
+ * together are the text of the record object.
+ */
+
+import type { CountryFacts } from '../country/facts.js';
+import type { GeoPart } from '../snapshot.js';
+
+const json = (v: unknown): string => JSON.stringify(v) ?? 'null';
+
+/** The four pieces of a country (null: no country known). */
+export function countryPieces(c: CountryFacts | null): [head: string, middle: string, tail: string, facts: string] {
+  const v = <K extends keyof CountryFacts>(k: K) => json(c === null ? null : c[k]);
+  return [
+    `,"is_eu":${v('is_eu')},"city":`,
+    `,"country_name":${v('country_name')},"country_code":${v('country_code')},"continent_name":${v('continent_name')},"continent_code":${v('continent_code')},"latitude":`,
+    `,"calling_code":${v('calling_code')},"flag":${v('flag')},"emoji_flag":${v('emoji_flag')},"emoji_unicode":${v('emoji_unicode')}`,
+    `,"languages":${v('languages')},"currency":${v('currency')}`,
+  ];
+}
+
+/** A location's place (city and region) and point (coordinates and postal code); null: no location. */
+export function locationPieces(g: GeoPart | null): [place: string, point: string] {
+  return [
+    `${json(g?.city ?? null)},"region":${json(g?.region ?? null)},"region_code":${json(g?.region_code ?? null)},"region_type":${json(g?.region_type ?? null)}`,
+    `${json(g?.latitude ?? null)},"longitude":${json(g?.longitude ?? null)},"postal":${json(g?.postal ?? null)}`,
+  ];
+}

@@ -1,0 +1,200 @@
+/**
+ * The compiled dataset: every static part of every record, for the whole
+ * address space, in one file that is mapped (or read) and answered from
+ * without parsing. `src/compile/` writes it; the engine reads it.
+ *
+ * The IPv4 and IPv6 spaces are each one partition into ranges, each
+ * range with one static record and the prefix length of the ASN network
+ * it lies in (`asn.route` is the address masked to it). A static record is
+ * a row of fragment ids: pieces of the record's JSON text, fully resolved
+ * and rendered when the dataset was compiled, each stored once however
+ * many records use it.
+ *
+ * File layout (little-endian; every section a multiple of 4 bytes, read as
+ * typed arrays):
+ *
+ *     0  magic "IPRDSET1" (8 bytes)    8  u32 format version
+ *    12  u32 counts: IPv4 ranges R4, IPv6 ranges R6, records N, locations L,
+ *        countries C, networks M, threats T, fragments F, fragment bytes B
+ *        (padded to 4), metadata bytes D (padded to 4): 10 words to 52
+ *    52  u32 CRC-32 of bytes 64..end   56  reserved (zeros) to 64
+ *    64  IPv4 index: 2^20 + 1 × u32 (first range starting in each block of 4 096 addresses)
+ *        IPv4 starts: R4 × u32;  IPv4 refs: R4 × u32 (record << 8 | route prefix)
+ *        IPv6 index: 2^20 + 1 × u32 (by the first 20 bits)
+ *        IPv6 starts: R6 × 4 u32;  IPv6 refs: R6 × u32
+ *        records: N × 3 u32 (location, network, threat)
+ *        locations: L × 4 u32 (country, place fragment, point fragment, zone or NO_ZONE)
+ *        countries: C × 4 u32 (head, middle, tail, facts fragments)
+ *        networks: M × 2 u32 (head, tail fragments)
+ *        threats: T × 2 u32 (the object, and without is_vpn and scores)
+ *        fragment offsets: F + 1 × u32 into the fragment bytes
+ *        fragment bytes: B (UTF-8 JSON text; see compile/fragments.ts)
+ *        metadata: D bytes of JSON (zones, sources, build time), padded with spaces.
+ */
+
+import { crc32 } from 'node:zlib';
+import { InvalidDatasetError } from '../errors.js';
+
+export const DATASET_MAGIC = 'IPRDSET1';
+export const DATASET_FORMAT_VERSION = 1;
+export const HEADER = 64;
+/** Index blocks: an address's first 20 bits. */
+export const INDEX_SHIFT = 12;
+export const INDEX_WORDS = (1 << 20) + 1;
+
+export const NO_ZONE = 0xffffffff;
+/** Route prefix of a range whose record has no network (no `asn.route`). */
+export const NO_ROUTE = 255;
+
+/** The tables after the ranges: rows of this many words, each word an index into the table named. */
+export const TABLES = {
+  records: ['locations', 'networks', 'threats'],
+  locations: ['countries', 'fragments', 'fragments', 'zones'],
+  countries: ['fragments', 'fragments', 'fragments', 'fragments'],
+  networks: ['fragments', 'fragments'],
+  threats: ['fragments', 'fragments'],
+} as const;
+export type TableName = keyof typeof TABLES;
+export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
+
+export interface DatasetMeta {
+  readonly zones: readonly string[];
+  readonly builtAt: string;
+  readonly sources: readonly { readonly role: string; readonly path: string; readonly databaseType: string; readonly buildEpoch: string }[];
+}
+
+/** A dataset file's sections, as typed arrays over its bytes (checked once, at open). */
+export class Dataset {
+  readonly index4: Uint32Array;
+  readonly starts4: Uint32Array;
+  readonly refs4: Uint32Array;
+  readonly index6: Uint32Array;
+  readonly starts6: Uint32Array;
+  readonly refs6: Uint32Array;
+  readonly records: Uint32Array;
+  readonly locations: Uint32Array;
+  readonly countries: Uint32Array;
+  readonly networks: Uint32Array;
+  readonly threats: Uint32Array;
+  readonly fragmentOffsets: Uint32Array;
+  /** The fragment bytes (a view of the file). */
+  readonly fragments: Buffer;
+  readonly meta: DatasetMeta;
+  readonly bytes: number;
+
+  /** @throws InvalidDatasetError for a bad magic, version, size or checksum, or an index out of range. */
+  constructor(buf: Buffer, name: string) {
+    const bad: (what: string) => never = (what) => {
+      throw new InvalidDatasetError(`${name} is not a valid iprecord dataset: ${what}.`);
+    };
+    if (buf.length < HEADER || buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
+    const version = buf.readUInt32LE(8);
+    if (version !== DATASET_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
+    const [r4, r6, n, l, c, m, t, f, fragmentBytes, metaBytes] = Array.from({ length: 10 }, (_, i) => buf.readUInt32LE(12 + i * 4));
+    const rows = { records: n, locations: l, countries: c, networks: m, threats: t };
+    const words = INDEX_WORDS * 2 + r4 * 2 + r6 * 5 + TABLE_NAMES.reduce((sum, k) => sum + rows[k] * TABLES[k].length, 0) + f + 1;
+    const size = HEADER + words * 4 + fragmentBytes + metaBytes;
+    if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
+    if (crc32(buf.subarray(HEADER)) !== buf.readUInt32LE(52)) bad('checksum mismatch');
+    const b = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
+    let at = b.byteOffset + HEADER;
+    const take = (count: number) => {
+      const a = new Uint32Array(b.buffer, at, count);
+      at += count * 4;
+      return a;
+    };
+    this.index4 = take(INDEX_WORDS);
+    this.starts4 = take(r4);
+    this.refs4 = take(r4);
+    this.index6 = take(INDEX_WORDS);
+    this.starts6 = take(r6 * 4);
+    this.refs6 = take(r6);
+    this.records = take(n * 3);
+    this.locations = take(l * 4);
+    this.countries = take(c * 4);
+    this.networks = take(m * 2);
+    this.threats = take(t * 2);
+    this.fragmentOffsets = take(f + 1);
+    const fragmentsAt = at - b.byteOffset;
+    this.fragments = b.subarray(fragmentsAt, fragmentsAt + fragmentBytes);
+    let meta: DatasetMeta | null = null;
+    try {
+      meta = JSON.parse(b.toString('utf8', fragmentsAt + fragmentBytes)) as DatasetMeta;
+    } catch {
+      // reported below
+    }
+    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.zones)) bad('unreadable metadata');
+    this.meta = meta as DatasetMeta;
+    this.bytes = buf.length;
+    // Every index into another section in range, checked here so that lookups need not.
+    for (const [label, index, count] of [['IPv4', this.index4, r4], ['IPv6', this.index6, r6]] as const) {
+      if (count === 0 || index[0] !== 0 || index[INDEX_WORDS - 1] !== count) bad(`the ${label} index does not span its ranges`);
+      for (let i = 1; i < INDEX_WORDS; i++) if (index[i] < index[i - 1]) bad(`${label} index block ${i - 1} ends before it starts`);
+    }
+    if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
+    for (const refs of [this.refs4, this.refs6]) {
+      for (let i = 0; i < refs.length; i++) {
+        const prefix = refs[i] & 255;
+        if (refs[i] >>> 8 >= n || (prefix > 128 && prefix !== NO_ROUTE)) bad(`a range refers to record ${refs[i] >>> 8} of ${n}`);
+      }
+    }
+    const sizes = { ...rows, fragments: f, zones: this.meta.zones.length };
+    for (const table of TABLE_NAMES) {
+      const cols = TABLES[table];
+      const a = this[table];
+      for (let i = 0; i < a.length; i++) {
+        const target = cols[i % cols.length];
+        if (a[i] >= sizes[target] && !(target === 'zones' && a[i] === NO_ZONE)) bad(`${table} row ${Math.floor(i / cols.length)} refers to ${target} ${a[i]} of ${sizes[target]}`);
+      }
+    }
+    const offsets = this.fragmentOffsets;
+    if (offsets[0] !== 0 || offsets[f] > fragmentBytes) bad('the fragment offsets do not span the fragments');
+    for (let i = 1; i <= f; i++) if (offsets[i] < offsets[i - 1]) bad(`fragment ${i - 1} ends before it starts`);
+  }
+
+  /** The range of an IPv4 address (a uint32): its ref (record << 8 | route prefix). */
+  find4(ip: number): number {
+    const block = ip >>> INDEX_SHIFT;
+    const starts = this.starts4;
+    let lo = this.index4[block];
+    let hi = this.index4[block + 1];
+    // The last range that starts at or before the address: in the block, else the one before it. A block holds a
+    // few ranges (a scan of a cache line); some hold hundreds (a binary search).
+    if (hi - lo <= 16) {
+      while (lo < hi && starts[lo] <= ip) lo++;
+    } else {
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (starts[mid] <= ip) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    return this.refs4[lo - 1];
+  }
+
+  /** The range of an IPv6 address (four words, most significant first): its ref. */
+  find6(w: ArrayLike<number>): number {
+    const s = this.starts6;
+    const w0 = w[0];
+    const w1 = w[1];
+    const w2 = w[2];
+    const w3 = w[3];
+    const block = w0 >>> INDEX_SHIFT;
+    let lo = this.index6[block];
+    let hi = this.index6[block + 1];
+    // Binary search for the first range starting after the address.
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = mid * 4;
+      const atMost = s[at] !== w0 ? s[at] < w0 : s[at + 1] !== w1 ? s[at + 1] < w1 : s[at + 2] !== w2 ? s[at + 2] < w2 : s[at + 3] <= w3;
+      if (atMost) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.refs6[lo - 1];
+  }
+
+  /** A fragment's bytes (a view of the file). */
+  fragment(id: number): Buffer {
+    return this.fragments.subarray(this.fragmentOffsets[id], this.fragmentOffsets[id + 1]);
+  }
+}

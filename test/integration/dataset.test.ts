@@ -1,0 +1,97 @@
+/**
+ * The compiled dataset against the engine that reads the databases
+ * themselves: the same databases compiled (`compile/dataset.ts`), then
+ * every network's edges and random addresses of both families answered
+ * from the dataset (`dataset/render.ts`) byte for byte as `jsonBytes`
+ * answers them (but for `current_time` and `count`), on the fixture
+ * databases of every schema, and with the full and basic threat object.
+ */
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compileDataset } from '../../src/compile/dataset.js';
+import { Dataset } from '../../src/dataset/format.js';
+import { findRange, writeRecord } from '../../src/dataset/render.js';
+import { isIprecordError, openSync, type OpenOptions } from '../../src/index.js';
+import { parseIp } from '../../src/ip/address.js';
+import { formatIp } from '../../src/ip/format.js';
+import { buildSpecialTable, classify, SpecialKind } from '../../src/ip/special.js';
+import { MmdbFile } from '../../src/mmdb/reader.js';
+import { resolveOptions } from '../../src/options.js';
+import { ByteWriter } from '../../src/record/writer.js';
+import { Snapshot } from '../../src/snapshot.js';
+import { nowMicros, ZoneClock } from '../../src/time/zone.js';
+import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
+import { testDb } from '../helpers/maxmind.js';
+import { seed, xorshift32 } from '../helpers/env.js';
+
+const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
+const db = (name: string) => testDb(FIXTURES_DIR, name);
+
+/** Addresses to compare: the edges of every network of the databases (first, last, and one outside each), and random ones. */
+function probes(paths: readonly string[], random: number): string[] {
+  const out: string[] = [];
+  const text = (version: 4 | 6, x: bigint) => formatIp(version, version === 4 ? [0, 0, 0, Number(x)] : [0, 1, 2, 3].map((i) => Number((x >> BigInt(96 - 32 * i)) & 0xffffffffn)));
+  for (const path of paths) {
+    const file = new MmdbFile(readFileSync(path), path);
+    for (const version of [4, 6] as const) {
+      const width = version === 4 ? 32n : 128n;
+      file.forEachNetwork(version, (w, prefix) => {
+        const lo = version === 4 ? BigInt(w[3]) : (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
+        const hi = lo + (1n << (width - BigInt(prefix))) - 1n;
+        for (const x of [lo - 1n, lo, hi, hi + 1n]) if (x >= 0n && x < 1n << width) out.push(text(version, x));
+      });
+    }
+  }
+  const next = xorshift32(seed());
+  for (let i = 0; i < random; i++) out.push(i % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
+  return out;
+}
+
+/** The dataset's answer: the record's JSON text, or the error message (the engine's checks, then the dataset). */
+function answer(ds: Dataset, clock: ZoneClock, out: ByteWriter, ip: string, basic: boolean): string {
+  const a = parseIp(ip);
+  if (a === null) return `error: ${ip} does not appear to be an IPv4 or IPv6 address`;
+  const kind = classify(special, a.version, a.words);
+  const text = formatIp(a.version, a.words);
+  if (kind === SpecialKind.Private) return `error: ${text} is a private IP address`;
+  if (kind === SpecialKind.Reserved) return `error: ${text} is a reserved IP address.`;
+  out.used = 0;
+  writeRecord(ds, clock, a.version, a.words, findRange(ds, a.version, a.words), { text, now: nowMicros(), count: '7', ownCount: false, basic }, out);
+  return out.buf.toString('utf8', 0, out.used);
+}
+
+const timeless = (s: string) => s.replace(/"current_time":"[^"]*"/, '"current_time":null');
+
+describe.each([
+  ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
+  ['GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)', { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] }],
+  ['IPinfo Lite for both, and an untyped flat geo file', { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] }],
+] as [string, OpenOptions][])('the dataset compiled from %s', (_name, options) => {
+  it('answers as the engine over the databases, byte for byte', () => {
+    const resolved = resolveOptions({ ...options, memory: 'read' });
+    const compiled = compileDataset(Snapshot.openSync(resolved), special);
+    const ds = new Dataset(compiled.buffer, 'compiled');
+    const engine = openSync({ ...options, memory: 'read' });
+    const clock = new ZoneClock();
+    const out = new ByteWriter(4096);
+    const ips = probes([...(options.geo as string[]), ...(options.asn as string[])], 20_000);
+    let records = 0;
+    for (const basic of [false, true]) {
+      for (const ip of ips) {
+        let want: string;
+        try {
+          want = Buffer.from(engine.jsonBytes(ip, { count: '7', basicThreat: basic }), 'latin1').toString('utf8');
+          records++;
+        } catch (e) {
+          if (!isIprecordError(e)) throw e;
+          want = `error: ${e.message}`;
+        }
+        const got = answer(ds, clock, out, ip, basic);
+        if (timeless(got) !== timeless(want)) expect({ ip, basic, got: timeless(got) }).toEqual({ ip, basic, got: timeless(want) });
+      }
+    }
+    engine.close();
+    expect(records).toBeGreaterThan(ips.length);
+  });
+});
