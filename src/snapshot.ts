@@ -264,6 +264,10 @@ function asnRecord(facts: AsnFacts | null): AsnRecord | null {
   return { asn, name: facts.name, domain: facts.domain, type, carrier, flags, head, tail, headBytes: Buffer.from(head), tailBytes: Buffer.from(tail) };
 }
 
+function anonymousFlagsOf(facts: AnonymousFacts | null): number {
+  return facts === null ? 0 : (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
+}
+
 function networkPart(r: AsnRecord, route: string): AsnPart {
   const asn: Asn = Object.freeze({ asn: r.asn, name: r.name, domain: r.domain, route, type: r.type });
   return Object.freeze({ asn, carrier: r.carrier, flags: r.flags, json: r.head + '"' + route + '"' + r.tail });
@@ -464,6 +468,11 @@ export class Snapshot {
     return asnRecord(this.asnAdapt[i](this.asn[i].file.decode(offset)));
   }
 
+  /** The threat flags Anonymous-IP database `i`'s record at `offset` asserts (for the compiler: no cache). */
+  anonymousAt(i: number, offset: number): number {
+    return anonymousFlagsOf(this.anonAdapt[i](this.anonymous[i].file.decode(offset)));
+  }
+
   private asnRecordAt(i: number, offset: number): AsnRecord | null {
     const records = this.asnRecords[i];
     let record = records.get(offset);
@@ -484,8 +493,7 @@ export class Snapshot {
       if (found.offset < 0) continue;
       let f = src.cache.get(found.offset);
       if (f === undefined) {
-        const facts = this.anonAdapt[i](src.file.decode(found.offset));
-        f = facts === null ? 0 : (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
+        f = anonymousFlagsOf(this.anonAdapt[i](src.file.decode(found.offset)));
         this.remember(src.cache, found.offset, f);
       }
       flags |= f ?? 0;

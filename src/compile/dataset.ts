@@ -12,7 +12,8 @@ import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, INDEX_SHIFT, INDEX_WORDS
 import { classify, SpecialKind, type SpecialTable } from '../ip/special.js';
 import type { IpVersion } from '../ip/parse.js';
 import { countryPieces, locationPieces } from './fragments.js';
-import { basicThreat, threatOf, ThreatFlag } from '../record/threat.js';
+import { basicThreat, buildThreat, threatOf, ThreatFlag } from '../record/threat.js';
+import type { ThreatTree } from '../threat/tree.js';
 import type { GeoPart, Snapshot } from '../snapshot.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 
@@ -25,9 +26,8 @@ export interface CompiledDataset {
 
 /** Records are numbered in 24 bits of a range's ref. */
 const MAX_RECORDS = 1 << 24;
-/** A record's key: (location * NETWORKS + network) * THREATS + threat, below 2^53. */
-const NETWORKS = 1 << 20;
-const THREATS = 1 << 8;
+/** A record's key: location * NETWORKS + network, below 2^53; then its threat. */
+const NETWORKS = 1 << 24;
 
 /** Rows of one table, each stored once. */
 class Table {
@@ -97,18 +97,19 @@ class Interner {
     return this.tables.networks.id(`${h},${t}`, () => [h, t]);
   }
 
-  /** The threat row of the flags single sources assert (threat feeds are not compiled yet). */
-  threat(flags: number): number {
-    return this.tables.threats.id(flags, () => {
-      const t = threatOf(flags);
+  /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */
+  threat(tree: ThreatTree | null, label: number, flags: number): number {
+    return this.tables.threats.id(label * 256 + flags, () => {
+      const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
       return [this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t)))];
     });
   }
 
   /** @throws Error past MAX_RECORDS */
   record(location: number, network: number, threat: number): number {
-    const id = this.tables.records.id((location * NETWORKS + network) * THREATS + threat, () => [location, network, threat]);
-    if (id >= MAX_RECORDS || network >= NETWORKS || threat >= THREATS) throw new Error('too many distinct records for one dataset');
+    if (network >= NETWORKS) throw new Error('too many distinct networks for one dataset');
+    const id = this.tables.records.id(threat === 0 ? location * NETWORKS + network : `${location},${network},${threat}`, () => [location, network, threat]);
+    if (id >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
     return id;
   }
 }
@@ -129,9 +130,9 @@ interface Family {
 }
 
 /**
- * Compiles the databases a snapshot has open (geo in order of priority,
- * then ASN; threat feeds and Anonymous-IP databases are not compiled yet)
- * and the special-purpose registry into a dataset file.
+ * Compiles what a snapshot has open (geo and ASN databases in order of
+ * priority, Anonymous-IP databases, the threat feeds' threat.bin) and the
+ * special-purpose registry into a dataset file.
  */
 export function compileDataset(snap: Snapshot, special: SpecialTable, builtAt = new Date()): CompiledDataset {
   const intern = new Interner();
@@ -188,10 +189,23 @@ function compileFamily(snap: Snapshot, special: SpecialTable, version: IpVersion
     });
     return layer;
   });
-  const specialLayer = specialRanges(special, version, last);
-  const layers = [...geoLayers, ...asnLayers, specialLayer];
+  // Anonymous-IP layers: the threat flags each asserts (every database counts, not only the first).
+  const anonymousLayers = snap.anonymous.map((src, i) => {
+    const layer = new Ranges();
+    const flags = new Map<number, number>();
+    src.file.forEachNetwork(version, (words, prefix, offset) => {
+      let f = flags.get(offset);
+      if (f === undefined) flags.set(offset, (f = snap.anonymousAt(i, offset)));
+      if (f !== 0) layer.pushNetwork(words, prefix, bits, f);
+    });
+    return layer;
+  });
+  // The threat feeds' labels.
+  const threatLayer = new Ranges();
+  snap.threat?.forEachRange(version, (lo, hi, label) => label !== 0 && threatLayer.push(lo, hi, label));
+  const layers = [...geoLayers, ...asnLayers, ...anonymousLayers, threatLayer, specialRanges(special, version, last)];
   const parts = overlay(layers, last);
-  return refsOf(parts, geoLayers.length, asnLayers.length, intern, resolved, ordinals, prefixes);
+  return refsOf(parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, snap.threat, intern, resolved, ordinals, prefixes);
 }
 
 /** The registry's kinds as ranges: cut at every entry's edges (and IPv6's 2000::/3), each piece classified at its start. */
@@ -225,21 +239,38 @@ function toWords(x: bigint): number[] {
 }
 
 /** Each range's record and route prefix; neighbours with the same ref merged. */
-function refsOf(parts: Overlay, geoCount: number, asnCount: number, intern: Interner, resolved: Resolved, ordinals: readonly number[], prefixes: readonly number[]): Family {
+function refsOf(
+  parts: Overlay,
+  counts: { geo: number; asn: number; anonymous: number },
+  tree: ThreatTree | null,
+  intern: Interner,
+  resolved: Resolved,
+  ordinals: readonly number[],
+  prefixes: readonly number[],
+): Family {
+  const { values } = parts;
+  const geoCount = counts.geo;
+  const asnCount = counts.asn;
+  const anonymousFrom = geoCount + asnCount;
+  const labels = values[anonymousFrom + counts.anonymous];
+  const special = values[anonymousFrom + counts.anonymous + 1];
   const starts = new Uint32Array(parts.length * 4);
   const refs = new Uint32Array(parts.length);
   const noLocation = intern.location(null);
   const noNetwork = { row: intern.network(',"asn":null', ''), flags: 0 };
-  const special = parts.values[geoCount + asnCount];
+  const noThreat = intern.threat(null, 0, 0);
   let length = 0;
   for (let r = 0; r < parts.length; r++) {
     let geo = NONE;
-    for (let g = 0; g < geoCount && geo === NONE; g++) geo = parts.values[g][r];
+    for (let g = 0; g < geoCount && geo === NONE; g++) geo = values[g][r];
     let ordinal = NONE;
-    for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = parts.values[geoCount + a][r];
+    for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = values[geoCount + a][r];
     const net = ordinal === NONE ? noNetwork : resolved.networks[ordinals[ordinal]];
-    const flags = net.flags | (special[r] === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
-    const record = intern.record(geo === NONE ? noLocation : resolved.locations[geo], net.row, intern.threat(flags));
+    let flags = net.flags | (special[r] === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
+    for (let a = 0; a < counts.anonymous; a++) if (values[anonymousFrom + a][r] !== NONE) flags |= values[anonymousFrom + a][r];
+    const label = labels[r] === NONE ? 0 : labels[r];
+    const threat = label === 0 && flags === 0 ? noThreat : intern.threat(tree, label, flags);
+    const record = intern.record(geo === NONE ? noLocation : resolved.locations[geo], net.row, threat);
     const ref = ((record << 8) | (ordinal === NONE ? NO_ROUTE : prefixes[ordinal])) >>> 0;
     if (length > 0 && refs[length - 1] === ref) continue;
     refs[length] = ref;

@@ -462,6 +462,42 @@ export class ThreatTree {
     return kind & 0x7fffffff;
   }
 
+  /**
+   * Calls `fn` for every stored range of a family with its label, in
+   * address order (first and last address as four words; IPv4 ranges are
+   * cut at the edges of 4 096-address buckets). For the dataset compiler.
+   */
+  forEachRange(version: IpVersion, fn: (lo: readonly number[], hi: readonly number[], label: number) => void): void {
+    if (version === 4) {
+      const entries = this.entries4;
+      for (let b = 0; b < BUCKETS; b++) {
+        const base = (b << SHIFT) >>> 0;
+        let start = -1;
+        for (let i = this.index4[b]; i < this.index4[b + 1]; i++) {
+          const key = entries[i] >>> 16;
+          const address = (base + (key >>> 1)) >>> 0;
+          const label = this.labels4 === null ? entries[i] & 0xffff : this.labels4[i];
+          if ((key & END4) === 0) start = address;
+          else {
+            fn([0, 0, 0, start < 0 ? address : start], [0, 0, 0, address], label);
+            start = -1;
+          }
+        }
+      }
+      return;
+    }
+    const k = this.keys6;
+    let start: number[] | null = null;
+    for (let i = 0; i < this.kinds6.length; i++) {
+      const words = [k[i * 4], k[i * 4 + 1], k[i * 4 + 2], k[i * 4 + 3]];
+      if (this.kinds6[i] < END6) start = words;
+      else {
+        fn(start ?? words, words, this.kinds6[i] & 0x7fffffff);
+        start = null;
+      }
+    }
+  }
+
   flags(label: number): number {
     return this.labels[label * LABEL_WORDS];
   }

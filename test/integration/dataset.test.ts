@@ -4,16 +4,23 @@
  * every network's edges and random addresses of both families answered
  * from the dataset (`dataset/render.ts`) byte for byte as `jsonBytes`
  * answers them (but for `current_time` and `count`), on the fixture
- * databases of every schema, and with the full and basic threat object.
+ * databases of every schema, with an Anonymous-IP database and threat
+ * feeds, and with the full and basic threat object.
  */
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { parseThreatConfig } from '../../src/threat/config.js';
+import { buildThreat } from '../../src/threat/build.js';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../src/compile/dataset.js';
 import { Dataset } from '../../src/dataset/format.js';
 import { findRange, writeRecord } from '../../src/dataset/render.js';
 import { isIprecordError, openSync, type OpenOptions } from '../../src/index.js';
-import { parseIp } from '../../src/ip/address.js';
+import { parseCidr, parseIp } from '../../src/ip/address.js';
+import { toBigInt } from '../../src/build/ranges.js';
 import { formatIp } from '../../src/ip/format.js';
 import { buildSpecialTable, classify, SpecialKind } from '../../src/ip/special.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';
@@ -25,11 +32,32 @@ import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { testDb } from '../helpers/maxmind.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-dataset-'));
+const threatBin = join(dir, 'threat.bin');
+/** The threat feeds' blocks, whose edges are probed too. */
+const blocks: string[] = [];
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A threat.bin of random blocks of both families in three categories, two of them blocklists (built before the tests). */
+beforeAll(async () => {
+  const next = xorshift32(seed() ^ 0x5eed);
+  const lists = ['attacker', 'vpn', 'abuser'].map((category, i) => {
+    const lines = Array.from({ length: 400 }, (_, j) =>
+      j % 3 === 0 ? `${formatIp(6, [0x20010000 | (next() & 0xffff), next(), 0, 0])}/${32 + (next() % 33)}` : `${formatIp(4, [0, 0, 0, next()])}/${8 + (next() % 25)}`,
+    );
+    writeFileSync(join(dir, `${category}.txt`), lines.join('\n'));
+    blocks.push(...lines);
+    return { name: category, source: `${category}.txt`, format: 'list', categories: [category], ...(i !== 1 ? { blocklist: { name: category, site: `https://example.com/${category}` } } : {}) };
+  });
+  const built = await buildThreat(parseThreatConfig({ feeds: lists }, dir), null, { threads: 1 });
+  writeFileSync(threatBin, built.buffer);
+});
+
 const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
 const db = (name: string) => testDb(FIXTURES_DIR, name);
 
 /** Addresses to compare: the edges of every network of the databases (first, last, and one outside each), and random ones. */
-function probes(paths: readonly string[], random: number): string[] {
+function probes(paths: readonly string[], edgesOf: readonly string[], random: number): string[] {
   const out: string[] = [];
   const text = (version: 4 | 6, x: bigint) => formatIp(version, version === 4 ? [0, 0, 0, Number(x)] : [0, 1, 2, 3].map((i) => Number((x >> BigInt(96 - 32 * i)) & 0xffffffffn)));
   for (const path of paths) {
@@ -42,6 +70,14 @@ function probes(paths: readonly string[], random: number): string[] {
         for (const x of [lo - 1n, lo, hi, hi + 1n]) if (x >= 0n && x < 1n << width) out.push(text(version, x));
       });
     }
+  }
+  for (const block of edgesOf) {
+    const c = parseCidr(block);
+    if (c === null) continue;
+    const width = c.address.version === 4 ? 32n : 128n;
+    const lo = (toBigInt(c.address) >> (width - BigInt(c.prefix))) << (width - BigInt(c.prefix));
+    const hi = lo + (1n << (width - BigInt(c.prefix))) - 1n;
+    for (const x of [lo - 1n, lo, hi, hi + 1n]) if (x >= 0n && x < 1n << width) out.push(text(c.address.version, x));
   }
   const next = xorshift32(seed());
   for (let i = 0; i < random; i++) out.push(i % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
@@ -67,15 +103,17 @@ describe.each([
   ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
   ['GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)', { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] }],
   ['IPinfo Lite for both, and an untyped flat geo file', { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] }],
-] as [string, OpenOptions][])('the dataset compiled from %s', (_name, options) => {
+  ['DB-IP and GeoLite2 ASN with an Anonymous-IP database and threat feeds', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' }],
+] as [string, OpenOptions][])('the dataset compiled from %s', (_name, given) => {
   it('answers as the engine over the databases, byte for byte', () => {
+    const options = given.threat === undefined ? given : { ...given, threat: threatBin };
     const resolved = resolveOptions({ ...options, memory: 'read' });
     const compiled = compileDataset(Snapshot.openSync(resolved), special);
     const ds = new Dataset(compiled.buffer, 'compiled');
     const engine = openSync({ ...options, memory: 'read' });
     const clock = new ZoneClock();
     const out = new ByteWriter(4096);
-    const ips = probes([...(options.geo as string[]), ...(options.asn as string[])], 20_000);
+    const ips = probes([...(options.geo as string[]), ...(options.asn as string[]), ...((options.anonymous as string[] | undefined) ?? [])], given.threat === undefined ? [] : blocks, 20_000);
     let records = 0;
     for (const basic of [false, true]) {
       for (const ip of ips) {
