@@ -43,12 +43,7 @@ export class ByteWriter {
   slice(b: Buffer, from: number, to: number): void {
     const n = to - from;
     this.room(n);
-    // Short pieces (most fragments) by a loop: a native copy costs about as much as 60 bytes.
-    const buf = this.buf;
-    const at = this.used;
-    if (n <= SHORT) for (let i = 0; i < n; i++) buf[at + i] = b[from + i];
-    else buf.set(b.subarray(from, to), at);
-    this.used = at + n;
+    this.used += b.copy(this.buf, this.used, from, to);
   }
 
   /** Text whose every character is below 256, one byte each: ASCII, or byte text (`record/bytes.ts`). */
