@@ -26,8 +26,10 @@ export interface CompiledDataset {
 
 /** Records are numbered in 24 bits of a range's ref. */
 const MAX_RECORDS = 1 << 24;
-/** A record's key: location * NETWORKS + network, below 2^53; then its threat. */
-const NETWORKS = 1 << 24;
+/** A record's key: (location * NETWORKS + network) * THREATS + threat, below 2^53 (a text past THREATS threats). */
+const LOCATIONS = 2 ** 21;
+const NETWORKS = 2 ** 20;
+const THREATS = 2 ** 12;
 
 /** Rows of one table, each stored once. */
 class Table {
@@ -38,19 +40,21 @@ class Table {
     this.rows = new Uint32Array(width * 1024);
   }
 
-  /** The id of a row (by `key`, made from `values` when new). */
-  id(key: string | number, values: () => readonly number[]): number {
-    let id = this.ids.get(key);
-    if (id === undefined) {
-      id = this.count++;
-      if (this.rows.length < this.count * this.width) {
-        const grown = new Uint32Array(this.rows.length * 2);
-        grown.set(this.rows);
-        this.rows = grown;
-      }
-      this.rows.set(values(), id * this.width);
-      this.ids.set(key, id);
+  /** The id of the row with this key, or -1. */
+  find(key: string | number): number {
+    return this.ids.get(key) ?? -1;
+  }
+
+  /** Adds a row under a new key; its id. */
+  add(key: string | number, ...values: number[]): number {
+    const id = this.count++;
+    if (this.rows.length < this.count * this.width) {
+      const grown = new Uint32Array(this.rows.length * 2);
+      grown.set(this.rows);
+      this.rows = grown;
     }
+    this.rows.set(values, id * this.width);
+    this.ids.set(key, id);
     return id;
   }
 }
@@ -86,31 +90,41 @@ class Interner {
   /** A location's row (its country's row made when new); null: no location. */
   location(part: GeoPart | null): number {
     const country = part?.country ?? null;
-    const c = this.tables.countries.id(country?.country_code ?? '', () => countryPieces(country).map((t) => this.fragment(t)));
+    const code = country?.country_code ?? '';
+    const { countries, locations } = this.tables;
+    let c = countries.find(code);
+    if (c < 0) c = countries.add(code, ...countryPieces(country).map((t) => this.fragment(t)));
     const [place, point] = locationPieces(part).map((t) => this.fragment(t));
     const zone = this.zone(part?.zone ?? null);
-    return this.tables.locations.id(`${c},${place},${point},${zone}`, () => [c, place, point, zone]);
+    const key = `${c},${place},${point},${zone}`;
+    const id = locations.find(key);
+    return id >= 0 ? id : locations.add(key, c, place, point, zone);
   }
 
   network(head: string, tail: string): number {
     const [h, t] = [this.fragment(head), this.fragment(tail)];
-    return this.tables.networks.id(`${h},${t}`, () => [h, t]);
+    const id = this.tables.networks.find(`${h},${t}`);
+    return id >= 0 ? id : this.tables.networks.add(`${h},${t}`, h, t);
   }
 
   /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */
   threat(tree: ThreatTree | null, label: number, flags: number): number {
-    return this.tables.threats.id(label * 256 + flags, () => {
-      const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
-      return [this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t)))];
-    });
+    const key = label * 256 + flags;
+    const id = this.tables.threats.find(key);
+    if (id >= 0) return id;
+    const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
+    return this.tables.threats.add(key, this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t))));
   }
 
   /** @throws Error past MAX_RECORDS */
   record(location: number, network: number, threat: number): number {
-    if (network >= NETWORKS) throw new Error('too many distinct networks for one dataset');
-    const id = this.tables.records.id(threat === 0 ? location * NETWORKS + network : `${location},${network},${threat}`, () => [location, network, threat]);
-    if (id >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
-    return id;
+    if (location >= LOCATIONS || network >= NETWORKS) throw new Error('too many distinct locations or networks for one dataset');
+    const key = threat < THREATS ? (location * NETWORKS + network) * THREATS + threat : `${location},${network},${threat}`;
+    const records = this.tables.records;
+    const id = records.find(key);
+    if (id >= 0) return id;
+    if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
+    return records.add(key, location, network, threat);
   }
 }
 
@@ -274,7 +288,7 @@ function refsOf(
     const ref = ((record << 8) | (ordinal === NONE ? NO_ROUTE : prefixes[ordinal])) >>> 0;
     if (length > 0 && refs[length - 1] === ref) continue;
     refs[length] = ref;
-    starts.set(parts.starts.subarray(r * 4, r * 4 + 4), length * 4);
+    for (let w = 0; w < 4; w++) starts[length * 4 + w] = parts.starts[r * 4 + w];
     length++;
   }
   return { starts: starts.subarray(0, length * 4), refs: refs.subarray(0, length), length };

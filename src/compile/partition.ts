@@ -33,16 +33,18 @@ export class Ranges {
 
   /** Appends a CIDR network (first address and prefix length within a family of `bits`). */
   pushNetwork(words: ArrayLike<number>, prefix: number, bits: 32 | 128, value: number): void {
-    const hi = [words[0], words[1], words[2], words[3]];
+    const hi = this.last;
     const first = 128 - bits + prefix;
     for (let w = 0; w < 4; w++) {
       // The bits of word w past the prefix: ones.
       const from = first - w * 32;
-      if (from <= 0) hi[w] = 0xffffffff;
-      else if (from < 32) hi[w] = (hi[w] | (0xffffffff >>> from)) >>> 0;
+      hi[w] = from <= 0 ? 0xffffffff : from < 32 ? (words[w] | (0xffffffff >>> from)) >>> 0 : words[w];
     }
     this.push(words, hi, value);
   }
+
+  /** Scratch: the last address of a network being pushed. */
+  private readonly last = new Uint32Array(4);
 
   private grow(): void {
     const size = this.value.length * 2;
@@ -63,6 +65,13 @@ function copy(from: ArrayLike<number>, to: Uint32Array, at: number): void {
   to[at + 1] = from[1];
   to[at + 2] = from[2];
   to[at + 3] = from[3];
+}
+
+function copyFrom(from: Uint32Array, at: number, to: Uint32Array): void {
+  to[0] = from[at];
+  to[1] = from[at + 1];
+  to[2] = from[at + 2];
+  to[3] = from[at + 3];
 }
 
 /** Whether `b` is the address right after the one at `a[at..at+3]`. */
@@ -129,13 +138,13 @@ export function overlay(layers: readonly Ranges[], last: ArrayLike<number>): Ove
       index[l] = i;
       if (i < r.length && compare(r.lo, i * 4, pos, 0) <= 0) {
         tuple[l] = r.value[i];
-        if (compare(r.hi, i * 4, nextPos, 0) < 0) nextPos.set(r.hi.subarray(i * 4, i * 4 + 4));
+        if (compare(r.hi, i * 4, nextPos, 0) < 0) copyFrom(r.hi, i * 4, nextPos);
       } else {
         tuple[l] = NONE;
         // Up to the address before the layer's next range.
         if (i < r.length) {
           previous(r.lo, i * 4, before);
-          if (compare(before, 0, nextPos, 0) < 0) nextPos.set(before);
+          if (compare(before, 0, nextPos, 0) < 0) copyFrom(before, 0, nextPos);
         }
       }
     }
@@ -151,7 +160,7 @@ export function overlay(layers: readonly Ranges[], last: ArrayLike<number>): Ove
         return grown;
       });
     }
-    starts.set(pos, length * 4);
+    copy(pos, starts, length * 4);
     for (let l = 0; l < k; l++) values[l][length] = tuple[l];
     length++;
     if (!next(nextPos, 0, pos) || compare(pos, 0, end, 0) > 0) break;
