@@ -1,6 +1,6 @@
 import { countries } from 'countries-list';
 import { describe, expect, it } from 'vitest';
-import { currencyFromIntl } from '../../../scripts/currency-intl.js';
+import { currencyOf } from '../../../scripts/currency.js';
 import CURRENCIES from '../../../src/country/currencies.json';
 import { CountryTable } from '../../../src/country/facts.js';
 
@@ -41,10 +41,24 @@ describe('country facts', () => {
     expect(table.get('us')).toBeNull();
   });
 
-  it.skipIf(!fullIcu)('has the currencies that this runtime\'s CLDR data gives (scripts/gen-currencies.ts)', () => {
+  it('has the service\'s currency facts: its published samples, and Common-Currency\'s symbols', () => {
+    // CONTRACT.md's samples (US, Egypt), and the symbols the service answers for the Australian dollar, the leu and the hryvnia.
+    expect(table.get('US')!.currency).toEqual({ name: 'US Dollar', code: 'USD', symbol: '$', native: '$', plural: 'US dollars' });
+    expect(table.get('EG')!.currency).toEqual({ name: 'Egyptian Pound', code: 'EGP', symbol: 'E£', native: 'ج.م.\u200f', plural: 'Egyptian pounds' });
+    expect(table.get('AU')!.currency!.symbol).toBe('AU$');
+    expect(table.get('RO')!.currency!.symbol).toBe('RON');
+    expect(table.get('UA')!.currency!.symbol).toBe('₴');
+    // Every dollar but the US one says whose it is.
+    for (const cc of CODES) {
+      const c = table.get(cc)!.currency;
+      if (c !== null && c.code !== 'USD' && c.plural.endsWith('dollars')) expect(c.symbol, c.code).not.toBe('$');
+    }
+  });
+
+  it.skipIf(!fullIcu)('has the currencies that scripts/currency.ts gives on this runtime (scripts/gen-currencies.ts)', () => {
     const tabled = CURRENCIES as Record<string, string[]>;
     for (const cc of CODES) {
-      const live = currencyFromIntl(cc);
+      const live = currencyOf(cc);
       const row = tabled[cc];
       expect(row === undefined ? null : { name: row[0], code: row[1], symbol: row[2], native: row[3], plural: row[4] }, cc).toEqual(live);
     }
