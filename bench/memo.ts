@@ -104,7 +104,7 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.table(tasks.map(([name], k) => ({ task: name, 'records/s (median)': Math.round(median(rates[k])), 'min': Math.round(Math.min(...rates[k])), 'max': Math.round(Math.max(...rates[k])) })));
+console.table(tasks.map(([name], k) => ({ task: name, 'records/s (median)': Math.round(median(rates[k])), min: Math.round(Math.min(...rates[k])), max: Math.round(Math.max(...rates[k])) })));
 const ratio = (a: number, b: number) => median(rates[a].map((r, k) => r / rates[b][k]));
 console.log(
   `memo / no memo: bytes: mix ${ratio(0, 1).toFixed(2)}x, uniform ${ratio(2, 3).toFixed(2)}x; lookup(): mix ${ratio(4, 5).toFixed(2)}x, uniform ${ratio(6, 7).toFixed(2)}x ` +

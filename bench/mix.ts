@@ -44,4 +44,3 @@ function addressMix(): string[] {
   }
   return out;
 }
-

@@ -87,6 +87,8 @@ for (const memory of ['mmap', 'read'] as const) for (const workers of [1, 4]) ro
 console.table(rows);
 for (const memory of ['mmap', 'read']) {
   const [one, four] = rows.filter((r) => r.memory === memory);
-  console.log(`${memory}: 4 workers / 1 = ${((four['PSS MiB'] as number) / (one['PSS MiB'] as number)).toFixed(2)}x PSS, ${((four['RSS MiB'] as number) / (one['RSS MiB'] as number)).toFixed(2)}x RSS`);
+  console.log(
+    `${memory}: 4 workers / 1 = ${((four['PSS MiB'] as number) / (one['PSS MiB'] as number)).toFixed(2)}x PSS, ${((four['RSS MiB'] as number) / (one['RSS MiB'] as number)).toFixed(2)}x RSS`,
+  );
 }
 console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}`);

@@ -105,7 +105,13 @@ function hasWrk(): boolean {
 function wrk(t: Target, script: string, seconds: number): number {
   const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${t.port}`], { encoding: 'utf8', env: { ...process.env, QUERY: t.query } });
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
-  if (/Non-2xx|Socket errors/.test(out)) console.warn(`wrk ${t.name}: ${out.split('\n').filter((l) => /Non-2xx|Socket errors/.test(l)).join('; ')}`);
+  if (/Non-2xx|Socket errors/.test(out))
+    console.warn(
+      `wrk ${t.name}: ${out
+        .split('\n')
+        .filter((l) => /Non-2xx|Socket errors/.test(l))
+        .join('; ')}`,
+    );
   return m === null ? NaN : Number(m[1]);
 }
 
@@ -123,12 +129,22 @@ async function main(): Promise<void> {
   const paths = ips.map((ip) => '/' + ip);
   const bodies: string[] = [];
   for (let k = 0; k + 100 <= ips.length && bodies.length < 500; k += 100) bodies.push(JSON.stringify(ips.slice(k, k + 100)));
-  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ key: BIZ, plan: 'business' }, { key: PAID, plan: 'paid' }] }));
+  writeFileSync(
+    join(dir, 'keys.json'),
+    JSON.stringify({
+      keys: [
+        { key: BIZ, plan: 'business' },
+        { key: PAID, plan: 'paid' },
+      ],
+    }),
+  );
   const script = join(dir, 'paths.lua');
   writeFileSync(
     script,
-    `local paths = {${paths.slice(0, 20_000).map((p) => JSON.stringify(p)).join(',')}}\nlocal q = os.getenv("QUERY") or ""\nlocal n = 0\n` +
-      `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
+    `local paths = {${paths
+      .slice(0, 20_000)
+      .map((p) => JSON.stringify(p))
+      .join(',')}}\nlocal q = os.getenv("QUERY") or ""\nlocal n = 0\n` + `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
   );
 
   const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /^ready$/m, '');
@@ -193,7 +209,9 @@ async function main(): Promise<void> {
   } finally {
     stopping = true;
     // The servers write their files as they stop: the directory goes once they have.
-    await Promise.all(targets.map((t) => new Promise((resolve) => (t.child.exitCode !== null || t.child.signalCode !== null ? resolve(null) : (t.child.once('exit', resolve), t.child.kill('SIGTERM'))))));
+    await Promise.all(
+      targets.map((t) => new Promise((resolve) => (t.child.exitCode !== null || t.child.signalCode !== null ? resolve(null) : (t.child.once('exit', resolve), t.child.kill('SIGTERM'))))),
+    );
     rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }

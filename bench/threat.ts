@@ -45,7 +45,6 @@ if (!existsSync(dist)) {
 }
 const { buildThreat, open } = (await import(dist)) as typeof import('../src/index.js');
 
-
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-threat-'));
 try {
   // The generated list: 6 million random addresses, one per line.

@@ -35,7 +35,7 @@ for (const s of current) {
   if (!table.has(cc)) table.set(cc, new Map());
   table.get(cc).set(code, { type: null, names: new Set() });
 }
-function add(cc: string, code: string, name: string)  {
+function add(cc: string, code: string, name: string) {
   const entry = table.get(cc)?.get(code);
   if (!entry || !name) return false;
   for (const k of [normalizeRegion(name), coreRegion(name)]) {
@@ -48,12 +48,15 @@ function add(cc: string, code: string, name: string)  {
 }
 for (const s of current) add(s.code.slice(0, 2), s.code.slice(3), s.name);
 /** Adds a source entry: by its code when current, else by any of its names. */
-function join(cc: string, code: string, names: string[])  {
+function join(cc: string, code: string, names: string[]) {
   let target = table.get(cc)?.has(code) ? code : null;
   if (!target) {
     for (const n of names) {
       const hit = n && (byName.get(`${cc}|${normalizeRegion(n)}`) ?? byName.get(`${cc}|${coreRegion(n)}`));
-      if (hit) { target = hit; break; }
+      if (hit) {
+        target = hit;
+        break;
+      }
     }
   }
   if (!target) return null;

@@ -28,16 +28,58 @@ const country = (iso: string, en: string) => ({ geoname_id: new Typed('uint32', 
 
 /** GeoIP2 City shape: country, subdivisions, city, postal, location. */
 const CITY: Source = [
-  ['81.2.64.0/20', { city: { names: names('London') }, country: country('GB', 'United Kingdom'), location: { accuracy_radius: new Typed('uint16', 20), latitude: 51.5142, longitude: -0.0931, time_zone: 'Europe/London' }, postal: { code: 'EC2V' }, subdivisions: [{ iso_code: 'ENG', names: names('England') }] }],
-  ['89.160.20.0/24', { city: { names: names('Linköping') }, country: country('SE', 'Sweden'), location: { latitude: 58.4167, longitude: 15.6167, time_zone: 'Europe/Stockholm' }, subdivisions: [{ iso_code: 'E', names: names('Östergötland County') }] }],
-  ['216.160.83.0/24', { city: { names: names('Milton') }, country: country('US', 'United States'), location: { latitude: 47.2513, longitude: -122.3149, time_zone: 'America/Los_Angeles' }, postal: { code: '98354' }, subdivisions: [{ iso_code: 'WA', names: names('Washington') }] }],
-  ['175.16.199.0/24', { city: { names: names('Changchun') }, country: country('CN', 'China'), location: { latitude: 43.88, longitude: 125.3228, time_zone: 'Asia/Shanghai' }, subdivisions: [{ iso_code: 'JL', names: names('Jilin Sheng') }] }],
+  [
+    '81.2.64.0/20',
+    {
+      city: { names: names('London') },
+      country: country('GB', 'United Kingdom'),
+      location: { accuracy_radius: new Typed('uint16', 20), latitude: 51.5142, longitude: -0.0931, time_zone: 'Europe/London' },
+      postal: { code: 'EC2V' },
+      subdivisions: [{ iso_code: 'ENG', names: names('England') }],
+    },
+  ],
+  [
+    '89.160.20.0/24',
+    {
+      city: { names: names('Linköping') },
+      country: country('SE', 'Sweden'),
+      location: { latitude: 58.4167, longitude: 15.6167, time_zone: 'Europe/Stockholm' },
+      subdivisions: [{ iso_code: 'E', names: names('Östergötland County') }],
+    },
+  ],
+  [
+    '216.160.83.0/24',
+    {
+      city: { names: names('Milton') },
+      country: country('US', 'United States'),
+      location: { latitude: 47.2513, longitude: -122.3149, time_zone: 'America/Los_Angeles' },
+      postal: { code: '98354' },
+      subdivisions: [{ iso_code: 'WA', names: names('Washington') }],
+    },
+  ],
+  [
+    '175.16.199.0/24',
+    {
+      city: { names: names('Changchun') },
+      country: country('CN', 'China'),
+      location: { latitude: 43.88, longitude: 125.3228, time_zone: 'Asia/Shanghai' },
+      subdivisions: [{ iso_code: 'JL', names: names('Jilin Sheng') }],
+    },
+  ],
   // No location time zone: the engine derives it from the coordinates.
   ['202.196.224.0/20', { country: country('PH', 'Philippines'), location: { latitude: 13, longitude: 122 } }],
   // Registered country only.
   ['67.43.156.0/24', { registered_country: country('BT', 'Bhutan') }],
   ['2001:218::/32', { country: country('JP', 'Japan'), location: { latitude: 35.69, longitude: 139.69, time_zone: 'Asia/Tokyo' } }],
-  ['2a02:d300::/29', { city: { names: names('Kyiv') }, country: country('UA', 'Ukraine'), location: { latitude: 50.4547, longitude: 30.5238, time_zone: 'Europe/Kyiv' }, subdivisions: [{ iso_code: '30', names: names('Kyiv City') }] }],
+  [
+    '2a02:d300::/29',
+    {
+      city: { names: names('Kyiv') },
+      country: country('UA', 'Ukraine'),
+      location: { latitude: 50.4547, longitude: 30.5238, time_zone: 'Europe/Kyiv' },
+      subdivisions: [{ iso_code: '30', names: names('Kyiv City') }],
+    },
+  ],
 ];
 
 /** GeoLite2 Country shape: country and registered country only. */
@@ -59,8 +101,28 @@ const ASN: Source = [
 const ISP: Source = [
   ['1.128.0.0/11', { autonomous_system_number: new Typed('uint32', 1221), autonomous_system_organization: 'Telstra Pty Ltd', isp: 'Telstra Internet', organization: 'Telstra Internet' }],
   // Mobile networks: country and network codes give `carrier`.
-  ['149.101.100.0/28', { autonomous_system_number: new Typed('uint32', 6167), autonomous_system_organization: 'Cellco Partnership DBA Verizon Wireless', isp: 'Verizon Wireless', mobile_country_code: '310', mobile_network_code: '004', organization: 'Verizon Wireless' }],
-  ['31.13.64.0/24', { autonomous_system_number: new Typed('uint32', 21928), autonomous_system_organization: 'T-Mobile USA, Inc.', isp: 'T-Mobile', mobile_country_code: '310', mobile_network_code: '260', organization: 'T-Mobile' }],
+  [
+    '149.101.100.0/28',
+    {
+      autonomous_system_number: new Typed('uint32', 6167),
+      autonomous_system_organization: 'Cellco Partnership DBA Verizon Wireless',
+      isp: 'Verizon Wireless',
+      mobile_country_code: '310',
+      mobile_network_code: '004',
+      organization: 'Verizon Wireless',
+    },
+  ],
+  [
+    '31.13.64.0/24',
+    {
+      autonomous_system_number: new Typed('uint32', 21928),
+      autonomous_system_organization: 'T-Mobile USA, Inc.',
+      isp: 'T-Mobile',
+      mobile_country_code: '310',
+      mobile_network_code: '260',
+      organization: 'T-Mobile',
+    },
+  ],
   // An ISP record without an AS number: no `asn`.
   ['4.0.0.0/9', { isp: 'Level 3 Communications', organization: 'Level 3 Communications' }],
 ];
@@ -75,10 +137,22 @@ const ANONYMOUS: Source = [
 
 /** @ip-location-db flat schema (DB-IP Lite): "" for unknown, float coordinates. */
 const FLAT: Source = [
-  ['1.0.0.0/24', { city: 'South Brisbane', country_code: 'AU', latitude: new Typed('float', -27.4748), longitude: new Typed('float', 153.017), postcode: '', state1: 'Queensland', state2: '', timezone: '' }],
-  ['5.145.128.0/20', { city: 'Berlin', country_code: 'DE', latitude: new Typed('float', 52.5244), longitude: new Typed('float', 13.4105), postcode: '10178', state1: 'Berlin', state2: '', timezone: '' }],
-  ['41.32.0.0/16', { city: 'Cairo', country_code: 'EG', latitude: new Typed('float', 30.0626), longitude: new Typed('float', 31.2497), postcode: '', state1: 'Cairo Governorate', state2: '', timezone: '' }],
-  ['2800:40::/32', { city: 'Buenos Aires', country_code: 'AR', latitude: new Typed('float', -34.6131), longitude: new Typed('float', -58.3772), postcode: '', state1: 'Buenos Aires F.D.', state2: '', timezone: '' }],
+  [
+    '1.0.0.0/24',
+    { city: 'South Brisbane', country_code: 'AU', latitude: new Typed('float', -27.4748), longitude: new Typed('float', 153.017), postcode: '', state1: 'Queensland', state2: '', timezone: '' },
+  ],
+  [
+    '5.145.128.0/20',
+    { city: 'Berlin', country_code: 'DE', latitude: new Typed('float', 52.5244), longitude: new Typed('float', 13.4105), postcode: '10178', state1: 'Berlin', state2: '', timezone: '' },
+  ],
+  [
+    '41.32.0.0/16',
+    { city: 'Cairo', country_code: 'EG', latitude: new Typed('float', 30.0626), longitude: new Typed('float', 31.2497), postcode: '', state1: 'Cairo Governorate', state2: '', timezone: '' },
+  ],
+  [
+    '2800:40::/32',
+    { city: 'Buenos Aires', country_code: 'AR', latitude: new Typed('float', -34.6131), longitude: new Typed('float', -58.3772), postcode: '', state1: 'Buenos Aires F.D.', state2: '', timezone: '' },
+  ],
 ];
 
 /** IPinfo Lite: country level location and the network owner in one record. */
@@ -119,7 +193,13 @@ function sourceJson(source: Source): string {
     if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
     return v;
   };
-  return JSON.stringify(source.map(([cidr, r]) => ({ [cidr]: plain(r) })), null, 2) + '\n';
+  return (
+    JSON.stringify(
+      source.map(([cidr, r]) => ({ [cidr]: plain(r) })),
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 /** Replaces the bytes of `marker` (which must occur once) in `buf`. */

@@ -3,15 +3,7 @@
  * exact message (CONTRACT.md, "Errors"); `code` tells the causes apart.
  */
 
-export type IprecordErrorCode =
-  | 'INVALID_IP'
-  | 'PRIVATE_IP'
-  | 'RESERVED_IP'
-  | 'INVALID_FIELD'
-  | 'INVALID_BULK'
-  | 'INVALID_DATASET'
-  | 'INVALID_OPTIONS'
-  | 'CLOSED';
+export type IprecordErrorCode = 'INVALID_IP' | 'PRIVATE_IP' | 'RESERVED_IP' | 'INVALID_FIELD' | 'INVALID_BULK' | 'INVALID_DATASET' | 'INVALID_OPTIONS' | 'CLOSED';
 
 export interface ErrorOptions {
   cause?: unknown;
@@ -105,16 +97,7 @@ export class ClosedError extends IprecordError {
 }
 ClosedError.prototype.name = 'ClosedError';
 
-const CODES: ReadonlySet<string> = new Set<IprecordErrorCode>([
-  'INVALID_IP',
-  'PRIVATE_IP',
-  'RESERVED_IP',
-  'INVALID_FIELD',
-  'INVALID_BULK',
-  'INVALID_DATASET',
-  'INVALID_OPTIONS',
-  'CLOSED',
-]);
+const CODES: ReadonlySet<string> = new Set<IprecordErrorCode>(['INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP', 'INVALID_FIELD', 'INVALID_BULK', 'INVALID_DATASET', 'INVALID_OPTIONS', 'CLOSED']);
 
 /**
  * True for any iprecord error, also across the ESM and CommonJS copies of the

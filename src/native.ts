@@ -20,9 +20,7 @@ export function memoryMapper(): Mapper | { readonly reason: string } {
       addon = createRequire(import.meta.url)('../build/Release/iprecord_mmap.node') as Mapper;
     } catch (e) {
       const why =
-        (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND'
-          ? 'it was not built at install (that needs a C compiler, make and Python for node-gyp)'
-          : (e as Error).message.split('\n')[0];
+        (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ? 'it was not built at install (that needs a C compiler, make and Python for node-gyp)' : (e as Error).message.split('\n')[0];
       addon = { reason: `the memory-map addon is not available: ${why}; files are read into memory` };
     }
   }

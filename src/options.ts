@@ -127,10 +127,7 @@ function sharedFiles(value: unknown): ReadonlyMap<string, SharedFile> {
   const files = (value as SharedFiles | null)?.files;
   const ok =
     Array.isArray(files) &&
-    files.every(
-      (f: SharedFile | null) =>
-        typeof f?.path === 'string' && typeof f.stamp === 'string' && typeof f.readAt === 'string' && (f.bytes === null || f.bytes instanceof SharedArrayBuffer),
-    );
+    files.every((f: SharedFile | null) => typeof f?.path === 'string' && typeof f.stamp === 'string' && typeof f.readAt === 'string' && (f.bytes === null || f.bytes instanceof SharedArrayBuffer));
   if (!ok) throw new InvalidOptionsError('Option "shared" must be what Engine.share() returns.');
   return new Map((files as SharedFile[]).map((f) => [f.path, f]));
 }

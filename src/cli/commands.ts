@@ -68,7 +68,6 @@ Options:
 Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error.
 `;
 
-
 /**
  * Arguments of `build` and `update`: the dataset directory (`dirOption`)
  * and the feed configuration, read. A number is the exit code to return.
@@ -95,7 +94,9 @@ async function runBuild(argv: string[]): Promise<number> {
   for (const f of result.feeds) {
     if (f.state !== 'ok') failed++;
     const bad = f.badLines.length;
-    process.stderr.write(`${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`);
+    process.stderr.write(
+      `${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`,
+    );
     for (const b of f.badLines.slice(0, 5)) process.stderr.write(`        ${b.file}:${b.line}: ${b.reason}: ${b.text}\n`);
     if (bad > 5) process.stderr.write(`        ... and ${bad - 5} more\n`);
   }
@@ -275,7 +276,13 @@ async function runEnrich(argv: string[]): Promise<number> {
   if (o.key !== undefined && output !== 'ndjson') return usage('--key applies to NDJSON output (the output is csv)');
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
   // A --fields that names no field (`--fields ''`) selects nothing: the whole record.
-  const fields = o.fields === undefined || selectsNothing(o.fields) ? undefined : o.fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const fields =
+    o.fields === undefined || selectsNothing(o.fields)
+      ? undefined
+      : o.fields
+          .split(',')
+          .map((f) => f.trim())
+          .filter((f) => f !== '');
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
   const data = dataDir(o.data);
   // Record cache per database: emptied when full, so a small one churns (16 384: 80-88k rows/s on one
@@ -329,14 +336,7 @@ async function runEnrich(argv: string[]): Promise<number> {
     process.stderr.write(`\r${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}   `);
   };
   try {
-    const summary = await enrich(
-      engine,
-      opened.stream,
-      process.stdout,
-      { input, output, column, path: o.path, fields, key: o.key },
-      progress,
-      startThreads,
-    );
+    const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key }, progress, startThreads);
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r');
     if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);

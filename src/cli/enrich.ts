@@ -300,7 +300,10 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
       ? wanted
       : wanted !== undefined
         ? cells.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase())
-        : Math.max(0, cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())));
+        : Math.max(
+            0,
+            cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())),
+          );
   if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
   return { config: make(cells, column), skip: 1 };
 }

@@ -176,7 +176,7 @@ export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
   const ascii = isAscii(b) ? b.toString('latin1') : null;
   const scanner = new RowScanner(b, format === 'csv', true);
   let line = chunk.line;
-  for (let at = 0; at < b.length; ) {
+  for (let at = 0; at < b.length;) {
     const kind = scanner.next(at);
     const { end, textEnd } = scanner;
     // The row's text without its final line break; line breaks inside a CSV record written as \n.

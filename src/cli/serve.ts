@@ -58,7 +58,13 @@ export async function runServe(argv: string[]): Promise<number> {
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
-  const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
+  const list = (v: string | undefined) =>
+    v === undefined
+      ? undefined
+      : v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
 
   const countsFile = o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`);
   const data = dataDir(o.data);

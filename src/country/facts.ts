@@ -104,7 +104,7 @@ function callingCode(cc: string): string | null {
       if (p !== undefined) firstCodes.set(p, (firstCodes.get(p) ?? 0) + 1);
     }
   }
-  const own = phones.find((p, i) => i === 0 ? phones.length === 1 || (firstCodes!.get(p) ?? 0) <= 1 : !firstCodes!.has(p));
+  const own = phones.find((p, i) => (i === 0 ? phones.length === 1 || (firstCodes!.get(p) ?? 0) <= 1 : !firstCodes!.has(p)));
   return String(own ?? phones[0]);
 }
 

@@ -127,7 +127,10 @@ export class Dataset {
     this.meta = meta as DatasetMeta;
     this.bytes = buf.length;
     // Every index into another section in range, checked here so that lookups need not.
-    for (const [label, index, count] of [['IPv4', this.index4, r4], ['IPv6', this.index6, r6]] as const) {
+    for (const [label, index, count] of [
+      ['IPv4', this.index4, r4],
+      ['IPv6', this.index6, r6],
+    ] as const) {
       if (count === 0 || index[0] !== 0 || index[INDEX_WORDS - 1] !== count) bad(`the ${label} index does not span its ranges`);
       for (let i = 1; i < INDEX_WORDS; i++) if (index[i] < index[i - 1]) bad(`${label} index block ${i - 1} ends before it starts`);
     }

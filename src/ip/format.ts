@@ -13,15 +13,10 @@ export function formatV4(value: number): string {
 
 /** RFC 5952 text of four words. */
 export function formatV6(words: ArrayLike<number>): string {
-  const g = [
-    words[0] >>> 16, words[0] & 0xffff,
-    words[1] >>> 16, words[1] & 0xffff,
-    words[2] >>> 16, words[2] & 0xffff,
-    words[3] >>> 16, words[3] & 0xffff,
-  ];
+  const g = [words[0] >>> 16, words[0] & 0xffff, words[1] >>> 16, words[1] & 0xffff, words[2] >>> 16, words[2] & 0xffff, words[3] >>> 16, words[3] & 0xffff];
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (g[i] !== 0) {
       i++;
       continue;
@@ -36,7 +31,10 @@ export function formatV6(words: ArrayLike<number>): string {
   }
   if (bestStart < 0) return g.map(hex).join(':');
   const head = g.slice(0, bestStart).map(hex).join(':');
-  const tail = g.slice(bestStart + bestLen).map(hex).join(':');
+  const tail = g
+    .slice(bestStart + bestLen)
+    .map(hex)
+    .join(':');
   return `${head}::${tail}`;
 }
 

@@ -96,7 +96,7 @@ function covers(range: Range, words: ArrayLike<number>): boolean {
   let bits = range.prefix;
   for (let i = 0; i < 4 && bits > 0; i++, bits -= 32) {
     const mask = bits >= 32 ? 0xffffffff : (0xffffffff << (32 - bits)) >>> 0;
-    if (((words[i] & mask) >>> 0) !== range.words[i]) return false;
+    if ((words[i] & mask) >>> 0 !== range.words[i]) return false;
   }
   return true;
 }

@@ -13,14 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import { InvalidDatasetError } from '../errors.js';
 
-export type MmdbValue =
-  | string
-  | number
-  | bigint
-  | boolean
-  | Uint8Array
-  | MmdbValue[]
-  | { [key: string]: MmdbValue };
+export type MmdbValue = string | number | bigint | boolean | Uint8Array | MmdbValue[] | { [key: string]: MmdbValue };
 
 const enum Type {
   Extended = 0,
@@ -45,7 +38,6 @@ const enum Type {
 export const MAX_DEPTH = 32;
 /** Pointed-to values kept decoded; cleared whole when full. */
 export const POINTER_CACHE_SIZE = 65_536;
-
 
 export class Decoder {
   private readonly buf: Buffer;
@@ -173,7 +165,7 @@ export class Decoder {
     let p: number;
     if (ss === 0) p = (vvv << 8) | buf[offset];
     else if (ss === 1) p = ((vvv << 16) | (buf[offset] << 8) | buf[offset + 1]) + 2048;
-    else if (ss === 2) p = (vvv * 0x1000000 + ((buf[offset] << 16) | (buf[offset + 1] << 8) | buf[offset + 2])) + 526_336;
+    else if (ss === 2) p = vvv * 0x1000000 + ((buf[offset] << 16) | (buf[offset + 1] << 8) | buf[offset + 2]) + 526_336;
     else p = buf.readUInt32BE(offset);
     this.cursor = offset + ss + 1;
     const target = this.base + p;

@@ -19,15 +19,7 @@ export class Typed {
   ) {}
 }
 
-export type WritableValue =
-  | string
-  | number
-  | bigint
-  | boolean
-  | Uint8Array
-  | Typed
-  | readonly WritableValue[]
-  | { readonly [key: string]: WritableValue };
+export type WritableValue = string | number | bigint | boolean | Uint8Array | Typed | readonly WritableValue[] | { readonly [key: string]: WritableValue };
 
 export interface WriterOptions {
   /** `database_type` in the metadata. */

@@ -182,7 +182,8 @@ function checkOptions(o: ServerOptions): Config {
     return v;
   };
   const e = o.engine as Partial<Engine> | null | undefined;
-  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function')) throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
+  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
+    throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
   if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
   if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
   const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
@@ -323,7 +324,19 @@ class ApiServer implements IprecordServer {
   /** A JSON error written on the socket itself (no response object: the request was refused or is CONNECT), logged, then the socket closed. */
   private refuseRaw(socket: Socket, status: number, message: string, req: IncomingMessage | null, extra: readonly string[] = []): void {
     const body = JSON.stringify({ message });
-    const headers = ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*', ...extra, 'Connection', 'close'];
+    const headers = [
+      'Content-Type',
+      JSON_TYPE,
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+      'X-Content-Type-Options',
+      'nosniff',
+      'Access-Control-Allow-Origin',
+      '*',
+      ...extra,
+      'Connection',
+      'close',
+    ];
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     socket.end(head + '\r\n' + body);

@@ -228,7 +228,6 @@ async function compileAll(
   workers: readonly PoolWorker[],
   now: Date,
 ): Promise<BuildResult> {
-
   const prepared = config.feeds.map((_, i) => {
     const mine = results.filter((_r, k) => owner[k] === i);
     return mine.length === 1 || mine[0] === null ? mine[0] : joinParts(mine as Prepared[]);

@@ -180,7 +180,15 @@ function labeller(feeds: readonly Rules[], layers: readonly Layer[], sets: Layer
       if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
     }
     // Hits count only while a listing feed is kept.
-    id = kept.length === 0 ? 0 : labels.add(flags, counts, hits, [...bls].sort((a, b) => a - b));
+    id =
+      kept.length === 0
+        ? 0
+        : labels.add(
+            flags,
+            counts,
+            hits,
+            [...bls].sort((a, b) => a - b),
+          );
     memo[set] = id;
     return id;
   };

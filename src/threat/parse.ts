@@ -570,8 +570,7 @@ export function parseFeed(input: string | Uint8Array, format: FeedFormat, option
     case 'azure-json':
       return parseJson(
         text,
-        (root, add) =>
-          arr(obj(root).values).forEach((v, i) => arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, () => `values[${i}].properties.addressPrefixes[${j}]`))),
+        (root, add) => arr(obj(root).values).forEach((v, i) => arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, () => `values[${i}].properties.addressPrefixes[${j}]`))),
         () => null,
       );
     case 'oracle-json':

@@ -59,7 +59,11 @@ export function startWorker(module: URL, options: WorkerOptions = {}): Worker {
     }
   }
   // tsx's ESM entry beside the CommonJS one that require() finds.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const boot = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module.href)}); });`;
   return new Worker(boot, { ...options, eval: true });
 }
@@ -97,7 +101,12 @@ export function withoutLoaders(argv: readonly string[]): string[] {
 export function threadOptions(argv: readonly string[], message: string): string[] {
   const colon = message.lastIndexOf(': ');
   if (colon < 0) return [];
-  const refused = new Set(message.slice(colon + 2).split(', ').map((f) => f.trim()));
+  const refused = new Set(
+    message
+      .slice(colon + 2)
+      .split(', ')
+      .map((f) => f.trim()),
+  );
   const kept = argv.filter((f) => !refused.has(f));
   return kept.length === argv.length ? [] : kept;
 }

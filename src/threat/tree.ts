@@ -182,7 +182,11 @@ class SliceWriter {
   /** Buckets below this one have their index set. */
   private bucket: number;
 
-  constructor(buckets: number, most: number, private readonly from: number) {
+  constructor(
+    buckets: number,
+    most: number,
+    private readonly from: number,
+  ) {
     this.index = new Uint32Array(buckets);
     this.keys = new Uint16Array(most);
     this.labels = new Uint32Array(most);
@@ -521,4 +525,3 @@ export class ThreatTree {
     return out;
   }
 }
-

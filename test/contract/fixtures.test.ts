@@ -39,8 +39,7 @@ describe('fixtures', () => {
         // service/ holds what the service's clients send, read from their code: not written by the script.
         if (statSync(p).isDirectory()) {
           if (relative(FIXTURES_DIR, p) !== 'service') walk(p);
-        }
-        else if (!f.endsWith('.md')) onDisk.push(relative(FIXTURES_DIR, p));
+        } else if (!f.endsWith('.md')) onDisk.push(relative(FIXTURES_DIR, p));
       }
     };
     walk(FIXTURES_DIR);

@@ -66,10 +66,20 @@ function edges(cidr: string): string[] {
 }
 
 type Get = (r: SourceRecord) => unknown;
-const at = (path: string): Get => (r) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], r) ?? null;
+const at =
+  (path: string): Get =>
+  (r) =>
+    path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], r) ?? null;
 
 /** Looks up every edge of every source network; checks that enough were. */
-function check(suite: Suite, role: 'geo' | 'asn' | 'isp' | 'anonymous', engine: Engine, name: string, expectations: (r: SourceRecord) => Record<string, unknown>, pick: (ip: string, source: SourceRecord) => Record<string, unknown>): number {
+function check(
+  suite: Suite,
+  role: 'geo' | 'asn' | 'isp' | 'anonymous',
+  engine: Engine,
+  name: string,
+  expectations: (r: SourceRecord) => Record<string, unknown>,
+  pick: (ip: string, source: SourceRecord) => Record<string, unknown>,
+): number {
   let checked = 0;
   const networks = sourceNetworks(suite.root, name);
   for (const [network, record] of networks) {

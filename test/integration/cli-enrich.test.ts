@@ -107,7 +107,10 @@ describe('iprecord enrich', () => {
     const note = (i: number) => (i % 3 === 0 ? `caf\\u00e9 \\u4e2d\\u6587 ${i}` : `plain ${i}`);
     writeFileSync(file, ips.map((ip, i) => `{"n":${i},"note":"${note(i)}","req":{"client":{"addr":"${ip}"}}}`).join('\n') + '\n');
     const r = run(['enrich', file, '--path', 'req.client.addr', '--key', 'geo']);
-    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { n: number; note: string; req: unknown; geo: unknown });
+    const out = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { n: number; note: string; req: unknown; geo: unknown });
     expect(out).toHaveLength(ips.length);
     out.forEach((row, i) => {
       expect(row.n).toBe(i);
@@ -120,7 +123,10 @@ describe('iprecord enrich', () => {
   it('a gzip-compressed list on standard input, chosen fields; malformed NDJSON lines kept with their line number', () => {
     const ips = addresses(500);
     const r = run(['enrich', '-', '--fields', 'ip,country_code,is_eu'], gzipSync(ips.join('\n') + '\n'));
-    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
+    const out = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
     expect(out.map((o) => o.ip)).toEqual(ips);
     out.forEach((o, i) => {
       const want = expected(ips[i], ['ip', 'country_code', 'is_eu']);
@@ -131,7 +137,12 @@ describe('iprecord enrich', () => {
     writeFileSync(file, '{"ip":"8.8.8.8"}\n{"ip": \n[1,2]\n{"ip":"1.1.1.1"}\n');
     const b = run(['enrich', file, '--fields', 'country_code']);
     expect(b.code).toBe(1);
-    expect(b.out.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+    expect(
+      b.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([
       { ip: '8.8.8.8', iprecord: { country_code: 'US' } },
       { line: 2, text: '{"ip": ', iprecord: { error: 'line 2: not a JSON object' } },
       { line: 3, value: [1, 2], iprecord: { error: 'line 3: not a JSON object' } },
@@ -174,7 +185,10 @@ describe('iprecord enrich', () => {
     const r = run(['enrich', file, '--fields', 'ip', '--threads', String(threads)]);
     expect(r.code).toBe(1);
     expect(r.err).not.toMatch(/ at |Unhandled/);
-    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip?: string; line?: number; iprecord: { ip?: string; error?: string } });
+    const out = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ip?: string; line?: number; iprecord: { ip?: string; error?: string } });
     expect(out).toHaveLength(lines.length);
     expect(out[1]).toMatchObject({ line: 2, iprecord: { error: expect.stringMatching(/^line 2: cannot be written/) } });
     expect(JSON.stringify(out[1]).length).toBeLessThan(1000);
@@ -186,8 +200,17 @@ describe('iprecord enrich', () => {
     writeFileSync(file, `8.8.8.8\n${'x'.repeat(20 << 20)}\n1.1.1.1\n${'9'.repeat((1 << 20) - 1)}\n9.9.9.9`);
     const r = run(['enrich', file, '--fields', 'ip'], undefined, ['--max-old-space-size=256']);
     expect(r.code).toBe(1);
-    const out = r.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: { ip?: string; error?: string } });
-    expect(out.map((o) => o.iprecord.ip ?? o.iprecord.error)).toEqual(['8.8.8.8', 'line 2: longer than 1048576 bytes', '1.1.1.1', `${'9'.repeat(64)}… does not appear to be an IPv4 or IPv6 address`, '9.9.9.9']);
+    const out = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ip: string; iprecord: { ip?: string; error?: string } });
+    expect(out.map((o) => o.iprecord.ip ?? o.iprecord.error)).toEqual([
+      '8.8.8.8',
+      'line 2: longer than 1048576 bytes',
+      '1.1.1.1',
+      `${'9'.repeat(64)}… does not appear to be an IPv4 or IPv6 address`,
+      '9.9.9.9',
+    ]);
     expect(r.out.length).toBeLessThan(1.1 * (1 << 20));
   });
 
@@ -203,7 +226,10 @@ describe('iprecord enrich', () => {
       const file = join(dir, 'tail.txt.gz');
       writeFileSync(file, Buffer.concat([body, tail]));
       const r = run(['enrich', file, '--fields', 'ip']);
-      const got = r.out.trim().split('\n').map((l) => (JSON.parse(l) as { ip: string }).ip);
+      const got = r.out
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { ip: string }).ip);
       expect(got).toEqual(tail.length > 0 && tail[0] === 0x1f ? [...ips, '8.8.4.4'] : ips);
       if (reason === null) expect(r.code).toBe(1);
       else {
@@ -217,7 +243,10 @@ describe('iprecord enrich', () => {
     const cut = run(['enrich', file, '--fields', 'ip']);
     expect(cut.code).toBe(2);
     expect(cut.err).toContain('the gzip data is cut short');
-    const got = cut.out.trim().split('\n').map((l) => (JSON.parse(l) as { ip: string }).ip);
+    const got = cut.out
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { ip: string }).ip);
     expect(got.length).toBeGreaterThan(1000);
     expect(got).toEqual(ips.slice(0, got.length));
   });

@@ -82,11 +82,19 @@ describe('iprecord', () => {
     });
     const direct = run(['-', '--fields', 'ip'], input);
     expect(direct.code).toBe(1);
-    expect(direct.out.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(answers.filter((a) => 'ip' in a));
+    expect(
+      direct.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(answers.filter((a) => 'ip' in a));
     expect(direct.err.trim().split('\n')).toEqual(answers.flatMap((a) => ('error' in a ? [`iprecord: ${a.error}`] : [])));
 
     const enriched = run(['enrich', '-', '--format', 'lines', '--fields', 'ip'], input);
-    const out = enriched.out.trim().split('\n').map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
+    const out = enriched.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ip: string; iprecord: unknown });
     expect(out.map((row) => row.ip)).toEqual(rows);
     expect(out.map((row) => row.iprecord)).toEqual(answers);
     expect(enriched.err).toContain(`enriched ${rows.length.toLocaleString('en')} rows`);

@@ -103,7 +103,10 @@ describe.each([
   ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
   ['GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)', { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] }],
   ['IPinfo Lite for both, and an untyped flat geo file', { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] }],
-  ['DB-IP and GeoLite2 ASN with an Anonymous-IP database and threat feeds', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' }],
+  [
+    'DB-IP and GeoLite2 ASN with an Anonymous-IP database and threat feeds',
+    { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' },
+  ],
 ] as [string, OpenOptions][])('the dataset compiled from %s', (_name, given) => {
   it('answers as the engine over the databases, byte for byte', () => {
     const options = given.threat === undefined ? given : { ...given, threat: threatBin };

@@ -88,8 +88,14 @@ describe('differential', () => {
       }
     }
     const parsed = ips.map((ip) => parseIp(ip)!);
-    const v4 = sweep(v4rows, parsed.map((a) => (a.version === 4 ? toBigInt(a) : -1n)));
-    const v6 = sweep(v6rows, parsed.map((a) => (a.version === 6 ? toBigInt(a) : -1n)));
+    const v4 = sweep(
+      v4rows,
+      parsed.map((a) => (a.version === 4 ? toBigInt(a) : -1n)),
+    );
+    const v6 = sweep(
+      v6rows,
+      parsed.map((a) => (a.version === 6 ? toBigInt(a) : -1n)),
+    );
     let answered = 0;
     let withAsn = 0;
     for (let i = 0; i < N; i++) {

@@ -30,14 +30,31 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const KEYS = [
-  'ip', 'is_eu', 'city', 'region', 'region_code', 'region_type', 'country_name', 'country_code', 'continent_name',
-  'continent_code', 'latitude', 'longitude', 'postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode', 'asn',
-  'languages', 'currency', 'time_zone', 'threat', 'count',
+  'ip',
+  'is_eu',
+  'city',
+  'region',
+  'region_code',
+  'region_type',
+  'country_name',
+  'country_code',
+  'continent_name',
+  'continent_code',
+  'latitude',
+  'longitude',
+  'postal',
+  'calling_code',
+  'flag',
+  'emoji_flag',
+  'emoji_unicode',
+  'asn',
+  'languages',
+  'currency',
+  'time_zone',
+  'threat',
+  'count',
 ];
-const THREAT_KEYS = [
-  'is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker',
-  'is_known_abuser', 'is_threat', 'is_bogon', 'blocklists', 'scores',
-];
+const THREAT_KEYS = ['is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon', 'blocklists', 'scores'];
 
 const strOrNull = (v: unknown) => v === null || typeof v === 'string';
 const numOrNull = (v: unknown) => v === null || (typeof v === 'number' && Number.isFinite(v));
@@ -99,7 +116,16 @@ describe('records', () => {
 
   it('answer known networks from the embedded data', () => {
     const r = engine.lookup('8.8.8.8');
-    expect(r).toMatchObject({ ip: '8.8.8.8', country_code: 'US', country_name: 'United States', is_eu: false, continent_code: 'NA', calling_code: '1', emoji_flag: '🇺🇸', emoji_unicode: 'U+1F1FA U+1F1F8' });
+    expect(r).toMatchObject({
+      ip: '8.8.8.8',
+      country_code: 'US',
+      country_name: 'United States',
+      is_eu: false,
+      continent_code: 'NA',
+      calling_code: '1',
+      emoji_flag: '🇺🇸',
+      emoji_unicode: 'U+1F1FA U+1F1F8',
+    });
     expect(r.asn).toMatchObject({ asn: 'AS15169', name: 'Google LLC', route: '8.8.8.0/24', type: 'hosting', domain: null });
     expect(r.threat.is_datacenter).toBe(true);
     expect(r.currency).toEqual({ name: 'US Dollar', code: 'USD', symbol: '$', native: '$', plural: 'US dollars' });
@@ -374,7 +400,7 @@ describe('operations', () => {
     expect(FIELD_NAMES).toContain('region_type');
   });
 
-  it('threat: the threat object alone, equal to the record\'s', () => {
+  it("threat: the threat object alone, equal to the record's", () => {
     expect(engine.threat('1.1.1.1')).toEqual(engine.lookup('1.1.1.1').threat);
   });
 

@@ -230,7 +230,11 @@ describe('server: operations', () => {
     expect(JSON.parse(h.body)).toMatchObject({ status: 'ok' });
     const png = await fetch(`${base}/flags/us.png`);
     expect(png.headers.get('content-type')).toBe('image/png');
-    expect(Buffer.from(await png.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+    expect(
+      Buffer.from(await png.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
     const svg = await fetch(`${base}/flags/DE.svg`);
     expect(svg.headers.get('content-type')).toBe('image/svg+xml');
     expect(await svg.text()).toContain('<svg');
@@ -366,7 +370,11 @@ describe('server: counts, reload, fuzz, load', () => {
     for (let i = 0; i < 7; i++) await call('/8.8.8.8', { key: 'count-key-01' }, a.base);
     await a.server.close();
     const saved = JSON.parse(readFileSync(countsFile, 'utf8')) as { accounts: Record<string, [number, number][]> };
-    expect(Object.values(saved.accounts).flat().reduce((n, [, c]) => n + c, 0)).toBe(7);
+    expect(
+      Object.values(saved.accounts)
+        .flat()
+        .reduce((n, [, c]) => n + c, 0),
+    ).toBe(7);
     expect(readFileSync(countsFile, 'utf8')).not.toContain('count-key-01');
     const b = await start({ engine, keys, countsFile });
     expect((await call('/8.8.8.8/count', { key: 'count-key-01' }, b.base)).body).toBe('7');

@@ -82,7 +82,7 @@ describe('share() and open({ shared })', () => {
     }
   });
 
-  it('a worker thread opened with shared answers as the main thread, over the main thread\'s memory', async () => {
+  it("a worker thread opened with shared answers as the main thread, over the main thread's memory", async () => {
     const main = openSync({ memory: 'read' });
     const shared = main.share();
     expect(shared.files.length).toBeGreaterThanOrEqual(2);

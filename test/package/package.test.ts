@@ -38,7 +38,10 @@ describe('package', () => {
   });
 
   it('CommonJS entry exports the same and answers a lookup', () => {
-    const out = node(['-e', `const m = require('./dist/index.cjs'); const e = m.openSync(); console.log(JSON.stringify({ keys: Object.keys(m).sort(), cc: e.lookup('8.8.8.8').country_code, err: (() => { try { e.lookup('10.0.0.1') } catch (x) { return x instanceof m.PrivateIpError && x.message } })() }))`]);
+    const out = node([
+      '-e',
+      `const m = require('./dist/index.cjs'); const e = m.openSync(); console.log(JSON.stringify({ keys: Object.keys(m).sort(), cc: e.lookup('8.8.8.8').country_code, err: (() => { try { e.lookup('10.0.0.1') } catch (x) { return x instanceof m.PrivateIpError && x.message } })() }))`,
+    ]);
     const r = JSON.parse(out) as { keys: string[]; cc: string; err: string };
     expect(r.keys).toEqual(Object.keys(source).sort());
     expect(r.cc).toBe('US');
@@ -96,7 +99,8 @@ describe('package', () => {
   it(`publishes only what users need, within ${UNPACKED_BUDGET} bytes unpacked`, () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [packed] = JSON.parse(out) as { unpackedSize: number; files: { path: string }[] }[];
-    for (const f of packed.files) expect(f.path).toMatch(/^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/(postinstall|build-native)\.mjs|binding\.gyp|native\/mmap\.c)$/);
+    for (const f of packed.files)
+      expect(f.path).toMatch(/^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/(postinstall|build-native)\.mjs|binding\.gyp|native\/mmap\.c)$/);
     expect(packed.files.map((f) => f.path)).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli.js', 'dist/threat-worker.js']));
     expect(packed.unpackedSize).toBeLessThan(UNPACKED_BUDGET);
   });

@@ -24,12 +24,7 @@ const scalar: fc.Arbitrary<WritableValue> = fc.oneof(
 );
 
 const value: fc.Arbitrary<WritableValue> = fc.letrec<{ v: WritableValue }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: 'small', maxDepth: 4 },
-    scalar,
-    fc.array(tie('v'), { maxLength: 6 }),
-    fc.dictionary(fc.string({ maxLength: 12 }), tie('v'), { maxKeys: 6 }),
-  ),
+  v: fc.oneof({ depthSize: 'small', maxDepth: 4 }, scalar, fc.array(tie('v'), { maxLength: 6 }), fc.dictionary(fc.string({ maxLength: 12 }), tie('v'), { maxKeys: 6 })),
 })).v;
 
 /** What a reader gives back for a written value (integers as numbers when safe). */

@@ -74,7 +74,19 @@ describe('ASN CSV compiler', () => {
   });
 
   it('reports bad lines with file and line number, and keeps the good ones', () => {
-    const path = csv(['# comment', '1.0.0.0,1.0.0.255,13335,Cloudflare', 'garbage', '2.0.0.0,1.0.0.0,1,backwards', '3.0.0.0,3.0.0.255,notanumber,x', '::1,1.0.0.1,5,mixed', '', '2001:db8::,2001:db8::ffff,64496,"Doc, Inc."', '4.0.0.0,4.0.0.255,4294967296,too big'].join('\n'));
+    const path = csv(
+      [
+        '# comment',
+        '1.0.0.0,1.0.0.255,13335,Cloudflare',
+        'garbage',
+        '2.0.0.0,1.0.0.0,1,backwards',
+        '3.0.0.0,3.0.0.255,notanumber,x',
+        '::1,1.0.0.1,5,mixed',
+        '',
+        '2001:db8::,2001:db8::ffff,64496,"Doc, Inc."',
+        '4.0.0.0,4.0.0.255,4294967296,too big',
+      ].join('\n'),
+    );
     const result = compileAsnCsv([path], 'test');
     expect(result.ranges).toBe(2);
     expect(result.badLines.map((b) => [b.file, b.line])).toEqual([

@@ -41,7 +41,7 @@ describe('country facts', () => {
     expect(table.get('us')).toBeNull();
   });
 
-  it('has the service\'s currency facts: its published samples, and Common-Currency\'s symbols', () => {
+  it("has the service's currency facts: its published samples, and Common-Currency's symbols", () => {
     // CONTRACT.md's samples (US, Egypt), and the symbols the service answers for the Australian dollar, the leu and the hryvnia.
     expect(table.get('US')!.currency).toEqual({ name: 'US Dollar', code: 'USD', symbol: '$', native: '$', plural: 'US dollars' });
     expect(table.get('EG')!.currency).toEqual({ name: 'Egyptian Pound', code: 'EGP', symbol: 'E£', native: 'ج.م.\u200f', plural: 'Egyptian pounds' });

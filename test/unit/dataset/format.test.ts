@@ -11,7 +11,10 @@ import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
 
 const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
-const good = compileDataset(Snapshot.openSync(resolveOptions({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], memory: 'read' })), special).buffer;
+const good = compileDataset(
+  Snapshot.openSync(resolveOptions({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], memory: 'read' })),
+  special,
+).buffer;
 
 describe('dataset file', () => {
   it('opens what the compiler writes', () => {

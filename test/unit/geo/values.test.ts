@@ -6,11 +6,18 @@ import { seed } from '../../helpers/env.js';
 describe('shortestFloat32', () => {
   it('is the shortest decimal by text (toPrecision), for any float32', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.float({ noNaN: true }), fc.float({ min: -180, max: 180, noNaN: true }), fc.integer({ min: -1_800_000, max: 1_800_000 }).map((n) => Math.fround(n / 10_000))), (n) => {
-        expect(Object.is(shortestFloat32(n), shortestByText(n))).toBe(true);
-        // It reads back as the same float (-0 as 0, as its text "0" does).
-        expect(Math.fround(shortestFloat32(n)) === n).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.float({ noNaN: true }),
+          fc.float({ min: -180, max: 180, noNaN: true }),
+          fc.integer({ min: -1_800_000, max: 1_800_000 }).map((n) => Math.fround(n / 10_000)),
+        ),
+        (n) => {
+          expect(Object.is(shortestFloat32(n), shortestByText(n))).toBe(true);
+          // It reads back as the same float (-0 as 0, as its text "0" does).
+          expect(Math.fround(shortestFloat32(n)) === n).toBe(true);
+        },
+      ),
       { seed: seed(), numRuns: 20_000 },
     );
   });

@@ -18,10 +18,7 @@ const ref6 = IPV6_REGISTRY.map((e) => ({ entry: e, range: IPv6CidrRange.fromCidr
 const KIND: Record<Entry[1], SpecialKind> = { private: SpecialKind.Private, reserved: SpecialKind.Reserved, global: SpecialKind.None };
 
 function reference(version: 4 | 6, n: bigint): { kind: SpecialKind; name: string | null } {
-  const hits =
-    version === 4
-      ? ref4.filter((r) => r.range.contains(IPv4.fromNumber(n)))
-      : ref6.filter((r) => r.range.contains(IPv6.fromBigInt(n)));
+  const hits = version === 4 ? ref4.filter((r) => r.range.contains(IPv4.fromNumber(n))) : ref6.filter((r) => r.range.contains(IPv6.fromBigInt(n)));
   if (hits.length > 0) {
     const best = hits.reduce((a, b) => (b.prefix > a.prefix ? b : a));
     return { kind: KIND[best.entry[1]], name: best.entry[2] };

@@ -47,7 +47,15 @@ function colliding(): string[] {
 describe('AddressMemo', () => {
   it('answers an address only with what was set for that address, version and snapshot (a model: a map per slot)', () => {
     const same = colliding();
-    const addresses = fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4().map((v4) => `::ffff:${v4}`), fc.ipV4().map((v4) => `::${v4}`), fc.constantFrom(...same), fc.constantFrom(...same), fc.constantFrom('8.8.8.8', '2001:db8::1', '::8.8.8.8'));
+    const addresses = fc.oneof(
+      fc.ipV4(),
+      fc.ipV6(),
+      fc.ipV4().map((v4) => `::ffff:${v4}`),
+      fc.ipV4().map((v4) => `::${v4}`),
+      fc.constantFrom(...same),
+      fc.constantFrom(...same),
+      fc.constantFrom('8.8.8.8', '2001:db8::1', '::8.8.8.8'),
+    );
     fc.assert(
       fc.property(fc.array(fc.tuple(addresses, fc.boolean()), { minLength: 1, maxLength: 200 }), (ops) => {
         const memo = new AddressMemo();

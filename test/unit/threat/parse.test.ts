@@ -59,16 +59,15 @@ describe('feed parsers', () => {
   });
 
   it('range-csv: start,end split into CIDR blocks', () => {
-    expect(cidrs('3.0.0.0,3.1.255.255,Amazon AWS,http://aws\n5.34.240.0,5.34.244.255,x,y\n', 'range-csv')).toEqual([
-      '3.0.0.0/15',
-      '5.34.240.0/22',
-      '5.34.244.0/24',
-    ]);
+    expect(cidrs('3.0.0.0,3.1.255.255,Amazon AWS,http://aws\n5.34.240.0,5.34.244.255,x,y\n', 'range-csv')).toEqual(['3.0.0.0/15', '5.34.240.0/22', '5.34.244.0/24']);
     expect(parseFeed('3.0.0.0,2.0.0.0,x\n', 'range-csv').badLines).toHaveLength(1);
   });
 
   it('cloud JSON files', () => {
-    expect(cidrs(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [{ ip_prefix: '3.5.140.0/22' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }), 'aws-json')).toEqual(['3.5.140.0/22', '2600:1f00::/24']);
+    expect(cidrs(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [{ ip_prefix: '3.5.140.0/22' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }), 'aws-json')).toEqual([
+      '3.5.140.0/22',
+      '2600:1f00::/24',
+    ]);
     expect(parseFeed(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [] }), 'aws-json').dataDate).toBe('2025-07-24T21:43:06.000Z');
     expect(cidrs(JSON.stringify({ prefixes: [{ ipv4Prefix: '34.1.208.0/20' }, { ipv6Prefix: '2600:1900::/28' }] }), 'gcp-json')).toEqual(['34.1.208.0/20', '2600:1900::/28']);
     expect(cidrs(JSON.stringify({ values: [{ properties: { addressPrefixes: ['13.66.60.119/32', '2603:1030::/48'] } }] }), 'azure-json')).toEqual(['13.66.60.119/32', '2603:1030::/48']);
@@ -121,13 +120,42 @@ describe('list parser on bytes', () => {
   );
   const line = fc.oneof(
     fc.tuple(fc.constantFrom('', '', ' ', '\t'), address, suffix, fc.constantFrom('', '', '\r', ' ')).map((p) => p.join('')),
-    fc.constantFrom('', '# Source File Date: Sat Aug 22 00:54:28 UTC 2026', '2001:db8::/32', 'http://1.2.3.4:80', '[2001:db8::1]:443', '::ffff:1.2.3.4', '2001:DB8::/129', '2001:db8::/', 'fe80::1%eth0', ':::', '2001:db8::\u0010'),
-    fc.tuple(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 9 }), fc.constantFrom('', '::'), fc.constantFrom('', '/48', '/128', '/0', '/200')).map(([g, gap, p]) => g.map((x) => x.toString(16)).join(':') + gap + p),
-    // IPv6 in every spelling (upper case, `::` anywhere, IPv4 tails), with prefixes right and wrong.
+    fc.constantFrom(
+      '',
+      '# Source File Date: Sat Aug 22 00:54:28 UTC 2026',
+      '2001:db8::/32',
+      'http://1.2.3.4:80',
+      '[2001:db8::1]:443',
+      '::ffff:1.2.3.4',
+      '2001:DB8::/129',
+      '2001:db8::/',
+      'fe80::1%eth0',
+      ':::',
+      '2001:db8::\u0010',
+    ),
     fc
-      .tuple(fc.ipV6(), fc.boolean(), fc.constantFrom('', '', '/64', '/0', '/128', '/129', '/048', '/0128', '/', '/6a', ':', '::', ':1'))
-      .map(([a, upper, p]) => (upper ? a.toUpperCase() : a) + p),
-    fc.constantFrom('::', '::/0', '1::', '::1/128', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8:9', '12345::', '1:::2', ':1::2', '1::2::3', '1:2:3:4:5:6:7:8/129', '::ffff:102:304', '::ffff:102:304/120', '::FFFF:0:0/96', '0:0:0:0:0:ffff:a00:1/128'),
+      .tuple(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 9 }), fc.constantFrom('', '::'), fc.constantFrom('', '/48', '/128', '/0', '/200'))
+      .map(([g, gap, p]) => g.map((x) => x.toString(16)).join(':') + gap + p),
+    // IPv6 in every spelling (upper case, `::` anywhere, IPv4 tails), with prefixes right and wrong.
+    fc.tuple(fc.ipV6(), fc.boolean(), fc.constantFrom('', '', '/64', '/0', '/128', '/129', '/048', '/0128', '/', '/6a', ':', '::', ':1')).map(([a, upper, p]) => (upper ? a.toUpperCase() : a) + p),
+    fc.constantFrom(
+      '::',
+      '::/0',
+      '1::',
+      '::1/128',
+      '1:2:3:4:5:6:7::',
+      '::2:3:4:5:6:7:8',
+      '1:2:3:4:5:6:7:8:9',
+      '12345::',
+      '1:::2',
+      ':1::2',
+      '1::2::3',
+      '1:2:3:4:5:6:7:8/129',
+      '::ffff:102:304',
+      '::ffff:102:304/120',
+      '::FFFF:0:0/96',
+      '0:0:0:0:0:ffff:a00:1/128',
+    ),
   );
 
   it('reads every line as the text reader does', () => {

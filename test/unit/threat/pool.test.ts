@@ -3,7 +3,20 @@ import { threadOptions, withoutLoaders } from '../../../src/threat/pool.js';
 
 describe('worker options', () => {
   it('leave out the options that load modules, with their values, in both spellings', () => {
-    const argv = ['--import', 'tsx', '--enable-source-maps', '--import=./trace.mjs', '-r', 'dotenv/config', '--conditions=development', '--require=x', '--loader', 'ts-node/esm', '--experimental-loader=y', '--no-warnings'];
+    const argv = [
+      '--import',
+      'tsx',
+      '--enable-source-maps',
+      '--import=./trace.mjs',
+      '-r',
+      'dotenv/config',
+      '--conditions=development',
+      '--require=x',
+      '--loader',
+      'ts-node/esm',
+      '--experimental-loader=y',
+      '--no-warnings',
+    ];
     expect(withoutLoaders(argv)).toEqual(['--enable-source-maps', '--conditions=development', '--no-warnings']);
   });
 

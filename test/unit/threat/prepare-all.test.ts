@@ -32,7 +32,7 @@ function dyingWorker(answers: number): PoolWorker {
 }
 
 describe('prepareAll', () => {
-  it("prepares every feed, and those of a worker that dies on this thread (none lost)", async () => {
+  it('prepares every feed, and those of a worker that dies on this thread (none lost)', async () => {
     // The worker is given two feeds at once (one queued while it works): it answers one and dies on the other.
     const workers = [dyingWorker(1)];
     const results = await prepareAll(tasks, workers, sizes);

@@ -10,7 +10,11 @@ import { BUCKETS, ThreatTree } from '../../../src/threat/tree.js';
 import { seed } from '../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 150 };
-const meta = (n: number) => ({ builtAt: '2026-01-01T00:00:00.000Z', feeds: [], blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })) });
+const meta = (n: number) => ({
+  builtAt: '2026-01-01T00:00:00.000Z',
+  feeds: [],
+  blocklists: Array.from({ length: n }, (_, i) => ({ name: `bl${i}`, site: `https://bl${i}.example`, type: 'general' })),
+});
 
 const MAX4 = 2n ** 32n - 1n;
 const MAX6 = 2n ** 128n - 1n;
@@ -36,9 +40,7 @@ function toFeed(f: Plain): CompileFeed {
 
 /** Reference: a scan of every feed's entries, `except` applied, as counts, hits and blocklists. */
 function reference(feeds: Plain[], version: 4 | 6, n: bigint) {
-  const listing = feeds
-    .map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) }))
-    .filter((x) => x.hits.length > 0);
+  const listing = feeds.map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) })).filter((x) => x.hits.length > 0);
   const kept = listing.filter(({ f, id }) => f.except.length === 0 || !listing.some((g) => g.id !== id && g.f.categories.some((c) => f.except.includes(c))));
   const counts = CATEGORIES.map((c) => kept.filter(({ f }) => f.categories.includes(c)).length);
   const hits = kept.length === 0 ? 0 : Math.max(0, ...listing.flatMap((x) => x.hits.map((h) => (h > 1 ? h : 0))));
@@ -55,10 +57,12 @@ function rangeArb(max: bigint, width: number): fc.Arbitrary<[bigint, bigint, num
     return [s, s + size - 1n, h];
   });
   const edge = fc.constantFrom(0n, max, 65535n, 65536n, 0xffff0000n, 0x0a00ffffn, 0x8000ffffn, 0xc0a7ffffn);
-  const near = fc.tuple(fc.oneof(edge, fc.bigInt({ min: 0n, max })), fc.bigInt({ min: -300n, max: 300n }), fc.bigInt({ min: 0n, max: 70000n }), hitsArb).map(([c, d, len, h]): [bigint, bigint, number] => {
-    const s = c + d < 0n ? 0n : c + d > max ? max : c + d;
-    return [s, s + len > max ? max : s + len, h];
-  });
+  const near = fc
+    .tuple(fc.oneof(edge, fc.bigInt({ min: 0n, max })), fc.bigInt({ min: -300n, max: 300n }), fc.bigInt({ min: 0n, max: 70000n }), hitsArb)
+    .map(([c, d, len, h]): [bigint, bigint, number] => {
+      const s = c + d < 0n ? 0n : c + d > max ? max : c + d;
+      return [s, s + len > max ? max : s + len, h];
+    });
   const any = fc.tuple(fc.bigInt({ min: 0n, max }), fc.bigInt({ min: 0n, max }), hitsArb).map(([a, b, h]): [bigint, bigint, number] => (a <= b ? [a, b, h] : [b, a, h]));
   return fc.oneof(block, near, any);
 }
@@ -142,7 +146,14 @@ describe('threat tree', () => {
     const entries4 = 64 + (BUCKETS + 1) * 4;
     const kinds6 = (b: Buffer) => entries4 + b.readUInt32LE(12) * 4 + b.readUInt32LE(16) * 16;
     cases.push(
-      ['IPv4 label out of range', crafted(() => entries4, (old) => (old & 0xffff0000) | 0xffff), /IPv4 entry has label 65535 of 2/],
+      [
+        'IPv4 label out of range',
+        crafted(
+          () => entries4,
+          (old) => (old & 0xffff0000) | 0xffff,
+        ),
+        /IPv4 entry has label 65535 of 2/,
+      ],
       ['IPv6 label out of range', crafted(kinds6, (old) => (old & 0x80000000) | 7), /IPv6 entry has label 7 of 2/],
     );
     for (const [name, buf, message] of cases) {
@@ -154,7 +165,17 @@ describe('threat tree', () => {
   it('counts a range across the middle of the IPv4 space (where the compiler splits its work) as one merged range', async () => {
     const mid = 2n ** 31n;
     const feeds: Plain[] = [
-      { categories: ['tor'], except: [], blocklist: -1, v4: [[mid - 10n, mid + 10n, 1], [5n, 5n, 1], [MAX4, MAX4, 1]], v6: [] },
+      {
+        categories: ['tor'],
+        except: [],
+        blocklist: -1,
+        v4: [
+          [mid - 10n, mid + 10n, 1],
+          [5n, 5n, 1],
+          [MAX4, MAX4, 1],
+        ],
+        v6: [],
+      },
       { categories: ['vpn'], except: [], blocklist: -1, v4: [[mid, mid, 1]], v6: [] },
     ];
     const { stats, buffer } = await compileThreat(feeds.map(toFeed), meta(0));
