@@ -6,7 +6,9 @@
  *     place          "Mountain View","region":…,"region_code":…,"region_type":…
  *     country.middle ,"country_name":…,"continent_code":…,"latitude":
  *     point          37.422,"longitude":-122.085,"postal":null
- *     country.tail   ,"calling_code":…,"emoji_unicode":…
+ *     country.flag   ,"calling_code":…,"flag":"        (no country: up to "emoji_unicode":null)
+ *     (the flag base) https://flagcdn.com/w320         (an option of open(), written per lookup)
+ *     country.after  /us.png","emoji_flag":…,"emoji_unicode":…   (empty with no country)
  *     network.head   ,"asn":{"asn":…,"name":…,"domain":…,"route":   (or ,"asn":null)
  *     (the route)    "8.8.8.0/24"
  *     network.tail   ,"type":…}  and ,"carrier":{…} for mobile networks
@@ -24,13 +26,15 @@ import type { GeoPart } from '../snapshot.js';
 
 const json = (v: unknown): string => JSON.stringify(v) ?? 'null';
 
-/** The four pieces of a country (null: no country known). */
-export function countryPieces(c: CountryFacts | null): [head: string, middle: string, tail: string, facts: string] {
+/** The five pieces of a country (null: no country known). The flag's base URL goes between `flag` and `after`. */
+export function countryPieces(c: CountryFacts | null): [head: string, middle: string, flag: string, after: string, facts: string] {
   const v = <K extends keyof CountryFacts>(k: K) => json(c === null ? null : c[k]);
+  const emoji = `,"emoji_flag":${v('emoji_flag')},"emoji_unicode":${v('emoji_unicode')}`;
   return [
     `,"is_eu":${v('is_eu')},"city":`,
     `,"country_name":${v('country_name')},"country_code":${v('country_code')},"continent_name":${v('continent_name')},"continent_code":${v('continent_code')},"latitude":`,
-    `,"calling_code":${v('calling_code')},"flag":${v('flag')},"emoji_flag":${v('emoji_flag')},"emoji_unicode":${v('emoji_unicode')}`,
+    c === null ? `,"calling_code":null,"flag":null${emoji}` : `,"calling_code":${v('calling_code')},"flag":"`,
+    c === null ? '' : `/${c.country_code.toLowerCase()}.png"${emoji}`,
     `,"languages":${v('languages')},"currency":${v('currency')}`,
   ];
 }

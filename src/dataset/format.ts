@@ -24,7 +24,7 @@
  *        IPv6 starts: R6 × 4 u32;  IPv6 refs: R6 × u32
  *        records: N × 3 u32 (location, network, threat)
  *        locations: L × 4 u32 (country, place fragment, point fragment, zone or NO_ZONE)
- *        countries: C × 4 u32 (head, middle, tail, facts fragments)
+ *        countries: C × 5 u32 (head, middle, flag, after the flag's base, facts fragments)
  *        networks: M × 2 u32 (head, tail fragments)
  *        threats: T × 2 u32 (the object, and without is_vpn and scores)
  *        fragment offsets: F + 1 × u32 into the fragment bytes
@@ -50,7 +50,7 @@ export const NO_ROUTE = 255;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
   locations: ['countries', 'fragments', 'fragments', 'zones'],
-  countries: ['fragments', 'fragments', 'fragments', 'fragments'],
+  countries: ['fragments', 'fragments', 'fragments', 'fragments', 'fragments'],
   networks: ['fragments', 'fragments'],
   threats: ['fragments', 'fragments'],
 } as const;
@@ -111,7 +111,7 @@ export class Dataset {
     this.refs6 = take(r6);
     this.records = take(n * 3);
     this.locations = take(l * 4);
-    this.countries = take(c * 4);
+    this.countries = take(c * 5);
     this.networks = take(m * 2);
     this.threats = take(t * 2);
     this.fragmentOffsets = take(f + 1);

@@ -22,6 +22,8 @@ export interface RenderState {
   ownCount: boolean;
   /** The threat object without `is_vpn` and `scores`. */
   basic: boolean;
+  /** The base URL of `flag`, as JSON string text (escaped, without quotes). */
+  flagBase: string;
 }
 
 /** The range of an address: its ref (record << 8 | route prefix). */
@@ -38,7 +40,7 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   const net = records[rec + 1] * 2;
   const threat = records[rec + 2] * 2;
   const locations = ds.locations;
-  const country = locations[loc] * 4;
+  const country = locations[loc] * 5;
   const countries = ds.countries;
   out.latin1('{"ip":"');
   // A canonical address needs no escapes.
@@ -49,13 +51,18 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   fragment(ds, countries[country + 1], out);
   fragment(ds, locations[loc + 2], out);
   fragment(ds, countries[country + 2], out);
+  const after = countries[country + 3];
+  if (ds.fragmentOffsets[after + 1] > ds.fragmentOffsets[after]) {
+    out.text(s.flagBase);
+    fragment(ds, after, out);
+  }
   fragment(ds, ds.networks[net], out);
   if (prefix !== NO_ROUTE) {
     if (version === 4) writeRoute4(out, words[3], prefix);
     else out.latin1('"' + formatCidr(6, words, prefix) + '"');
     fragment(ds, ds.networks[net + 1], out);
   }
-  fragment(ds, countries[country + 3], out);
+  fragment(ds, countries[country + 4], out);
   const zone = locations[loc + 3];
   out.latin1(',"time_zone":');
   if (zone === NO_ZONE) out.latin1('null');
