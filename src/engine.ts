@@ -16,7 +16,8 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFile
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
 import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
-import { writeRoute4 } from './dataset/render.js';
+import { findRange, threatFragment, writeRecord, writeRoute4, type RenderState } from './dataset/render.js';
+import type { Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -97,6 +98,9 @@ export interface EngineEvents {
   error: [error: Error];
 }
 
+/** Threat objects of a compiled dataset kept (the default data has a few dozen). */
+const THREAT_CACHE_SIZE = 4096;
+
 /** How long the dataset directory must stay quiet before a watched reload. */
 const WATCH_DEBOUNCE_MS = 150;
 
@@ -116,6 +120,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
+  /** What a record from a compiled dataset is written with besides its fragments, reused. */
+  private readonly render: RenderState;
+  /** Threat objects of a compiled dataset, by fragment id. */
+  private readonly threats = new Map<number, Threat>();
   /** What addresses resolved to (made on first use). */
   private memo: AddressMemo | null = null;
   /** The last address's resolution, reused. */
@@ -127,6 +135,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.snapshot = snapshot;
     this.options = options;
     this.special = specialTable();
+    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1) };
     if (options.watch && options.data !== null) this.watch(options.data);
   }
 
@@ -222,6 +231,39 @@ export class Engine extends EventEmitter<EngineEvents> {
     return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix));
   }
 
+  /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
+  private writeCompiled(snap: Snapshot, ds: Dataset, { version, text }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+    const s = this.render;
+    s.now = nowMicros();
+    s.count = countOf(this.counter.tick(s.now), options);
+    s.ownCount = options === undefined || options.count === undefined;
+    s.basic = options !== undefined && options.basicThreat === true;
+    s.text = text;
+    writeRecord(ds, snap.clock, version, this.words, findRange(ds, version, this.words), s, out);
+  }
+
+  /** The record's JSON text from a compiled dataset. */
+  private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
+    const out = this.scratch;
+    out.used = 0;
+    this.writeCompiled(snap, ds, parsed, options, out);
+    return out.buf.toString('utf8', 0, out.used);
+  }
+
+  /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
+  private compiledThreat(ds: Dataset, id: number): Threat {
+    let t = this.threats.get(id);
+    if (t === undefined) {
+      const parsed = JSON.parse(ds.fragment(id).toString('utf8')) as Threat;
+      Object.freeze(parsed.blocklists);
+      if (parsed.scores !== undefined) Object.freeze(parsed.scores);
+      t = Object.freeze(parsed);
+      if (this.threats.size >= THREAT_CACHE_SIZE) this.threats.clear();
+      this.threats.set(id, t);
+    }
+    return t;
+  }
+
   /** The threat object of the address in `this.words`, whatever the plan. */
   private fullThreat(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number): Threat {
     let flags = asnFlags;
@@ -238,6 +280,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookup(ip: string, options?: LookupOptions): IpRecord {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
+    if (snap.compiled !== null) {
+      // From a compiled dataset: the record's text, parsed (its nested objects are its own, not shared).
+      const record = JSON.parse(this.compiledJson(snap, snap.compiled, this.address(ip), options)) as IpRecord;
+      return fields === null ? record : pick(record, fields);
+    }
     const { version, text, kind } = this.address(ip);
     const r = this.resolve(snap, version, kind);
     const geo = r.geo;
@@ -283,6 +330,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
+    if (snap.compiled !== null) return this.compiledJson(snap, snap.compiled, this.address(ip), options);
     const r = this.jsonState(snap, this.address(ip), options);
     return (
       '{"ip":' +
@@ -344,7 +392,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /** The record's UTF-8 JSON text, from pieces kept as bytes. */
-  private writeParsed(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+  private writeParsed(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+    if (snap.compiled !== null) return this.writeCompiled(snap, snap.compiled, parsed, options, out);
+    const { version, text, kind } = parsed;
     const words = this.words;
     const r = this.resolve(snap, version, kind);
     const { geo, prefix } = r;
@@ -416,6 +466,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   threat(ip: string, options?: AnswerOptions): Threat {
     const snap = this.live();
     const { version, kind } = this.address(ip);
+    if (snap.compiled !== null) {
+      this.counter.tick(Date.now());
+      return this.compiledThreat(snap.compiled, threatFragment(snap.compiled, findRange(snap.compiled, version, this.words), options?.basicThreat === true));
+    }
     // Not through the memo: a miss there would walk the location's tree too.
     const net = snap.asnRecordOf(version, this.words);
     const threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);

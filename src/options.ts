@@ -44,6 +44,14 @@ export interface OpenOptions {
    */
   threat?: string;
   /**
+   * A compiled dataset file (`compile/dataset.ts`) to answer from: every
+   * static part of every record already resolved, so a lookup copies
+   * fragments. The geo, ASN, Anonymous-IP and threat options are then not
+   * read.
+   * @internal Until `iprecord build` writes datasets and `open()` compiles its sources.
+   */
+  dataset?: string;
+  /**
    * A feed whose data is older than this many days is reported `stale` by `info()`.
    * @default 7
    */
@@ -101,6 +109,7 @@ export interface ResolvedOptions {
   readonly data: string | null;
   readonly watch: boolean;
   readonly threat: string | null;
+  readonly dataset: string | null;
   readonly staleAfterDays: number;
   readonly memory: 'mmap' | 'read';
   readonly flagBaseUrl: string;
@@ -161,6 +170,7 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
     watch: options.watch === true,
     data: one(options.data, 'data'),
     threat: one(options.threat, 'threat'),
+    dataset: one(options.dataset, 'dataset'),
     staleAfterDays,
     geo: paths(options.geo, 'geo'),
     asn: paths(options.asn, 'asn'),

@@ -28,6 +28,7 @@ import type { ResolvedOptions, SharedFiles } from './options.js';
 import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
+import { Dataset } from './dataset/format.js';
 import { memoryMapper, type Mapper } from './native.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
@@ -165,9 +166,13 @@ interface Paths {
   readonly threat: readonly string[];
   /** The dataset build in use (resolved once, so threat.bin and manifest.json come from the same build). */
   readonly dataset: string | null;
+  /** A compiled dataset file, or none. */
+  readonly compiled: readonly string[];
 }
 
 function resolvePaths(options: ResolvedOptions): Paths {
+  // A compiled dataset holds everything the other sources would give.
+  if (options.dataset !== null) return { dataset: null, geo: [], asn: [], anonymous: [], threat: [], compiled: [options.dataset] };
   const dataset = options.data === null ? null : resolveDataset(options.data);
   const threat = options.threat ?? (dataset === null ? null : join(dataset, 'threat.bin'));
   return {
@@ -176,6 +181,7 @@ function resolvePaths(options: ResolvedOptions): Paths {
     asn: options.asn ?? [ensureAsnMmdb(asnBuiltFrom)],
     anonymous: options.anonymous,
     threat: threat === null ? [] : [threat],
+    compiled: [],
   };
 }
 
@@ -279,6 +285,8 @@ export class Snapshot {
   readonly anonymous: readonly Source<number>[];
   /** The compiled threat feeds, when a dataset or threat.bin is loaded. */
   readonly threat: ThreatTree | null;
+  /** A compiled dataset that answers every lookup, when one was given. */
+  readonly compiled: Dataset | null;
   readonly threatPath: string | null;
   readonly manifest: Manifest | null;
   /** Threat objects of labelled addresses, by label and single-source flags. */
@@ -300,8 +308,9 @@ export class Snapshot {
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
 
-  private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[]) {
-    this.files = new Map([...geo, ...asn, ...anon, ...threat].map((l) => [l.path, l]));
+  private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[], compiled: Loaded[]) {
+    this.files = new Map([...geo, ...asn, ...anon, ...threat, ...compiled].map((l) => [l.path, l]));
+    this.compiled = compiled.length === 0 ? null : new Dataset(compiled[0].buf, compiled[0].path);
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? null : threat[0].path;
     this.manifest = readManifest(dataset);
@@ -366,11 +375,11 @@ export class Snapshot {
           }
         }),
       );
-    const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous), load(p.threat)]);
+    const loading = Promise.all([load(p.geo), load(p.asn), load(p.anonymous), load(p.threat), load(p.compiled)]);
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
-    const [geo, asn, anon, threat] = await loading;
-    return new Snapshot(options, p.dataset, geo, asn, anon, threat);
+    const [geo, asn, anon, threat, compiled] = await loading;
+    return new Snapshot(options, p.dataset, geo, asn, anon, threat, compiled);
   }
 
   /** Opens every database synchronously. */
@@ -386,7 +395,7 @@ export class Snapshot {
           return wrapRead(path, e);
         }
       });
-    return new Snapshot(options, p.dataset, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat));
+    return new Snapshot(options, p.dataset, load(p.geo), load(p.asn), load(p.anonymous), load(p.threat), load(p.compiled));
   }
 
   /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */

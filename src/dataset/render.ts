@@ -80,6 +80,11 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   }
 }
 
+/** The fragment id of the threat object (or its basic form) of a range. */
+export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
+  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 2 + (basic ? 1 : 0)];
+}
+
 function fragment(ds: Dataset, id: number, out: ByteWriter): void {
   const offsets = ds.fragmentOffsets;
   out.slice(ds.fragments, offsets[id], offsets[id + 1]);

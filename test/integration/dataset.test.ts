@@ -137,3 +137,50 @@ describe.each([
     expect(records).toBeGreaterThan(ips.length);
   });
 });
+
+describe('an engine opened on a compiled dataset', () => {
+  it('answers every operation as the engine over the databases it was compiled from', () => {
+    const options: OpenOptions = {
+      geo: [db('GeoIP2-City-Fixture'), db('DBIP-City-Lite-Fixture')],
+      asn: [db('GeoIP2-ISP-Fixture')],
+      anonymous: [db('GeoIP2-Anonymous-IP-Fixture')],
+      threat: threatBin,
+      memory: 'read',
+    };
+    const file = join(dir, 'fixtures.iprd');
+    writeFileSync(file, compileDataset(Snapshot.openSync(resolveOptions(options)), special).buffer);
+    const sources = openSync(options);
+    const compiled = openSync({ dataset: file });
+    // Without what changes between calls; JSON text parsed first.
+    const stable = (v: unknown): unknown =>
+      typeof v === 'string' && v.startsWith('{') ? stable(JSON.parse(v)) : JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? null : x));
+    const outcome = (f: () => unknown) => {
+      try {
+        return { value: stable(f()) };
+      } catch (e) {
+        if (!isIprecordError(e)) throw e;
+        return { error: e.message, code: e.code };
+      }
+    };
+    const ips = probes([...(options.geo as string[]), ...(options.asn as string[]), ...(options.anonymous as string[])], blocks, 5_000);
+    for (const ip of ips) {
+      for (const [name, call] of [
+        ['lookup', (e: typeof sources) => e.lookup(ip)],
+        ['lookup fields', (e: typeof sources) => e.lookup(ip, { fields: 'threat,ip,asn,carrier,time_zone' })],
+        ['lookupJson', (e: typeof sources) => e.lookupJson(ip, { count: '3' })],
+        ['jsonBytes basic', (e: typeof sources) => Buffer.from(e.jsonBytes(ip, { basicThreat: true }), 'latin1').toString('utf8')],
+        ['field', (e: typeof sources) => e.field(ip, 'region_code')],
+        ['threat', (e: typeof sources) => e.threat(ip)],
+        ['threat basic', (e: typeof sources) => e.threat(ip, { basicThreat: true })],
+      ] as const) {
+        const want = outcome(() => call(sources));
+        const got = outcome(() => call(compiled));
+        if (JSON.stringify(got) !== JSON.stringify(want)) expect({ ip, name, got }).toEqual({ ip, name, got: want });
+      }
+    }
+    expect(stable(compiled.bulk(ips.slice(0, 300)))).toEqual(stable(sources.bulk(ips.slice(0, 300))));
+    expect(Object.isFrozen(compiled.threat(ips[0].includes(':') ? '8.8.8.8' : ips[0]))).toBe(true);
+    sources.close();
+    compiled.close();
+  });
+});
