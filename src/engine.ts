@@ -16,8 +16,9 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFile
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
 import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, threatFragment, writeRecord, writeRoute4, type RenderState } from './dataset/render.js';
+import { findRange, recordText, threatFragment, writeRecord, writeRoute4, type FragmentTexts, type RenderState } from './dataset/render.js';
 import type { Dataset } from './dataset/format.js';
+import type { RecordObjects } from './dataset/objects.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
@@ -231,23 +232,26 @@ export class Engine extends EventEmitter<EngineEvents> {
     return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix));
   }
 
-  /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
-  private writeCompiled(snap: Snapshot, ds: Dataset, { version, text }: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+  /** Fills the per-lookup members of a record from a compiled dataset. */
+  private renderState({ text }: Parsed, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
     s.now = nowMicros();
     s.count = countOf(this.counter.tick(s.now), options);
     s.ownCount = options === undefined || options.count === undefined;
     s.basic = options !== undefined && options.basicThreat === true;
     s.text = text;
-    writeRecord(ds, snap.clock, version, this.words, findRange(ds, version, this.words), s, out);
+    return s;
+  }
+
+  /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
+  private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+    writeRecord(ds, snap.clock, parsed.version, this.words, findRange(ds, parsed.version, this.words), this.renderState(parsed, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
-    const out = this.scratch;
-    out.used = 0;
-    this.writeCompiled(snap, ds, parsed, options, out);
-    return out.buf.toString('utf8', 0, out.used);
+    const s = this.renderState(parsed, options);
+    return recordText(ds, snap.compiledTexts as FragmentTexts, snap.clock, parsed.version, this.words, findRange(ds, parsed.version, this.words), s);
   }
 
   /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
@@ -281,8 +285,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     if (snap.compiled !== null) {
-      // From a compiled dataset: the record's text, parsed (its nested objects are its own, not shared).
-      const record = JSON.parse(this.compiledJson(snap, snap.compiled, this.address(ip), options)) as IpRecord;
+      const ds = snap.compiled;
+      const parsed = this.address(ip);
+      const ref = findRange(ds, parsed.version, this.words);
+      const s = this.renderState(parsed, options);
+      const threat = this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
+      const record = (snap.compiledObjects as RecordObjects).record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
       return fields === null ? record : pick(record, fields);
     }
     const { version, text, kind } = this.address(ip);

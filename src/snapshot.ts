@@ -29,6 +29,8 @@ import { buildThreat, threatOf, ThreatFlag } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
 import { Dataset } from './dataset/format.js';
+import { FragmentTexts } from './dataset/render.js';
+import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import tzLookup from '@photostructure/tz-lookup';
@@ -287,6 +289,10 @@ export class Snapshot {
   readonly threat: ThreatTree | null;
   /** A compiled dataset that answers every lookup, when one was given. */
   readonly compiled: Dataset | null;
+  /** Its fragments as strings, for records as text. */
+  readonly compiledTexts: FragmentTexts | null;
+  /** Its parts parsed, for records as objects. */
+  readonly compiledObjects: RecordObjects | null;
   readonly threatPath: string | null;
   readonly manifest: Manifest | null;
   /** Threat objects of labelled addresses, by label and single-source flags. */
@@ -311,6 +317,8 @@ export class Snapshot {
   private constructor(options: ResolvedOptions, dataset: string | null, geo: Loaded[], asn: Loaded[], anon: Loaded[], threat: Loaded[], compiled: Loaded[]) {
     this.files = new Map([...geo, ...asn, ...anon, ...threat, ...compiled].map((l) => [l.path, l]));
     this.compiled = compiled.length === 0 ? null : new Dataset(compiled[0].buf, compiled[0].path);
+    this.compiledTexts = this.compiled === null ? null : new FragmentTexts(this.compiled);
+    this.compiledObjects = this.compiled === null ? null : new RecordObjects(this.compiled, this.compiledTexts as FragmentTexts);
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? null : threat[0].path;
     this.manifest = readManifest(dataset);
