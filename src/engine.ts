@@ -16,7 +16,7 @@ import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFile
 import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
 import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, recordText, threatFragment, writeRecord, writeRoute4, type FragmentTexts, type RenderState } from './dataset/render.js';
+import { findRange, recordText, threatFlags, threatFragment, writeRecord, writeRoute4, type FragmentTexts, type RenderState } from './dataset/render.js';
 import type { Dataset } from './dataset/format.js';
 import type { RecordObjects } from './dataset/objects.js';
 import { CountWindow } from './record/count.js';
@@ -136,7 +136,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.snapshot = snapshot;
     this.options = options;
     this.special = specialTable();
-    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1) };
+    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1), threat: null };
     if (options.watch && options.data !== null) this.watch(options.data);
   }
 
@@ -233,25 +233,39 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /** Fills the per-lookup members of a record from a compiled dataset. */
-  private renderState({ text }: Parsed, options: AnswerOptions | undefined): RenderState {
+  private renderState(snap: Snapshot, ds: Dataset, { version, text }: Parsed, ref: number, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
     s.now = nowMicros();
     s.count = countOf(this.counter.tick(s.now), options);
     s.ownCount = options === undefined || options.count === undefined;
     s.basic = options !== undefined && options.basicThreat === true;
     s.text = text;
+    const laid = this.threatFeeds(snap, ds, version, ref, options);
+    s.threat = laid === null ? null : threatJson(laid);
     return s;
+  }
+
+  /**
+   * The threat object of the address in `this.words` when threat feeds
+   * loaded beside the dataset list it (their label with the flags the
+   * dataset's single sources assert), else null: the dataset's own.
+   */
+  private threatFeeds(snap: Snapshot, ds: Dataset, version: IpVersion, ref: number, options: AnswerOptions | undefined): Threat | null {
+    const tree = snap.threat;
+    if (tree === null || tree.find(version, this.words) === 0) return null;
+    return threatFor(snap.threatObject(version, this.words, threatFlags(ds, ref)), options);
   }
 
   /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
   private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    writeRecord(ds, snap.clock, parsed.version, this.words, findRange(ds, parsed.version, this.words), this.renderState(parsed, options), out);
+    const ref = findRange(ds, parsed.version, this.words);
+    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
-    const s = this.renderState(parsed, options);
-    return recordText(ds, snap.compiledTexts as FragmentTexts, snap.clock, parsed.version, this.words, findRange(ds, parsed.version, this.words), s);
+    const ref = findRange(ds, parsed.version, this.words);
+    return recordText(ds, snap.compiledTexts as FragmentTexts, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options));
   }
 
   /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
@@ -288,8 +302,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       const ds = snap.compiled;
       const parsed = this.address(ip);
       const ref = findRange(ds, parsed.version, this.words);
-      const s = this.renderState(parsed, options);
-      const threat = this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
+      const s = this.renderState(snap, ds, parsed, ref, options);
+      const threat = this.threatFeeds(snap, ds, parsed.version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
       const record = (snap.compiledObjects as RecordObjects).record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
       return fields === null ? record : pick(record, fields);
     }
@@ -476,7 +490,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const { version, kind } = this.address(ip);
     if (snap.compiled !== null) {
       this.counter.tick(Date.now());
-      return this.compiledThreat(snap.compiled, threatFragment(snap.compiled, findRange(snap.compiled, version, this.words), options?.basicThreat === true));
+      const ref = findRange(snap.compiled, version, this.words);
+      return this.threatFeeds(snap, snap.compiled, version, ref, options) ?? this.compiledThreat(snap.compiled, threatFragment(snap.compiled, ref, options?.basicThreat === true));
     }
     // Not through the memo: a miss there would walk the location's tree too.
     const net = snap.asnRecordOf(version, this.words);

@@ -173,10 +173,10 @@ interface Paths {
 }
 
 function resolvePaths(options: ResolvedOptions): Paths {
-  // A compiled dataset holds everything the other sources would give.
-  if (options.dataset !== null) return { dataset: null, geo: [], asn: [], anonymous: [], threat: [], compiled: [options.dataset] };
   const dataset = options.data === null ? null : resolveDataset(options.data);
   const threat = options.threat ?? (dataset === null ? null : join(dataset, 'threat.bin'));
+  // A compiled dataset holds what the databases would give; threat feeds are laid over it.
+  if (options.dataset !== null) return { dataset, geo: [], asn: [], anonymous: [], threat: threat === null ? [] : [threat], compiled: [options.dataset] };
   return {
     dataset,
     geo: options.geo ?? defaultGeoPaths(),

@@ -26,7 +26,8 @@
  *        locations: L × 4 u32 (country, place fragment, point fragment, zone or NO_ZONE)
  *        countries: C × 5 u32 (head, middle, flag, after the flag's base, facts fragments)
  *        networks: M × 2 u32 (head, tail fragments)
- *        threats: T × 2 u32 (the object, and without is_vpn and scores)
+ *        threats: T × 3 u32 (the object, and without is_vpn and scores; the
+ *          threat flags of single sources, for threat feeds laid over at run time)
  *        fragment offsets: F + 1 × u32 into the fragment bytes
  *        fragment bytes: B (UTF-8 JSON text; see compile/fragments.ts)
  *        metadata: D bytes of JSON (zones, sources, build time), padded with spaces.
@@ -52,7 +53,7 @@ export const TABLES = {
   locations: ['countries', 'fragments', 'fragments', 'zones'],
   countries: ['fragments', 'fragments', 'fragments', 'fragments', 'fragments'],
   networks: ['fragments', 'fragments'],
-  threats: ['fragments', 'fragments'],
+  threats: ['fragments', 'fragments', 'flags'],
 } as const;
 export type TableName = keyof typeof TABLES;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
@@ -113,7 +114,7 @@ export class Dataset {
     this.locations = take(l * 4);
     this.countries = take(c * 5);
     this.networks = take(m * 2);
-    this.threats = take(t * 2);
+    this.threats = take(t * 3);
     this.fragmentOffsets = take(f + 1);
     const fragmentsAt = at - b.byteOffset;
     this.fragments = b.subarray(fragmentsAt, fragmentsAt + fragmentBytes);
@@ -141,7 +142,7 @@ export class Dataset {
         if (refs[i] >>> 8 >= n || (prefix > 128 && prefix !== NO_ROUTE)) bad(`a range refers to record ${refs[i] >>> 8} of ${n}`);
       }
     }
-    const sizes = { ...rows, fragments: f, zones: this.meta.zones.length };
+    const sizes = { ...rows, fragments: f, zones: this.meta.zones.length, flags: 256 };
     for (const table of TABLE_NAMES) {
       const cols = TABLES[table];
       const a = this[table];

@@ -24,6 +24,8 @@ export interface RenderState {
   basic: boolean;
   /** The base URL of `flag`, as JSON string text (escaped, without quotes). */
   flagBase: string;
+  /** The threat object's JSON when threat feeds laid over the dataset list the address, else null (the record's own). */
+  threat: string | null;
 }
 
 /** The range of an address: its ref (record << 8 | route prefix). */
@@ -38,7 +40,7 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   const records = ds.records;
   const loc = records[rec] * 4;
   const net = records[rec + 1] * 2;
-  const threat = records[rec + 2] * 2;
+  const threat = records[rec + 2] * 3;
   const locations = ds.locations;
   const country = locations[loc] * 5;
   const countries = ds.countries;
@@ -68,7 +70,8 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   if (zone === NO_ZONE) out.latin1('null');
   else clock.writeTimeZone(ds.meta.zones[zone], s.now, out);
   out.latin1(',"threat":');
-  fragment(ds, ds.threats[threat + (s.basic ? 1 : 0)], out);
+  if (s.threat !== null) out.text(s.threat);
+  else fragment(ds, ds.threats[threat + (s.basic ? 1 : 0)], out);
   out.latin1(',"count":');
   if (s.ownCount) {
     out.latin1('"');
@@ -103,7 +106,7 @@ export function recordText(ds: Dataset, texts: FragmentTexts, clock: ZoneClock, 
     ',"time_zone":' +
     (zone === NO_ZONE ? 'null' : clock.timeZoneJson(ds.meta.zones[zone], s.now)) +
     ',"threat":' +
-    texts.get(ds.threats[records[rec + 2] * 2 + (s.basic ? 1 : 0)]) +
+    (s.threat ?? texts.get(ds.threats[records[rec + 2] * 3 + (s.basic ? 1 : 0)])) +
     ',"count":' +
     (s.ownCount ? '"' + s.count + '"' : JSON.stringify(s.count)) +
     '}'
@@ -131,7 +134,12 @@ export class FragmentTexts {
 
 /** The fragment id of the threat object (or its basic form) of a range. */
 export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
-  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 2 + (basic ? 1 : 0)];
+  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 3 + (basic ? 1 : 0)];
+}
+
+/** The threat flags single sources (ASN type, registry, Anonymous-IP) assert for a range. */
+export function threatFlags(ds: Dataset, ref: number): number {
+  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 3 + 2];
 }
 
 function fragment(ds: Dataset, id: number, out: ByteWriter): void {

@@ -93,7 +93,7 @@ function answer(ds: Dataset, clock: ZoneClock, out: ByteWriter, ip: string, basi
   if (kind === SpecialKind.Private) return `error: ${text} is a private IP address`;
   if (kind === SpecialKind.Reserved) return `error: ${text} is a reserved IP address.`;
   out.used = 0;
-  writeRecord(ds, clock, a.version, a.words, findRange(ds, a.version, a.words), { text, now: nowMicros(), count: '7', ownCount: false, basic, flagBase }, out);
+  writeRecord(ds, clock, a.version, a.words, findRange(ds, a.version, a.words), { text, now: nowMicros(), count: '7', ownCount: false, basic, flagBase, threat: null }, out);
   return out.buf.toString('utf8', 0, out.used);
 }
 
@@ -103,6 +103,7 @@ describe.each([
   ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
   ['GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)', { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] }],
   ['IPinfo Lite for both, and an untyped flat geo file', { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] }],
+  ['DB-IP and GeoLite2 ASN, flags from another base URL (written per lookup)', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], flagBaseUrl: 'https://cdn.example/"flags"' }],
   [
     'DB-IP and GeoLite2 ASN with an Anonymous-IP database and threat feeds',
     { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' },
@@ -139,7 +140,10 @@ describe.each([
 });
 
 describe('an engine opened on a compiled dataset', () => {
-  it('answers every operation as the engine over the databases it was compiled from', () => {
+  it.each([
+    ['the threat feeds compiled in', true],
+    ['the threat feeds laid over it at run time (threat.bin beside it)', false],
+  ])('answers every operation as the engine over the databases it was compiled from: %s', (_name, compiledIn) => {
     const options: OpenOptions = {
       geo: [db('GeoIP2-City-Fixture'), db('DBIP-City-Lite-Fixture')],
       asn: [db('GeoIP2-ISP-Fixture')],
@@ -147,10 +151,10 @@ describe('an engine opened on a compiled dataset', () => {
       threat: threatBin,
       memory: 'read',
     };
-    const file = join(dir, 'fixtures.iprd');
-    writeFileSync(file, compileDataset(Snapshot.openSync(resolveOptions(options)), special).buffer);
+    const file = join(dir, `fixtures-${compiledIn}.iprd`);
+    writeFileSync(file, compileDataset(Snapshot.openSync(resolveOptions(compiledIn ? options : { ...options, threat: undefined })), special).buffer);
     const sources = openSync(options);
-    const compiled = openSync({ dataset: file });
+    const compiled = openSync(compiledIn ? { dataset: file } : { dataset: file, threat: threatBin });
     // Without what changes between calls; JSON text parsed first.
     const stable = (v: unknown): unknown =>
       typeof v === 'string' && v.startsWith('{') ? stable(JSON.parse(v)) : JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? null : x));
