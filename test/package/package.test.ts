@@ -25,11 +25,14 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
 
 /**
  * Budget for the unpacked package (dist, README, licence, install script).
- * About 560 kB is the library with its country and subdivision tables (one
+ * About 540 kB is the library with its country and subdivision tables (one
  * copy: the CommonJS entries load the ESM build); the rest is the server,
  * the CLI, the worker threads, types, the README and the addon's source.
+ * For now the engine carries both ways of answering (over the databases,
+ * and over a compiled dataset); the first goes once the second is the
+ * default.
  */
-const UNPACKED_BUDGET = 900_000;
+const UNPACKED_BUDGET = 950_000;
 
 describe('package', () => {
   it('ESM entry exports what the sources export', async () => {
