@@ -303,8 +303,8 @@ function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buf
   const metaSize = (Buffer.byteLength(metaText) + 3) & ~3;
   const tables = TABLE_NAMES.map((t) => intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
   const words = INDEX_WORDS * 2 + v4.length * 2 + v6.length * 5 + tables.reduce((n, t) => n + t.length, 0) + intern.fragments.list.length + 1;
-  const buf = Buffer.alloc(HEADER + words * 4 + fragmentPadded + metaSize, 0x20);
-  buf.fill(0, 0, HEADER + words * 4 + fragmentPadded);
+  const buf = Buffer.alloc(HEADER + words * 4 + fragmentPadded + metaSize);
+  buf.fill(0x20, HEADER + words * 4 + fragmentPadded);
   buf.write(DATASET_MAGIC, 0, 'latin1');
   const counts = [v4.length, v6.length, ...TABLE_NAMES.map((t) => intern.tables[t].count), intern.fragments.list.length, fragmentPadded, metaSize];
   [DATASET_FORMAT_VERSION, ...counts].forEach((v, i) => buf.writeUInt32LE(v, 8 + i * 4));
