@@ -37,3 +37,16 @@ describe('feed configuration extending the default', () => {
     expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(/feeds\[0\]: "categories"/);
   });
 });
+
+describe('the default configuration', () => {
+  it('names every blocklist for people, as the service does (not the feed id), with its site', () => {
+    const listing = defaultThreatConfig().feeds.filter((f) => f.blocklist !== undefined);
+    expect(listing.length).toBeGreaterThan(10);
+    for (const f of listing) {
+      expect(f.blocklist!.name, f.name).not.toBe(f.name);
+      expect(f.blocklist!.name, f.name).toMatch(/^[\w. ()-]{2,40}$/);
+      expect(f.blocklist!.site, f.name).toMatch(/^https:\/\//);
+    }
+    expect(new Set(listing.map((f) => f.blocklist!.name)).size).toBe(listing.length);
+  });
+});
