@@ -540,7 +540,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const staleMs = this.options.staleAfterDays * 86_400_000;
     const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
     const feeds: FeedState[] = (snap.threat?.meta.feeds ?? []).map((f) => {
-      // The data's own date, else when it was downloaded.
+      // The data's own date, else when it was downloaded (a local file: last modified).
       const date = f.dataDate ?? f.fetchedAt;
       return { name: f.name, categories: f.categories, state: isStale(date) ? 'stale' : 'loaded', source: f.source, entries: f.entries, addresses: f.addresses, dataDate: date };
     });

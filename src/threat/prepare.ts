@@ -204,7 +204,9 @@ export function prepareFeed(task: PrepareTask): Prepared {
   let fetchedAt: string | null = null;
   try {
     bytes = read(task);
-    if (task.fetched) fetchedAt = statSync(task.file).mtime.toISOString();
+    // When the data last changed: its download's time, or a local file's modification time (a list kept by hand and
+    // forgotten is called stale like a download that stopped).
+    fetchedAt = statSync(task.file).mtime.toISOString();
   } catch (e) {
     return { ok: false, missing: (e as NodeJS.ErrnoException).code === 'ENOENT', error: (e as Error).message };
   }

@@ -7,7 +7,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -97,5 +97,20 @@ describe('builds swapped into a dataset directory', () => {
     const config = parseThreatConfig(JSON.parse(readFileSync(configFile, 'utf8')), dir);
     await buildAndSwap(config, dir);
     expect(answers(dir)).toBe(true);
+  });
+
+  it('info(): a local feed whose text states no date is dated by its file, and stale when that is old', async () => {
+    const { dir, configFile } = dataset('dated');
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    utimesSync(join(dir, 'tor.txt'), old, old);
+    await buildAndSwap(parseThreatConfig(JSON.parse(readFileSync(configFile, 'utf8')), dir), dir);
+    const engine = openSync({ data: dir });
+    try {
+      const feed = engine.info().feeds.find((f) => f.name === 'tor');
+      expect(feed?.state).toBe('stale');
+      expect(Math.abs(Date.parse(feed!.dataDate!) - old.getTime())).toBeLessThan(1000);
+    } finally {
+      engine.close();
+    }
   });
 });
