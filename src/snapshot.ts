@@ -33,7 +33,7 @@ import { FragmentTexts } from './dataset/render.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
-import tzLookup from '@photostructure/tz-lookup';
+import { zoneOfLocation } from './time/country-zone.js';
 import type { Asn, Carrier, Threat } from './types.js';
 
 /** The location part of a record, per geo record. */
@@ -568,24 +568,9 @@ export class Snapshot {
     });
   }
 
-  /** Time zone: from the database, else from the coordinates, else the country's only zone. */
+  /** Time zone: the database's, else the one at the coordinates, kept within the country (`time/country-zone.ts`). */
   private zoneOf(facts: GeoFacts, cc: string | null): string | null {
-    if (facts.timeZone !== null && this.clock.isValid(facts.timeZone)) return facts.timeZone;
-    if (facts.latitude !== null && facts.longitude !== null) {
-      try {
-        const z = tzLookup(facts.latitude, facts.longitude);
-        if (this.clock.isValid(z)) return z;
-      } catch {
-        // coordinates out of range: fall through to the country
-      }
-    }
-    if (cc === null) return null;
-    try {
-      const zones = (new Intl.Locale(`und-${cc}`) as Intl.Locale & { timeZones?: string[] }).timeZones;
-      return zones && zones.length === 1 && this.clock.isValid(zones[0]) ? zones[0] : null;
-    } catch {
-      return null;
-    }
+    return zoneOfLocation(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z));
   }
 
   /** Databases in use, for `info()`. */

@@ -1,0 +1,54 @@
+/**
+ * The time zone of a location, kept within its country: the database's
+ * zone, else the zone at its coordinates (`@photostructure/tz-lookup`),
+ * each only when the tz database's zone.tab lists it for the country
+ * (`country-zones.json`, by `scripts/gen-country-zones.ts`); else the
+ * country's zone nearest to the coordinates (its only zone when there are
+ * none). Coordinates near a border put an address in the neighbour's zone
+ * (Vietnam in Asia/Bangkok, Panama in America/Costa_Rica): the zone then
+ * disagreed with the country, and so did the local time.
+ */
+
+import tzLookup from '@photostructure/tz-lookup';
+import COUNTRY_ZONES from './country-zones.json';
+
+/** Zones of each country: name, latitude, longitude of its principal location. */
+const ZONES = COUNTRY_ZONES as unknown as Record<string, readonly (readonly [string, number, number])[] | undefined>;
+
+/** The zone of a location (`valid`: whether this Node knows a zone), or null. */
+export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
+  const zones = country === null ? undefined : ZONES[country];
+  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z));
+  if (fits(given)) return given;
+  let found: string | null = null;
+  if (latitude !== null && longitude !== null) {
+    try {
+      found = tzLookup(latitude, longitude);
+    } catch {
+      // coordinates out of range
+    }
+  }
+  if (fits(found)) return found;
+  const known = zones?.filter(([name]) => valid(name)) ?? [];
+  // A country zone.tab does not list: the zone found, as it is.
+  if (zones === undefined) return found !== null && valid(found) ? found : null;
+  if (known.length === 0) return null;
+  if (known.length === 1 || latitude === null || longitude === null) return known.length === 1 ? known[0][0] : null;
+  let best = known[0][0];
+  let nearest = Infinity;
+  for (const [name, lat, lon] of known) {
+    const d = distance(latitude, longitude, lat, lon);
+    if (d < nearest) {
+      nearest = d;
+      best = name;
+    }
+  }
+  return best;
+}
+
+/** Great-circle distance in radians (haversine). */
+function distance(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const r = Math.PI / 180;
+  const a = Math.sin(((lat2 - lat1) * r) / 2) ** 2 + Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lon2 - lon1) * r) / 2) ** 2;
+  return 2 * Math.asin(Math.min(1, Math.sqrt(a)));
+}

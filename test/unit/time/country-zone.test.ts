@@ -1,0 +1,63 @@
+/**
+ * Time zones kept within the country, checked against the tz database's
+ * own zone.tab (the system's, an outside reference; the table the engine
+ * uses is generated from it) over random addresses of the default data.
+ */
+
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { openSync } from '../../../src/index.js';
+import { zoneOfLocation } from '../../../src/time/country-zone.js';
+import { seed, unicastV4, xorshift32 } from '../../helpers/env.js';
+
+const ZONE_TAB = '/usr/share/zoneinfo/zone.tab';
+const present = existsSync(ZONE_TAB);
+if (!present) console.log(`country zone test skipped: ${ZONE_TAB} (Debian's tzdata) is absent`);
+
+describe.skipIf(!present)('time zones', () => {
+  const tab = new Map<string, Set<string>>();
+  if (present) {
+    for (const line of readFileSync(ZONE_TAB, 'utf8').split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      const [cc, , zone] = line.split('\t');
+      if (!tab.has(cc)) tab.set(cc, new Set());
+      tab.get(cc)!.add(zone);
+    }
+  }
+
+  it('are one of the country zone.tab lists for it, for 50 000 random addresses', () => {
+    const engine = openSync({ memory: 'read' });
+    const next = xorshift32(seed());
+    let checked = 0;
+    const wrong: string[] = [];
+    for (let i = 0; i < 50_000; i++) {
+      let r;
+      try {
+        r = engine.lookup(unicastV4(next()));
+      } catch {
+        continue;
+      }
+      if (r.country_code === null || r.time_zone === null || !tab.has(r.country_code)) continue;
+      checked++;
+      if (!tab.get(r.country_code)!.has(r.time_zone.name)) wrong.push(`${r.ip} ${r.country_code} ${r.time_zone.name}`);
+    }
+    engine.close();
+    console.log(`time zones: ${checked} addresses with a country and a zone, ${wrong.length} in a zone zone.tab does not list for their country`);
+    expect(checked).toBeGreaterThan(40_000);
+    expect(wrong).toEqual([]);
+  });
+
+  it("near a border: the country's nearest zone, not the neighbour's", () => {
+    const valid = () => true;
+    // Coordinates in Thailand's zone for an address in Vietnam; Panama's west; Timor-Leste.
+    expect(zoneOfLocation(null, 13.75, 100.5, 'VN', valid)).toBe('Asia/Ho_Chi_Minh');
+    expect(zoneOfLocation(null, 9.93, -84.08, 'PA', valid)).toBe('America/Panama');
+    expect(zoneOfLocation(null, -8.55, 125.58, 'TL', valid)).toBe('Asia/Dili');
+    // The nearest of several: the US west coast's coordinates, given a wrong zone.
+    expect(zoneOfLocation('Asia/Tokyo', 37.42, -122.08, 'US', valid)).toBe('America/Los_Angeles');
+    // The zone at the coordinates, kept when it is the country's.
+    expect(zoneOfLocation(null, 40.71, -74.0, 'US', valid)).toBe('America/New_York');
+    // No country: the zone at the coordinates as it is.
+    expect(zoneOfLocation(null, 13.75, 100.5, null, valid)).toBe('Asia/Bangkok');
+  });
+});
