@@ -25,6 +25,10 @@ for (const line of readFileSync(path, 'utf8').split('\n')) {
   if (!m) throw new Error(`${path}: cannot read the coordinates of ${zone} (${coords})`);
   (out[cc] ??= []).push([zone, degrees(m[1], 2), degrees(m[2], 3)]);
 }
-const sorted = Object.fromEntries(Object.keys(out).sort().map((cc) => [cc, out[cc]]));
+const sorted = Object.fromEntries(
+  Object.keys(out)
+    .sort()
+    .map((cc) => [cc, out[cc]]),
+);
 writeFileSync(new URL('../src/time/country-zones.json', import.meta.url), JSON.stringify(sorted) + '\n');
 console.log(`wrote ${Object.keys(sorted).length} countries, ${Object.values(sorted).flat().length} zones from ${path}`);
