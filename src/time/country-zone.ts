@@ -4,7 +4,8 @@
  * each only when the tz database's zone.tab lists it for the country
  * (`country-zones.json`, by `scripts/gen-country-zones.ts`); else the
  * country's zone nearest to the coordinates (its only zone when there are
- * none). Coordinates near a border put an address in the neighbour's zone
+ * none). Another name of a listed zone (a link, such as Asia/Harbin for
+ * Asia/Shanghai) counts as that zone. Coordinates near a border put an address in the neighbour's zone
  * (Vietnam in Asia/Bangkok, Panama in America/Costa_Rica): the zone then
  * disagreed with the country, and so did the local time.
  */
@@ -18,7 +19,8 @@ const ZONES = COUNTRY_ZONES as unknown as Record<string, readonly (readonly [str
 /** The zone of a location (`valid`: whether this Node knows a zone), or null. */
 export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
   const zones = country === null ? undefined : ZONES[country];
-  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z));
+  // A zone of the country, or another name of one (Asia/Harbin is Asia/Shanghai): kept as it is given.
+  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z || sameZone(name, z)));
   if (fits(given)) return given;
   let found: string | null = null;
   if (latitude !== null && longitude !== null) {
@@ -44,6 +46,25 @@ export function zoneOfLocation(given: string | null, latitude: number | null, lo
     }
   }
   return best;
+}
+
+const canonicalNames = new Map<string, string>();
+
+/** Whether two names are one zone (one of them a link to the other), as this Node's time zone data says. */
+function sameZone(a: string, b: string): boolean {
+  const canonical = (z: string) => {
+    let c = canonicalNames.get(z);
+    if (c === undefined) {
+      try {
+        c = new Intl.DateTimeFormat('en-US', { timeZone: z }).resolvedOptions().timeZone;
+      } catch {
+        c = z;
+      }
+      canonicalNames.set(z, c);
+    }
+    return c;
+  };
+  return canonical(a) === canonical(b);
 }
 
 /** Great-circle distance in radians (haversine). */

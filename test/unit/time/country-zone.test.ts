@@ -57,6 +57,8 @@ describe.skipIf(!present)('time zones', () => {
     expect(zoneOfLocation('Asia/Tokyo', 37.42, -122.08, 'US', valid)).toBe('America/Los_Angeles');
     // The zone at the coordinates, kept when it is the country's.
     expect(zoneOfLocation(null, 40.71, -74.0, 'US', valid)).toBe('America/New_York');
+    // A database's name for one of the country's zones (a link) is kept as the database gives it.
+    expect(zoneOfLocation('Asia/Harbin', 43.88, 125.32, 'CN', (z) => z !== 'Nowhere/Zone')).toBe('Asia/Harbin');
     // No country: the zone at the coordinates as it is.
     expect(zoneOfLocation(null, 13.75, 100.5, null, valid)).toBe('Asia/Bangkok');
   });
