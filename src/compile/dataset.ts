@@ -7,14 +7,14 @@
  * each fragment and record stored once. Build time only.
  */
 
-import { crc32 } from 'node:zlib';
-import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, INDEX_SHIFT, INDEX_WORDS, NO_ROUTE, NO_ZONE, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import { NO_ROUTE, type DatasetMeta } from '../dataset/format.js';
 import { classify, SpecialKind, type SpecialTable } from '../ip/special.js';
 import type { IpVersion } from '../ip/parse.js';
-import { countryPieces, locationPieces } from './fragments.js';
-import { basicThreat, buildThreat, threatOf, ThreatFlag } from '../record/threat.js';
+import { Interner } from './intern.js';
+import { write, type Family } from './write.js';
+import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from '../threat/tree.js';
-import type { GeoPart, Snapshot } from '../snapshot.js';
+import type { Snapshot } from '../snapshot.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 
 export interface CompiledDataset {
@@ -24,123 +24,12 @@ export interface CompiledDataset {
   readonly fragments: number;
 }
 
-/** Records are numbered in 24 bits of a range's ref. */
-const MAX_RECORDS = 1 << 24;
-/** A record's key: (location * NETWORKS + network) * THREATS + threat, below 2^53 (a text past THREATS threats). */
-const LOCATIONS = 2 ** 21;
-const NETWORKS = 2 ** 20;
-const THREATS = 2 ** 12;
-
-/** Rows of one table, each stored once. */
-class Table {
-  rows: Uint32Array;
-  count = 0;
-  private readonly ids = new Map<string | number, number>();
-  constructor(private readonly width: number) {
-    this.rows = new Uint32Array(width * 1024);
-  }
-
-  /** The id of the row with this key, or -1. */
-  find(key: string | number): number {
-    return this.ids.get(key) ?? -1;
-  }
-
-  /** Adds a row under a new key; its id. */
-  add(key: string | number, ...values: number[]): number {
-    const id = this.count++;
-    if (this.rows.length < this.count * this.width) {
-      const grown = new Uint32Array(this.rows.length * 2);
-      grown.set(this.rows);
-      this.rows = grown;
-    }
-    this.rows.set(values, id * this.width);
-    this.ids.set(key, id);
-    return id;
-  }
-}
-
-/** Texts numbered in the order first met, each once. */
-class Texts {
-  readonly list: string[] = [];
-  private readonly ids = new Map<string, number>();
-  id(text: string): number {
-    let id = this.ids.get(text);
-    if (id === undefined) {
-      id = this.list.push(text) - 1;
-      this.ids.set(text, id);
-    }
-    return id;
-  }
-}
-
-/** Fragments, rows and zones, each stored once. */
-class Interner {
-  readonly fragments = new Texts();
-  readonly zones = new Texts();
-  readonly tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Table(TABLES[t].length)])) as Record<TableName, Table>;
-
-  fragment(text: string): number {
-    return this.fragments.id(text);
-  }
-
-  zone(name: string | null): number {
-    return name === null ? NO_ZONE : this.zones.id(name);
-  }
-
-  /** A location's row (its country's row made when new); null: no location. */
-  location(part: GeoPart | null): number {
-    const country = part?.country ?? null;
-    const code = country?.country_code ?? '';
-    const { countries, locations } = this.tables;
-    let c = countries.find(code);
-    if (c < 0) c = countries.add(code, ...countryPieces(country).map((t) => this.fragment(t)));
-    const [place, point] = locationPieces(part).map((t) => this.fragment(t));
-    const zone = this.zone(part?.zone ?? null);
-    const key = `${c},${place},${point},${zone}`;
-    const id = locations.find(key);
-    return id >= 0 ? id : locations.add(key, c, place, point, zone);
-  }
-
-  network(head: string, tail: string): number {
-    const [h, t] = [this.fragment(head), this.fragment(tail)];
-    const id = this.tables.networks.find(`${h},${t}`);
-    return id >= 0 ? id : this.tables.networks.add(`${h},${t}`, h, t);
-  }
-
-  /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */
-  threat(tree: ThreatTree | null, label: number, flags: number): number {
-    const key = label * 256 + flags;
-    const id = this.tables.threats.find(key);
-    if (id >= 0) return id;
-    const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
-    return this.tables.threats.add(key, this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t))), flags);
-  }
-
-  /** @throws Error past MAX_RECORDS */
-  record(location: number, network: number, threat: number): number {
-    if (location >= LOCATIONS || network >= NETWORKS) throw new Error('too many distinct locations or networks for one dataset');
-    const key = threat < THREATS ? (location * NETWORKS + network) * THREATS + threat : `${location},${network},${threat}`;
-    const records = this.tables.records;
-    const id = records.find(key);
-    if (id >= 0) return id;
-    if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
-    return records.add(key, location, network, threat);
-  }
-}
-
 /** Rows of what each geo or ASN database record resolved to, by its place in the lists below. */
 interface Resolved {
   /** Location rows. */
   readonly locations: number[];
   /** Network rows, and the threat flags of their type. */
   readonly networks: { row: number; flags: number }[];
-}
-
-/** A family's ranges and refs (record << 8 | route prefix), merged where neighbours share a ref. */
-interface Family {
-  readonly starts: Uint32Array;
-  readonly refs: Uint32Array;
-  readonly length: number;
 }
 
 /**
@@ -292,53 +181,4 @@ function refsOf(
     length++;
   }
   return { starts: starts.subarray(0, length * 4), refs: refs.subarray(0, length), length };
-}
-
-/** The dataset file's bytes. */
-function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buffer {
-  const fragmentBytes = intern.fragments.list.map((f) => Buffer.from(f, 'utf8'));
-  const fragmentSize = fragmentBytes.reduce((n, b) => n + b.length, 0);
-  const fragmentPadded = (fragmentSize + 3) & ~3;
-  const metaText = JSON.stringify(meta);
-  const metaSize = (Buffer.byteLength(metaText) + 3) & ~3;
-  const tables = TABLE_NAMES.map((t) => intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
-  const words = INDEX_WORDS * 2 + v4.length * 2 + v6.length * 5 + tables.reduce((n, t) => n + t.length, 0) + intern.fragments.list.length + 1;
-  const buf = Buffer.alloc(HEADER + words * 4 + fragmentPadded + metaSize);
-  buf.fill(0x20, HEADER + words * 4 + fragmentPadded);
-  buf.write(DATASET_MAGIC, 0, 'latin1');
-  const counts = [v4.length, v6.length, ...TABLE_NAMES.map((t) => intern.tables[t].count), intern.fragments.list.length, fragmentPadded, metaSize];
-  [DATASET_FORMAT_VERSION, ...counts].forEach((v, i) => buf.writeUInt32LE(v, 8 + i * 4));
-  const out = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
-  let at = 0;
-  const put = (a: ArrayLike<number>) => {
-    out.set(a, at);
-    at += a.length;
-  };
-  put(index(v4, (i) => v4.starts[i * 4 + 3]));
-  put(Uint32Array.from({ length: v4.length }, (_, i) => v4.starts[i * 4 + 3]));
-  put(v4.refs);
-  put(index(v6, (i) => v6.starts[i * 4]));
-  put(v6.starts);
-  put(v6.refs);
-  for (const t of tables) put(t);
-  const offsets = new Uint32Array(intern.fragments.list.length + 1);
-  fragmentBytes.forEach((b, i) => (offsets[i + 1] = offsets[i] + b.length));
-  put(offsets);
-  let byte = HEADER + words * 4;
-  for (const b of fragmentBytes) byte += b.copy(buf, byte);
-  buf.write(metaText, HEADER + words * 4 + fragmentPadded, 'utf8');
-  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 52);
-  return buf;
-}
-
-/** For each block of an address's first 20 bits, the first range whose start (its first word: `top`) is in it or after it. */
-function index(family: Family, top: (range: number) => number): Uint32Array {
-  const idx = new Uint32Array(INDEX_WORDS);
-  let r = 0;
-  for (let block = 0; block < INDEX_WORDS - 1; block++) {
-    while (r < family.length && top(r) >>> INDEX_SHIFT < block) r++;
-    idx[block] = r;
-  }
-  idx[INDEX_WORDS - 1] = family.length;
-  return idx;
 }
