@@ -98,7 +98,7 @@ export function recordText(ds: Dataset, texts: FragmentTexts, clock: ZoneClock, 
     '{"ip":"' + s.text + '"' + texts.get(countries[country]) + texts.get(locations[loc + 1]) + texts.get(countries[country + 1]) + texts.get(locations[loc + 2]) + texts.get(countries[country + 2]);
   if (ds.fragmentOffsets[after + 1] > ds.fragmentOffsets[after]) json += s.flagBase + texts.get(after);
   json += texts.get(ds.networks[net]);
-  if (prefix !== NO_ROUTE) json += '"' + (version === 4 ? formatCidr(4, words, prefix) : formatCidr(6, words, prefix)) + '"' + texts.get(ds.networks[net + 1]);
+  if (prefix !== NO_ROUTE) json += '"' + formatCidr(version, words, prefix) + '"' + texts.get(ds.networks[net + 1]);
   const zone = locations[loc + 3];
   return (
     json +
