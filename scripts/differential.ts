@@ -1,34 +1,28 @@
 /**
- * The engine over a compiled dataset against the engine over the databases
- * it was compiled from, on the default data: `lookupJson()` bytes (less
- * `current_time`) and every error equal, over the edges of every range of
- * the dataset (first and last address, one before, one after), IPv4-mapped
- * forms of IPv4 edges, and random addresses of both families.
+ * The engine against another build of iprecord (an earlier commit, say
+ * the last one that assembled records at run time) on the default data:
+ * `lookupJson()` bytes (less `current_time`) and every error equal, over
+ * the edges of ranges of the compiled dataset (first and last address,
+ * one before, one after), IPv4-mapped and IPv4-compatible (::/96) forms of IPv4 edges, and random
+ * addresses of both families.
  *
- *     node --import tsx scripts/differential.ts [count]   (default 1 000 000)
+ *     git worktree add /tmp/old <commit> && ln -s "$PWD/node_modules" /tmp/old/ && (cd /tmp/old && npm run build)
+ *     node --import tsx scripts/differential.ts /tmp/old [count]   (default 1 000 000)
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileDataset } from '../src/compile/dataset.js';
+import { pathToFileURL } from 'node:url';
+import { ensureDataset } from '../src/compile/cache.js';
 import { Dataset } from '../src/dataset/format.js';
 import { isIprecordError, openSync, type Engine } from '../src/index.js';
-import { parseIp } from '../src/ip/address.js';
 import { formatIp } from '../src/ip/format.js';
-import { buildSpecialTable } from '../src/ip/special.js';
-import { resolveOptions } from '../src/options.js';
-import { Snapshot } from '../src/snapshot.js';
+import { readFileSync } from 'node:fs';
 
-const want = Number(process.argv[2] ?? 1_000_000);
-const dir = mkdtempSync(join(tmpdir(), 'iprecord-differential-'));
-const file = join(dir, 'default.iprd');
-let started = Date.now();
-const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
-const compiled = compileDataset(Snapshot.openSync(resolveOptions({ memory: 'read' })), special);
-writeFileSync(file, compiled.buffer);
-console.log(`compiled in ${Date.now() - started} ms: ${compiled.ranges.v4} + ${compiled.ranges.v6} ranges`);
-const ds = new Dataset(compiled.buffer, file);
+const other = process.argv[2];
+if (other === undefined) throw new Error('usage: scripts/differential.ts <directory of another iprecord build> [count]');
+const want = Number(process.argv[3] ?? 1_000_000);
+const ds = new Dataset(readFileSync(ensureDataset({ geo: null, asn: null, anonymous: [] })), 'default');
+const old = (await import(pathToFileURL(join(other, 'dist', 'index.js')).href)) as { openSync: typeof openSync; isIprecordError: typeof isIprecordError };
 
 let seed = 0x9e3779b9;
 const next = () => {
@@ -51,7 +45,7 @@ while (ips.length < edges) {
     const lo = ds.starts4[i];
     const hi = i + 1 < ds.refs4.length ? ds.starts4[i + 1] - 1 : 0xffffffff;
     for (const x of [lo - 1, lo, hi, hi + 1]) if (x >= 0 && x <= 0xffffffff) ips.push(formatIp(4, [0, 0, 0, x]));
-    if (next() % 8 === 0) ips.push(`::ffff:${formatIp(4, [0, 0, 0, lo])}`);
+    if (next() % 8 === 0) ips.push(`::ffff:${formatIp(4, [0, 0, 0, lo])}`, `::${formatIp(4, [0, 0, 0, hi])}`);
   } else {
     const i = next() % ds.refs6.length;
     const word = (at: number) => (BigInt(ds.starts6[at]) << 96n) | (BigInt(ds.starts6[at + 1]) << 64n) | (BigInt(ds.starts6[at + 2]) << 32n) | BigInt(ds.starts6[at + 3]);
@@ -66,13 +60,13 @@ const answer = (e: Engine, ip: string): string => {
   try {
     return e.lookupJson(ip, { count: '1' }).replace(/"current_time":"[^"]*"/, '');
   } catch (err) {
-    if (!isIprecordError(err)) throw err;
-    return `${err.code}: ${err.message}`;
+    if (!isIprecordError(err) && !old.isIprecordError(err)) throw err;
+    return `${(err as { code: string }).code}: ${(err as Error).message}`;
   }
 };
-started = Date.now();
-const sources = openSync({ memory: 'read' });
-const fromDataset = openSync({ dataset: file, memory: 'read' });
+const started = Date.now();
+const sources = old.openSync({ memory: 'read' });
+const fromDataset = openSync({ memory: 'read' });
 let records = 0;
 let errors = 0;
 const mismatches: string[] = [];
@@ -81,9 +75,8 @@ for (const ip of ips) {
   const b = answer(fromDataset, ip);
   if (a.startsWith('{')) records++;
   else errors++;
-  if (a !== b && mismatches.push(`${ip}\n  databases: ${a}\n  dataset:   ${b}`) >= 20) break;
+  if (a !== b && mismatches.push(`${ip}\n  ${other}: ${a}\n  this build: ${b}`) >= 20) break;
 }
-rmSync(dir, { recursive: true, force: true });
 console.log(`${ips.length} addresses (${edges} range edges): ${records} records, ${errors} errors, ${mismatches.length} mismatches (${Date.now() - started} ms)`);
 for (const m of mismatches) console.log(m);
 process.exit(mismatches.length === 0 ? 0 : 1);

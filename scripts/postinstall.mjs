@@ -1,4 +1,5 @@
-// Compiles the embedded ASN data (from @ip-location-db/asn) into an MMDB,
+// Compiles the embedded data (DB-IP Lite City, the ASN ranges of
+// @ip-location-db/asn, the IANA registries) into the default dataset,
 // once, at install. Skipped quietly when iprecord is not built yet (a
 // development checkout runs it again after the build, from `prepare`);
 // if install scripts are disabled, the first open() compiles it instead.
@@ -6,7 +7,7 @@ import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/index.js', import.meta.url);
 // npx installing this folder to run its own command (see prepare.mjs) finds the data made already.
-const ready = process.env.npm_command === 'exec' && existsSync(new URL('../data/asn.mmdb', import.meta.url));
+const ready = process.env.npm_command === 'exec' && existsSync(new URL('../data/default.iprd', import.meta.url));
 if (existsSync(entry) && !ready) {
   try {
     const started = Date.now();

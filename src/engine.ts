@@ -1,28 +1,25 @@
 /**
- * The engine: `open()` once, then synchronous lookups. The record of an
- * address is assembled from cached parts (location with country facts,
- * network owner, threat flags); only `time_zone.current_time` and `count`
- * are computed per call.
+ * The engine: `open()` once, then synchronous lookups. A record is its
+ * range's static fragments from the compiled dataset (`dataset/`), with
+ * what changes per lookup written between them: `ip`, `asn.route`,
+ * `time_zone`'s clock and `count`.
  */
 
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
-import { formatCidr, formatIp } from './ip/format.js';
+import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import { countryBytes, countryJson, geoBytes, geoJson, netJson, threatBytes, threatJson } from './record/pieces.js';
-import { AddressMemo, type Resolution } from './record/memo.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, recordText, threatFlags, threatFragment, writeRecord, writeRoute4, type FragmentTexts, type RenderState } from './dataset/render.js';
+import { findRange, recordText, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
 import type { Dataset } from './dataset/format.js';
-import type { RecordObjects } from './dataset/objects.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
-import { basicThreat, CATEGORIES, ThreatFlag, type Category } from './record/threat.js';
-import { memoryState, Snapshot, type AsnPart, type DatabaseInfo, type GeoPart } from './snapshot.js';
+import { basicThreat, CATEGORIES, type Category } from './record/threat.js';
+import { memoryState, Snapshot, type DatabaseInfo } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
 
@@ -117,18 +114,17 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Parse buffer and parsed address, reused: lookups are synchronous. */
   private readonly words = new Uint32Array(4);
   private readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
-  /** The parts of a record's JSON text, reused. */
-  private readonly json: JsonState = { snap: null, text: '', geo: null, net: null, now: 0, threat: null };
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
   /** What a record from a compiled dataset is written with besides its fragments, reused. */
   private readonly render: RenderState;
-  /** Threat objects of a compiled dataset, by fragment id. */
+  /**
+   * Threat objects of the dataset, parsed from their fragments, by
+   * fragment id: the one cache of the engine, bounded (the default data
+   * has a few dozen threat fragments; a dataset with threat feeds compiled
+   * in, some thousands).
+   */
   private readonly threats = new Map<number, Threat>();
-  /** What addresses resolved to (made on first use). */
-  private memo: AddressMemo | null = null;
-  /** The last address's resolution, reused. */
-  private readonly resolved: Resolved = { slot: -1, geo: null, asn: null, prefix: 0, source: 0, leaf: 0, threat: null as unknown as Threat };
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
@@ -189,49 +185,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.parsed;
   }
 
-  /**
-   * What the address in `this.words` resolved to: from the memo when it
-   * holds the address, else from the trees (and kept when the memo is in
-   * use). The answer is reused.
-   */
-  private resolve(snap: Snapshot, version: IpVersion, kind: SpecialKind): Resolved {
-    const r = this.resolved;
-    const words = this.words;
-    const memo = (this.memo ??= new AddressMemo());
-    if (!memo.use()) {
-      r.slot = -1;
-      this.walk(snap, version, kind, r);
-      return r;
-    }
-    const slot = memo.slot(version, words);
-    r.slot = slot;
-    if (memo.has(snap, slot, version, words)) memo.get(slot, r);
-    else {
-      this.walk(snap, version, kind, r);
-      memo.set(slot, version, words, r);
-    }
-    return r;
-  }
-
-  /** Walks the trees for the address in `this.words`. */
-  private walk(snap: Snapshot, version: IpVersion, kind: SpecialKind, r: Resolved): void {
-    r.geo = snap.geoPart(version, this.words);
-    // The network's record and where it was found: writers of bytes write the route themselves, `netPart` makes the part.
-    r.asn = snap.asnRecordOf(version, this.words);
-    r.prefix = snap.routePrefix;
-    r.source = snap.routeSource;
-    r.leaf = snap.routeLeaf;
-    r.threat = this.fullThreat(snap, version, kind, r.asn === null ? 0 : r.asn.flags);
-  }
-
-  /** The network part (`asn` with its route) of a resolved address, kept in its memo slot. */
-  private netPart(snap: Snapshot, version: IpVersion, r: Resolved): AsnPart | null {
-    if (r.asn === null) return null;
-    if (r.slot < 0) return snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix);
-    const memo = this.memo as AddressMemo;
-    return memo.partAt(r.slot) ?? memo.setPart(r.slot, snap.networkPartOf(version, this.words, r.asn, r.source, r.leaf, r.prefix));
-  }
-
   /** Fills the per-lookup members of a record from a compiled dataset. */
   private renderState(snap: Snapshot, ds: Dataset, { version, text }: Parsed, ref: number, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
@@ -241,7 +194,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     s.basic = options !== undefined && options.basicThreat === true;
     s.text = text;
     const laid = this.threatFeeds(snap, ds, version, ref, options);
-    s.threat = laid === null ? null : threatJson(laid);
+    s.threat = laid === null ? null : JSON.stringify(laid);
     return s;
   }
 
@@ -265,7 +218,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
     const ref = findRange(ds, parsed.version, this.words);
-    return recordText(ds, snap.compiledTexts as FragmentTexts, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options));
+    return recordText(ds, snap.texts, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options));
   }
 
   /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
@@ -282,14 +235,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return t;
   }
 
-  /** The threat object of the address in `this.words`, whatever the plan. */
-  private fullThreat(snap: Snapshot, version: IpVersion, kind: SpecialKind, asnFlags: number): Threat {
-    let flags = asnFlags;
-    if (kind === SpecialKind.Unallocated) flags |= ThreatFlag.Bogon;
-    if (snap.anonymous.length > 0) flags |= snap.anonymousFlags(version, this.words);
-    return snap.threatObject(version, this.words, flags);
-  }
-
   /**
    * The full record of an address, or the chosen fields in the order given.
    * Nested objects other than `time_zone` are shared and frozen.
@@ -298,48 +243,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookup(ip: string, options?: LookupOptions): IpRecord {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
-    if (snap.compiled !== null) {
-      const ds = snap.compiled;
-      const parsed = this.address(ip);
-      const ref = findRange(ds, parsed.version, this.words);
-      const s = this.renderState(snap, ds, parsed, ref, options);
-      const threat = this.threatFeeds(snap, ds, parsed.version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
-      const record = (snap.compiledObjects as RecordObjects).record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
-      return fields === null ? record : pick(record, fields);
-    }
-    const { version, text, kind } = this.address(ip);
-    const r = this.resolve(snap, version, kind);
-    const geo = r.geo;
-    const net = this.netPart(snap, version, r);
-    const now = nowMicros();
-    const country = geo === null ? null : geo.country;
-    const zone = geo === null ? null : geo.zone;
-    const record: IpRecord = {
-      ip: text,
-      is_eu: country === null ? null : country.is_eu,
-      city: geo === null ? null : geo.city,
-      region: geo === null ? null : geo.region,
-      region_code: geo === null ? null : geo.region_code,
-      region_type: geo === null ? null : geo.region_type,
-      country_name: country === null ? null : country.country_name,
-      country_code: country === null ? null : country.country_code,
-      continent_name: country === null ? null : country.continent_name,
-      continent_code: country === null ? null : country.continent_code,
-      latitude: geo === null ? null : geo.latitude,
-      longitude: geo === null ? null : geo.longitude,
-      postal: geo === null ? null : geo.postal,
-      calling_code: country === null ? null : country.calling_code,
-      flag: country === null ? null : country.flag,
-      emoji_flag: country === null ? null : country.emoji_flag,
-      emoji_unicode: country === null ? null : country.emoji_unicode,
-      asn: net === null ? null : net.asn,
-      languages: country === null ? null : country.languages,
-      currency: country === null ? null : country.currency,
-      time_zone: zone === null ? null : snap.clock.timeZone(zone, now),
-      threat: threatFor(r.threat, options),
-      count: countOf(this.counter.tick(now), options),
-    };
-    if (net !== null && net.carrier !== null) insertCarrier(record, net.carrier);
+    const ds = snap.dataset;
+    const parsed = this.address(ip);
+    const ref = findRange(ds, parsed.version, this.words);
+    const s = this.renderState(snap, ds, parsed, ref, options);
+    const threat = this.threatFeeds(snap, ds, parsed.version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
+    const record = snap.objects.record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
     return fields === null ? record : pick(record, fields);
   }
 
@@ -352,20 +261,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
-    if (snap.compiled !== null) return this.compiledJson(snap, snap.compiled, this.address(ip), options);
-    const r = this.jsonState(snap, this.address(ip), options);
-    return (
-      '{"ip":' +
-      JSON.stringify(r.text) +
-      geoJson(r.geo) +
-      netJson(r.net) +
-      countryJson(r.geo) +
-      zoneJson(r) +
-      threatJson(r.threat as Threat) +
-      ',"count":' +
-      JSON.stringify(countOf(this.counter.tick(r.now), options)) +
-      '}'
-    );
+    return this.compiledJson(snap, snap.dataset, this.address(ip), options);
   }
 
   /**
@@ -413,62 +309,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     return null;
   }
 
-  /** The record's UTF-8 JSON text, from pieces kept as bytes. */
+  /** The record's UTF-8 JSON text. */
   private writeParsed(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    if (snap.compiled !== null) return this.writeCompiled(snap, snap.compiled, parsed, options, out);
-    const { version, text, kind } = parsed;
-    const words = this.words;
-    const r = this.resolve(snap, version, kind);
-    const { geo, prefix } = r;
-    const net = r.asn;
-    const threat = threatFor(r.threat, options);
-    const now = nowMicros();
-    const count = countOf(this.counter.tick(now), options);
-    out.latin1('{"ip":"');
-    // A canonical address needs no escapes.
-    out.latin1(text);
-    out.latin1('"');
-    out.bytes(geoBytes(geo));
-    if (net === null) out.latin1(',"asn":null');
-    else {
-      out.bytes(net.headBytes);
-      if (version === 4) writeRoute4(out, words[3], prefix);
-      else if (r.slot < 0) out.latin1('"' + formatCidr(version, words, prefix) + '"');
-      else {
-        const memo = this.memo as AddressMemo;
-        out.latin1(memo.routeAt(r.slot) ?? memo.setRoute(r.slot, '"' + formatCidr(version, words, prefix) + '"'));
-      }
-      out.bytes(net.tailBytes);
-    }
-    out.bytes(countryBytes(geo));
-    const zone = geo === null ? null : geo.zone;
-    out.latin1(',"time_zone":');
-    if (zone === null) out.latin1('null');
-    else snap.clock.writeTimeZone(zone, now, out);
-    out.latin1(',"threat":');
-    out.bytes(threatBytes(threat));
-    out.latin1(',"count":');
-    if (options === undefined || options.count === undefined) {
-      out.latin1('"');
-      out.latin1(count);
-      out.latin1('"}');
-    } else {
-      out.jsonString(count);
-      out.latin1('}');
-    }
-  }
-
-  /** The parts of an address's record that its JSON text is made of, in `this.json` (reused). */
-  private jsonState(snap: Snapshot, { version, text, kind }: Parsed, options: AnswerOptions | undefined): JsonState {
-    const r = this.json;
-    r.snap = snap;
-    r.text = text;
-    const resolved = this.resolve(snap, version, kind);
-    r.geo = resolved.geo;
-    r.net = this.netPart(snap, version, resolved);
-    r.now = nowMicros();
-    r.threat = threatFor(resolved.threat, options);
-    return r;
+    this.writeCompiled(snap, snap.dataset, parsed, options, out);
   }
 
   /**
@@ -487,17 +330,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   threat(ip: string, options?: AnswerOptions): Threat {
     const snap = this.live();
-    const { version, kind } = this.address(ip);
-    if (snap.compiled !== null) {
-      this.counter.tick(Date.now());
-      const ref = findRange(snap.compiled, version, this.words);
-      return this.threatFeeds(snap, snap.compiled, version, ref, options) ?? this.compiledThreat(snap.compiled, threatFragment(snap.compiled, ref, options?.basicThreat === true));
-    }
-    // Not through the memo: a miss there would walk the location's tree too.
-    const net = snap.asnRecordOf(version, this.words);
-    const threat = this.fullThreat(snap, version, kind, net === null ? 0 : net.flags);
+    const { version } = this.address(ip);
     this.counter.tick(Date.now());
-    return threatFor(threat, options);
+    const ds = snap.dataset;
+    const ref = findRange(ds, version, this.words);
+    return this.threatFeeds(snap, ds, version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, options?.basicThreat === true));
   }
 
   /**
@@ -549,7 +386,9 @@ export class Engine extends EventEmitter<EngineEvents> {
         feeds.push({ name: m.name, categories: [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
       }
     }
-    const anonymous = snap.anonymous;
+    const databases = snap.databases();
+    const anonymous = databases.filter((d) => d.role === 'anonymous');
+    const asn = databases.filter((d) => d.role === 'asn');
     const list = (name: Category): ListState => {
       const sources: string[] = [];
       let entries = 0;
@@ -568,13 +407,13 @@ export class Engine extends EventEmitter<EngineEvents> {
         fresh = true;
       }
       if (name === 'datacenter') {
-        sources.push('ASN classification of ' + snap.asn.map((s) => s.info.path).join(', '));
-        entries += snap.asn.reduce((a, s) => a + s.info.nodeCount, 0);
+        sources.push('ASN classification of ' + asn.map((d) => d.path).join(', '));
+        entries += asn.reduce((a, d) => a + d.nodeCount, 0);
         fresh = true;
       }
       if (anonymous.length > 0 && (name === 'tor' || name === 'vpn' || name === 'proxy' || name === 'datacenter')) {
-        for (const s of anonymous) sources.push(s.info.path);
-        entries += anonymous.reduce((a, s) => a + s.info.nodeCount, 0);
+        for (const d of anonymous) sources.push(d.path);
+        entries += anonymous.reduce((a, d) => a + d.nodeCount, 0);
         fresh = true;
       }
       if (sources.length === 0) return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
@@ -583,7 +422,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return {
       loadedAt: snap.loadedAt.toISOString(),
       memory: memoryState(this.options),
-      databases: snap.databases(),
+      databases,
       threat: snap.threat === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: snap.threat.meta.builtAt },
       lists: CATEGORIES.map(list),
       feeds,
@@ -601,9 +440,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     const run = this.reloading.then(async () => {
       const next = await Snapshot.open(this.options, this.snapshot);
       if (this.snapshot === null) return;
+      // Threat objects are kept by fragment id: another dataset numbers its fragments anew.
+      if (next.dataset !== this.snapshot.dataset) this.threats.clear();
       this.snapshot = next;
-      // What addresses resolved to was the old data's (and would keep it alive).
-      this.memo?.clear();
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
     });
     // The chain goes on after a failure; the caller still sees it.
@@ -614,7 +453,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
     this.snapshot = null;
-    this.memo = null;
+    this.threats.clear();
     this.watcher?.close();
     this.watcher = null;
     if (this.debounce !== null) clearTimeout(this.debounce);
@@ -647,42 +486,8 @@ function threatFor(threat: Threat, options: AnswerOptions | undefined): Threat {
   return options?.basicThreat === true ? basicThreat(threat) : threat;
 }
 
-/** An IPv4 route as a JSON string: the network of `address` at `prefix`. */
-
-/** What an address resolved to, and its memo slot (-1 when the memo was not used). */
-interface Resolved extends Resolution {
-  slot: number;
-}
-
-interface JsonState {
-  snap: Snapshot | null;
-  text: string;
-  geo: GeoPart | null;
-  net: AsnPart | null;
-  now: number;
-  threat: Threat | null;
-}
-
-/** `time_zone` (per zone and second, with the microseconds) and the key of `threat`, as JSON text after a comma. */
-function zoneJson(r: JsonState): string {
-  const zone = r.geo === null ? null : r.geo.zone;
-  return ',"time_zone":' + (zone === null ? 'null' : (r.snap as Snapshot).clock.timeZoneJson(zone, r.now)) + ',"threat":';
-}
-
 function countOf(own: string, options: AnswerOptions | undefined): string {
   return options === undefined || options.count === undefined ? own : options.count;
-}
-
-/** `carrier` goes between `asn` and `languages` (CONTRACT.md key order). */
-function insertCarrier(record: IpRecord, carrier: NonNullable<IpRecord['carrier']>): void {
-  const tail = { languages: record.languages, currency: record.currency, time_zone: record.time_zone, threat: record.threat, count: record.count };
-  delete (record as Partial<IpRecord>).languages;
-  delete (record as Partial<IpRecord>).currency;
-  delete (record as Partial<IpRecord>).time_zone;
-  delete (record as Partial<IpRecord>).threat;
-  delete (record as Partial<IpRecord>).count;
-  record.carrier = carrier;
-  Object.assign(record, tail);
 }
 
 function pick(record: IpRecord, fields: readonly FieldName[]): IpRecord {

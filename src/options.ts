@@ -71,11 +71,6 @@ export interface OpenOptions {
    */
   flagBaseUrl?: string;
   /**
-   * Decoded and assembled records kept per database (by data offset).
-   * @default 100000
-   */
-  recordCacheSize?: number;
-  /**
    * The files of an engine of this process, from its `share()`: an engine
    * opened in a worker thread with them uses that engine's bytes instead of
    * reading its own copy (files held by `read`; mapped files are mapped
@@ -113,13 +108,11 @@ export interface ResolvedOptions {
   readonly staleAfterDays: number;
   readonly memory: 'mmap' | 'read';
   readonly flagBaseUrl: string;
-  readonly recordCacheSize: number;
   /** Shared files by path. */
   readonly shared: ReadonlyMap<string, SharedFile>;
 }
 
 export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
-export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 export const DEFAULT_STALE_AFTER_DAYS = 7;
 
 function paths(value: unknown, name: string): readonly string[] | null {
@@ -149,10 +142,6 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('Options must be an object.');
   const flagBaseUrl = options.flagBaseUrl ?? DEFAULT_FLAG_BASE_URL;
   if (typeof flagBaseUrl !== 'string') throw new InvalidOptionsError('Option "flagBaseUrl" must be a string.');
-  const recordCacheSize = options.recordCacheSize ?? DEFAULT_RECORD_CACHE_SIZE;
-  if (!Number.isSafeInteger(recordCacheSize) || recordCacheSize < 0) {
-    throw new InvalidOptionsError('Option "recordCacheSize" must be a non-negative integer.');
-  }
   const one = (v: unknown, name: string): string | null => {
     if (v === undefined) return null;
     if (typeof v !== 'string' || v === '') throw new InvalidOptionsError(`Option "${name}" must be a path.`);
@@ -176,6 +165,5 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
     asn: paths(options.asn, 'asn'),
     anonymous: paths(options.anonymous, 'anonymous') ?? [],
     flagBaseUrl: flagBaseUrl.replace(/\/+$/, ''),
-    recordCacheSize,
   });
 }

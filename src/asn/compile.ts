@@ -9,8 +9,8 @@
 
 import { readFileSync } from 'node:fs';
 import { splitCsvLine } from '../build/csv.js';
-import { rangeToCidrs } from '../build/ranges.js';
-import { parseIp } from '../ip/address.js';
+import { rangeToCidrs, toBigInt } from '../build/ranges.js';
+import { parseIp, type Address } from '../ip/address.js';
 import { MmdbWriter, Typed } from '../mmdb/writer.js';
 
 export interface BadLine {
@@ -32,15 +32,18 @@ export const ASN_DATABASE_TYPE = 'iprecord-ASN';
 /** Version of the compiler's output: a change makes installed files rebuild. */
 export const ASN_FORMAT_VERSION = 2;
 
-/**
- * Reads and compiles the CSV files. Bad lines are reported, never fatal.
- * `source` is written into the metadata description (to tell when to rebuild).
- */
-export function compileAsnCsv(files: readonly string[], source: string): AsnCompileResult {
-  const writer = new MmdbWriter({ databaseType: ASN_DATABASE_TYPE, description: { en: source } });
+/** One row of an ASN range CSV. */
+export interface AsnRow {
+  readonly start: Address;
+  readonly end: Address;
+  readonly asn: number;
+  readonly name: string;
+}
+
+/** Reads ASN range CSVs (`start,end,asn,organisation`): the rows in file order, and the bad lines (never fatal). */
+export function readAsnCsv(files: readonly string[]): { rows: AsnRow[]; badLines: BadLine[] } {
+  const rows: AsnRow[] = [];
   const badLines: BadLine[] = [];
-  let ranges = 0;
-  let networks = 0;
   for (const file of files) {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
@@ -59,18 +62,29 @@ export function compileAsnCsv(files: readonly string[], source: string): AsnComp
         bad('invalid address range or AS number');
         continue;
       }
-      let cidrs;
-      try {
-        cidrs = rangeToCidrs(start, end);
-      } catch (e) {
-        bad((e as Error).message);
+      if (toBigInt(start) > toBigInt(end)) {
+        bad('Range start is after its end.');
         continue;
       }
-      const value = { autonomous_system_number: new Typed('uint32', asn), autonomous_system_organization: f[3] ?? '' };
-      for (const c of cidrs) writer.insert(c.version, c.words, c.prefix, value);
-      ranges++;
-      networks += cidrs.length;
+      rows.push({ start, end, asn, name: f[3] ?? '' });
     }
   }
-  return { buffer: writer.toBuffer(), ranges, networks, badLines };
+  return { rows, badLines };
+}
+
+/**
+ * Reads and compiles the CSV files. Bad lines are reported, never fatal.
+ * `source` is written into the metadata description (to tell when to rebuild).
+ */
+export function compileAsnCsv(files: readonly string[], source: string): AsnCompileResult {
+  const writer = new MmdbWriter({ databaseType: ASN_DATABASE_TYPE, description: { en: source } });
+  const { rows, badLines } = readAsnCsv(files);
+  let networks = 0;
+  for (const row of rows) {
+    const cidrs = rangeToCidrs(row.start, row.end);
+    const value = { autonomous_system_number: new Typed('uint32', row.asn), autonomous_system_organization: row.name };
+    for (const c of cidrs) writer.insert(c.version, c.words, c.prefix, value);
+    networks += cidrs.length;
+  }
+  return { buffer: writer.toBuffer(), ranges: rows.length, networks, badLines };
 }

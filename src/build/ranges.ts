@@ -39,18 +39,16 @@ export function rangeToCidrs(start: Address, end: Address): Cidr[] {
   const out: Cidr[] = [];
   while (lo <= hi) {
     // Largest block aligned at `lo` that does not pass `hi`.
-    let size = lo === 0n ? width : trailingZeros(lo, width);
-    while (size > 0 && lo + (1n << BigInt(size)) - 1n > hi) size--;
+    const size = Math.min(lo === 0n ? width : bitLength(lo & -lo) - 1, bitLength(hi - lo + 1n) - 1);
     out.push({ version, words: fromBigInt(version, lo), prefix: width - size });
     lo += 1n << BigInt(size);
   }
   return out;
 }
 
-function trailingZeros(n: bigint, width: number): number {
-  let z = 0;
-  while (z < width && ((n >> BigInt(z)) & 1n) === 0n) z++;
-  return z;
+/** The number of bits of a positive integer. */
+function bitLength(n: bigint): number {
+  return n.toString(2).length;
 }
 
 /** IPv4 on plain numbers (exact below 2^53). */

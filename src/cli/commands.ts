@@ -285,9 +285,7 @@ async function runEnrich(argv: string[]): Promise<number> {
           .filter((f) => f !== '');
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
   const data = dataDir(o.data);
-  // Record cache per database: emptied when full, so a small one churns (16 384: 80-88k rows/s on one
-  // thread, 65 536: 100k, 100 000 or more: 104-111k) and a large one is full only after millions of rows.
-  const openOptions = { ...(data === undefined ? {} : { data }), recordCacheSize: 65_536 };
+  const openOptions = data === undefined ? {} : { data };
   let opened: Awaited<ReturnType<typeof openInput>>;
   let size: number;
   try {

@@ -14,7 +14,8 @@ import { Interner } from './intern.js';
 import { write, type Family } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from '../threat/tree.js';
-import type { Snapshot } from '../snapshot.js';
+import type { Sources } from './sources.js';
+import { networkPieces } from './fragments.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 
 export interface CompiledDataset {
@@ -33,18 +34,20 @@ interface Resolved {
 }
 
 /**
- * Compiles what a snapshot has open (geo and ASN databases in order of
- * priority, Anonymous-IP databases, the threat feeds' threat.bin) and the
- * special-purpose registry into a dataset file.
+ * Compiles the sources (geo and ASN databases in order of priority,
+ * Anonymous-IP databases), the threat feeds' threat.bin when given, and the
+ * special-purpose registry into a dataset file; `key` names what it was
+ * compiled from (kept in its metadata).
  */
-export function compileDataset(snap: Snapshot, special: SpecialTable, builtAt = new Date()): CompiledDataset {
+export function compileDataset(snap: Sources, threat: ThreatTree | null, special: SpecialTable, key: string, builtAt = new Date()): CompiledDataset {
   const intern = new Interner();
   const resolved: Resolved = { locations: [], networks: [] };
-  const families = ([4, 6] as const).map((version) => compileFamily(snap, special, version, intern, resolved));
+  const families = ([4, 6] as const).map((version) => compileFamily(snap, threat, special, version, intern, resolved));
   const meta: DatasetMeta = {
     zones: intern.zones.list,
     builtAt: builtAt.toISOString(),
-    sources: snap.databases().map((d) => ({ role: d.role, path: d.path, databaseType: d.databaseType, buildEpoch: d.buildEpoch })),
+    key,
+    sources: snap.databases(),
   };
   return {
     buffer: write(families[0], families[1], intern, meta),
@@ -54,7 +57,7 @@ export function compileDataset(snap: Snapshot, special: SpecialTable, builtAt = 
   };
 }
 
-function compileFamily(snap: Snapshot, special: SpecialTable, version: IpVersion, intern: Interner, resolved: Resolved): Family {
+function compileFamily(snap: Sources, threat: ThreatTree | null, special: SpecialTable, version: IpVersion, intern: Interner, resolved: Resolved): Family {
   const bits = version === 4 ? 32 : 128;
   const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
   // Geo layers: a location id per range.
@@ -64,7 +67,7 @@ function compileFamily(snap: Snapshot, special: SpecialTable, version: IpVersion
     src.file.forEachNetwork(version, (words, prefix, offset) => {
       let id = geoIds[i].get(offset);
       if (id === undefined) {
-        const part = snap.geoAt(i, offset);
+        const part = src.at(offset);
         id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
         geoIds[i].set(offset, id);
       }
@@ -81,8 +84,8 @@ function compileFamily(snap: Snapshot, special: SpecialTable, version: IpVersion
     src.file.forEachNetwork(version, (words, prefix, offset) => {
       let id = networkIds[i].get(offset);
       if (id === undefined) {
-        const r = snap.asnAt(i, offset);
-        id = r === null ? NONE : resolved.networks.push({ row: intern.network(r.head, r.tail), flags: r.flags }) - 1;
+        const r = src.at(offset);
+        id = r === null ? NONE : resolved.networks.push({ row: intern.network(...networkPieces(r)), flags: r.flags }) - 1;
         networkIds[i].set(offset, id);
       }
       if (id === NONE) return;
@@ -98,17 +101,17 @@ function compileFamily(snap: Snapshot, special: SpecialTable, version: IpVersion
     const flags = new Map<number, number>();
     src.file.forEachNetwork(version, (words, prefix, offset) => {
       let f = flags.get(offset);
-      if (f === undefined) flags.set(offset, (f = snap.anonymousAt(i, offset)));
+      if (f === undefined) flags.set(offset, (f = src.at(offset) ?? 0));
       if (f !== 0) layer.pushNetwork(words, prefix, bits, f);
     });
     return layer;
   });
   // The threat feeds' labels.
   const threatLayer = new Ranges();
-  snap.threat?.forEachRange(version, (lo, hi, label) => label !== 0 && threatLayer.push(lo, hi, label));
+  threat?.forEachRange(version, (lo, hi, label) => label !== 0 && threatLayer.push(lo, hi, label));
   const layers = [...geoLayers, ...asnLayers, ...anonymousLayers, threatLayer, specialRanges(special, version, last)];
   const parts = overlay(layers, last);
-  return refsOf(parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, snap.threat, intern, resolved, ordinals, prefixes);
+  return refsOf(parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
 }
 
 /** The registry's kinds as ranges: cut at every entry's edges (and IPv6's 2000::/3), each piece classified at its start. */

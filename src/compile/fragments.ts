@@ -22,7 +22,7 @@
  */
 
 import type { CountryFacts } from '../country/facts.js';
-import type { GeoPart } from '../snapshot.js';
+import type { Location, NetworkOwner } from './sources.js';
 
 const json = (v: unknown): string => JSON.stringify(v) ?? 'null';
 
@@ -40,9 +40,15 @@ export function countryPieces(c: CountryFacts | null): [head: string, middle: st
 }
 
 /** A location's place (city and region) and point (coordinates and postal code); null: no location. */
-export function locationPieces(g: GeoPart | null): [place: string, point: string] {
+export function locationPieces(g: Location | null): [place: string, point: string] {
   return [
     `${json(g?.city ?? null)},"region":${json(g?.region ?? null)},"region_code":${json(g?.region_code ?? null)},"region_type":${json(g?.region_type ?? null)}`,
     `${json(g?.latitude ?? null)},"longitude":${json(g?.longitude ?? null)},"postal":${json(g?.postal ?? null)}`,
   ];
+}
+
+/** A network owner's pieces before its route and after it (`,"asn":{…,"route":` and `,"type":…}` with `carrier` when known). */
+export function networkPieces(n: NetworkOwner): [head: string, tail: string] {
+  const head = `,"asn":{"asn":${json(n.asn)},"name":${json(n.name)},"domain":${json(n.domain)},"route":`;
+  return [head, `,"type":${json(n.type)}}` + (n.carrier === null ? '' : ',"carrier":' + json(n.carrier))];
 }

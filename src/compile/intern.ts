@@ -5,7 +5,7 @@
 
 import { NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
 import { basicThreat, buildThreat, threatOf } from '../record/threat.js';
-import type { GeoPart } from '../snapshot.js';
+import type { Location } from './sources.js';
 import type { ThreatTree } from '../threat/tree.js';
 import { countryPieces, locationPieces } from './fragments.js';
 
@@ -73,7 +73,7 @@ export class Interner {
   }
 
   /** A location's row (its country's row made when new); null: no location. */
-  location(part: GeoPart | null): number {
+  location(part: Location | null): number {
     const country = part?.country ?? null;
     const code = country?.country_code ?? '';
     const { countries, locations } = this.tables;

@@ -61,7 +61,23 @@ export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 export interface DatasetMeta {
   readonly zones: readonly string[];
   readonly builtAt: string;
-  readonly sources: readonly { readonly role: string; readonly path: string; readonly databaseType: string; readonly buildEpoch: string }[];
+  /** What the dataset was compiled from, in a form that tells when to compile again (`compile/cache.ts`). */
+  readonly key: string;
+  /** The databases it was compiled from. */
+  readonly sources: readonly SourceInfo[];
+}
+
+/** A database a dataset was compiled from. */
+export interface SourceInfo {
+  readonly role: 'geo' | 'asn' | 'anonymous';
+  /** The file, or the package the data came from. */
+  readonly path: string;
+  readonly schema: string;
+  readonly databaseType: string;
+  readonly buildEpoch: string;
+  readonly ipVersion: 4 | 6;
+  readonly nodeCount: number;
+  readonly bytes: number;
 }
 
 /** A dataset file's sections, as typed arrays over its bytes (checked once, at open). */

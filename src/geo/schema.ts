@@ -25,6 +25,7 @@ export const ROLES: Readonly<Record<Schema, readonly Role[]>> = {
   'maxmind-isp': ['asn'],
   'maxmind-anonymous': ['anonymous'],
   'ipinfo-lite': ['geo', 'asn'],
+  'asn-csv': ['asn'],
 };
 
 /**

@@ -16,7 +16,7 @@ import { formatIp } from '../../src/ip/format.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
-import { sourceNetworks, testDb, type SourceRecord } from '../helpers/maxmind.js';
+import { SMALL, sourceNetworks, testDb, type SourceRecord } from '../helpers/maxmind.js';
 
 const present = hasSharedData();
 const MAXMIND = join(SHARED_DATA, 'maxmind-test');
@@ -103,7 +103,7 @@ function check(
 describe.each(SUITES)('$label', (suite) => {
   const it = suite.present ? itAlways : itAlways.skip;
   it.each(suite.geo)('%s: location of every network', (name) => {
-    const engine = openSync({ geo: testDb(suite.root, name) });
+    const engine = openSync({ geo: testDb(suite.root, name), asn: SMALL.asn });
     const sub = (r: SourceRecord) => (r.subdivisions as SourceRecord[] | undefined)?.[0];
     check(
       suite,
@@ -140,7 +140,7 @@ describe.each(SUITES)('$label', (suite) => {
   });
 
   it('ASN: number and organisation of every network', () => {
-    const engine = openSync({ asn: testDb(suite.root, suite.asn) });
+    const engine = openSync({ geo: SMALL.geo, asn: testDb(suite.root, suite.asn) });
     check(
       suite,
       'asn',
@@ -155,7 +155,7 @@ describe.each(SUITES)('$label', (suite) => {
   });
 
   it('ISP: ASN, and the carrier of mobile networks', () => {
-    const engine = openSync({ asn: testDb(suite.root, suite.isp) });
+    const engine = openSync({ geo: SMALL.geo, asn: testDb(suite.root, suite.isp) });
     check(
       suite,
       'isp',
@@ -176,7 +176,7 @@ describe.each(SUITES)('$label', (suite) => {
   });
 
   it('Anonymous-IP: Tor, VPN, proxy and hosting flags', () => {
-    const engine = openSync({ anonymous: testDb(suite.root, suite.anonymous) });
+    const engine = openSync({ ...SMALL, anonymous: testDb(suite.root, suite.anonymous) });
     check(
       suite,
       'anonymous',
@@ -218,7 +218,7 @@ for (let i = 1; i < 224; i += 3) probes.push(`${i}.1.2.3`);
 /** Opens a database as geo data and looks up every probe; returns the first iprecord error about the data, or null. */
 function openAndProbe(file: string): unknown {
   try {
-    const engine = openSync({ geo: [file] });
+    const engine = openSync({ geo: [file], asn: SMALL.asn });
     engine.info();
     for (const ip of probes) {
       try {

@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 
 export type SourceRecord = Record<string, unknown>;
 
@@ -19,3 +20,13 @@ export function sourceNetworks(root: string, name: string): [string, SourceRecor
 export function testDb(root: string, name: string): string {
   return join(root, 'test-data', `${name}.mmdb`);
 }
+
+/**
+ * Small geo and ASN databases (iprecord's fixtures) to open beside a
+ * database under test: a dataset of them compiles in a fraction of a
+ * second, where one with the default data takes seconds.
+ */
+export const SMALL = {
+  geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')],
+  asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')],
+} as const;

@@ -1,11 +1,11 @@
 /**
- * The compiled dataset against the engine that reads the databases
- * themselves: the same databases compiled (`compile/dataset.ts`), then
- * every network's edges and random addresses of both families answered
- * from the dataset (`dataset/render.ts`) byte for byte as `jsonBytes`
- * answers them (but for `current_time` and `count`), on the fixture
- * databases of every schema, with an Anonymous-IP database and threat
- * feeds, and with the full and basic threat object.
+ * The compiled dataset against a record assembled the plain way from the
+ * sources themselves (`helpers/reference.ts`): every network's edges and
+ * random addresses of both families answered by an engine opened on the
+ * databases (compiled on open) byte for byte as the reference answers
+ * them (but for `current_time`), on the fixture databases of every
+ * schema, with an Anonymous-IP database and threat feeds (laid over at
+ * run time, and compiled in), with the full and basic threat object.
  */
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,21 +15,18 @@ import { afterAll, beforeAll } from 'vitest';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { buildThreat } from '../../src/threat/build.js';
 import { describe, expect, it } from 'vitest';
-import { compileDataset } from '../../src/compile/dataset.js';
-import { Dataset } from '../../src/dataset/format.js';
-import { findRange, writeRecord } from '../../src/dataset/render.js';
 import { isIprecordError, openSync, type OpenOptions } from '../../src/index.js';
-import { parseCidr, parseIp } from '../../src/ip/address.js';
+import { parseCidr } from '../../src/ip/address.js';
 import { toBigInt } from '../../src/build/ranges.js';
 import { formatIp } from '../../src/ip/format.js';
-import { buildSpecialTable, classify, SpecialKind } from '../../src/ip/special.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';
-import { resolveOptions } from '../../src/options.js';
-import { ByteWriter } from '../../src/record/writer.js';
-import { Snapshot } from '../../src/snapshot.js';
-import { nowMicros, ZoneClock } from '../../src/time/zone.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { testDb } from '../helpers/maxmind.js';
+import { Reference } from '../helpers/reference.js';
+import { compileDataset } from '../../src/compile/dataset.js';
+import { specialTable } from '../../src/compile/cache.js';
+import { Sources } from '../../src/compile/sources.js';
+import { ThreatTree } from '../../src/threat/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-dataset-'));
@@ -53,7 +50,6 @@ beforeAll(async () => {
   writeFileSync(threatBin, built.buffer);
 });
 
-const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
 const db = (name: string) => testDb(FIXTURES_DIR, name);
 
 /** Addresses to compare: the edges of every network of the databases (first, last, and one outside each), and random ones. */
@@ -84,20 +80,17 @@ function probes(paths: readonly string[], edgesOf: readonly string[], random: nu
   return out;
 }
 
-/** The dataset's answer: the record's JSON text, or the error message (the engine's checks, then the dataset). */
-function answer(ds: Dataset, clock: ZoneClock, out: ByteWriter, ip: string, basic: boolean, flagBase: string): string {
-  const a = parseIp(ip);
-  if (a === null) return `error: ${ip} does not appear to be an IPv4 or IPv6 address`;
-  const kind = classify(special, a.version, a.words);
-  const text = formatIp(a.version, a.words);
-  if (kind === SpecialKind.Private) return `error: ${text} is a private IP address`;
-  if (kind === SpecialKind.Reserved) return `error: ${text} is a reserved IP address.`;
-  out.used = 0;
-  writeRecord(ds, clock, a.version, a.words, findRange(ds, a.version, a.words), { text, now: nowMicros(), count: '7', ownCount: false, basic, flagBase, threat: null }, out);
-  return out.buf.toString('utf8', 0, out.used);
-}
-
 const timeless = (s: string) => s.replace(/"current_time":"[^"]*"/, '"current_time":null');
+
+/** An engine's answer: the record's JSON text, or `error: ` and the message. */
+function answer(f: () => string): string {
+  try {
+    return f();
+  } catch (e) {
+    if (!isIprecordError(e)) throw e;
+    return `error: ${e.message}`;
+  }
+}
 
 describe.each([
   ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
@@ -109,28 +102,20 @@ describe.each([
     { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' },
   ],
 ] as [string, OpenOptions][])('the dataset compiled from %s', (_name, given) => {
-  it('answers as the engine over the databases, byte for byte', () => {
+  it('answers as the records assembled from the databases themselves, byte for byte', () => {
     const options = given.threat === undefined ? given : { ...given, threat: threatBin };
-    const resolved = resolveOptions({ ...options, memory: 'read' });
-    // Compiled with the default flag base: the engine's own is written per lookup.
-    const compiled = compileDataset(Snapshot.openSync(resolveOptions({ ...options, flagBaseUrl: undefined, memory: 'read' })), special);
-    const ds = new Dataset(compiled.buffer, 'compiled');
+    const geo = options.geo as string[];
+    const asn = options.asn as string[];
+    const anonymous = (options.anonymous as string[] | undefined) ?? [];
+    const reference = new Reference({ geo, asn, anonymous }, options.threat === undefined ? null : new ThreatTree(readFileSync(threatBin), threatBin), options.flagBaseUrl);
     const engine = openSync({ ...options, memory: 'read' });
-    const clock = new ZoneClock();
-    const out = new ByteWriter(4096);
-    const ips = probes([...(options.geo as string[]), ...(options.asn as string[]), ...((options.anonymous as string[] | undefined) ?? [])], given.threat === undefined ? [] : blocks, 20_000);
+    const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 20_000);
     let records = 0;
     for (const basic of [false, true]) {
       for (const ip of ips) {
-        let want: string;
-        try {
-          want = Buffer.from(engine.jsonBytes(ip, { count: '7', basicThreat: basic }), 'latin1').toString('utf8');
-          records++;
-        } catch (e) {
-          if (!isIprecordError(e)) throw e;
-          want = `error: ${e.message}`;
-        }
-        const got = answer(ds, clock, out, ip, basic, JSON.stringify(resolved.flagBaseUrl).slice(1, -1));
+        const got = answer(() => Buffer.from(engine.jsonBytes(ip, { count: '7', basicThreat: basic }), 'latin1').toString('utf8'));
+        const want = reference.json(ip, '7', basic, Date.now());
+        if (!got.startsWith('error')) records++;
         if (timeless(got) !== timeless(want)) expect({ ip, basic, got: timeless(got) }).toEqual({ ip, basic, got: timeless(want) });
       }
     }
@@ -139,11 +124,8 @@ describe.each([
   });
 });
 
-describe('an engine opened on a compiled dataset', () => {
-  it.each([
-    ['the threat feeds compiled in', true],
-    ['the threat feeds laid over it at run time (threat.bin beside it)', false],
-  ])('answers every operation as the engine over the databases it was compiled from: %s', (_name, compiledIn) => {
+describe('threat feeds compiled into the dataset', () => {
+  it('answer every operation as the same feeds laid over the dataset at run time, and as the reference', () => {
     const options: OpenOptions = {
       geo: [db('GeoIP2-City-Fixture'), db('DBIP-City-Lite-Fixture')],
       asn: [db('GeoIP2-ISP-Fixture')],
@@ -151,10 +133,13 @@ describe('an engine opened on a compiled dataset', () => {
       threat: threatBin,
       memory: 'read',
     };
-    const file = join(dir, `fixtures-${compiledIn}.iprd`);
-    writeFileSync(file, compileDataset(Snapshot.openSync(resolveOptions(compiledIn ? options : { ...options, threat: undefined })), special).buffer);
-    const sources = openSync(options);
-    const compiled = openSync(compiledIn ? { dataset: file } : { dataset: file, threat: threatBin });
+    const files = { geo: options.geo as string[], asn: options.asn as string[], anonymous: options.anonymous as string[] };
+    const tree = new ThreatTree(readFileSync(threatBin), threatBin);
+    const file = join(dir, 'threat-compiled-in.iprd');
+    writeFileSync(file, compileDataset(new Sources(files), tree, specialTable(), 'fixtures with threat feeds').buffer);
+    const reference = new Reference(files, tree);
+    const laid = openSync(options);
+    const compiled = openSync({ dataset: file, memory: 'read' });
     // Without what changes between calls; JSON text parsed first.
     const stable = (v: unknown): unknown =>
       typeof v === 'string' && v.startsWith('{') ? stable(JSON.parse(v)) : JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? null : x));
@@ -166,25 +151,28 @@ describe('an engine opened on a compiled dataset', () => {
         return { error: e.message, code: e.code };
       }
     };
-    const ips = probes([...(options.geo as string[]), ...(options.asn as string[]), ...(options.anonymous as string[])], blocks, 5_000);
+    const ips = probes([...files.geo, ...files.asn, ...files.anonymous], blocks, 5_000);
     for (const ip of ips) {
+      const want = timeless(reference.json(ip, '3', false, Date.now()));
+      const got = timeless(answer(() => compiled.lookupJson(ip, { count: '3' })));
+      if (got !== want) expect({ ip, got }).toEqual({ ip, got: want });
       for (const [name, call] of [
-        ['lookup', (e: typeof sources) => e.lookup(ip)],
-        ['lookup fields', (e: typeof sources) => e.lookup(ip, { fields: 'threat,ip,asn,carrier,time_zone' })],
-        ['lookupJson', (e: typeof sources) => e.lookupJson(ip, { count: '3' })],
-        ['jsonBytes basic', (e: typeof sources) => Buffer.from(e.jsonBytes(ip, { basicThreat: true }), 'latin1').toString('utf8')],
-        ['field', (e: typeof sources) => e.field(ip, 'region_code')],
-        ['threat', (e: typeof sources) => e.threat(ip)],
-        ['threat basic', (e: typeof sources) => e.threat(ip, { basicThreat: true })],
+        ['lookup', (e: typeof laid) => e.lookup(ip)],
+        ['lookup fields', (e: typeof laid) => e.lookup(ip, { fields: 'threat,ip,asn,carrier,time_zone' })],
+        ['lookupJson', (e: typeof laid) => e.lookupJson(ip, { count: '3' })],
+        ['jsonBytes basic', (e: typeof laid) => Buffer.from(e.jsonBytes(ip, { basicThreat: true }), 'latin1').toString('utf8')],
+        ['field', (e: typeof laid) => e.field(ip, 'region_code')],
+        ['threat', (e: typeof laid) => e.threat(ip)],
+        ['threat basic', (e: typeof laid) => e.threat(ip, { basicThreat: true })],
       ] as const) {
-        const want = outcome(() => call(sources));
-        const got = outcome(() => call(compiled));
-        if (JSON.stringify(got) !== JSON.stringify(want)) expect({ ip, name, got }).toEqual({ ip, name, got: want });
+        const a = outcome(() => call(laid));
+        const b = outcome(() => call(compiled));
+        if (JSON.stringify(b) !== JSON.stringify(a)) expect({ ip, name, got: b }).toEqual({ ip, name, got: a });
       }
     }
-    expect(stable(compiled.bulk(ips.slice(0, 300)))).toEqual(stable(sources.bulk(ips.slice(0, 300))));
+    expect(stable(compiled.bulk(ips.slice(0, 300)))).toEqual(stable(laid.bulk(ips.slice(0, 300))));
     expect(Object.isFrozen(compiled.threat(ips[0].includes(':') ? '8.8.8.8' : ips[0]))).toBe(true);
-    sources.close();
+    laid.close();
     compiled.close();
   });
 });

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyAsn } from '../../../src/asn/classify.js';
 import { compileAsnCsv } from '../../../src/asn/compile.js';
+import { AsnCsv } from '../../../src/compile/asn-csv.js';
 import { fromBigInt, toBigInt } from '../../../src/build/ranges.js';
 import { parseIp } from '../../../src/ip/address.js';
 import { formatIp } from '../../../src/ip/format.js';
@@ -70,6 +71,52 @@ describe('ASN CSV compiler', () => {
         }
       }),
       { seed: seed(), numRuns: 150 },
+    );
+  });
+
+  it('read straight into networks by the dataset compiler (AsnCsv): every network and every lookup as a scan of the rows', () => {
+    const range = fc.tuple(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), fc.bigInt({ min: 0n, max: 2n ** 20n })).map(([lo, len]) => {
+      const hi = lo + len > 2n ** 32n - 1n ? 2n ** 32n - 1n : lo + len;
+      return [lo, hi] as const;
+    });
+    const row = fc.tuple(range, fc.integer({ min: 1, max: 2 ** 32 - 1 }), fc.constantFrom('A', 'B', 'C'));
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }), (raw, extra) => {
+        const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
+        const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${r.name}`).join('\n') + '\n');
+        const table = new AsnCsv([path]);
+        expect(table.rows).toBe(rows.length);
+        // The networks: in order, disjoint, each inside one row that wins on all of it, together covering the rows' union.
+        let covered = 0n;
+        let last = -1n;
+        table.forEachNetwork(4, (words, prefix, offset) => {
+          const lo = BigInt(words[3]);
+          const hi = lo + (1n << BigInt(32 - prefix)) - 1n;
+          expect(lo > last).toBe(true);
+          expect(lo % (1n << BigInt(32 - prefix))).toBe(0n);
+          last = hi;
+          covered += hi - lo + 1n;
+          for (const n of [lo, hi, (lo + hi) / 2n]) expect(table.owners[offset]).toEqual({ asn: scan(rows, n)!.asn, name: scan(rows, n)!.name });
+        });
+        const points = [...new Set(rows.flatMap((r) => [r.lo, r.hi + 1n]))].sort((a, b) => (a < b ? -1 : 1));
+        let union = 0n;
+        for (let i = 0; i + 1 < points.length; i++) if (scan(rows, points[i]) !== null) union += points[i + 1] - points[i];
+        expect(covered).toBe(union);
+        // IPv4 rows answer at ::/96 of IPv6 too.
+        let six = 0n;
+        table.forEachNetwork(6, (words, prefix) => {
+          expect(words[0] | words[1] | words[2]).toBe(0);
+          six += 1n << BigInt(128 - prefix);
+        });
+        expect(six).toBe(union);
+        const found = { offset: -1, prefix: 0 };
+        for (const n of [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n)) {
+          const want = scan(rows, n);
+          table.find(4, fromBigInt(4, n), found);
+          expect(found.offset < 0 ? null : table.owners[found.offset]).toEqual(want === null ? null : { asn: want.asn, name: want.name });
+        }
+      }),
+      { seed: seed(), numRuns: 200 },
     );
   });
 

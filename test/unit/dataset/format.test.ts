@@ -3,17 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Dataset, HEADER, INDEX_WORDS } from '../../../src/dataset/format.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
-import { parseIp } from '../../../src/ip/address.js';
-import { buildSpecialTable } from '../../../src/ip/special.js';
-import { resolveOptions } from '../../../src/options.js';
-import { Snapshot } from '../../../src/snapshot.js';
+import { specialTable } from '../../../src/compile/cache.js';
+import { Sources } from '../../../src/compile/sources.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
 
-const special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
 const good = compileDataset(
-  Snapshot.openSync(resolveOptions({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], memory: 'read' })),
-  special,
+  new Sources({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], anonymous: [] }),
+  null,
+  specialTable(),
+  'fixtures',
 ).buffer;
 
 describe('dataset file', () => {

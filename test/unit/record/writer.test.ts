@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CountryTable } from '../../../src/country/facts.js';
 import { byteText } from '../../../src/record/bytes.js';
-import { geoRun, geoRunBytes } from '../../../src/record/pieces.js';
 import { ByteWriter } from '../../../src/record/writer.js';
-import type { GeoPart } from '../../../src/snapshot.js';
 import { seed } from '../../helpers/env.js';
 
 /** Any text: ASCII, text beyond the BMP, lone surrogates, control characters, quotes and backslashes. */
@@ -33,34 +30,6 @@ describe('ByteWriter', () => {
         const w = new ByteWriter(capacity, spare ? new ArrayBuffer(capacity) : null);
         for (const s of steps) s.write(w);
         expect(Buffer.from(w.result()).equals(Buffer.concat(steps.map((s) => s.bytes)))).toBe(true);
-      }),
-      { seed: seed(), numRuns: 1000 },
-    );
-  });
-});
-
-describe('geoRunBytes', () => {
-  const countries = new CountryTable('https://flagcdn.com/w320');
-  const orNull = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });
-  const coordinate = orNull(fc.oneof(fc.double({ min: -180, max: 180, noNaN: true }), fc.integer({ min: -90, max: 90 })));
-  const geo: fc.Arbitrary<GeoPart> = fc.record({
-    city: orNull(anyText),
-    region: orNull(anyText),
-    region_code: orNull(anyText),
-    region_type: orNull(anyText),
-    latitude: coordinate,
-    longitude: coordinate,
-    postal: orNull(anyText),
-    country: orNull(fc.constantFrom('US', 'GB', 'DE', 'JP', 'BR', 'CI', 'RE', 'AQ', 'XK').map((cc) => countries.get(cc))),
-    zone: orNull(fc.constantFrom('Europe/London', 'America/New_York')),
-    pieces: fc.constant(null).map(() => ({ text: null, bytes: null, countryText: null, countryBytes: null })),
-  });
-
-  it('is the UTF-8 of the location text, for any values and countries', () => {
-    fc.assert(
-      fc.property(geo, (g) => {
-        expect(Buffer.from(geoRunBytes(g)).toString('utf8')).toBe(geoRun(g));
-        expect(Buffer.from(geoRunBytes(g)).equals(Buffer.from(geoRun(g)))).toBe(true);
       }),
       { seed: seed(), numRuns: 1000 },
     );

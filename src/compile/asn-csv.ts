@@ -1,0 +1,168 @@
+/**
+ * ASN range CSVs (`start,end,asn,organisation`, the format of
+ * `@ip-location-db/asn`) as a source of the compiler, read straight into
+ * networks: rows resolved into one sorted partition where a later row wins
+ * on its own range (in the @ip-location-db data the one nested row is the
+ * narrower announcement), each piece split into CIDR blocks (`asn.route`
+ * is the block that holds the address). IPv4 rows also answer at ::/96 of
+ * IPv6, as in an MMDB's IPv6 tree. Build time only.
+ */
+
+import { statSync } from 'node:fs';
+import { readAsnCsv, type BadLine } from '../asn/compile.js';
+import { rangeToCidrs, toBigInt } from '../build/ranges.js';
+import type { IpVersion } from '../ip/parse.js';
+import type { Found } from '../mmdb/reader.js';
+
+const V4_END = (1n << 32n) - 1n;
+
+/** A network owner as a row gives it. */
+export interface AsnCsvOwner {
+  readonly asn: number;
+  readonly name: string;
+}
+
+export class AsnCsv {
+  /** Distinct (asn, organisation) pairs; a network's `offset` is its index here. */
+  readonly owners: AsnCsvOwner[] = [];
+  readonly badLines: readonly BadLine[];
+  readonly rows: number;
+  /** Bytes read, and the newest file's modification time. */
+  readonly bytes: number;
+  readonly modified: Date;
+  /** The partition's pieces, sorted: first and last address (IPv4 at ::/96), owner. */
+  private readonly lo: bigint[] = [];
+  private readonly hi: bigint[] = [];
+  private readonly owner: number[] = [];
+  /** The pieces' CIDR blocks per family, in address order. */
+  private readonly networks: Record<IpVersion, Networks>;
+
+  constructor(files: readonly string[]) {
+    const { rows, badLines } = readAsnCsv(files);
+    this.badLines = badLines;
+    this.rows = rows.length;
+    const stats = files.map((f) => statSync(f));
+    this.bytes = stats.reduce((a, s) => a + s.size, 0);
+    this.modified = new Date(Math.max(...stats.map((s) => s.mtimeMs)));
+    const ids = new Map<string, number>();
+    const items = rows.map((r, order) => {
+      const key = `${r.asn} ${r.name}`;
+      let id = ids.get(key);
+      if (id === undefined) {
+        id = this.owners.push({ asn: r.asn, name: r.name }) - 1;
+        ids.set(key, id);
+      }
+      return { lo: toBigInt(r.start), hi: toBigInt(r.end), order, id };
+    });
+    items.sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : a.order - b.order));
+    // Resolved pieces so far, sorted and disjoint, with the order of the row they came from.
+    const out: { lo: bigint; hi: bigint; order: number; id: number }[] = [];
+    for (const r of items) {
+      // The pieces r overlaps are a suffix (every piece starts at or before r).
+      let from = out.length;
+      while (from > 0 && out[from - 1].hi >= r.lo) from--;
+      if (from === out.length) {
+        out.push(r);
+        continue;
+      }
+      const merged: typeof out = [];
+      let at = r.lo;
+      for (const p of out.splice(from)) {
+        if (p.lo < r.lo) merged.push({ ...p, hi: r.lo - 1n });
+        const lo = p.lo > r.lo ? p.lo : r.lo;
+        const hi = p.hi < r.hi ? p.hi : r.hi;
+        if (lo <= hi) {
+          if (at < lo) merged.push({ ...r, lo: at, hi: lo - 1n });
+          merged.push(p.order > r.order ? { ...p, lo, hi } : { ...r, lo, hi });
+          at = hi + 1n;
+        }
+        if (p.hi > r.hi) merged.push({ ...p, lo: p.lo > r.hi ? p.lo : r.hi + 1n });
+      }
+      if (at <= r.hi) merged.push({ ...r, lo: at });
+      merged.sort((a, b) => (a.lo < b.lo ? -1 : 1));
+      out.push(...merged);
+    }
+    for (const p of out) {
+      this.lo.push(p.lo);
+      this.hi.push(p.hi);
+      this.owner.push(p.id);
+    }
+    this.networks = { 4: new Networks(), 6: new Networks() };
+    for (let i = 0; i < this.lo.length; i++) {
+      const v4 = this.hi[i] <= V4_END;
+      for (const c of this.cidrs(i)) {
+        if (v4) this.networks[4].push(c.words, c.prefix - 96, this.owner[i]);
+        this.networks[6].push(c.words, c.prefix, this.owner[i]);
+      }
+    }
+  }
+
+  /** Every network of a family in address order: its first address (four words), prefix length (IPv4: 0-32) and owner. */
+  forEachNetwork(version: IpVersion, fn: (words: Uint32Array, prefix: number, offset: number) => void): void {
+    const n = this.networks[version];
+    const words = new Uint32Array(4);
+    for (let i = 0; i < n.length; i++) {
+      words.set(n.words.subarray(i * 4, i * 4 + 4));
+      fn(words, n.prefix[i], n.owner[i]);
+    }
+  }
+
+  /** The network that holds an address (as `MmdbFile.find`): its owner in `out.offset` (-1: none) and its prefix length. */
+  find(version: IpVersion, words: ArrayLike<number>, out: Found): number {
+    const x = toBigInt({ version: 6, words: [words[0], words[1], words[2], words[3]] });
+    let lo = 0;
+    let hi = this.lo.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.lo[mid] <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    const i = lo - 1;
+    out.offset = -1;
+    if (i < 0 || this.hi[i] < x || (version === 4 && x > V4_END)) return 0;
+    for (const c of this.cidrs(i)) {
+      const first = toBigInt({ version: 6, words: c.words });
+      if (x >= first && x < first + (1n << BigInt(128 - c.prefix))) {
+        out.offset = this.owner[i];
+        out.prefix = version === 4 ? c.prefix - 96 : c.prefix;
+      }
+    }
+    return 0;
+  }
+
+  /** Piece i's CIDR blocks, in IPv6 terms (an IPv4 piece's at ::/96). */
+  private cidrs(i: number) {
+    const lo = this.lo[i];
+    const hi = this.hi[i];
+    if (hi <= V4_END) return rangeToCidrs({ version: 4, words: [0, 0, 0, Number(lo)] }, { version: 4, words: [0, 0, 0, Number(hi)] }).map((c) => ({ ...c, prefix: c.prefix + 96 }));
+    return rangeToCidrs(
+      { version: 6, words: [0, 1, 2, 3].map((w) => Number((lo >> BigInt(96 - 32 * w)) & 0xffffffffn)) as [number, number, number, number] },
+      { version: 6, words: [0, 1, 2, 3].map((w) => Number((hi >> BigInt(96 - 32 * w)) & 0xffffffffn)) as [number, number, number, number] },
+    );
+  }
+}
+
+/** CIDR blocks in typed arrays: first address (four words), prefix length, owner. */
+class Networks {
+  words = new Uint32Array(4096);
+  prefix = new Uint8Array(1024);
+  owner = new Int32Array(1024);
+  length = 0;
+
+  push(words: ArrayLike<number>, prefix: number, owner: number): void {
+    if (this.length === this.prefix.length) {
+      const grow = <T extends Uint32Array | Uint8Array | Int32Array>(a: T): T => {
+        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.words = grow(this.words);
+      this.prefix = grow(this.prefix);
+      this.owner = grow(this.owner);
+    }
+    this.words.set(words, this.length * 4);
+    this.prefix[this.length] = prefix;
+    this.owner[this.length] = owner;
+    this.length++;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The sources a dataset is compiled from: geo, ASN and Anonymous-IP
+ * databases (MMDB files of every supported schema, and the default ASN
+ * ranges compiled into one), each record resolved to what it gives a
+ * record (region code and type, time zone, country facts, network type,
+ * threat flags). Build time only.
+ */
+
+import { readFileSync } from 'node:fs';
+import { classifyAsn } from '../asn/classify.js';
+import { CountryTable, type CountryFacts } from '../country/facts.js';
+import { matchRegion, subdivisionByCode } from '../country/regions.js';
+import { InvalidDatasetError } from '../errors.js';
+import { flatGeo } from '../geo/adapters/flat.js';
+import { ipinfoAsn, ipinfoGeo } from '../geo/adapters/ipinfo.js';
+import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from '../geo/adapters/maxmind.js';
+import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema } from '../geo/facts.js';
+import { detectSchema, ROLES } from '../geo/schema.js';
+import type { MmdbValue } from '../mmdb/decoder.js';
+import { MmdbFile, type Found } from '../mmdb/reader.js';
+import type { IpVersion } from '../ip/parse.js';
+import { AsnCsv } from './asn-csv.js';
+import type { SourceInfo } from '../dataset/format.js';
+import { DEFAULT_FLAG_BASE_URL } from '../options.js';
+import { ThreatFlag } from '../record/threat.js';
+import { zoneOfLocation } from '../time/country-zone.js';
+import { ZoneClock } from '../time/zone.js';
+import type { Asn, Carrier } from '../types.js';
+
+/** What a geo record gives a record. */
+export interface Location {
+  readonly city: string | null;
+  readonly region: string | null;
+  readonly region_code: string | null;
+  readonly region_type: string | null;
+  readonly latitude: number | null;
+  readonly longitude: number | null;
+  readonly postal: string | null;
+  readonly country: CountryFacts | null;
+  readonly zone: string | null;
+}
+
+/** What an ASN record gives a record: `asn` but its route, `carrier`, and the threat flags its network type asserts. */
+export interface NetworkOwner {
+  readonly asn: string;
+  readonly name: string | null;
+  readonly domain: string | null;
+  readonly type: Asn['type'];
+  readonly carrier: Carrier | null;
+  readonly flags: number;
+}
+
+/** A database a dataset was compiled from, as `info()` describes it. */
+export interface DatabaseInfo extends SourceInfo {
+  readonly role: Role;
+  readonly schema: Schema;
+}
+
+/**
+ * A database to read: an MMDB file, or ASN range CSVs (a path ending in
+ * `.csv`, or several files under one name: the default data's two).
+ */
+export type SourceFile = string | { readonly path: string; readonly csv: readonly string[] };
+
+/** What the compiler walks: an MMDB file, or ASN ranges read from CSV (`asn-csv.ts`). */
+export interface NetworkFile {
+  forEachNetwork(version: IpVersion, fn: (words: Uint32Array, prefix: number, offset: number) => void): void;
+  find(version: IpVersion, words: ArrayLike<number>, out: Found): number;
+}
+
+type Adapter<T> = (v: MmdbValue) => T | null;
+
+const ADAPTERS: Record<Role, Partial<Record<Schema, Adapter<unknown>>>> = {
+  geo: { flat: flatGeo, 'maxmind-city': maxmindGeo, 'ipinfo-lite': ipinfoGeo },
+  asn: { 'maxmind-asn': maxmindAsn, 'maxmind-isp': maxmindIsp, 'ipinfo-lite': ipinfoAsn },
+  anonymous: { 'maxmind-anonymous': maxmindAnonymous },
+};
+
+/** One opened database of a role, with its schema's adapter. */
+export interface Database<T> {
+  readonly file: NetworkFile;
+  readonly info: DatabaseInfo;
+  /** What the record at a data offset gives (null: nothing). */
+  readonly at: (offset: number) => T | null;
+}
+
+/** The geo, ASN and Anonymous-IP databases of a dataset, in order of priority. */
+export class Sources {
+  readonly geo: readonly Database<Location>[];
+  readonly asn: readonly Database<NetworkOwner>[];
+  readonly anonymous: readonly Database<number>[];
+  private readonly countries: CountryTable;
+  private readonly clock = new ZoneClock();
+
+  /**
+   * Reads the databases.
+   * @throws InvalidDatasetError when a file cannot be read or its schema cannot serve its role
+   */
+  constructor(files: { readonly geo: readonly SourceFile[]; readonly asn: readonly SourceFile[]; readonly anonymous: readonly SourceFile[] }, flagBaseUrl = DEFAULT_FLAG_BASE_URL) {
+    this.countries = new CountryTable(flagBaseUrl);
+    this.geo = files.geo.map((f) => this.open(f, 'geo', (facts: GeoFacts) => this.location(facts)));
+    this.asn = files.asn.map((f) => (isCsv(f) ? csvDatabase(f) : this.open(f, 'asn', networkOwner)));
+    this.anonymous = files.anonymous.map((f) => this.open(f, 'anonymous', anonymousFlags));
+  }
+
+  private open<F, T>(source: SourceFile, role: Role, resolve: (facts: F) => T | null): Database<T> {
+    if (typeof source !== 'string') throw new InvalidDatasetError(`${source.path}: CSV files can serve as ASN data only.`);
+    const path = source;
+    let buf: Buffer;
+    try {
+      buf = readFileSync(source);
+    } catch (e) {
+      throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
+    }
+    const file = new MmdbFile(buf, path);
+    const schema = detectSchema(file, path);
+    const adapter = ADAPTERS[role][schema] as Adapter<F> | undefined;
+    if (adapter === undefined || !ROLES[schema].includes(role)) throw new InvalidDatasetError(`${path}: a ${schema} database cannot serve as a ${role} database.`);
+    const m = file.metadata;
+    const info: DatabaseInfo = { role, path, schema, databaseType: m.databaseType, buildEpoch: m.buildEpoch.toISOString(), ipVersion: m.ipVersion, nodeCount: m.nodeCount, bytes: file.size };
+    return {
+      file,
+      info,
+      at: (offset) => {
+        const facts = adapter(file.decode(offset));
+        return facts === null ? null : resolve(facts);
+      },
+    };
+  }
+
+  /** Every database, geo first. */
+  databases(): DatabaseInfo[] {
+    return [...this.geo, ...this.asn, ...this.anonymous].map((d) => d.info);
+  }
+
+  private location(facts: GeoFacts): Location {
+    const cc = facts.countryCode;
+    const country = cc === null ? null : this.countries.get(cc);
+    let regionCode: string | null = null;
+    let regionType: string | null = null;
+    if (cc !== null) {
+      const sub = facts.regionCode !== null ? subdivisionByCode(cc, facts.regionCode) : facts.region !== null ? matchRegion(cc, facts.region) : null;
+      regionCode = facts.regionCode ?? sub?.code ?? null;
+      regionType = sub?.type ?? null;
+    }
+    return {
+      city: facts.city,
+      region: facts.region,
+      region_code: regionCode,
+      region_type: regionType,
+      latitude: facts.latitude,
+      longitude: facts.longitude,
+      postal: facts.postal,
+      country,
+      // The database's zone, else the one at the coordinates, kept within the country (`time/country-zone.ts`).
+      zone: zoneOfLocation(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z)),
+    };
+  }
+}
+
+function networkOwner(facts: AsnFacts): NetworkOwner | null {
+  if (facts.asn === null) return null;
+  const type = classifyAsn(facts.name);
+  const carrier = facts.carrier === null ? null : { ...facts.carrier };
+  return { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 };
+}
+
+function isCsv(f: SourceFile): f is SourceFile {
+  return typeof f !== 'string' || /\.csv$/i.test(f);
+}
+
+/** ASN range CSVs as a database. */
+function csvDatabase(source: SourceFile): Database<NetworkOwner> {
+  const path = typeof source === 'string' ? source : source.path;
+  let file: AsnCsv;
+  try {
+    file = new AsnCsv(typeof source === 'string' ? [source] : source.csv);
+  } catch (e) {
+    throw new InvalidDatasetError(`Cannot read ASN ranges ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ASN ranges (start,end,asn,organisation) in it.`);
+  const info: DatabaseInfo = { role: 'asn', path, schema: 'asn-csv', databaseType: 'ASN ranges (CSV)', buildEpoch: file.modified.toISOString(), ipVersion: 6, nodeCount: file.rows, bytes: file.bytes };
+  return { file, info, at: (offset) => networkOwner({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
+}
+
+function anonymousFlags(facts: AnonymousFacts): number {
+  return (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
+}

@@ -1,0 +1,15 @@
+/**
+ * Vitest global set-up: datasets that tests compile from their fixture
+ * databases go to a cache folder of this run (`compile/cache.ts` reads
+ * XDG_CACHE_HOME), removed at the end, never to the user's cache.
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default function setup(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
+  process.env.XDG_CACHE_HOME = dir;
+  return () => rmSync(dir, { recursive: true, force: true });
+}
