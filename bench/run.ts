@@ -1,26 +1,39 @@
 /**
- * `npm run bench`: full-record lookups against maxmind's bare `get()` on the
- * same DB-IP file, in one run, with a seeded mix of addresses drawn from
- * networks present in the data (80 % IPv4, 15 % IPv6, 5 % IPv4-mapped);
- * and cold `open()` to the first full lookup, in fresh processes.
+ * `npm run bench`: iprecord's full record against `maxmind` npm opened as
+ * its README says (`maxmind.open()`, its cache on) on the same DB-IP
+ * files, in one process, on three mixes of addresses (`bench/mix.ts`):
  *
- * `--min-ratio x` fails (exit 1) when the median lookup()/maxmind.get() is
- * below x.
+ * - **distinct** (the headline): 1 200 000 addresses, each looked up once
+ *   by each task (no cache of either side has seen it before);
+ * - **cycled**: the 100 000-address mix, again and again;
+ * - **Zipf**: lookups over 50 000 addresses with Zipf weights.
+ *
+ * For each, `lookup()` against `get()`, and `lookupJson()` against `get()`
+ * plus `JSON.stringify`. Then: private memory after one million distinct
+ * lookups, in a fresh process; cold `open()` to the first record, in five.
+ *
+ * `--min-ratio x` fails (exit 1) when the distinct mix's median
+ * lookup()/get() is below x.
  */
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { Reader as MaxmindReader } from 'maxmind';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import maxmind from 'maxmind';
 import { Bench } from 'tinybench';
 import { defaultGeoPaths } from '../src/data.js';
 import { open } from '../src/index.js';
-import { addressMix, SEED } from './mix.js';
+import { addressMix, distinctAddresses, SEED, zipfMix } from './mix.js';
 
 /** Operations per task call. */
 const BATCH = 1000;
-/** Rounds of all tasks. */
-const ROUNDS = 15;
+/** Rounds of all tasks, and each task's time per round (ms). */
+const ROUNDS = 9;
+const TIME = 200;
+const DISTINCT = 1_200_000;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function coldOpen(): number[] {
   const script = `const t=performance.now();const {open}=await import('./dist/index.js');const e=await open();e.lookup('8.8.8.8');console.log(performance.now()-t)`;
@@ -29,88 +42,97 @@ function coldOpen(): number[] {
   return times.sort((a, b) => a - b);
 }
 
+/** Private memory (`Private_Dirty` of smaps_rollup) of a fresh process before and after looking up every address of a file once, in MiB. */
+function privateGrowth(ips: readonly string[]): { before: number; after: number; heap: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-'));
+  try {
+    const file = join(dir, 'ips.txt');
+    writeFileSync(file, ips.join('\n'));
+    const script = `import {readFileSync} from 'node:fs';const {open}=await import('./dist/index.js');
+const dirty=()=>Number(/Private_Dirty:\\s+(\\d+)/.exec(readFileSync('/proc/self/smaps_rollup','utf8'))[1])/1024;
+const ips=readFileSync(${JSON.stringify(file)},'utf8').split('\\n');const e=await open();e.lookup('8.8.8.8');globalThis.gc();const before=dirty();let n=0;
+for(const ip of ips){n+=e.lookup(ip).ip.length;n+=e.lookupJson(ip).length;}globalThis.gc();
+console.log(JSON.stringify({before,after:dirty(),heap:process.memoryUsage().heapUsed/1048576,n}))`;
+    return JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim()) as {
+      before: number;
+      after: number;
+      heap: number;
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Peer {
+  get(ip: string): unknown;
+}
+
 async function main(): Promise<void> {
   const minRatio = Number(process.argv[process.argv.indexOf('--min-ratio') + 1] ?? 0) || 0;
-  // Cold opens first, before this process holds two engines' worth of memory.
+  // Cold opens and the memory figure first, in fresh processes, before this one holds two readers' worth of memory.
   const cold = coldOpen();
-  const ips = addressMix();
-  const engine = await open();
-  const [geo4, geo6] = defaultGeoPaths().map((p) => new MaxmindReader(readFileSync(p)));
-  const isV6 = ips.map((ip) => ip.includes(':') && !ip.startsWith('::ffff:'));
-  const plain = ips.map((ip) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip));
-  let i = 0;
-  let j = 0;
-  let sink = 0;
-  // Each task call runs BATCH operations so that the harness's own cost per
-  // call (timestamps, bookkeeping: about a microsecond) does not blur rates
-  // of a few microseconds; rates are per operation, from the mean time.
-  const tasks: [string, () => void][] = [
-    [
-      'iprecord lookup() full record',
-      () => {
-        for (let k = 0; k < BATCH; k++) {
-          sink += engine.lookup(ips[i]).ip.length;
-          i = i + 1 === ips.length ? 0 : i + 1;
-        }
-      },
-    ],
-    [
-      'maxmind get() (geo only, bare)',
-      () => {
-        for (let k = 0; k < BATCH; k++) {
-          const r = (isV6[j] ? geo6 : geo4).get(plain[j]);
-          sink += r === null ? 0 : 1;
-          j = j + 1 === ips.length ? 0 : j + 1;
-        }
-      },
-    ],
-    [
-      'iprecord threat()',
-      () => {
-        for (let k = 0; k < BATCH; k++) {
-          sink += engine.threat(ips[i]).is_bogon ? 1 : 0;
-          i = i + 1 === ips.length ? 0 : i + 1;
-        }
-      },
-    ],
+  const distinct = distinctAddresses(DISTINCT);
+  const memory = privateGrowth(distinct.slice(0, 1_000_000));
+  const mixes: [string, string[], boolean][] = [
+    ['distinct', distinct, false],
+    ['cycled 100 000', addressMix(), true],
+    ['Zipf over 50 000', zipfMix(50_000, 1_000_000), true],
   ];
-  // This machine's speed drifts (shared cores): the tasks run in ROUNDS
-  // short rounds, one after the other within a round, and the ratio is the
-  // median of the rounds' ratios.
-  // One pass over the mix first, for both readers: the rounds measure the
-  // steady state (caches filled, code optimised), not the first pass.
-  for (let k = 0; k < ips.length; k += BATCH) for (const [, fn] of tasks) fn();
-  const rates: number[][] = tasks.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({ time: 400, warmupTime: 100 });
-    for (const [name, fn] of tasks) bench.add(name, fn);
-    await bench.run();
-    bench.tasks.forEach((t, k) => {
-      const r = t.result;
-      if (r.state !== 'completed') throw new Error(`${t.name}: ${r.state}`);
-      rates[k].push((1000 * BATCH) / r.latency.mean);
-    });
+  const engine = await open();
+  const [geo4, geo6] = (await Promise.all(defaultGeoPaths().map((p) => maxmind.open(p)))) as Peer[];
+  let sink = 0;
+  const results: { mix: string; task: string; rates: number[] }[] = [];
+  const ratios: Record<string, number[]> = {};
+  for (const [mix, ips, cycles] of mixes) {
+    const v6 = ips.map((ip) => ip.includes(':') && !ip.startsWith('::ffff:'));
+    const plain = ips.map((ip) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip));
+    // Each task walks the list with its own cursor: on the distinct mix no task meets an address twice.
+    const task = (body: (k: number) => number) => {
+      let at = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          if (at === ips.length) {
+            if (!cycles) throw new Error(`the ${mix} mix ran out: make it longer or the rounds shorter`);
+            at = 0;
+          }
+          sink += body(at++);
+        }
+      };
+    };
+    const tasks: [string, () => void][] = [
+      ['iprecord lookup()', task((k) => engine.lookup(ips[k]).ip.length)],
+      ['maxmind get()', task((k) => ((v6[k] ? geo6 : geo4).get(plain[k]) === null ? 0 : 1))],
+      ['iprecord lookupJson()', task((k) => engine.lookupJson(ips[k]).length)],
+      ['maxmind get() + JSON.stringify', task((k) => (JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? '').length)],
+    ];
+    // A cycled mix is walked once first (the steady state is measured, not the first pass); the distinct one never repeats.
+    if (cycles) for (let k = 0; k < ips.length; k += BATCH) for (const [, fn] of tasks) fn();
+    const rates: number[][] = tasks.map(() => []);
+    // This machine's speed drifts: short rounds, every task in each, ratios per round, medians of the rounds.
+    for (let round = 0; round < ROUNDS; round++) {
+      const bench = new Bench({ time: TIME, warmupTime: 0, warmupIterations: 0, iterations: 1 });
+      for (const [name, fn] of tasks) bench.add(name, fn);
+      await bench.run();
+      bench.tasks.forEach((t, k) => {
+        if (t.result.state !== 'completed') throw new Error(`${t.name}: ${t.result.state}`);
+        rates[k].push((1000 * BATCH) / t.result.latency.mean);
+      });
+    }
+    tasks.forEach(([name], k) => results.push({ mix, task: name, rates: rates[k] }));
+    ratios[`${mix}: lookup()/get()`] = rates[0].map((r, k) => r / rates[1][k]);
+    ratios[`${mix}: lookupJson()/get()+stringify`] = rates[2].map((r, k) => r / rates[3][k]);
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.table(
-    tasks.map(([name], k) => ({
-      task: name,
-      'ops/s (median)': Math.round(median(rates[k])),
-      'mean µs': (1e6 / median(rates[k])).toFixed(2),
-      'min ops/s': Math.round(Math.min(...rates[k])),
-      'max ops/s': Math.round(Math.max(...rates[k])),
-    })),
-  );
-  const ratios = rates[0].map((r, k) => r / rates[1][k]);
-  const ratio = median(ratios);
+  console.table(results.map((r) => ({ mix: r.mix, task: r.task, 'ops/s (median)': Math.round(median(r.rates)), min: Math.round(Math.min(...r.rates)), max: Math.round(Math.max(...r.rates)) })));
+  for (const [name, rs] of Object.entries(ratios)) console.log(`${name} = ${median(rs).toFixed(2)}x (rounds ${rs.map((r) => r.toFixed(2)).join(', ')})`);
   console.log(
-    `lookup()/maxmind.get() = ${ratio.toFixed(2)}x median of ${ROUNDS} rounds (${ratios.map((r) => r.toFixed(2)).join(', ')})  ` +
-      `(${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, seed ${SEED})`,
+    `private memory after 1 000 000 distinct lookup() + lookupJson(): +${(memory.after - memory.before).toFixed(1)} MiB (${memory.before.toFixed(0)} -> ${memory.after.toFixed(0)} MiB; heap ${memory.heap.toFixed(0)} MiB)`,
   );
   console.log(`cold open() to first full lookup, 5 processes: median ${cold[2].toFixed(0)} ms (min ${cold[0].toFixed(0)}, max ${cold[4].toFixed(0)})`);
+  console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, seed ${SEED}`);
   if (sink < 0) console.log(sink);
-  if (minRatio > 0 && ratio < minRatio) {
-    console.error(`ratio ${ratio.toFixed(2)} is below --min-ratio ${minRatio}`);
+  const headline = median(ratios['distinct: lookup()/get()']);
+  if (minRatio > 0 && headline < minRatio) {
+    console.error(`distinct lookup()/get() ${headline.toFixed(2)} is below --min-ratio ${minRatio}`);
     process.exitCode = 1;
   }
 }
