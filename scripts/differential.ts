@@ -12,7 +12,7 @@
 
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ensureDataset } from '../src/compile/cache.js';
+import { ensureDataset } from '../src/dataset/locate.js';
 import { Dataset } from '../src/dataset/format.js';
 import { isIprecordError, openSync, type Engine } from '../src/index.js';
 import { formatIp } from '../src/ip/format.js';

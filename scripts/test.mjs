@@ -4,6 +4,8 @@
 // vitest: flags to both runs, file filters to the first and to choose the
 // second run's suites (none matched: no second run).
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -29,13 +31,16 @@ const runs = [
   { memory: 'mmap', args },
   { memory: 'read', args: memorySuites.length === 0 ? null : [...flags, ...memorySuites] },
 ];
+// Datasets the tests compile from fixture databases: one cache folder for both runs (the second finds the first's).
+const cache = mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
 let failed = false;
 const started = Date.now();
 for (const { memory, args: runArgs } of runs) {
   if (runArgs === null) continue;
   console.log(`\n== tests with IPRECORD_MEMORY=${memory}${memory === 'read' ? ' (the suites that depend on how files are held)' : ''}\n`);
-  const r = spawnSync(process.execPath, [vitest, 'run', ...runArgs], { stdio: 'inherit', env: { ...process.env, IPRECORD_MEMORY: memory } });
+  const r = spawnSync(process.execPath, [vitest, 'run', ...runArgs], { stdio: 'inherit', env: { ...process.env, IPRECORD_MEMORY: memory, IPRECORD_TEST_CACHE: cache } });
   if (r.status !== 0) failed = true;
 }
+rmSync(cache, { recursive: true, force: true });
 console.log(`\nnpm test: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 process.exit(failed ? 1 : 0);

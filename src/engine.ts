@@ -74,6 +74,8 @@ export interface EngineInfo {
   readonly loadedAt: string;
   /** How database files are held: mapped (shared between processes and threads) or read; `reason` when maps were asked for and cannot be made. */
   readonly memory: { readonly mode: 'mmap' | 'read'; readonly reason?: string };
+  /** The compiled dataset answering lookups: its file, size and when it was compiled. */
+  readonly dataset: { readonly path: string; readonly bytes: number; readonly builtAt: string };
   readonly databases: readonly DatabaseInfo[];
   /** The compiled threat feeds in use, when any. */
   readonly threat: { readonly path: string; readonly builtAt: string } | null;
@@ -422,12 +424,23 @@ export class Engine extends EventEmitter<EngineEvents> {
     return {
       loadedAt: snap.loadedAt.toISOString(),
       memory: memoryState(this.options),
+      dataset: { path: snap.dataset.name, bytes: snap.dataset.bytes, builtAt: snap.dataset.meta.builtAt },
       databases,
       threat: snap.threat === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: snap.threat.meta.builtAt },
       lists: CATEGORIES.map(list),
       feeds,
       lookups24h: this.counter.peek(now),
     };
+  }
+
+  /**
+   * Reads the whole dataset file: its checksum, and that every range and
+   * table row refers to what exists (what opening leaves out; 0.2-0.3 s
+   * for the default data). `iprecord info` runs it.
+   * @throws InvalidDatasetError naming the defect; ClosedError
+   */
+  verify(): void {
+    this.live().dataset.verify();
   }
 
   /**

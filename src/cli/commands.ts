@@ -137,8 +137,9 @@ async function runUpdate(argv: string[]): Promise<number> {
 
 const INFO_USAGE = `Usage: iprecord info [--data dir]
 
-Prints what is loaded, as JSON: each database (role, schema, build date,
-size, when read), the threat build, each feed (state, entries, addresses
+Checks the dataset file whole (checksum, every reference), then prints
+what is loaded, as JSON: the dataset, each database it was compiled from
+(role, schema, build date, size, when read), the threat build, each feed (state, entries, addresses
 covered, date of its data, source) and each threat category (loaded,
 stale or missing, with its sources). Missing, stale and failed lists are
 also listed as warnings on standard error.
@@ -155,7 +156,9 @@ function runInfo(argv: string[]): number {
   if (typeof parsed === 'number') return parsed;
   const { o } = parsed;
   const data = dataDir(o.data);
-  const info = openSync(data === undefined ? {} : { data }).info();
+  const engine = openSync(data === undefined ? {} : { data });
+  engine.verify();
+  const info = engine.info();
   process.stdout.write(JSON.stringify(info, null, 2) + '\n');
   for (const l of info.lists) {
     if (l.state !== 'loaded') process.stderr.write(`warning: ${l.name}: ${l.state}${l.reason ? ` (${l.reason})` : l.dataDate ? ` (newest data ${l.dataDate})` : ''}\n`);

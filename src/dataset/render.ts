@@ -28,9 +28,14 @@ export interface RenderState {
   threat: string | null;
 }
 
-/** The range of an address: its ref (record << 8 | route prefix). */
+/**
+ * The range of an address: its ref (record << 8 | route prefix).
+ * @throws InvalidDatasetError when the ref names no record (a damaged file: `Dataset.verify()`)
+ */
 export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<number>): number {
-  return version === 4 ? ds.find4(words[3]) : ds.find6(words);
+  const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
+  if (ref >>> 8 >= ds.recordCount) throw ds.badRef(ref);
+  return ref;
 }
 
 /** Writes the record of the address in `words` (in range `ref`) as UTF-8 JSON. */

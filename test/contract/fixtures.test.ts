@@ -12,7 +12,7 @@ import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
 import { openSync } from '../../src/index.js';
 import { parseCidr, parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
-import { sourceNetworks, testDb } from '../helpers/maxmind.js';
+import { SMALL, sourceNetworks, testDb } from '../helpers/maxmind.js';
 
 /** First and last address of a network. */
 function ends(cidr: string): string[] {
@@ -50,7 +50,7 @@ describe('fixtures', () => {
   });
 
   it.each([FIXTURES.flat.name, FIXTURES.flatUntyped.name])('%s: the flat schema answers its source', (name) => {
-    const engine = openSync({ geo: testDb(FIXTURES_DIR, name) });
+    const engine = openSync({ geo: testDb(FIXTURES_DIR, name), asn: SMALL.asn });
     expect(engine.info().databases[0].schema).toBe('flat');
     for (const [network, r] of sourceNetworks(FIXTURES_DIR, name)) {
       for (const ip of ends(network)) {

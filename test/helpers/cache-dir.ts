@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export default function setup(): () => void {
-  const dir = mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
+  // `npm test` (scripts/test.mjs) gives one for its two runs, and removes it.
+  const given = process.env.IPRECORD_TEST_CACHE;
+  const dir = given ?? mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
   process.env.XDG_CACHE_HOME = dir;
-  return () => rmSync(dir, { recursive: true, force: true });
+  return () => {
+    if (given === undefined) rmSync(dir, { recursive: true, force: true });
+  };
 }

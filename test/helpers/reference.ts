@@ -8,7 +8,7 @@
  */
 
 import { Sources, type SourceFile } from '../../src/compile/sources.js';
-import { specialTable } from '../../src/compile/cache.js';
+import { specialTable } from '../../src/compile/run.js';
 import { invalidIpMessage, privateIpMessage, reservedIpMessage } from '../../src/errors.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatCidr, formatIp } from '../../src/ip/format.js';

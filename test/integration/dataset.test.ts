@@ -24,7 +24,7 @@ import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { testDb } from '../helpers/maxmind.js';
 import { Reference } from '../helpers/reference.js';
 import { compileDataset } from '../../src/compile/dataset.js';
-import { specialTable } from '../../src/compile/cache.js';
+import { specialTable } from '../../src/compile/run.js';
 import { Sources } from '../../src/compile/sources.js';
 import { ThreatTree } from '../../src/threat/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';
@@ -174,5 +174,24 @@ describe('threat feeds compiled into the dataset', () => {
     expect(Object.isFrozen(compiled.threat(ips[0].includes(':') ? '8.8.8.8' : ips[0]))).toBe(true);
     laid.close();
     compiled.close();
+  });
+});
+
+describe('engine.verify()', () => {
+  it('passes on a compiled dataset and finds a flipped bit that opening does not read; info() names the dataset', () => {
+    const file = join(dir, 'verify.iprd');
+    const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').buffer;
+    writeFileSync(file, compiled);
+    const good = openSync({ dataset: file, memory: 'read' });
+    good.verify();
+    expect(good.info().dataset).toEqual({ path: file, bytes: compiled.length, builtAt: expect.any(String) });
+    good.close();
+    const damaged = Buffer.from(compiled);
+    damaged[damaged.length - damaged.readUInt32LE(48) - 2] ^= 1;
+    const bad = join(dir, 'damaged.iprd');
+    writeFileSync(bad, damaged);
+    const e = openSync({ dataset: bad, memory: 'read' });
+    expect(() => e.verify()).toThrow(/checksum mismatch/);
+    e.close();
   });
 });

@@ -2,8 +2,9 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Dataset, HEADER, INDEX_WORDS } from '../../../src/dataset/format.js';
+import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
-import { specialTable } from '../../../src/compile/cache.js';
+import { specialTable } from '../../../src/compile/run.js';
 import { Sources } from '../../../src/compile/sources.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
@@ -15,6 +16,19 @@ const good = compileDataset(
   'fixtures',
 ).buffer;
 
+const damaged = (f: (b: Buffer) => void) => {
+  const b = Buffer.from(good);
+  f(b);
+  return b;
+};
+/** A change with the checksum made again: a crafted file, not a damaged one. */
+const crafted = (f: (b: Buffer) => void) =>
+  damaged((b) => {
+    f(b);
+    b.writeUInt32LE(crc32(b.subarray(HEADER)), 52);
+  });
+const refs4 = HEADER + INDEX_WORDS * 4 + good.readUInt32LE(12) * 4;
+
 describe('dataset file', () => {
   it('opens what the compiler writes', () => {
     const ds = new Dataset(good, 'good');
@@ -23,30 +37,37 @@ describe('dataset file', () => {
   });
 
   it('refuses damaged and crafted files with a typed error naming the defect', () => {
-    const damaged = (f: (b: Buffer) => void) => {
-      const b = Buffer.from(good);
-      f(b);
-      return b;
-    };
-    /** A change with the checksum made again: a crafted file, not a damaged one. */
-    const crafted = (f: (b: Buffer) => void) =>
-      damaged((b) => {
-        f(b);
-        b.writeUInt32LE(crc32(b.subarray(HEADER)), 52);
-      });
-    const refs4 = HEADER + INDEX_WORDS * 4 + good.readUInt32LE(12) * 4;
     const cases: [string, Buffer, RegExp][] = [
       ['magic', damaged((b) => void b.write('XXXX', 0)), /bad magic/],
       ['version', damaged((b) => b.writeUInt32LE(9, 8)), /format version 9/],
       ['truncated', good.subarray(0, good.length - 4), /add up to/],
       ['empty', Buffer.alloc(0), /bad magic/],
-      ['flipped bit', damaged((b) => void (b[HEADER + 100] ^= 1)), /checksum/],
-      ['record out of range', crafted((b) => b.writeUInt32LE(0xffffff00, refs4)), /refers to record/],
       ['index out of order', crafted((b) => b.writeUInt32LE(0xffff, HEADER + 4)), /index/],
     ];
     for (const [name, buf, message] of cases) {
       expect(() => new Dataset(buf, name), name).toThrow(InvalidDatasetError);
       expect(() => new Dataset(buf, name), name).toThrow(message);
     }
+  });
+
+  it('finds at verify() what opening does not read: a flipped bit anywhere (checksum), a range naming no record', () => {
+    new Dataset(good, 'good').verify();
+    // A bit of the last fragment's text.
+    const flipped = damaged((b) => void (b[b.length - b.readUInt32LE(48) - 2] ^= 1));
+    expect(() => new Dataset(flipped, 'flipped').verify()).toThrow(/checksum mismatch/);
+    // A crafted range: opens, and a lookup that meets it is a typed error, not a wrong record.
+    const crafted0 = crafted((b) => b.writeUInt32LE(0xffffff00, refs4));
+    const ds = new Dataset(crafted0, 'crafted');
+    expect(() => ds.verify()).toThrow(/refers to record/);
+    expect(() => findRange(ds, 4, [0, 0, 0, 0])).toThrow(InvalidDatasetError);
+    expect(() => findRange(ds, 4, [0, 0, 0, 0])).toThrow(/refers to record/);
+    // A record row naming a location past the table.
+    const records = refs4 + good.readUInt32LE(12) * 4 + INDEX_WORDS * 4 + good.readUInt32LE(16) * 20;
+    expect(() =>
+      new Dataset(
+        crafted((b) => b.writeUInt32LE(0xfffffff0, records)),
+        'row',
+      ).verify(),
+    ).toThrow(/records row 0 refers to locations/);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Where compiled datasets live, and compiling one when none is up to date.
+ * Where compiled datasets live, and having one compiled when none is up to
+ * date.
  * The default data (DB-IP Lite City and the ASN ranges of the installed
  * packages) compiles at install into the package's `data/default.iprd`,
  * else (install scripts off, or a read-only package folder) on first open
@@ -8,18 +9,15 @@
  * size, modification time), so that a changed file compiles again.
  */
 
-import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { writeAtomic } from '../build/write.js';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultAsnSources, defaultGeoPaths, iprecordRoot } from '../data.js';
-import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER } from '../dataset/format.js';
+import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER } from './format.js';
 import { InvalidDatasetError } from '../errors.js';
-import { parseIp } from '../ip/address.js';
-import { buildSpecialTable } from '../ip/special.js';
-import { compileDataset } from './dataset.js';
-import { Sources, type SourceFile } from './sources.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
 export const COMPILER_VERSION = 1;
@@ -52,7 +50,7 @@ export function datasetKey(sources: DatasetSources): string {
 }
 
 /** Places a dataset of these sources may live, in order of preference. */
-function candidates(sources: DatasetSources, key: string): string[] {
+export function candidates(sources: DatasetSources, key: string): string[] {
   if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0) return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
   return [join(cacheDir(), 'datasets', `${createHash('sha256').update(key).digest('hex').slice(0, 24)}.iprd`)];
 }
@@ -77,46 +75,39 @@ export function readDatasetKey(path: string): string | null {
   }
 }
 
-/** The special-purpose registry as the compiler uses it. */
-export function specialTable() {
-  return buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
-}
-
-/** The sources opened for the compiler (the default ASN ranges compiled into an MMDB in memory). */
-export function openSources(sources: DatasetSources): Sources {
-  let asn: readonly SourceFile[];
-  if (sources.asn !== null) asn = sources.asn;
-  else {
-    const { files, source } = defaultAsnSources();
-    asn = [{ path: source, csv: files }];
-  }
-  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous });
-}
-
 /**
  * The path of an up-to-date dataset compiled from `sources`, compiling it
- * (written to a temporary file, then renamed into place) when there is
- * none; `say` is told what happens (by default, standard error).
+ * when there is none: in a child process (`compile/main.ts`), so that the
+ * compiler's code and its peak memory (about 1.7 GB for the default data)
+ * never enter the process that looks up; it writes a temporary file and
+ * renames it into place, and tells on standard error what it does.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export function ensureDataset(sources: DatasetSources, say: (line: string) => void = (line) => process.stderr.write(`iprecord: ${line}\n`)): string {
+export function ensureDataset(sources: DatasetSources): string {
   const key = datasetKey(sources);
   const places = candidates(sources, key);
   for (const path of places) if (existsSync(path) && readDatasetKey(path) === key) return path;
-  const started = Date.now();
-  const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given to open()';
-  say(`compiling ${what} into one dataset (once; the default data takes about a minute)...`);
-  const compiled = compileDataset(openSources(sources), null, specialTable(), key);
-  let lastError: unknown;
-  for (const path of places) {
-    try {
-      mkdirSync(dirname(path), { recursive: true });
-      writeAtomic(path, compiled.buffer);
-      say(`compiled ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return path;
-    } catch (e) {
-      lastError = e;
-    }
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
+  const job: CompileJob = { sources, key, places };
+  const child = spawnSync(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify(job)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  let answer: { path?: string; error?: string } = {};
+  try {
+    answer = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as typeof answer;
+  } catch {
+    // reported below
   }
-  throw new InvalidDatasetError(`Cannot write the compiled dataset to ${places.join(' or ')}.`, { cause: lastError });
+  if (child.status === 0 && typeof answer.path === 'string') return answer.path;
+  throw new InvalidDatasetError(answer.error ?? `The dataset compiler failed (${child.error?.message ?? `exit ${child.status ?? child.signal}`}).`);
+}
+
+/** What the compiler process is asked: the sources, the key to write into the dataset, the places to try in order. */
+export interface CompileJob {
+  readonly sources: DatasetSources;
+  readonly key: string;
+  readonly places: readonly string[];
 }

@@ -1,0 +1,55 @@
+/**
+ * Compiling a dataset from its sources into its place: what the compiler
+ * process (`main.ts`) runs. Build time only.
+ */
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { writeAtomic } from '../build/write.js';
+import { defaultAsnSources, defaultGeoPaths } from '../data.js';
+import type { DatasetSources } from '../dataset/locate.js';
+import { InvalidDatasetError } from '../errors.js';
+import { parseIp } from '../ip/address.js';
+import { buildSpecialTable } from '../ip/special.js';
+import { compileDataset } from './dataset.js';
+import { Sources, type SourceFile } from './sources.js';
+
+/** The special-purpose registry as the compiler uses it. */
+export function specialTable() {
+  return buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
+}
+
+/** The sources opened for the compiler (the default data where none is given). */
+export function openSources(sources: DatasetSources): Sources {
+  let asn: readonly SourceFile[];
+  if (sources.asn !== null) asn = sources.asn;
+  else {
+    const { files, source } = defaultAsnSources();
+    asn = [{ path: source, csv: files }];
+  }
+  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous });
+}
+
+/**
+ * Compiles `sources` and writes the dataset to the first of `places` that
+ * can be written; its path. `say` is told what happens.
+ * @throws InvalidDatasetError when a source cannot be read or no place can be written
+ */
+export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void): string {
+  const started = Date.now();
+  const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given to open()';
+  say(`compiling ${what} into one dataset (once; the default data takes about a minute)...`);
+  const compiled = compileDataset(openSources(sources), null, specialTable(), key);
+  let lastError: unknown;
+  for (const path of places) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      writeAtomic(path, compiled.buffer);
+      say(`compiled ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return path;
+    } catch (e) {
+      lastError = e;
+    }
+  }
+  throw new InvalidDatasetError(`Cannot write the compiled dataset to ${places.join(' or ')}.`, { cause: lastError });
+}
