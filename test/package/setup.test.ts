@@ -4,11 +4,14 @@
  * up" block in turn, then `npx iprecord 8.8.8.8`. npx installs the folder
  * into its cache to run its own command, running its lifecycle scripts
  * again; they must not build again (which took 13-23 s): the output of
- * npx's run may not show a build. The time each step took is printed.
+ * npx's run may not show a build. Then the clone packed (`npm pack`) and
+ * installed into a new project with install scripts off, as pnpm and
+ * `--ignore-scripts` install it: the first lookup compiles the default
+ * dataset. The time each step took is printed.
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -60,6 +63,36 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
       const record = JSON.parse(out) as { ip: string; country_code: string; asn: { asn: string } };
       expect(record).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' } });
     }
+  }, 300_000);
+
+  it('the packed package installed with install scripts off: the first open compiles the default dataset, says so once, and answers', () => {
+    // The clone of the test above holds the build (npm pack packs dist/ as it is).
+    const clone = join(dir, 'iprecord');
+    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: clone, encoding: 'utf8' }).trim().split('\n').pop() as string;
+    const app = join(dir, 'app');
+    const cache = join(dir, 'cache');
+    mkdirSync(app);
+    execFileSync('npm', ['init', '-y'], { cwd: app, stdio: 'ignore' });
+    const started = performance.now();
+    execFileSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed)], { cwd: app, stdio: 'ignore' });
+    const installed = performance.now();
+    const script = `const { lookup } = await import('iprecord'); const r = lookup('8.8.8.8'); console.log(JSON.stringify(r)); lookup('1.1.1.1');`;
+    const run = () => spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cache, IPRECORD_DATA: '' } });
+    const first = run();
+    const compiled = performance.now();
+    expect(first.status, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' }, time_zone: { name: 'America/Los_Angeles' } });
+    expect(first.stderr.match(/compiling the default data/g)).toHaveLength(1);
+    // Written into the installed package's own folder, found there by the next process.
+    expect(existsSync(join(app, 'node_modules', 'iprecord', 'data', 'default.iprd'))).toBe(true);
+    const second = run();
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).not.toMatch(/compiling/);
+    const timeless = (t: string) => t.replace(/"current_time":"[^"]*"/, '').replace(/"count":"\d+"/, '');
+    expect(timeless(second.stdout)).toBe(timeless(first.stdout));
+    console.log(
+      `packed package, scripts off: npm install ${((installed - started) / 1000).toFixed(1)} s, first lookup (compiles) ${((compiled - installed) / 1000).toFixed(1)} s, second process ${((performance.now() - compiled) / 1000).toFixed(1)} s`,
+    );
   }, 300_000);
 });
 if (!isClone) console.log(`README set-up test skipped: ${ROOT} is not a git clone`);
