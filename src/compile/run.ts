@@ -11,7 +11,7 @@ import type { DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';
 import { parseIp } from '../ip/address.js';
 import { buildSpecialTable } from '../ip/special.js';
-import { compileDataset } from './dataset.js';
+import { compileDataset, type Progress } from './dataset.js';
 import { Sources, type SourceFile } from './sources.js';
 
 /** The special-purpose registry as the compiler uses it. */
@@ -35,11 +35,12 @@ export function openSources(sources: DatasetSources): Sources {
  * can be written; its path. `say` is told what happens.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void): string {
+export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): string {
   const started = Date.now();
   const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given to open()';
   say(`compiling ${what} into one dataset (once; the default data takes about a minute)...`);
-  const compiled = compileDataset(openSources(sources), null, specialTable(), key);
+  progress?.('reading the sources', 0);
+  const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
   let lastError: unknown;
   for (const path of places) {
     try {
