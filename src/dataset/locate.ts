@@ -5,8 +5,10 @@
  * packages) compiles at install into the package's `data/default.iprd`,
  * else (install scripts off, or a read-only package folder) on first open
  * into the user's cache; databases given to `open()` compile on first open
- * into the cache, under a name derived from their identity (path, inode,
- * size, modification time), so that a changed file compiles again.
+ * into the cache, under a name derived from their paths. The dataset's key
+ * (each source's path, inode, size and modification time, and the format
+ * and compiler versions) tells whether it is up to date: a changed file
+ * compiles again, into the same place.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -49,10 +51,18 @@ export function datasetKey(sources: DatasetSources): string {
   return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity) });
 }
 
-/** Places a dataset of these sources may live, in order of preference. */
-export function candidates(sources: DatasetSources, key: string): string[] {
+/**
+ * Places a dataset of these sources may live, in order of preference. The
+ * name comes from the sources' paths, not their contents: a source that
+ * changed compiles again into the same file (renamed over the old one, so
+ * that old datasets do not pile up), and the key in the file tells whether
+ * it is up to date.
+ */
+export function candidates(sources: DatasetSources): string[] {
   if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0) return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
-  return [join(cacheDir(), 'datasets', `${createHash('sha256').update(key).digest('hex').slice(0, 24)}.iprd`)];
+  const real = (paths: readonly string[] | null) => paths?.map((p) => realpathSync(p)) ?? null;
+  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous) });
+  return [join(cacheDir(), 'datasets', `${createHash('sha256').update(name).digest('hex').slice(0, 24)}.iprd`)];
 }
 
 /** The `key` of a dataset file's metadata, read from its header and tail only; null when it is not a readable dataset. */
@@ -85,7 +95,7 @@ export function readDatasetKey(path: string): string | null {
  */
 export function ensureDataset(sources: DatasetSources): string {
   const key = datasetKey(sources);
-  const places = candidates(sources, key);
+  const places = candidates(sources);
   for (const path of places) if (existsSync(path) && readDatasetKey(path) === key) return path;
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
