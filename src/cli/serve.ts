@@ -7,6 +7,7 @@
 import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
+import { ensureDataset } from '../dataset/locate.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import type { OpenOptions } from '../options.js';
@@ -91,6 +92,8 @@ export async function runServe(argv: string[]): Promise<number> {
     const keys = o.keys === undefined ? KeyStore.none() : KeyStore.read(o.keys);
     if (countsFile !== undefined) keys.restoreCounts(countsFile);
     process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
+    // The default dataset compiled once here (when install scripts did not run), not by every worker at once.
+    ensureDataset({ geo: null, asn: null, anonymous: [] });
     return runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
   }
   if (cluster.isWorker) {
