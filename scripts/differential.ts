@@ -1,7 +1,7 @@
 /**
  * The engine against another build of iprecord (an earlier commit, say
  * the last one that assembled records at run time) on the default data:
- * `lookupJson()` bytes (less `current_time`) and every error equal, over
+ * `lookupJson()` bytes and `lookup()` objects as JSON (less `current_time`) and every error equal, over
  * the edges of ranges of the compiled dataset (first and last address,
  * one before, one after), IPv4-mapped and IPv4-compatible (::/96) forms of IPv4 edges, and random
  * addresses of both families.
@@ -58,7 +58,10 @@ while (ips.length < want) ips.push(next() % 2 === 0 ? formatIp(4, [0, 0, 0, next
 
 const answer = (e: Engine, ip: string): string => {
   try {
-    return e.lookupJson(ip, { count: '1' }).replace(/"current_time":"[^"]*"/, '');
+    // As text, and as an object (the two ways a record is read from the dataset): one answer when they agree.
+    const text = e.lookupJson(ip, { count: '1' }).replace(/"current_time":"[^"]*"/, '');
+    const object = JSON.stringify(e.lookup(ip, { count: '1' })).replace(/"current_time":"[^"]*"/, '');
+    return text === object ? text : `lookupJson ${text}\n  lookup ${object}`;
   } catch (err) {
     if (!isIprecordError(err) && !old.isIprecordError(err)) throw err;
     return `${(err as { code: string }).code}: ${(err as Error).message}`;

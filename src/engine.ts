@@ -239,7 +239,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * The full record of an address, or the chosen fields in the order given.
-   * Nested objects other than `time_zone` are shared and frozen.
+   * Nested objects other than `time_zone`, `asn` and `carrier` are shared and frozen.
    * @throws InvalidIpError, PrivateIpError, ReservedIpError, InvalidFieldError, ClosedError
    */
   lookup(ip: string, options?: LookupOptions): IpRecord {

@@ -15,7 +15,6 @@ import { write, type Family } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from '../threat/tree.js';
 import type { Sources } from './sources.js';
-import { networkPieces } from './fragments.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 
 /** Told what the compiler does: a step, and the share of the work done before it (0 to 1). */
@@ -96,7 +95,7 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
       let id = networkIds[i].get(offset);
       if (id === undefined) {
         const r = src.at(offset);
-        id = r === null ? NONE : resolved.networks.push({ row: intern.network(...networkPieces(r)), flags: r.flags }) - 1;
+        id = r === null ? NONE : resolved.networks.push({ row: intern.network(r), flags: r.flags }) - 1;
         networkIds[i].set(offset, id);
       }
       if (id === NONE) return;
@@ -175,7 +174,7 @@ function refsOf(
   const starts = new Uint32Array(parts.length * 4);
   const refs = new Uint32Array(parts.length);
   const noLocation = intern.location(null);
-  const noNetwork = { row: intern.network(',"asn":null', ''), flags: 0 };
+  const noNetwork = { row: intern.network(null), flags: 0 };
   const noThreat = intern.threat(null, 0, 0);
   let length = 0;
   for (let r = 0; r < parts.length; r++) {

@@ -3,11 +3,11 @@
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
 import { basicThreat, buildThreat, threatOf } from '../record/threat.js';
-import type { Location } from './sources.js';
+import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from '../threat/tree.js';
-import { countryPieces, locationPieces } from './fragments.js';
+import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
 const MAX_RECORDS = 1 << 24;
@@ -58,9 +58,38 @@ class Texts {
   }
 }
 
-/** Fragments, rows and zones, each stored once. */
+/** The tables' strings, each once, one after another: where each starts and ends in UTF-16 code units. */
+class TextPool {
+  readonly list: string[] = [];
+  units = 0;
+  private readonly starts = new Map<string, number>();
+  /** The string's start and end (null: NO_STRING twice). */
+  slice(text: string | null): [number, number] {
+    if (text === null) return [NO_STRING, NO_STRING];
+    let start = this.starts.get(text);
+    if (start === undefined) {
+      start = this.units;
+      this.list.push(text);
+      this.units += text.length;
+      this.starts.set(text, start);
+    }
+    return [start, start + text.length];
+  }
+}
+
+/** A number as the two words of its float64 (little-endian, as the file). */
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+function numberWords(v: number | null | undefined): [number, number] {
+  // -0 is written as 0 in the JSON text: the same here.
+  f64[0] = v == null ? NaN : v + 0;
+  return [f64Words[0], f64Words[1]];
+}
+
+/** Fragments, rows, strings and zones, each stored once. */
 export class Interner {
   readonly fragments = new Texts();
+  readonly text = new TextPool();
   readonly zones = new Texts();
   readonly tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Table(TABLES[t].length)])) as Record<TableName, Table>;
 
@@ -72,24 +101,30 @@ export class Interner {
     return name === null ? NO_ZONE : this.zones.id(name);
   }
 
-  /** A location's row (its country's row made when new); null: no location. */
+  /** A location's row (its country's and place's rows made when new); null: no location. */
   location(part: Location | null): number {
     const country = part?.country ?? null;
     const code = country?.country_code ?? '';
-    const { countries, locations } = this.tables;
+    const { countries, locations, places } = this.tables;
     let c = countries.find(code);
     if (c < 0) c = countries.add(code, ...countryPieces(country).map((t) => this.fragment(t)));
     const [place, point] = locationPieces(part).map((t) => this.fragment(t));
     const zone = this.zone(part?.zone ?? null);
     const key = `${c},${place},${point},${zone}`;
     const id = locations.find(key);
-    return id >= 0 ? id : locations.add(key, c, place, point, zone);
+    if (id >= 0) return id;
+    let p = places.find(place);
+    if (p < 0) p = places.add(place, ...[part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => this.text.slice(v ?? null)));
+    return locations.add(key, ...numberWords(part?.latitude), ...numberWords(part?.longitude), c, place, point, zone, p, ...this.text.slice(part?.postal ?? null), 0);
   }
 
-  network(head: string, tail: string): number {
-    const [h, t] = [this.fragment(head), this.fragment(tail)];
+  /** A network owner's row; null: no network. */
+  network(n: NetworkOwner | null): number {
+    const [h, t] = n === null ? [this.fragment(',"asn":null'), this.fragment('')] : networkPieces(n).map((f) => this.fragment(f));
     const id = this.tables.networks.find(`${h},${t}`);
-    return id >= 0 ? id : this.tables.networks.add(`${h},${t}`, h, t);
+    if (id >= 0) return id;
+    const strings = [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].flatMap((v) => this.text.slice(v ?? null));
+    return this.tables.networks.add(`${h},${t}`, h, t, ...strings);
   }
 
   /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */

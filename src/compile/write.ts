@@ -5,7 +5,7 @@
  */
 
 import { crc32 } from 'node:zlib';
-import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, INDEX_SHIFT, INDEX_WORDS, TABLE_NAMES, TABLES, type DatasetMeta } from '../dataset/format.js';
+import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, INDEX_SHIFT, INDEX_WORDS, layout, pad8, TABLE_NAMES, TABLES, type Counts, type DatasetMeta } from '../dataset/format.js';
 import type { Interner } from './intern.js';
 
 /** A family's ranges and refs (record << 8 | route prefix), merged where neighbours share a ref. */
@@ -17,39 +17,54 @@ export interface Family {
 
 /** The dataset file's bytes. */
 export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buffer {
-  const fragmentBytes = intern.fragments.list.map((f) => Buffer.from(f, 'utf8'));
-  const fragmentSize = fragmentBytes.reduce((n, b) => n + b.length, 0);
-  const fragmentPadded = (fragmentSize + 3) & ~3;
-  const metaText = JSON.stringify(meta);
-  const metaSize = (Buffer.byteLength(metaText) + 3) & ~3;
-  const tables = TABLE_NAMES.map((t) => intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
-  const words = INDEX_WORDS * 2 + v4.length * 2 + v6.length * 5 + tables.reduce((n, t) => n + t.length, 0) + intern.fragments.list.length + 1;
-  const buf = Buffer.alloc(HEADER + words * 4 + fragmentPadded + metaSize);
-  buf.fill(0x20, HEADER + words * 4 + fragmentPadded);
-  buf.write(DATASET_MAGIC, 0, 'latin1');
-  const counts = [v4.length, v6.length, ...TABLE_NAMES.map((t) => intern.tables[t].count), intern.fragments.list.length, fragmentPadded, metaSize];
-  [DATASET_FORMAT_VERSION, ...counts].forEach((v, i) => buf.writeUInt32LE(v, 8 + i * 4));
-  const out = new Uint32Array(buf.buffer, buf.byteOffset + HEADER, words);
-  let at = 0;
-  const put = (a: ArrayLike<number>) => {
-    out.set(a, at);
-    at += a.length;
+  const fragments = Buffer.from(intern.fragments.list.join(''), 'utf8');
+  const text = Buffer.from(intern.text.list.join(''), 'utf8');
+  const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
+  const counts: Counts = {
+    v4: v4.length,
+    v6: v6.length,
+    rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, intern.tables[t].count])) as Counts['rows'],
+    fragments: intern.fragments.list.length,
+    fragmentBytes: fragments.length,
+    textUnits: intern.text.units,
+    textBytes: text.length,
+    metaBytes: pad8(metaText.length),
   };
-  put(index(v4, (i) => v4.starts[i * 4 + 3]));
-  put(Uint32Array.from({ length: v4.length }, (_, i) => v4.starts[i * 4 + 3]));
-  put(v4.refs);
-  put(index(v6, (i) => v6.starts[i * 4]));
-  put(v6.starts);
-  put(v6.refs);
-  for (const t of tables) put(t);
-  const offsets = new Uint32Array(intern.fragments.list.length + 1);
-  fragmentBytes.forEach((b, i) => (offsets[i + 1] = offsets[i] + b.length));
-  put(offsets);
-  let byte = HEADER + words * 4;
-  for (const b of fragmentBytes) byte += b.copy(buf, byte);
-  buf.write(metaText, HEADER + words * 4 + fragmentPadded, 'utf8');
-  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 52);
+  const at = layout(counts);
+  const buf = Buffer.alloc(at.size);
+  buf.write(DATASET_MAGIC, 0, 'latin1');
+  [DATASET_FORMAT_VERSION, ...countWords(counts)].forEach((v, i) => buf.writeUInt32LE(v, 8 + i * 4));
+  const put = (section: number, a: ArrayLike<number>) => new Uint32Array(buf.buffer, buf.byteOffset + section, a.length).set(a);
+  put(
+    at.index4,
+    index(v4, (i) => v4.starts[i * 4 + 3]),
+  );
+  put(
+    at.starts4,
+    Uint32Array.from({ length: v4.length }, (_, i) => v4.starts[i * 4 + 3]),
+  );
+  put(at.refs4, v4.refs);
+  put(
+    at.index6,
+    index(v6, (i) => v6.starts[i * 4]),
+  );
+  put(at.starts6, v6.starts);
+  put(at.refs6, v6.refs);
+  for (const t of TABLE_NAMES) put(at[t], intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
+  put(at.fragmentOffsets, offsets(intern.fragments.list));
+  fragments.copy(buf, at.fragments);
+  text.copy(buf, at.text);
+  buf.fill(0x20, at.meta, at.size);
+  metaText.copy(buf, at.meta);
+  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), CRC_AT);
   return buf;
+}
+
+/** Where each fragment starts, and where the last ends, in bytes. */
+function offsets(list: readonly string[]): Uint32Array {
+  const o = new Uint32Array(list.length + 1);
+  list.forEach((s, i) => (o[i + 1] = o[i] + Buffer.byteLength(s, 'utf8')));
+  return o;
 }
 
 /** For each block of an address's first 20 bits, the first range whose start (its first word: `top`) is in it or after it. */

@@ -1,84 +1,30 @@
 /**
- * The compiled dataset: every static part of every record, for the whole
- * address space, in one file that is mapped (or read) and answered from
- * without parsing. `src/compile/` writes it; the engine reads it.
- *
- * The IPv4 and IPv6 spaces are each one partition into ranges, each
- * range with one static record and the prefix length of the ASN network
- * it lies in (`asn.route` is the address masked to it). A static record is
- * a row of fragment ids: pieces of the record's JSON text, fully resolved
- * and rendered when the dataset was compiled, each stored once however
- * many records use it.
- *
- * File layout (little-endian; every section a multiple of 4 bytes, read as
- * typed arrays):
- *
- *     0  magic "IPRDSET1" (8 bytes)    8  u32 format version
- *    12  u32 counts: IPv4 ranges R4, IPv6 ranges R6, records N, locations L,
- *        countries C, networks M, threats T, fragments F, fragment bytes B
- *        (padded to 4), metadata bytes D (padded to 4): 10 words to 52
- *    52  u32 CRC-32 of bytes 64..end   56  reserved (zeros) to 64
- *    64  IPv4 index: 2^20 + 1 × u32 (first range starting in each block of 4 096 addresses)
- *        IPv4 starts: R4 × u32;  IPv4 refs: R4 × u32 (record << 8 | route prefix)
- *        IPv6 index: 2^20 + 1 × u32 (by the first 20 bits)
- *        IPv6 starts: R6 × 4 u32;  IPv6 refs: R6 × u32
- *        records: N × 3 u32 (location, network, threat)
- *        locations: L × 4 u32 (country, place fragment, point fragment, zone or NO_ZONE)
- *        countries: C × 5 u32 (head, middle, flag, after the flag's base, facts fragments)
- *        networks: M × 2 u32 (head, tail fragments)
- *        threats: T × 3 u32 (the object, and without is_vpn and scores; the
- *          threat flags of single sources, for threat feeds laid over at run time)
- *        fragment offsets: F + 1 × u32 into the fragment bytes
- *        fragment bytes: B (UTF-8 JSON text; see compile/fragments.ts)
- *        metadata: D bytes of JSON (zones, sources, build time), padded with spaces.
+ * The compiled dataset as typed arrays over its bytes, checked at open
+ * (`layout.ts` says what the file holds and where).
  */
 
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
+import {
+  CRC_AT,
+  DATASET_FORMAT_VERSION,
+  DATASET_MAGIC,
+  HEADER,
+  INDEX_SHIFT,
+  INDEX_WORDS,
+  layout,
+  LOCATION,
+  NO_ROUTE,
+  NO_STRING,
+  NO_ZONE,
+  readCounts,
+  TABLE_NAMES,
+  TABLES,
+  type Counts,
+  type DatasetMeta,
+} from './layout.js';
 
-export const DATASET_MAGIC = 'IPRDSET1';
-export const DATASET_FORMAT_VERSION = 1;
-export const HEADER = 64;
-/** Index blocks: an address's first 20 bits. */
-export const INDEX_SHIFT = 12;
-export const INDEX_WORDS = (1 << 20) + 1;
-
-export const NO_ZONE = 0xffffffff;
-/** Route prefix of a range whose record has no network (no `asn.route`). */
-export const NO_ROUTE = 255;
-
-/** The tables after the ranges: rows of this many words, each word an index into the table named. */
-export const TABLES = {
-  records: ['locations', 'networks', 'threats'],
-  locations: ['countries', 'fragments', 'fragments', 'zones'],
-  countries: ['fragments', 'fragments', 'fragments', 'fragments', 'fragments'],
-  networks: ['fragments', 'fragments'],
-  threats: ['fragments', 'fragments', 'flags'],
-} as const;
-export type TableName = keyof typeof TABLES;
-export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
-
-export interface DatasetMeta {
-  readonly zones: readonly string[];
-  readonly builtAt: string;
-  /** What the dataset was compiled from, in a form that tells when to compile again (`compile/cache.ts`). */
-  readonly key: string;
-  /** The databases it was compiled from. */
-  readonly sources: readonly SourceInfo[];
-}
-
-/** A database a dataset was compiled from. */
-export interface SourceInfo {
-  readonly role: 'geo' | 'asn' | 'anonymous';
-  /** The file, or the package the data came from. */
-  readonly path: string;
-  readonly schema: string;
-  readonly databaseType: string;
-  readonly buildEpoch: string;
-  readonly ipVersion: 4 | 6;
-  readonly nodeCount: number;
-  readonly bytes: number;
-}
+export * from './layout.js';
 
 /** A dataset file's sections, as typed arrays over its bytes (checked once, at open). */
 export class Dataset {
@@ -90,6 +36,9 @@ export class Dataset {
   readonly refs6: Uint32Array;
   readonly records: Uint32Array;
   readonly locations: Uint32Array;
+  /** The locations' rows as numbers: latitude and longitude of location `l` at `l * LOCATION / 2` and the next (NaN: null). */
+  readonly locationNumbers: Float64Array;
+  readonly places: Uint32Array;
   readonly countries: Uint32Array;
   readonly networks: Uint32Array;
   readonly threats: Uint32Array;
@@ -101,15 +50,18 @@ export class Dataset {
 
   /** Records in the file: a range's ref names one below this (checked per lookup, `findRange`). */
   readonly recordCount: number;
+  readonly name: string;
   private readonly buf: Buffer;
-  private readonly rows: Record<TableName, number>;
+  private readonly counts: Counts;
+  private readonly textBytes: Buffer;
+  private decoded: string | null = null;
 
   /**
    * Checks the header, the sections' sizes, the metadata, both indexes and
-   * the fragment offsets, in a few milliseconds; not the checksum, the
-   * ranges' refs nor the tables' rows (reads of the whole file:
-   * `verify()`), so that opening costs nothing per range or record. A
-   * range whose ref names no record is a typed error when a lookup meets
+   * the fragment offsets, in a few milliseconds; not the
+   * checksum, the ranges' refs nor the tables' rows (reads of the whole
+   * file: `verify()`), so that opening costs nothing per range or record.
+   * A range whose ref names no record is a typed error when a lookup meets
    * it.
    * @throws InvalidDatasetError for a bad magic, version, size, metadata, or an index out of range
    */
@@ -121,83 +73,110 @@ export class Dataset {
     if (buf.length < HEADER || buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
     const version = buf.readUInt32LE(8);
     if (version !== DATASET_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
-    const [r4, r6, n, l, c, m, t, f, fragmentBytes, metaBytes] = Array.from({ length: 10 }, (_, i) => buf.readUInt32LE(12 + i * 4));
-    const rows = { records: n, locations: l, countries: c, networks: m, threats: t };
-    const words = INDEX_WORDS * 2 + r4 * 2 + r6 * 5 + TABLE_NAMES.reduce((sum, k) => sum + rows[k] * TABLES[k].length, 0) + f + 1;
-    const size = HEADER + words * 4 + fragmentBytes + metaBytes;
-    if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
-    const b = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
+    const c = readCounts(buf);
+    const at = layout(c);
+    if (at.size !== buf.length) bad(`its sections add up to ${at.size} bytes but the file has ${buf.length}`);
+    // Typed arrays need their alignment: a mapped file is page-aligned; a read one is copied when it is not.
+    const b = buf.byteOffset % 8 === 0 ? buf : Buffer.from(buf);
     this.buf = b;
-    let at = b.byteOffset + HEADER;
-    const take = (count: number) => {
-      const a = new Uint32Array(b.buffer, at, count);
-      at += count * 4;
-      return a;
-    };
-    this.index4 = take(INDEX_WORDS);
-    this.starts4 = take(r4);
-    this.refs4 = take(r4);
-    this.index6 = take(INDEX_WORDS);
-    this.starts6 = take(r6 * 4);
-    this.refs6 = take(r6);
-    this.records = take(n * 3);
-    this.locations = take(l * 4);
-    this.countries = take(c * 5);
-    this.networks = take(m * 2);
-    this.threats = take(t * 3);
-    this.fragmentOffsets = take(f + 1);
-    const fragmentsAt = at - b.byteOffset;
-    this.fragments = b.subarray(fragmentsAt, fragmentsAt + fragmentBytes);
+    const words = (section: number, count: number) => new Uint32Array(b.buffer, b.byteOffset + section, count);
+    this.index4 = words(at.index4, INDEX_WORDS);
+    this.starts4 = words(at.starts4, c.v4);
+    this.refs4 = words(at.refs4, c.v4);
+    this.index6 = words(at.index6, INDEX_WORDS);
+    this.starts6 = words(at.starts6, c.v6 * 4);
+    this.refs6 = words(at.refs6, c.v6);
+    this.records = words(at.records, c.rows.records * TABLES.records.length);
+    this.locations = words(at.locations, c.rows.locations * LOCATION);
+    this.locationNumbers = new Float64Array(b.buffer, b.byteOffset + at.locations, (c.rows.locations * LOCATION) / 2);
+    this.places = words(at.places, c.rows.places * TABLES.places.length);
+    this.countries = words(at.countries, c.rows.countries * TABLES.countries.length);
+    this.networks = words(at.networks, c.rows.networks * TABLES.networks.length);
+    this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
+    this.fragmentOffsets = words(at.fragmentOffsets, c.fragments + 1);
+    this.fragments = b.subarray(at.fragments, at.fragments + c.fragmentBytes);
+    this.textBytes = b.subarray(at.text, at.text + c.textBytes);
     let meta: DatasetMeta | null = null;
     try {
-      meta = JSON.parse(b.toString('utf8', fragmentsAt + fragmentBytes)) as DatasetMeta;
+      meta = JSON.parse(b.toString('utf8', at.meta, at.meta + c.metaBytes)) as DatasetMeta;
     } catch {
       // reported below
     }
     if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.zones) || !Array.isArray(meta.sources)) bad('unreadable metadata');
     this.meta = meta as DatasetMeta;
     this.bytes = buf.length;
-    this.recordCount = n;
-    this.rows = rows;
+    this.recordCount = c.rows.records;
+    this.counts = c;
     // Every index into another section in range, checked here so that lookups need not.
     for (const [label, index, count] of [
-      ['IPv4', this.index4, r4],
-      ['IPv6', this.index6, r6],
+      ['IPv4', this.index4, c.v4],
+      ['IPv6', this.index6, c.v6],
     ] as const) {
       if (count === 0 || index[0] !== 0 || index[INDEX_WORDS - 1] !== count) bad(`the ${label} index does not span its ranges`);
       if (!ascending(index)) bad(`a block of the ${label} index ends before it starts`);
     }
     if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
     const offsets = this.fragmentOffsets;
-    if (offsets[0] !== 0 || offsets[f] > fragmentBytes) bad('the fragment offsets do not span the fragments');
+    if (offsets[0] !== 0 || offsets[c.fragments] > c.fragmentBytes) bad('the fragment offsets do not span the fragments');
     if (!ascending(offsets)) bad('a fragment ends before it starts');
   }
 
-  readonly name: string;
-
   /**
    * What the constructor leaves out: the checksum of the whole file, that
-   * every range's ref names a record and every table row's ids are in
-   * range (a read of each byte; about 0.2-0.3 s for the default data).
+   * every range's ref names a record, every table row's ids and strings
+   * are in range (a read of each byte; about
+   * 0.2-0.3 s for the default data).
    * @throws InvalidDatasetError naming the defect
    */
   verify(): void {
-    if (crc32(this.buf.subarray(HEADER)) !== this.buf.readUInt32LE(52)) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: checksum mismatch.`);
+    if (crc32(this.buf.subarray(HEADER)) !== this.buf.readUInt32LE(CRC_AT)) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: checksum mismatch.`);
     for (const refs of [this.refs4, this.refs6]) {
       for (let i = 0; i < refs.length; i++) {
         const prefix = refs[i] & 255;
         if (refs[i] >>> 8 >= this.recordCount || (prefix > 128 && prefix !== NO_ROUTE)) throw this.badRef(refs[i]);
       }
     }
-    const sizes = { ...this.rows, fragments: this.fragmentOffsets.length - 1, zones: this.meta.zones.length, flags: 256 };
+    const sizes = { ...this.counts.rows, fragments: this.counts.fragments, zones: this.meta.zones.length, flags: 256 };
+    const units = this.text().length;
     for (const table of TABLE_NAMES) {
-      const cols = TABLES[table];
+      const cols: readonly string[] = TABLES[table];
       const a = this[table];
       cols.forEach((target, col) => {
-        const row = below(a, col, cols.length, sizes[target], target === 'zones' ? NO_ZONE : -1);
-        if (row >= 0) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${row} refers to ${target} ${a[row * cols.length + col]} of ${sizes[target]}.`);
+        if (target === 'text') {
+          for (let i = col; i < a.length; i += cols.length) {
+            if (a[i] !== NO_STRING && (a[i] > a[i + 1] || a[i + 1] > units))
+              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1]} of ${units}.`);
+          }
+        } else if (target in sizes) {
+          const size = sizes[target as keyof typeof sizes];
+          const row = below(a, col, cols.length, size, target === 'zones' ? NO_ZONE : -1);
+          if (row >= 0) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${row} refers to ${target} ${a[row * cols.length + col]} of ${size}.`);
+        }
       });
     }
+  }
+
+  /**
+   * The string a table row holds at `at` and `at + 1` (start NO_STRING:
+   * null): a slice of the text, which is decoded from UTF-8 at the first
+   * call (a few megabytes, a few milliseconds; kept with the dataset).
+   * @throws InvalidDatasetError when the text decodes to another length than the header's
+   */
+  string(row: Uint32Array, at: number): string | null {
+    const start = row[at];
+    if (start === NO_STRING) return null;
+    return (this.decoded ?? this.text()).slice(start, row[at + 1]);
+  }
+
+  /** The tables' text, decoded. */
+  text(): string {
+    if (this.decoded === null) {
+      const text = this.textBytes.toString('utf8');
+      if (text.length !== this.counts.textUnits)
+        throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.counts.textUnits}.`);
+      this.decoded = text;
+    }
+    return this.decoded;
   }
 
   /** The error of a range whose ref names no record. */

@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultAsnSources, defaultGeoPaths, iprecordRoot } from '../data.js';
-import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER } from './format.js';
+import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, readCounts } from './format.js';
 import { InvalidDatasetError } from '../errors.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
@@ -72,10 +72,9 @@ export function readDatasetKey(path: string): string | null {
     fd = openSync(path, 'r');
     const head = Buffer.alloc(HEADER);
     if (readSync(fd, head, 0, HEADER, 0) !== HEADER || head.toString('latin1', 0, 8) !== DATASET_MAGIC || head.readUInt32LE(8) !== DATASET_FORMAT_VERSION) return null;
-    const metaBytes = head.readUInt32LE(48);
-    const size = statSync(path).size;
-    const meta = Buffer.alloc(metaBytes);
-    if (readSync(fd, meta, 0, metaBytes, size - metaBytes) !== metaBytes) return null;
+    const counts = readCounts(head);
+    const meta = Buffer.alloc(counts.metaBytes);
+    if (readSync(fd, meta, 0, counts.metaBytes, layout(counts).meta) !== counts.metaBytes) return null;
     const key = (JSON.parse(meta.toString('utf8')) as { key?: unknown }).key;
     return typeof key === 'string' ? key : null;
   } catch {

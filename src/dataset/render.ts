@@ -9,7 +9,7 @@ import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
-import { NO_ROUTE, NO_ZONE, type Dataset } from './format.js';
+import { COUNTRY, LOCATION, LOCATION_IDS, NETWORK, NO_ROUTE, NO_ZONE, RECORD, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -40,14 +40,14 @@ export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<numb
 
 /** Writes the record of the address in `words` (in range `ref`) as UTF-8 JSON. */
 export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: ByteWriter): void {
-  const rec = (ref >>> 8) * 3;
+  const rec = (ref >>> 8) * RECORD;
   const prefix = ref & 255;
   const records = ds.records;
-  const loc = records[rec] * 4;
-  const net = records[rec + 1] * 2;
-  const threat = records[rec + 2] * 3;
+  const loc = records[rec] * LOCATION + LOCATION_IDS;
+  const net = records[rec + 1] * NETWORK;
+  const threat = records[rec + 2] * THREAT;
   const locations = ds.locations;
-  const country = locations[loc] * 5;
+  const country = locations[loc] * COUNTRY;
   const countries = ds.countries;
   out.latin1('{"ip":"');
   // A canonical address needs no escapes.
@@ -90,13 +90,13 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
 
 /** A record's JSON as a string, the same text `writeRecord` writes: its fragments as text, joined. */
 export function recordText(ds: Dataset, texts: FragmentTexts, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
-  const rec = (ref >>> 8) * 3;
+  const rec = (ref >>> 8) * RECORD;
   const prefix = ref & 255;
   const records = ds.records;
-  const loc = records[rec] * 4;
-  const net = records[rec + 1] * 2;
+  const loc = records[rec] * LOCATION + LOCATION_IDS;
+  const net = records[rec + 1] * NETWORK;
   const locations = ds.locations;
-  const country = locations[loc] * 5;
+  const country = locations[loc] * COUNTRY;
   const countries = ds.countries;
   const after = countries[country + 3];
   let json =
@@ -111,7 +111,7 @@ export function recordText(ds: Dataset, texts: FragmentTexts, clock: ZoneClock, 
     ',"time_zone":' +
     (zone === NO_ZONE ? 'null' : clock.timeZoneJson(ds.meta.zones[zone], s.now)) +
     ',"threat":' +
-    (s.threat ?? texts.get(ds.threats[records[rec + 2] * 3 + (s.basic ? 1 : 0)])) +
+    (s.threat ?? texts.get(ds.threats[records[rec + 2] * THREAT + (s.basic ? 1 : 0)])) +
     ',"count":' +
     (s.ownCount ? '"' + s.count + '"' : JSON.stringify(s.count)) +
     '}'
@@ -139,12 +139,12 @@ export class FragmentTexts {
 
 /** The fragment id of the threat object (or its basic form) of a range. */
 export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
-  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 3 + (basic ? 1 : 0)];
+  return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? 1 : 0)];
 }
 
 /** The threat flags single sources (ASN type, registry, Anonymous-IP) assert for a range. */
 export function threatFlags(ds: Dataset, ref: number): number {
-  return ds.threats[ds.records[(ref >>> 8) * 3 + 2] * 3 + 2];
+  return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + 2];
 }
 
 function fragment(ds: Dataset, id: number, out: ByteWriter): void {

@@ -11,35 +11,44 @@ export function formatV4(value: number): string {
   return `${value >>> 24}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
 }
 
+/** Hex digits of 0..255 without leading zeros, and with two digits. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16));
+const HEX2 = HEX.map((h) => h.padStart(2, '0'));
+
+/** A 16-bit group in hex without leading zeros. */
+function hex(n: number): string {
+  return n < 256 ? HEX[n] : HEX[n >>> 8] + HEX2[n & 255];
+}
+
+/** Groups `from` to `to` (exclusive) of four words, in hex, joined by colons. */
+function groups(words: ArrayLike<number>, from: number, to: number): string {
+  let s = '';
+  for (let i = from; i < to; i++) {
+    const w = words[i >>> 1];
+    s += (i === from ? '' : ':') + hex(i & 1 ? w & 0xffff : w >>> 16);
+  }
+  return s;
+}
+
 /** RFC 5952 text of four words. */
 export function formatV6(words: ArrayLike<number>): string {
-  const g = [words[0] >>> 16, words[0] & 0xffff, words[1] >>> 16, words[1] & 0xffff, words[2] >>> 16, words[2] & 0xffff, words[3] >>> 16, words[3] & 0xffff];
   let bestStart = -1;
   let bestLen = 1;
   for (let i = 0; i < 8;) {
-    if (g[i] !== 0) {
+    if ((i & 1 ? words[i >>> 1] & 0xffff : words[i >>> 1] >>> 16) !== 0) {
       i++;
       continue;
     }
     let j = i;
-    while (j < 8 && g[j] === 0) j++;
+    while (j < 8 && (j & 1 ? words[j >>> 1] & 0xffff : words[j >>> 1] >>> 16) === 0) j++;
     if (j - i > bestLen) {
       bestStart = i;
       bestLen = j - i;
     }
     i = j;
   }
-  if (bestStart < 0) return g.map(hex).join(':');
-  const head = g.slice(0, bestStart).map(hex).join(':');
-  const tail = g
-    .slice(bestStart + bestLen)
-    .map(hex)
-    .join(':');
-  return `${head}::${tail}`;
-}
-
-function hex(n: number): string {
-  return n.toString(16);
+  if (bestStart < 0) return groups(words, 0, 8);
+  return groups(words, 0, bestStart) + '::' + groups(words, bestStart + bestLen, 8);
 }
 
 /** Canonical text of a parsed address. */

@@ -113,10 +113,17 @@ describe.each([
     let records = 0;
     for (const basic of [false, true]) {
       for (const ip of ips) {
-        const got = answer(() => Buffer.from(engine.jsonBytes(ip, { count: '7', basicThreat: basic }), 'latin1').toString('utf8'));
-        const want = reference.json(ip, '7', basic, Date.now());
-        if (!got.startsWith('error')) records++;
-        if (timeless(got) !== timeless(want)) expect({ ip, basic, got: timeless(got) }).toEqual({ ip, basic, got: timeless(want) });
+        const want = timeless(reference.json(ip, '7', basic, Date.now()));
+        const options = { count: '7', basicThreat: basic };
+        // Records as bytes, as text and as objects: three ways of reading the dataset.
+        for (const [way, got] of [
+          ['bytes', answer(() => Buffer.from(engine.jsonBytes(ip, options), 'latin1').toString('utf8'))],
+          ['text', answer(() => engine.lookupJson(ip, options))],
+          ['object', answer(() => JSON.stringify(engine.lookup(ip, options)))],
+        ]) {
+          if (timeless(got) !== want) expect({ ip, basic, way, got: timeless(got) }).toEqual({ ip, basic, way, got: want });
+        }
+        if (!want.startsWith('error')) records++;
       }
     }
     engine.close();

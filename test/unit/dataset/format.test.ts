@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
-import { Dataset, HEADER, INDEX_WORDS } from '../../../src/dataset/format.js';
+import { CRC_AT, Dataset, HEADER, layout, readCounts } from '../../../src/dataset/format.js';
 import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
 import { specialTable } from '../../../src/compile/run.js';
@@ -25,9 +25,9 @@ const damaged = (f: (b: Buffer) => void) => {
 const crafted = (f: (b: Buffer) => void) =>
   damaged((b) => {
     f(b);
-    b.writeUInt32LE(crc32(b.subarray(HEADER)), 52);
+    b.writeUInt32LE(crc32(b.subarray(HEADER)), CRC_AT);
   });
-const refs4 = HEADER + INDEX_WORDS * 4 + good.readUInt32LE(12) * 4;
+const at = layout(readCounts(good));
 
 describe('dataset file', () => {
   it('opens what the compiler writes', () => {
@@ -52,22 +52,35 @@ describe('dataset file', () => {
 
   it('finds at verify() what opening does not read: a flipped bit anywhere (checksum), a range naming no record', () => {
     new Dataset(good, 'good').verify();
-    // A bit of the last fragment's text.
-    const flipped = damaged((b) => void (b[b.length - b.readUInt32LE(48) - 2] ^= 1));
+    // A bit of a fragment's text.
+    const flipped = damaged((b) => void (b[at.fragments + 1] ^= 1));
     expect(() => new Dataset(flipped, 'flipped').verify()).toThrow(/checksum mismatch/);
     // A crafted range: opens, and a lookup that meets it is a typed error, not a wrong record.
-    const crafted0 = crafted((b) => b.writeUInt32LE(0xffffff00, refs4));
+    const crafted0 = crafted((b) => b.writeUInt32LE(0xffffff00, at.refs4));
     const ds = new Dataset(crafted0, 'crafted');
     expect(() => ds.verify()).toThrow(/refers to record/);
     expect(() => findRange(ds, 4, [0, 0, 0, 0])).toThrow(InvalidDatasetError);
     expect(() => findRange(ds, 4, [0, 0, 0, 0])).toThrow(/refers to record/);
     // A record row naming a location past the table.
-    const records = refs4 + good.readUInt32LE(12) * 4 + INDEX_WORDS * 4 + good.readUInt32LE(16) * 20;
     expect(() =>
       new Dataset(
-        crafted((b) => b.writeUInt32LE(0xfffffff0, records)),
+        crafted((b) => b.writeUInt32LE(0xfffffff0, at.records)),
         'row',
       ).verify(),
     ).toThrow(/records row 0 refers to locations/);
+    // A place whose city's slice ends past the text.
+    expect(() =>
+      new Dataset(
+        crafted((b) => b.writeUInt32LE(0xfffffff0, at.places + 4)),
+        'text',
+      ).verify(),
+    ).toThrow(/places row 0 refers to text/);
+    // Text that decodes to another length than the header's: a lookup as an object meets it as a typed error.
+    const short = new Dataset(
+      crafted((b) => b.writeUInt32LE(b.readUInt32LE(12 + 4 * 10) + 1, 12 + 4 * 10)),
+      'units',
+    );
+    expect(() => short.verify()).toThrow(/its text is/);
+    expect(() => short.text()).toThrow(InvalidDatasetError);
   });
 });
