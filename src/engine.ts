@@ -14,7 +14,7 @@ import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './i
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, recordText, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
+import { findRange, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
 import type { Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
@@ -187,16 +187,23 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.parsed;
   }
 
-  /** Fills the per-lookup members of a record from a compiled dataset. */
-  private renderState(snap: Snapshot, ds: Dataset, { version, text }: Parsed, ref: number, options: AnswerOptions | undefined): RenderState {
+  /** Fills the per-lookup members of a record from a compiled dataset (`threat` as text left to the caller). */
+  private renderState(text: string, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
     s.now = nowMicros();
     s.count = countOf(this.counter.tick(s.now), options);
     s.ownCount = options === undefined || options.count === undefined;
     s.basic = options !== undefined && options.basicThreat === true;
     s.text = text;
+    s.threat = null;
+    return s;
+  }
+
+  /** `renderState` with the threat object's text when threat feeds laid over the dataset list the address. */
+  private textState(snap: Snapshot, ds: Dataset, { version, text }: Parsed, ref: number, options: AnswerOptions | undefined): RenderState {
+    const s = this.renderState(text, options);
     const laid = this.threatFeeds(snap, ds, version, ref, options);
-    s.threat = laid === null ? null : JSON.stringify(laid);
+    if (laid !== null) s.threat = JSON.stringify(laid);
     return s;
   }
 
@@ -214,13 +221,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
   private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(ds, parsed.version, this.words);
-    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options), out);
+    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.textState(snap, ds, parsed, ref, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
     const ref = findRange(ds, parsed.version, this.words);
-    return recordText(ds, snap.texts, snap.clock, parsed.version, this.words, ref, this.renderState(snap, ds, parsed, ref, options));
+    return snap.objects.json(snap.clock, parsed.version, this.words, ref, this.textState(snap, ds, parsed, ref, options));
   }
 
   /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
@@ -248,7 +255,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const ds = snap.dataset;
     const parsed = this.address(ip);
     const ref = findRange(ds, parsed.version, this.words);
-    const s = this.renderState(snap, ds, parsed, ref, options);
+    const s = this.renderState(parsed.text, options);
     const threat = this.threatFeeds(snap, ds, parsed.version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
     const record = snap.objects.record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
     return fields === null ? record : pick(record, fields);

@@ -16,7 +16,6 @@ import { buildThreat, threatOf } from './record/threat.js';
 import { resolveDataset, type Manifest } from './threat/build.js';
 import { ThreatTree } from './threat/tree.js';
 import { Dataset, type SourceInfo } from './dataset/format.js';
-import { FragmentTexts } from './dataset/render.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
@@ -148,9 +147,7 @@ function wrapRead(path: string, cause: unknown): never {
 export class Snapshot {
   /** The compiled dataset that answers every lookup. */
   readonly dataset: Dataset;
-  /** Its fragments as strings, for records as text. */
-  readonly texts: FragmentTexts;
-  /** Its parts parsed, for records as objects. */
+  /** Its records as objects and as text. */
   readonly objects: RecordObjects;
   /** The compiled threat feeds laid over the dataset, when a dataset directory or threat.bin gives them. */
   readonly threat: ThreatTree | null;
@@ -170,8 +167,7 @@ export class Snapshot {
     const same = previous !== null && previous.files.get(compiled.path) === compiled;
     this.dataset = same ? previous.dataset : new Dataset(compiled.buf, compiled.path);
     this.readAt = compiled.readAt;
-    this.texts = same ? previous.texts : new FragmentTexts(this.dataset);
-    this.objects = same ? previous.objects : new RecordObjects(this.dataset, this.texts);
+    this.objects = same ? previous.objects : new RecordObjects(this.dataset);
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? null : threat[0].path;
     this.manifest = readManifest(dataset);

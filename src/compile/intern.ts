@@ -3,7 +3,7 @@
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
 import { basicThreat, buildThreat, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from '../threat/tree.js';
@@ -58,22 +58,25 @@ class Texts {
   }
 }
 
-/** The tables' strings, each once, one after another: where each starts and ends in UTF-16 code units. */
+/** The JSON text of the tables' values, each once, one after another: where each starts and ends in UTF-16 code units. */
 class TextPool {
   readonly list: string[] = [];
   units = 0;
   private readonly starts = new Map<string, number>();
-  /** The string's start and end (null: NO_STRING twice). */
-  slice(text: string | null): [number, number] {
-    if (text === null) return [NO_STRING, NO_STRING];
-    let start = this.starts.get(text);
+  /** A value's start and end (ESCAPED set for a string with escapes; null: NO_STRING twice). */
+  slice(value: string | number | null): [number, number] {
+    if (value === null || (typeof value === 'number' && !Number.isFinite(value))) return [NO_STRING, NO_STRING];
+    // -0 is written as 0, as JSON.stringify writes it.
+    const json = JSON.stringify(typeof value === 'number' ? value + 0 : value);
+    let start = this.starts.get(json);
     if (start === undefined) {
       start = this.units;
-      this.list.push(text);
-      this.units += text.length;
-      this.starts.set(text, start);
+      this.list.push(json);
+      this.units += json.length;
+      this.starts.set(json, start);
     }
-    return [start, start + text.length];
+    const escaped = typeof value === 'string' && json.length !== value.length + 2;
+    return [start, (start + json.length + (escaped ? ESCAPED : 0)) >>> 0];
   }
 }
 
@@ -115,7 +118,9 @@ export class Interner {
     if (id >= 0) return id;
     let p = places.find(place);
     if (p < 0) p = places.add(place, ...[part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => this.text.slice(v ?? null)));
-    return locations.add(key, ...numberWords(part?.latitude), ...numberWords(part?.longitude), c, place, point, zone, p, ...this.text.slice(part?.postal ?? null), 0);
+    const { text } = this;
+    const [latitude, longitude] = [part?.latitude ?? null, part?.longitude ?? null];
+    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, place, point, zone, p, ...text.slice(part?.postal ?? null), ...text.slice(latitude), ...text.slice(longitude), 0);
   }
 
   /** A network owner's row; null: no network. */

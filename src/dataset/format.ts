@@ -7,6 +7,7 @@ import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
 import {
   CRC_AT,
+  ESCAPED,
   DATASET_FORMAT_VERSION,
   DATASET_MAGIC,
   HEADER,
@@ -144,8 +145,8 @@ export class Dataset {
       cols.forEach((target, col) => {
         if (target === 'text') {
           for (let i = col; i < a.length; i += cols.length) {
-            if (a[i] !== NO_STRING && (a[i] > a[i + 1] || a[i + 1] > units))
-              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1]} of ${units}.`);
+            if (a[i] !== NO_STRING && (a[i] >= (a[i + 1] & ~ESCAPED) || (a[i + 1] & ~ESCAPED) > units))
+              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1] & ~ESCAPED} of ${units}.`);
           }
         } else if (target in sizes) {
           const size = sizes[target as keyof typeof sizes];
@@ -158,14 +159,24 @@ export class Dataset {
 
   /**
    * The string a table row holds at `at` and `at + 1` (start NO_STRING:
-   * null): a slice of the text, which is decoded from UTF-8 at the first
-   * call (a few megabytes, a few milliseconds; kept with the dataset).
+   * null), from its JSON text in the dataset's text. The text is decoded
+   * from UTF-8 at the first call (a few megabytes, a few milliseconds; kept
+   * with the dataset).
    * @throws InvalidDatasetError when the text decodes to another length than the header's
    */
   string(row: Uint32Array, at: number): string | null {
     const start = row[at];
     if (start === NO_STRING) return null;
-    return (this.decoded ?? this.text()).slice(start, row[at + 1]);
+    const end = row[at + 1];
+    const text = this.decoded ?? this.text();
+    return end < ESCAPED ? text.slice(start + 1, end - 1) : (JSON.parse(text.slice(start, end - ESCAPED)) as string);
+  }
+
+  /** The JSON text of the value a table row holds at `at` and `at + 1` (`null` for none). */
+  json(row: Uint32Array, at: number): string {
+    const start = row[at];
+    if (start === NO_STRING) return 'null';
+    return (this.decoded ?? this.text()).slice(start, row[at + 1] & ~ESCAPED);
   }
 
   /** The tables' text, decoded. */

@@ -27,7 +27,7 @@
  *          countries, networks, threats
  *        fragment offsets: F + 1 × u32 into the fragment bytes
  *        fragment bytes (UTF-8 JSON text; see compile/fragments.ts)
- *        text (UTF-8): every string value of the tables, each once
+ *        text (UTF-8): every string and number of the tables as JSON text, each once
  *        metadata: JSON (zones, sources, build time), padded with spaces.
  *
  * Every section starts at a multiple of 8 bytes. Records as JSON copy
@@ -47,20 +47,23 @@ export const INDEX_WORDS = (1 << 20) + 1;
 export const NO_ZONE = 0xffffffff;
 /** A string column's null. */
 export const NO_STRING = 0xffffffff;
+/** Set in a string's end: its JSON text has escapes (else it is the string in quotes). */
+export const ESCAPED = 0x80000000;
 /** Route prefix of a range whose record has no network (no `asn.route`). */
 export const NO_ROUTE = 255;
 
 /**
  * The tables after the ranges: rows of this many words. A word names a row
  * of the table named (`zones` may be null: NO_ZONE); `text` and `end` are
- * a string, the start and end of its slice of the text (in UTF-16 code
- * units; a start of NO_STRING: null); `f64` pairs are a number (NaN:
+ * a value's JSON text (a string quoted, a number), the start and end of
+ * its slice of the text in UTF-16 code units (a start of NO_STRING: null;
+ * ESCAPED set in the end: a string with escapes); `f64` pairs are a number (NaN:
  * null); `pad` is zero. A row holds every value a record as an object
  * reads of it: no value needs a read of another section.
  *
  * - records: a range's location, network and threat
  * - locations: latitude and longitude, country, place and point
- *   fragments, zone, place row, postal code
+ *   fragments, zone, place row, postal code, latitude and longitude as text
  * - places: city, region, region code, region type
  * - countries: fragments before the city, after the region, before the
  *   flag's base URL, after it, and the facts (`compile/fragments.ts`)
@@ -72,7 +75,7 @@ export const NO_ROUTE = 255;
 const TEXT = ['text', 'end'] as const;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
-  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'fragments', 'fragments', 'zones', 'places', ...TEXT, 'pad'],
+  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'fragments', 'fragments', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
   places: [...TEXT, ...TEXT, ...TEXT, ...TEXT],
   countries: ['fragments', 'fragments', 'fragments', 'fragments', 'fragments'],
   networks: ['fragments', 'fragments', ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT],

@@ -1,21 +1,25 @@
 /**
- * A record as an object, from a compiled dataset: the location's and
- * network's values read from their columns (numbers as numbers, strings as
- * slices of the dataset's string text; nothing parsed), the country's
- * parsed from its fragments once per country (a few hundred, all kept),
- * put together with what changes per lookup. Nested objects are shared
- * and frozen, but those made per lookup: `time_zone`, `asn` (which holds
- * the route) and `carrier`.
+ * A record as an object or as JSON text, from a compiled dataset: the
+ * location's and network's values read from their rows (numbers as
+ * numbers, strings as slices of the dataset's text; nothing parsed, nothing
+ * kept per location), the country's parsed and decoded from its fragments
+ * once per country, threat objects' text once per threat row (both tables
+ * of a few hundred rows, kept whole), put together with what changes per
+ * lookup. Nested objects are shared and frozen, but those made per lookup:
+ * `time_zone`, `asn` (which holds the route) and `carrier`. The text is
+ * the text `writeRecord` writes as bytes (`render.ts`).
  */
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { AsnType, IpRecord, Threat } from '../types.js';
-import { COUNTRY, LOCATION, LOCATION_IDS, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, type Dataset } from './format.js';
-import type { FragmentTexts, RenderState } from './render.js';
+import { COUNTRY, LOCATION, LOCATION_IDS, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THREAT, type Dataset } from './format.js';
+import type { RenderState } from './render.js';
 
 interface CountryPart {
+  /** Its five fragments as text (`compile/fragments.ts`). */
+  readonly texts: readonly string[];
   readonly is_eu: boolean | null;
   readonly country_name: string | null;
   readonly country_code: string | null;
@@ -41,14 +45,15 @@ function deepFreeze<T>(v: T): T {
 /** Parses JSON object members written after a comma (`,"a":1,"b":2`), with text added at the end to close the last one. */
 const members = <T>(text: string, close = ''): T => JSON.parse('{' + text.slice(1) + close + '}') as T;
 
-/** Records as objects from one dataset. */
+/** Records as objects and as text from one dataset. */
 export class RecordObjects {
-  private readonly countries = new Map<number, CountryPart>();
+  private readonly countries: (CountryPart | undefined)[] = [];
+  /** Threat objects' text, by threat row and form (`threatText`). */
+  private readonly threatTexts: (string | undefined)[];
 
-  constructor(
-    private readonly ds: Dataset,
-    private readonly texts: FragmentTexts,
-  ) {}
+  constructor(private readonly ds: Dataset) {
+    this.threatTexts = new Array<string | undefined>((ds.threats.length / THREAT) * 2);
+  }
 
   /** The record of the address in `words` (in range `ref`); `threat` is its threat object, `flagBase` the flag's base URL. */
   record(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, threat: Threat, flagBase: string): IpRecord {
@@ -106,11 +111,80 @@ export class RecordObjects {
     return record;
   }
 
+  /** The record's JSON text (`lookupJson`): what `record()` reads, as text. */
+  json(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
+    const { ds } = this;
+    const rec = (ref >>> 8) * RECORD;
+    const row = ds.records[rec] * LOCATION;
+    const loc = row + LOCATION_IDS;
+    const locations = ds.locations;
+    const t = this.country(locations[loc]).texts;
+    const place = locations[loc + 4] * PLACE;
+    const places = ds.places;
+    let json =
+      '{"ip":"' +
+      s.text +
+      '"' +
+      t[0] +
+      ds.json(places, place) +
+      ',"region":' +
+      ds.json(places, place + 2) +
+      ',"region_code":' +
+      ds.json(places, place + 4) +
+      ',"region_type":' +
+      ds.json(places, place + 6) +
+      t[1] +
+      ds.json(locations, loc + 7) +
+      ',"longitude":' +
+      ds.json(locations, loc + 9) +
+      ',"postal":' +
+      ds.json(locations, loc + 5) +
+      t[2];
+    if (t[3] !== '') json += s.flagBase + t[3];
+    const net = ds.records[rec + 1] * NETWORK;
+    const networks = ds.networks;
+    const prefix = ref & 255;
+    if (networks[net + 2] === NO_STRING || prefix === NO_ROUTE) json += ',"asn":null';
+    else {
+      json +=
+        ',"asn":{"asn":' +
+        ds.json(networks, net + 2) +
+        ',"name":' +
+        ds.json(networks, net + 4) +
+        ',"domain":' +
+        ds.json(networks, net + 6) +
+        ',"route":"' +
+        formatCidr(version, words, prefix) +
+        '","type":' +
+        ds.json(networks, net + 8) +
+        '}';
+      if (networks[net + 12] !== NO_STRING) json += ',"carrier":{"name":' + ds.json(networks, net + 10) + ',"mcc":' + ds.json(networks, net + 12) + ',"mnc":' + ds.json(networks, net + 14) + '}';
+    }
+    const zone = locations[loc + 3];
+    return (
+      json +
+      t[4] +
+      ',"time_zone":' +
+      (zone === NO_ZONE ? 'null' : clock.timeZoneJson(ds.meta.zones[zone], s.now)) +
+      ',"threat":' +
+      (s.threat ?? this.threatText(ds.records[rec + 2] * 2 + (s.basic ? 1 : 0))) +
+      ',"count":' +
+      (s.ownCount ? '"' + s.count + '"' : JSON.stringify(s.count)) +
+      '}'
+    );
+  }
+
+  /** The text of a threat row's object (`form` 0) or its basic form (1), at `row * 2 + form`. */
+  private threatText(at: number): string {
+    return (this.threatTexts[at] ??= this.ds.fragment(this.ds.threats[(at >>> 1) * THREAT + (at & 1)]).toString('utf8'));
+  }
+
   private country(row: number): CountryPart {
-    let c = this.countries.get(row);
+    let c = this.countries[row];
     if (c === undefined) {
-      const { ds, texts } = this;
+      const { ds } = this;
       const at = row * COUNTRY;
+      const texts = { get: (id: number) => ds.fragment(id).toString('utf8') };
       const head = members<{ is_eu: boolean | null }>(texts.get(ds.countries[at]), 'null');
       const middle = members<Omit<CountryPart, 'is_eu'>>(texts.get(ds.countries[at + 1]), 'null');
       const after = texts.get(ds.countries[at + 3]);
@@ -122,6 +196,7 @@ export class RecordObjects {
           : (JSON.parse('{' + texts.get(ds.countries[at + 2]).slice(1) + '",' + '"path":"' + after + '}') as { calling_code: string | null; path: string; emoji_flag: string; emoji_unicode: string });
       const facts = deepFreeze(members<{ languages: IpRecord['languages']; currency: IpRecord['currency'] }>(texts.get(ds.countries[at + 4])));
       c = Object.freeze({
+        texts: Object.freeze([0, 1, 2, 3, 4].map((i) => texts.get(ds.countries[at + i]))),
         is_eu: head.is_eu,
         country_name: middle.country_name,
         country_code: middle.country_code,
@@ -134,7 +209,7 @@ export class RecordObjects {
         languages: facts.languages,
         currency: facts.currency,
       });
-      this.countries.set(row, c);
+      this.countries[row] = c;
     }
     return c;
   }

@@ -88,55 +88,6 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   }
 }
 
-/** A record's JSON as a string, the same text `writeRecord` writes: its fragments as text, joined. */
-export function recordText(ds: Dataset, texts: FragmentTexts, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
-  const rec = (ref >>> 8) * RECORD;
-  const prefix = ref & 255;
-  const records = ds.records;
-  const loc = records[rec] * LOCATION + LOCATION_IDS;
-  const net = records[rec + 1] * NETWORK;
-  const locations = ds.locations;
-  const country = locations[loc] * COUNTRY;
-  const countries = ds.countries;
-  const after = countries[country + 3];
-  let json =
-    '{"ip":"' + s.text + '"' + texts.get(countries[country]) + texts.get(locations[loc + 1]) + texts.get(countries[country + 1]) + texts.get(locations[loc + 2]) + texts.get(countries[country + 2]);
-  if (ds.fragmentOffsets[after + 1] > ds.fragmentOffsets[after]) json += s.flagBase + texts.get(after);
-  json += texts.get(ds.networks[net]);
-  if (prefix !== NO_ROUTE) json += '"' + formatCidr(version, words, prefix) + '"' + texts.get(ds.networks[net + 1]);
-  const zone = locations[loc + 3];
-  return (
-    json +
-    texts.get(countries[country + 4]) +
-    ',"time_zone":' +
-    (zone === NO_ZONE ? 'null' : clock.timeZoneJson(ds.meta.zones[zone], s.now)) +
-    ',"threat":' +
-    (s.threat ?? texts.get(ds.threats[records[rec + 2] * THREAT + (s.basic ? 1 : 0)])) +
-    ',"count":' +
-    (s.ownCount ? '"' + s.count + '"' : JSON.stringify(s.count)) +
-    '}'
-  );
-}
-
-/** Fragments as strings, decoded when first asked for and kept (at most `size`; emptied when full). */
-export class FragmentTexts {
-  private readonly texts = new Map<number, string>();
-  constructor(
-    private readonly ds: Dataset,
-    private readonly size = 65_536,
-  ) {}
-  get(id: number): string {
-    let t = this.texts.get(id);
-    if (t === undefined) {
-      const o = this.ds.fragmentOffsets;
-      t = this.ds.fragments.toString('utf8', o[id], o[id + 1]);
-      if (this.texts.size >= this.size) this.texts.clear();
-      this.texts.set(id, t);
-    }
-    return t;
-  }
-}
-
 /** The fragment id of the threat object (or its basic form) of a range. */
 export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
   return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? 1 : 0)];
