@@ -7,6 +7,7 @@ import { ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from
 import { basicThreat, buildThreat, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from '../threat/tree.js';
+import { OTHER } from '../dataset/text.js';
 import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
@@ -58,10 +59,13 @@ class Texts {
   }
 }
 
-/** The JSON text of the tables' values, each once, one after another: where each starts and ends in UTF-16 code units. */
-class TextPool {
-  readonly list: string[] = [];
-  units = 0;
+/** The JSON text of the tables' values, each once, in the two parts of `dataset/text.ts`. */
+export class TextPool {
+  /** Values of ASCII only, and the others. */
+  readonly ascii: string[] = [];
+  readonly other: string[] = [];
+  private asciiUnits = 0;
+  private otherUnits = 0;
   private readonly starts = new Map<string, number>();
   /** A value's start and end (ESCAPED set for a string with escapes; null: NO_STRING twice). */
   slice(value: string | number | null): [number, number] {
@@ -70,9 +74,16 @@ class TextPool {
     const json = JSON.stringify(typeof value === 'number' ? value + 0 : value);
     let start = this.starts.get(json);
     if (start === undefined) {
-      start = this.units;
-      this.list.push(json);
-      this.units += json.length;
+      if (/^[\x00-\x7f]*$/.test(json)) {
+        start = this.asciiUnits;
+        this.ascii.push(json);
+        this.asciiUnits += json.length;
+      } else {
+        start = OTHER + this.otherUnits;
+        this.other.push(json);
+        this.otherUnits += json.length;
+      }
+      if (this.asciiUnits >= OTHER || this.otherUnits >= ESCAPED - OTHER) throw new Error('too much text for one dataset');
       this.starts.set(json, start);
     }
     const escaped = typeof value === 'string' && json.length !== value.length + 2;

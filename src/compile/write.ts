@@ -18,7 +18,9 @@ export interface Family {
 /** The dataset file's bytes. */
 export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buffer {
   const fragments = Buffer.from(intern.fragments.list.join(''), 'utf8');
-  const text = Buffer.from(intern.text.list.join(''), 'utf8');
+  const ascii = Buffer.from(intern.text.ascii.join(''), 'latin1');
+  const otherText = intern.text.other.join('');
+  const other = Buffer.from(otherText, 'utf8');
   const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
   const counts: Counts = {
     v4: v4.length,
@@ -26,8 +28,9 @@ export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMet
     rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, intern.tables[t].count])) as Counts['rows'],
     fragments: intern.fragments.list.length,
     fragmentBytes: fragments.length,
-    textUnits: intern.text.units,
-    textBytes: text.length,
+    asciiBytes: ascii.length,
+    otherUnits: otherText.length,
+    otherBytes: other.length,
     metaBytes: pad8(metaText.length),
   };
   const at = layout(counts);
@@ -53,7 +56,8 @@ export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMet
   for (const t of TABLE_NAMES) put(at[t], intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
   put(at.fragmentOffsets, offsets(intern.fragments.list));
   fragments.copy(buf, at.fragments);
-  text.copy(buf, at.text);
+  ascii.copy(buf, at.ascii);
+  other.copy(buf, at.other);
   buf.fill(0x20, at.meta, at.size);
   metaText.copy(buf, at.meta);
   buf.writeUInt32LE(crc32(buf.subarray(HEADER)), CRC_AT);

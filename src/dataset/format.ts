@@ -5,6 +5,7 @@
 
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
+import { DatasetText } from './text.js';
 import {
   CRC_AT,
   ESCAPED,
@@ -54,8 +55,7 @@ export class Dataset {
   readonly name: string;
   private readonly buf: Buffer;
   private readonly counts: Counts;
-  private readonly textBytes: Buffer;
-  private decoded: string | null = null;
+  private readonly text: DatasetText;
 
   /**
    * Checks the header, the sections' sizes, the metadata, both indexes and
@@ -96,7 +96,7 @@ export class Dataset {
     this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
     this.fragmentOffsets = words(at.fragmentOffsets, c.fragments + 1);
     this.fragments = b.subarray(at.fragments, at.fragments + c.fragmentBytes);
-    this.textBytes = b.subarray(at.text, at.text + c.textBytes);
+    this.text = new DatasetText(b.subarray(at.ascii, at.ascii + c.asciiBytes), b.subarray(at.other, at.other + c.otherBytes), c.otherUnits, name);
     let meta: DatasetMeta | null = null;
     try {
       meta = JSON.parse(b.toString('utf8', at.meta, at.meta + c.metaBytes)) as DatasetMeta;
@@ -137,16 +137,16 @@ export class Dataset {
         if (refs[i] >>> 8 >= this.recordCount || (prefix > 128 && prefix !== NO_ROUTE)) throw this.badRef(refs[i]);
       }
     }
+    this.text.verify();
     const sizes = { ...this.counts.rows, fragments: this.counts.fragments, zones: this.meta.zones.length, flags: 256 };
-    const units = this.text().length;
     for (const table of TABLE_NAMES) {
       const cols: readonly string[] = TABLES[table];
       const a = this[table];
       cols.forEach((target, col) => {
         if (target === 'text') {
           for (let i = col; i < a.length; i += cols.length) {
-            if (a[i] !== NO_STRING && (a[i] >= (a[i + 1] & ~ESCAPED) || (a[i + 1] & ~ESCAPED) > units))
-              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1] & ~ESCAPED} of ${units}.`);
+            if (a[i] !== NO_STRING && !this.text.spans(a[i], a[i + 1] & ~ESCAPED))
+              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1] & ~ESCAPED} past its end.`);
           }
         } else if (target in sizes) {
           const size = sizes[target as keyof typeof sizes];
@@ -159,35 +159,21 @@ export class Dataset {
 
   /**
    * The string a table row holds at `at` and `at + 1` (start NO_STRING:
-   * null), from its JSON text in the dataset's text. The text is decoded
-   * from UTF-8 at the first call (a few megabytes, a few milliseconds; kept
-   * with the dataset).
-   * @throws InvalidDatasetError when the text decodes to another length than the header's
+   * null), from its JSON text (`text.ts`).
+   * @throws InvalidDatasetError when the text's second part decodes to another length than the header's
    */
   string(row: Uint32Array, at: number): string | null {
     const start = row[at];
     if (start === NO_STRING) return null;
     const end = row[at + 1];
-    const text = this.decoded ?? this.text();
-    return end < ESCAPED ? text.slice(start + 1, end - 1) : (JSON.parse(text.slice(start, end - ESCAPED)) as string);
+    return end < ESCAPED ? this.text.slice(start + 1, end - 1) : (JSON.parse(this.text.slice(start, end - ESCAPED)) as string);
   }
 
   /** The JSON text of the value a table row holds at `at` and `at + 1` (`null` for none). */
   json(row: Uint32Array, at: number): string {
     const start = row[at];
     if (start === NO_STRING) return 'null';
-    return (this.decoded ?? this.text()).slice(start, row[at + 1] & ~ESCAPED);
-  }
-
-  /** The tables' text, decoded. */
-  text(): string {
-    if (this.decoded === null) {
-      const text = this.textBytes.toString('utf8');
-      if (text.length !== this.counts.textUnits)
-        throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.counts.textUnits}.`);
-      this.decoded = text;
-    }
-    return this.decoded;
+    return this.text.slice(start, (row[at + 1] & ~ESCAPED) >>> 0);
   }
 
   /** The error of a range whose ref names no record. */

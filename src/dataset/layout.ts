@@ -16,9 +16,10 @@
  *     0  magic "IPRDSET2" (8 bytes)    8  u32 format version
  *    12  u32 counts: IPv4 ranges R4, IPv6 ranges R6, then the rows of each
  *        table (records, locations, places, countries, networks, threats),
- *        fragments F, fragment bytes, text length (UTF-16 code units), text
- *        bytes, metadata bytes: 13 words to 64
- *    64  u32 CRC-32 of bytes 80..end   68  reserved (zeros) to 80
+ *        fragments F, fragment bytes, the text's ASCII bytes, its other
+ *        part's length in UTF-16 code units and in bytes, metadata bytes:
+ *        14 words to 68
+ *    68  u32 CRC-32 of bytes 80..end   72  reserved (zeros) to 80
  *    80  IPv4 index: 2^20 + 1 × u32 (first range starting in each block of 4 096 addresses)
  *        IPv4 starts: R4 × u32;  IPv4 refs: R4 × u32 (record << 8 | route prefix)
  *        IPv6 index: 2^20 + 1 × u32 (by the first 20 bits)
@@ -27,7 +28,8 @@
  *          countries, networks, threats
  *        fragment offsets: F + 1 × u32 into the fragment bytes
  *        fragment bytes (UTF-8 JSON text; see compile/fragments.ts)
- *        text (UTF-8): every string and number of the tables as JSON text, each once
+ *        text: every string and number of the tables as JSON text, each
+ *          once: values of ASCII only, then the others in UTF-8 (`text.ts`)
  *        metadata: JSON (zones, sources, build time), padded with spaces.
  *
  * Every section starts at a multiple of 8 bytes. Records as JSON copy
@@ -39,7 +41,7 @@ export const DATASET_MAGIC = 'IPRDSET2';
 export const DATASET_FORMAT_VERSION = 2;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
-export const CRC_AT = 64;
+export const CRC_AT = 68;
 /** Index blocks: an address's first 20 bits. */
 export const INDEX_SHIFT = 12;
 export const INDEX_WORDS = (1 << 20) + 1;
@@ -56,8 +58,8 @@ export const NO_ROUTE = 255;
  * The tables after the ranges: rows of this many words. A word names a row
  * of the table named (`zones` may be null: NO_ZONE); `text` and `end` are
  * a value's JSON text (a string quoted, a number), the start and end of
- * its slice of the text in UTF-16 code units (a start of NO_STRING: null;
- * ESCAPED set in the end: a string with escapes); `f64` pairs are a number (NaN:
+ * its slice of the text (`text.ts`; a start of NO_STRING: null; ESCAPED
+ * set in the end: a string with escapes); `f64` pairs are a number (NaN:
  * null); `pad` is zero. A row holds every value a record as an object
  * reads of it: no value needs a read of another section.
  *
@@ -100,25 +102,26 @@ export interface Counts {
   readonly rows: Readonly<Record<TableName, number>>;
   readonly fragments: number;
   readonly fragmentBytes: number;
-  /** The text's length in UTF-16 code units, and in UTF-8 bytes. */
-  readonly textUnits: number;
-  readonly textBytes: number;
+  /** The text's ASCII part, in bytes; its other part, in UTF-16 code units and in UTF-8 bytes. */
+  readonly asciiBytes: number;
+  readonly otherUnits: number;
+  readonly otherBytes: number;
   readonly metaBytes: number;
 }
 
-const COUNT_WORDS = 7 + TABLE_NAMES.length;
+const COUNT_WORDS = 8 + TABLE_NAMES.length;
 
 /** The header's count words. */
 export function countWords(c: Counts): number[] {
-  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.fragments, c.fragmentBytes, c.textUnits, c.textBytes, c.metaBytes];
+  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.fragments, c.fragmentBytes, c.asciiBytes, c.otherUnits, c.otherBytes, c.metaBytes];
 }
 
 /** The counts of a header (at least HEADER bytes). */
 export function readCounts(buf: Buffer): Counts {
   const w = Array.from({ length: COUNT_WORDS }, (_, i) => buf.readUInt32LE(12 + i * 4));
   const rows = Object.fromEntries(TABLE_NAMES.map((t, i) => [t, w[2 + i]])) as Record<TableName, number>;
-  const [fragments, fragmentBytes, textUnits, textBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
-  return { v4: w[0], v6: w[1], rows, fragments, fragmentBytes, textUnits, textBytes, metaBytes };
+  const [fragments, fragmentBytes, asciiBytes, otherUnits, otherBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
+  return { v4: w[0], v6: w[1], rows, fragments, fragmentBytes, asciiBytes, otherUnits, otherBytes, metaBytes };
 }
 
 /** Bytes padded to a multiple of 8. */
@@ -142,7 +145,8 @@ export function layout(c: Counts) {
     ...(Object.fromEntries(TABLE_NAMES.map((t) => [t, next(c.rows[t] * TABLES[t].length * 4)])) as Record<TableName, number>),
     fragmentOffsets: next((c.fragments + 1) * 4),
     fragments: next(c.fragmentBytes),
-    text: next(c.textBytes),
+    ascii: next(c.asciiBytes),
+    other: next(c.otherBytes),
     meta: next(c.metaBytes),
   };
   return { ...sections, size: at };

@@ -1,0 +1,68 @@
+/**
+ * The dataset's text: the JSON text of every string and number of its
+ * tables, each once. Values of ASCII only (nearly all) lie in the first
+ * part, read in chunks of CHUNK bytes each decoded when first read (a
+ * lookup on a cold engine decodes 64 KiB, not the 10 MB of the default
+ * data); the others in a second part, decoded from UTF-8 as a whole when
+ * first read. A value is its start and end: in the first part, byte
+ * offsets (one byte, one code unit); from OTHER on, code units of the
+ * second part.
+ */
+
+import { InvalidDatasetError } from '../errors.js';
+
+/** Where values of the second part start. */
+export const OTHER = 0x40000000;
+const CHUNK_BITS = 16;
+const CHUNK = 1 << CHUNK_BITS;
+
+export class DatasetText {
+  private readonly chunks: (string | undefined)[];
+  private other: string | null = null;
+
+  constructor(
+    private readonly ascii: Buffer,
+    private readonly otherBytes: Buffer,
+    private readonly otherUnits: number,
+    private readonly name: string,
+  ) {
+    this.chunks = new Array<string | undefined>(Math.ceil(ascii.length / CHUNK));
+  }
+
+  /**
+   * The text from `start` to `end`.
+   * @throws InvalidDatasetError when the second part decodes to another length than the header's
+   */
+  slice(start: number, end: number): string {
+    if (start >= OTHER) return (this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER);
+    const k = start >>> CHUNK_BITS;
+    // A value across two chunks: read from the bytes.
+    if ((end - 1) >>> CHUNK_BITS !== k) return this.ascii.toString('latin1', start, end);
+    const base = k << CHUNK_BITS;
+    return (this.chunks[k] ?? this.chunk(k)).slice(start - base, end - base);
+  }
+
+  /** Whether `start` to `end` is a slice of one part (the second part decoded to check it). */
+  spans(start: number, end: number): boolean {
+    if (start >= OTHER) return start < end && end - OTHER <= (this.other ?? this.decodeOther()).length;
+    return start < end && end <= this.ascii.length;
+  }
+
+  /**
+   * Decodes the second part, which checks its length.
+   * @throws InvalidDatasetError when it decodes to another length than the header's
+   */
+  verify(): void {
+    this.other ?? this.decodeOther();
+  }
+
+  private chunk(k: number): string {
+    return (this.chunks[k] = this.ascii.toString('latin1', k << CHUNK_BITS, Math.min((k + 1) << CHUNK_BITS, this.ascii.length)));
+  }
+
+  private decodeOther(): string {
+    const text = this.otherBytes.toString('utf8');
+    if (text.length !== this.otherUnits) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.otherUnits}.`);
+    return (this.other = text);
+  }
+}
