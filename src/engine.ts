@@ -385,7 +385,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = Date.now();
     const staleMs = this.options.staleAfterDays * 86_400_000;
     const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
-    const feeds: FeedState[] = (snap.threat?.meta.feeds ?? []).map((f) => {
+    const threatMeta = snap.threat?.meta ?? snap.dataset.meta.threat ?? null;
+    const feeds: FeedState[] = (threatMeta?.feeds ?? []).map((f) => {
       // The data's own date, else when it was downloaded (a local file: last modified).
       const date = f.dataDate ?? f.fetchedAt;
       return { name: f.name, categories: f.categories, state: isStale(date) ? 'stale' : 'loaded', source: f.source, entries: f.entries, addresses: f.addresses, dataDate: date };
@@ -433,7 +434,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       memory: memoryState(this.options),
       dataset: { path: snap.dataset.name, bytes: snap.dataset.bytes, builtAt: snap.dataset.meta.builtAt },
       databases,
-      threat: snap.threat === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: snap.threat.meta.builtAt },
+      threat: threatMeta === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: threatMeta.builtAt },
       lists: CATEGORIES.map(list),
       feeds,
       lookups24h: this.counter.peek(now),

@@ -55,23 +55,36 @@ function stampOf(st: { dev: number; ino: number; size: number; mtimeMs: number }
 }
 
 interface Paths {
-  /** threat.bin, or none. */
+  /** threat.bin to lay over the dataset, or none. */
   readonly threat: readonly string[];
-  /** The dataset build in use (resolved once, so threat.bin and manifest.json come from the same build). */
-  readonly dataset: string | null;
+  /** The manifest of the dataset build in use (read once, so that every file comes from the same build). */
+  readonly manifest: Manifest | null;
   /** The compiled dataset file. */
   readonly compiled: readonly string[];
+  /** threat.bin of the feeds compiled into the dataset, or null. */
+  readonly compiledThreat: string | null;
 }
 
-/** The files to open: the dataset file given, else the one compiled from the sources (compiled now when there is none). */
+/**
+ * The files to open: the dataset file given; else a dataset directory's
+ * build's dataset, with its feeds compiled in, unless databases are given;
+ * else the one compiled from the databases given or the default data
+ * (compiled now when there is none), with the directory's threat.bin laid
+ * over it.
+ */
 function resolvePaths(options: ResolvedOptions): Paths {
-  const dataset = options.data === null ? null : resolveDataset(options.data);
-  const threat = options.threat ?? (dataset === null ? null : join(dataset, 'threat.bin'));
+  const build = options.data === null ? null : resolveDataset(options.data);
+  const manifest = readManifest(build);
+  const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;
+  if (options.dataset === null && build !== null && own && manifest?.dataset !== undefined) {
+    return { threat: [], manifest, compiled: [join(build, manifest.dataset)], compiledThreat: join(build, manifest.threat) };
+  }
+  const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
   const compiled = options.dataset ?? ensureDataset({ geo: options.geo, asn: options.asn, anonymous: options.anonymous });
-  return { dataset, threat: threat === null ? [] : [threat], compiled: [compiled] };
+  return { threat: threat === null ? [] : [threat], manifest, compiled: [compiled], compiledThreat: null };
 }
 
-/** The manifest of a dataset directory, or null when there is none. @throws InvalidDatasetError when it is unreadable */
+/** The manifest of a dataset directory's build, or null when there is none. @throws InvalidDatasetError when it is unreadable */
 function readManifest(dataset: string | null): Manifest | null {
   if (dataset === null) return null;
   const path = join(dataset, 'manifest.json');
@@ -151,6 +164,7 @@ export class Snapshot {
   readonly objects: RecordObjects;
   /** The compiled threat feeds laid over the dataset, when a dataset directory or threat.bin gives them. */
   readonly threat: ThreatTree | null;
+  /** threat.bin of the feeds laid over the dataset or compiled into it, or null. */
   readonly threatPath: string | null;
   readonly manifest: Manifest | null;
   /** Threat objects of labelled addresses, by label and single-source flags. */
@@ -161,7 +175,7 @@ export class Snapshot {
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
 
-  private constructor(dataset: string | null, threat: Loaded[], compiled: Loaded, previous: Snapshot | null) {
+  private constructor(paths: Paths, threat: Loaded[], compiled: Loaded, previous: Snapshot | null) {
     this.files = new Map([...threat, compiled].map((l) => [l.path, l]));
     // A dataset the previous snapshot holds unchanged is not checked again, and keeps what it parsed.
     const same = previous !== null && previous.files.get(compiled.path) === compiled;
@@ -169,8 +183,8 @@ export class Snapshot {
     this.readAt = compiled.readAt;
     this.objects = same ? previous.objects : new RecordObjects(this.dataset);
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
-    this.threatPath = threat.length === 0 ? null : threat[0].path;
-    this.manifest = readManifest(dataset);
+    this.threatPath = threat.length === 0 ? paths.compiledThreat : threat[0].path;
+    this.manifest = paths.manifest;
     this.clock = new ZoneClock();
     this.loadedAt = new Date();
   }
@@ -201,7 +215,7 @@ export class Snapshot {
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
     const [threat, compiled] = await loading;
-    return new Snapshot(p.dataset, threat, compiled[0], previous);
+    return new Snapshot(p, threat, compiled[0], previous);
   }
 
   /** Opens the files synchronously. */
@@ -217,7 +231,7 @@ export class Snapshot {
           return wrapRead(path, e);
         }
       });
-    return new Snapshot(p.dataset, load(p.threat), load(p.compiled)[0], null);
+    return new Snapshot(p, load(p.threat), load(p.compiled)[0], null);
   }
 
   /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */

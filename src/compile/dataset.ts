@@ -56,6 +56,7 @@ export function compileDataset(snap: Sources, threat: ThreatTree | null, special
     builtAt: builtAt.toISOString(),
     key,
     sources: snap.databases(),
+    ...(threat === null ? {} : { threat: threat.meta }),
   };
   return {
     buffer: write(families[0], families[1], intern, meta),

@@ -25,7 +25,7 @@ try {
     clear();
     process.stderr.write(`iprecord: ${line}\n`);
   };
-  const path = compileTo(job.sources, job.key, job.places, say, progress);
+  const path = compileTo(job.sources, job.key, job.places, say, progress, job.threat);
   process.stdout.write(JSON.stringify({ path }) + '\n');
 } catch (e) {
   process.stdout.write(JSON.stringify({ error: (e as Error).message }) + '\n');

@@ -3,7 +3,7 @@
  * process (`main.ts`) runs. Build time only.
  */
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomic } from '../build/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
@@ -13,6 +13,7 @@ import { parseIp } from '../ip/address.js';
 import { buildSpecialTable } from '../ip/special.js';
 import { compileDataset, type Progress } from './dataset.js';
 import { Sources, type SourceFile } from './sources.js';
+import { ThreatTree } from '../threat/tree.js';
 
 /** The special-purpose registry as the compiler uses it. */
 export function specialTable() {
@@ -32,15 +33,19 @@ export function openSources(sources: DatasetSources): Sources {
 
 /**
  * Compiles `sources` and writes the dataset to the first of `places` that
- * can be written; its path. `say` is told what happens.
+ * can be written, with the threat feeds of `threatPath` (a threat.bin) when
+ * given; its path. `say` is told what happens.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): string {
+export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress, threatPath?: string): string {
   const started = Date.now();
-  const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given to open()';
+  const what =
+    (sources.geo === null && sources.asn === null ? 'the default data' : threatPath === undefined ? 'the databases given to open()' : 'the configured databases') +
+    (threatPath === undefined ? '' : ' and the threat feeds');
   say(`compiling ${what} into one dataset (once; the default data takes about a minute)...`);
   progress?.('reading the sources', 0);
-  const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
+  const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
+  const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
   let lastError: unknown;
   for (const path of places) {
     try {

@@ -37,6 +37,8 @@
  * numbers and slices of the text, without parsing.
  */
 
+import type { ThreatMeta } from '../threat/tree.js';
+
 export const DATASET_MAGIC = 'IPRDSET2';
 export const DATASET_FORMAT_VERSION = 2;
 export const HEADER = 80;
@@ -159,6 +161,8 @@ export interface DatasetMeta {
   readonly key: string;
   /** The databases it was compiled from. */
   readonly sources: readonly SourceInfo[];
+  /** The threat feeds compiled in (`iprecord build`), as threat.bin describes them. */
+  readonly threat?: ThreatMeta;
 }
 
 /** A database a dataset was compiled from. */

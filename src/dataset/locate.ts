@@ -11,7 +11,7 @@
  * compiles again, into the same place.
  */
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
@@ -96,27 +96,56 @@ export function ensureDataset(sources: DatasetSources): string {
   const key = datasetKey(sources);
   const places = candidates(sources);
   for (const path of places) if (existsSync(path) && readDatasetKey(path) === key) return path;
+  const [command, args] = compilerCommand({ sources, key, places });
+  const child = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 20 });
+  return compiledPath(child.status, child.stdout, child.error?.message ?? `exit ${child.status ?? child.signal}`);
+}
+
+/**
+ * Compiles a dataset in a child process without blocking (`iprecord
+ * build`: the sources and the threat feeds' threat.bin); its path.
+ * @throws InvalidDatasetError when a source cannot be read or no place can be written
+ */
+export function compileInChild(job: CompileJob): Promise<string> {
+  const [command, args] = compilerCommand(job);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      try {
+        resolve(compiledPath(code, out, `exit ${code ?? signal}`));
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}
+
+/** The compiler process's command line for a job. */
+function compilerCommand(job: CompileJob): [string, string[]] {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
-  const job: CompileJob = { sources, key, places };
-  const child = spawnSync(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify(job)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+  return [process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify(job)]];
+}
+
+/** The path the compiler process answered. @throws InvalidDatasetError with its error */
+function compiledPath(status: number | null, stdout: string, failure: string): string {
   let answer: { path?: string; error?: string } = {};
   try {
-    answer = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as typeof answer;
+    answer = JSON.parse(stdout.trim().split('\n').pop() ?? '') as typeof answer;
   } catch {
     // reported below
   }
-  if (child.status === 0 && typeof answer.path === 'string') return answer.path;
-  throw new InvalidDatasetError(answer.error ?? `The dataset compiler failed (${child.error?.message ?? `exit ${child.status ?? child.signal}`}).`);
+  if (status === 0 && typeof answer.path === 'string') return answer.path;
+  throw new InvalidDatasetError(answer.error ?? `The dataset compiler failed (${failure}).`);
 }
 
-/** What the compiler process is asked: the sources, the key to write into the dataset, the places to try in order. */
+/** What the compiler process is asked: the sources, the key to write into the dataset, the places to try in order, and the threat feeds' threat.bin to compile in. */
 export interface CompileJob {
   readonly sources: DatasetSources;
   readonly key: string;
   readonly places: readonly string[];
+  readonly threat?: string;
 }

@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { withoutBom } from '../build/read.js';
 import { InvalidOptionsError } from '../errors.js';
+import type { DatasetSources } from '../dataset/locate.js';
 import { CATEGORIES, type Category } from '../record/threat.js';
 import type { Blocklist } from '../types.js';
 import DEFAULT_FEEDS from './default-feeds.json';
@@ -42,6 +43,11 @@ export interface FeedConfig {
 
 export interface ThreatConfig {
   readonly feeds: readonly FeedConfig[];
+  /**
+   * The databases `iprecord build` compiles the feeds with (paths; geo and
+   * ASN in order of priority); null members: the default data.
+   */
+  readonly sources: DatasetSources;
 }
 
 /** Whether a feed source is a URL (else a path). */
@@ -115,7 +121,22 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
   const changed = new Map(own.map((f) => [f.name, f]));
   const kept = feeds.map((f) => changed.get(f.name) ?? f);
   const present = new Set(kept.map((f) => f.name));
-  return { feeds: [...kept, ...own.filter((f) => !present.has(f.name))] };
+  return { feeds: [...kept, ...own.filter((f) => !present.has(f.name))], sources: sourcesOf(v.sources, base) };
+}
+
+/** The `sources` member: `{ "geo": [paths], "asn": [paths], "anonymous": [paths] }`, each optional. */
+function sourcesOf(value: unknown, base: string): DatasetSources {
+  if (value === undefined) return { geo: null, asn: null, anonymous: [] };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn" and "anonymous" lists.');
+  const v = value as Record<string, unknown>;
+  for (const k of Object.keys(v)) if (k !== 'geo' && k !== 'asn' && k !== 'anonymous') fail('', `"sources" has an unknown member "${k}".`);
+  const paths = (k: string): string[] | null => {
+    const list = v[k];
+    if (list === undefined) return null;
+    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string' || p === '')) fail('', `"sources.${k}" must be a list of file paths.`);
+    return (list as string[]).map((p) => (isAbsolute(p) ? p : resolve(base, p)));
+  };
+  return { geo: paths('geo'), asn: paths('asn'), anonymous: paths('anonymous') ?? [] };
 }
 
 /**

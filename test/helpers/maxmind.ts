@@ -30,3 +30,6 @@ export const SMALL = {
   geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')],
   asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')],
 } as const;
+
+/** The same, as the `sources` of a feed configuration: `iprecord build` compiles them in a second, not the default data in half a minute. */
+export const SMALL_SOURCES = { geo: [...SMALL.geo], asn: [...SMALL.asn] };

@@ -10,10 +10,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
 import { ROOT } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const CLI = join(ROOT, 'dist', 'cli.js');
 if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm ci builds it).');
@@ -34,7 +35,7 @@ describe('iprecord build', () => {
     writeFileSync(join(dir, 'mine.txt'), '# a list of my own\n1.2.3.4\n5.6.7.0/24\nnot-an-ip\n2a00:1450::/32\n');
     writeFileSync(join(dir, 'proxies.txt'), 'http://5.6.7.8:3128\n');
     // As some editors on Windows save it.
-    writeFileSync(join(dir, 'feeds.json'), '\uFEFF' + JSON.stringify({ feeds: [attackers, proxies] }));
+    writeFileSync(join(dir, 'feeds.json'), '\uFEFF' + JSON.stringify({ feeds: [attackers, proxies], sources: SMALL_SOURCES }));
     const r = run(['build', '--config', 'feeds.json', '--out', 'ds']);
     expect(r.code, r.err).toBe(0);
     // The bad line, with its file and line number; the rest compiled.
@@ -68,13 +69,29 @@ describe('iprecord build', () => {
     // 1 + 256 IPv4 addresses and a /32 of IPv6.
     expect(BigInt(mine?.addresses ?? '0')).toBe(257n + (1n << 96n));
     expect(feeds.find((f) => f.name === 'proxies')).toMatchObject({ state: 'loaded', entries: 1, addresses: '1' });
-    // The directory names its current build.
-    expect(existsSync(join(dir, 'ds', readFileSync(join(dir, 'ds', 'current'), 'utf8').trim(), 'threat.bin'))).toBe(true);
+    // The directory names its current build, whose dataset has the feeds compiled in: opened as it is, with nothing laid over it.
+    const build = join(dir, 'ds', readFileSync(join(dir, 'ds', 'current'), 'utf8').trim());
+    expect(existsSync(join(build, 'threat.bin'))).toBe(true);
+    const described = JSON.parse(info.out) as { dataset: { path: string }; threat: { path: string } };
+    expect(resolve(dir, described.dataset.path)).toBe(join(build, 'dataset.iprd'));
+    expect(resolve(dir, described.threat.path)).toBe(join(build, 'threat.bin'));
+    // It answers as the same databases compiled without the feeds, with the build's threat.bin laid over them at run time.
+    const compiled = openSync({ data: join(dir, 'ds') });
+    const laid = openSync({ ...SMALL_SOURCES, threat: join(build, 'threat.bin') });
+    try {
+      for (const ip of ['1.2.3.4', '5.6.7.8', '5.6.7.255', '5.6.8.0', '9.9.9.9', '2a00:1450::1', '2a00:1451::1', '2.125.160.216', '81.2.69.160']) {
+        const text = (e: typeof laid) => e.lookupJson(ip, { count: '1' }).replace(/"current_time":"[^"]*"/, '');
+        expect(text(compiled), ip).toBe(text(laid));
+      }
+    } finally {
+      compiled.close();
+      laid.close();
+    }
   });
 
   it('a feed it cannot read is reported and the others are compiled (exit 1); a bad configuration is a usage error (exit 2)', () => {
     writeFileSync(join(dir, 'mine.txt'), '1.2.3.4\n');
-    writeFileSync(join(dir, 'partial.json'), JSON.stringify({ feeds: [attackers, { ...proxies, source: 'gone.txt' }] }));
+    writeFileSync(join(dir, 'partial.json'), JSON.stringify({ feeds: [attackers, { ...proxies, source: 'gone.txt' }], sources: SMALL_SOURCES }));
     const r = run(['build', '--config', 'partial.json', '--out', 'ds2']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/proxies/);
@@ -82,7 +99,7 @@ describe('iprecord build', () => {
     const t = run(['1.2.3.4', '--data', 'ds2', '--threat']);
     expect((JSON.parse(t.out) as { is_known_attacker: boolean }).is_known_attacker).toBe(true);
 
-    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ feeds: [{ ...attackers, categories: ['spam'] }] }));
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ feeds: [{ ...attackers, categories: ['spam'] }], sources: SMALL_SOURCES }));
     const bad = run(['build', '--config', 'bad.json', '--out', 'ds3']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/categor/);
@@ -121,7 +138,7 @@ describe('iprecord update', () => {
     server = feeds;
     await new Promise<void>((resolve) => feeds.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}/list.txt`;
-    writeFileSync(join(dir, 'update.json'), JSON.stringify({ feeds: [{ name: 'remote', source: url, format: 'list', categories: ['abuser'] }] }));
+    writeFileSync(join(dir, 'update.json'), JSON.stringify({ feeds: [{ name: 'remote', source: url, format: 'list', categories: ['abuser'] }], sources: SMALL_SOURCES }));
     const listed = Array.from({ length: 200 }, (_, i) => `8.${i}.0.1`);
     const abuser = async (ip: string) => (JSON.parse((await runAsync([ip, '--data', 'du', '--threat'])).out) as { is_known_abuser: boolean }).is_known_abuser;
 

@@ -16,6 +16,7 @@ import { resolveDataset } from '../../src/threat/build.js';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { buildAndSwap } from '../../src/threat/update.js';
 import { ROOT } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const CLI = join(ROOT, 'dist', 'cli.js');
 const root = mkdtempSync(join(tmpdir(), 'iprecord-swap-'));
@@ -27,7 +28,7 @@ function dataset(name: string): { dir: string; configFile: string } {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'tor.txt'), '1.2.3.0/24\n');
   const configFile = join(dir, 'feeds.json');
-  writeFileSync(configFile, JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }] }));
+  writeFileSync(configFile, JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
   return { dir, configFile };
 }
 

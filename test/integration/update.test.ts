@@ -17,6 +17,7 @@ import { feedCachePath, resolveDataset } from '../../src/threat/build.js';
 import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
 import { updateDataset } from '../../src/threat/update.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
@@ -83,7 +84,7 @@ d('iprecord update against a faulty server', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     dir = mkdtempSync(join(tmpdir(), 'iprecord-update-'));
-    config = parseThreatConfig({ feeds: FEEDS.map(({ file: _f, ...f }) => ({ ...f, source: `${base}/${f.name}` })) }, dir);
+    config = parseThreatConfig({ feeds: FEEDS.map(({ file: _f, ...f }) => ({ ...f, source: `${base}/${f.name}` })), sources: SMALL_SOURCES }, dir);
   });
   afterAll(async () => {
     server.closeAllConnections();

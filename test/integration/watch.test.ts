@@ -3,7 +3,7 @@
  * lookups in a loop never fail and never mix two builds.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { open, type Threat } from '../../src/index.js';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { buildAndSwap } from '../../src/threat/update.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
@@ -22,8 +23,8 @@ d('watched dataset swapped under load', () => {
   const tor = { name: 'tor', source: join(feeds, 'tor/tor_exits.ipset'), format: 'list', categories: ['tor'] };
   const vpn = { name: 'nordvpn', source: join(feeds, 'vpn/open-source-vpn-ip-lists/nordvpn.txt'), format: 'list', categories: ['vpn'] };
   // Build A: Tor only. Build B: Tor and NordVPN.
-  const A = parseThreatConfig({ feeds: [tor] }, dir);
-  const B = parseThreatConfig({ feeds: [tor, vpn] }, dir);
+  const A = parseThreatConfig({ feeds: [tor], sources: SMALL_SOURCES }, dir);
+  const B = parseThreatConfig({ feeds: [tor, vpn], sources: SMALL_SOURCES }, dir);
 
   it('answers from one build or the other, never an error or a mix', async () => {
     await buildAndSwap(A, dir);
@@ -85,13 +86,14 @@ d('watched dataset swapped under load', () => {
     const engine = await open({ data: dir, watch: true });
     const before = engine.threat('185.220.101.1');
     const failed = new Promise<Error>((r) => engine.once('error', r));
-    // A build whose threat.bin is garbage, swapped in the way update does it.
+    // A build whose dataset is garbage, swapped in the way update does it (renamed over: the engine may have mapped the good one).
     const { buildDir } = await buildAndSwap(A, dir);
-    writeFileSync(join(buildDir, 'threat.bin'), 'garbage');
+    writeFileSync(join(buildDir, 'garbage'), 'garbage');
+    renameSync(join(buildDir, 'garbage'), join(buildDir, 'dataset.iprd'));
     // Touch the directory again so the watcher fires after the damage.
     writeFileSync(join(dir, 'touch'), String(Date.now()));
     const e = await failed;
-    expect(e.message).toMatch(/not a valid threat.bin/);
+    expect(e.message).toMatch(/not a valid iprecord dataset/);
     expect(engine.threat('185.220.101.1')).toEqual(before);
     engine.close();
   }, 20_000);

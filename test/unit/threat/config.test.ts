@@ -50,3 +50,23 @@ describe('the default configuration', () => {
     expect(new Set(listing.map((f) => f.blocklist!.name)).size).toBe(listing.length);
   });
 });
+
+describe('the databases a build compiles the feeds with', () => {
+  it('default to the default data; paths are read from the folder of the configuration', () => {
+    expect(parseThreatConfig({ feeds: [] }, '/conf').sources).toEqual({ geo: null, asn: null, anonymous: [] });
+    expect(parseThreatConfig({ feeds: [], sources: { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv'] } }, '/conf').sources).toEqual({
+      geo: ['/conf/city.mmdb', '/db/country.mmdb'],
+      asn: ['/conf/asn.csv'],
+      anonymous: [],
+    });
+  });
+
+  it.each([
+    [[], /"sources" must be an object/],
+    [{ geo: 'city.mmdb' }, /"sources.geo" must be a list of file paths/],
+    [{ asn: [] }, /"sources.asn" must be a list of file paths/],
+    [{ isp: ['isp.mmdb'] }, /unknown member "isp"/],
+  ])('refuse %j', (sources, message) => {
+    expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
+  });
+});
