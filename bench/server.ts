@@ -21,7 +21,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { open } from '../src/index.js';
+import { compileAsnCsv, open } from '../src/index.js';
+import { defaultAsnSources } from '../src/data.js';
 import { addressMix, SEED } from './mix.js';
 
 const arg = (name: string, fallback: number) => {
@@ -122,8 +123,11 @@ async function main(): Promise<void> {
   const engine = await open();
   const dbs = engine.info().databases;
   const geo = dbs.filter((d) => d.role === 'geo').map((d) => d.path);
-  const asn = dbs.find((d) => d.role === 'asn')!.path;
   engine.close();
+  // The baseline reads the same ASN ranges as an MMDB, which maxmind npm can open.
+  const asn = join(dir, 'asn.mmdb');
+  const { files, source } = defaultAsnSources();
+  writeFileSync(asn, compileAsnCsv(files, source).buffer);
   // Addresses as callers write them (no IPv4-mapped IPv6).
   const ips = addressMix().filter((ip) => !ip.startsWith('::ffff:'));
   const paths = ips.map((ip) => '/' + ip);
