@@ -13,8 +13,8 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { splitCsvLine } from '../src/build/csv.js';
-import { fromBigInt, toBigInt } from '../src/build/ranges.js';
+import { splitCsvLine } from '../src/text/csv.js';
+import { fromBigInt, toBigInt } from '../src/ip/ranges.js';
 import { defaultAsnSources } from '../src/data.js';
 import { specialTable } from '../src/compile/run.js';
 import { parseIp } from '../src/ip/address.js';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 // @ts-expect-error cidr-matcher ships no types: new (cidrs: string[]) => { contains(ip: string): boolean }
 import CidrMatcher from 'cidr-matcher';
 import { Bench } from 'tinybench';
-import { rangeToCidrs } from '../src/build/ranges.js';
+import { rangeToCidrs } from '../src/ip/ranges.js';
 import { formatCidr, formatV4 } from '../src/ip/format.js';
 import { parseIpInto } from '../src/ip/parse.js';
 import { parseThreatConfig } from '../src/threat/config.js';

@@ -7,7 +7,7 @@
 import { open as openFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFileRange } from './build/read.js';
+import { readFileRange } from './files/read.js';
 import { ensureDataset } from './dataset/locate.js';
 import { InvalidDatasetError } from './errors.js';
 import type { IpVersion } from './ip/parse.js';

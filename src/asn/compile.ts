@@ -8,8 +8,8 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { splitCsvLine } from '../build/csv.js';
-import { rangeToCidrs, toBigInt } from '../build/ranges.js';
+import { splitCsvLine } from '../text/csv.js';
+import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import { parseIp, type Address } from '../ip/address.js';
 import { MmdbWriter, Typed } from '../mmdb/writer.js';
 

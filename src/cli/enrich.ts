@@ -13,7 +13,7 @@
 
 import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { splitCsvLine } from '../build/csv.js';
+import { splitCsvLine } from '../text/csv.js';
 import type { Engine } from '../engine.js';
 import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';

@@ -14,7 +14,7 @@
  */
 
 import { isAscii } from 'node:buffer';
-import { utf8BomLength } from '../build/read.js';
+import { utf8BomLength } from '../files/read.js';
 import { MAX_ROW, RowEnd, RowScanner } from './records.js';
 
 export type EnrichFormat = 'csv' | 'ndjson' | 'lines';

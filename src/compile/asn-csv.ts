@@ -10,7 +10,7 @@
 
 import { statSync } from 'node:fs';
 import { readAsnCsv, type BadLine } from '../asn/compile.js';
-import { rangeToCidrs, toBigInt } from '../build/ranges.js';
+import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Found } from '../mmdb/reader.js';
 

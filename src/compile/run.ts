@@ -5,7 +5,7 @@
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeAtomic } from '../build/write.js';
+import { writeAtomic } from '../files/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
 import type { DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';

@@ -12,8 +12,8 @@
 
 import { hash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { withoutBom } from '../build/read.js';
-import { writeAtomic } from '../build/write.js';
+import { withoutBom } from '../files/read.js';
+import { writeAtomic } from '../files/write.js';
 import { InvalidOptionsError } from '../errors.js';
 import { CountWindow } from '../record/count.js';
 

@@ -11,7 +11,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { writeAtomic } from '../build/write.js';
+import { writeAtomic } from '../files/write.js';
 import { compileInChild, datasetKey } from '../dataset/locate.js';
 import type { Blocklist } from '../types.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';

@@ -22,7 +22,7 @@
 
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { withoutBom } from '../build/read.js';
+import { withoutBom } from '../files/read.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { DatasetSources } from '../dataset/locate.js';
 import { CATEGORIES, type Category } from '../record/threat.js';

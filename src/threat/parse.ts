@@ -18,8 +18,8 @@
  *   providers' published range files.
  */
 
-import { splitCsvLine } from '../build/csv.js';
-import { withoutBom } from '../build/read.js';
+import { splitCsvLine } from '../text/csv.js';
+import { withoutBom } from '../files/read.js';
 import { parseCidr, parseIp, type Address } from '../ip/address.js';
 import { CH_0, CH_9, CH_A, CH_COLON, CH_DOT, CH_F, CH_LA, CH_LF, hexValue, parseIpInto, wordsOfGroups } from '../ip/parse.js';
 import { RangeList, RangeList6, compareWords } from './ranges.js';

@@ -7,7 +7,7 @@
  */
 
 import { readFileSync, statSync } from 'node:fs';
-import { readFileRange } from '../build/read.js';
+import { readFileRange } from '../files/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
 import { byValue, compareWords, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
 

@@ -17,9 +17,9 @@
  */
 
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { withDirectoryLock } from '../build/lock.js';
+import { withDirectoryLock } from '../files/lock.js';
 import { join } from 'node:path';
-import { writeAtomic } from '../build/write.js';
+import { writeAtomic } from '../files/write.js';
 import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';

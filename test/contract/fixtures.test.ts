@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, FIXTURES_DIR, fixtureFiles } from '../../scripts/make-fixtures.js';
-import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
+import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
 import { openSync } from '../../src/index.js';
 import { parseCidr, parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';

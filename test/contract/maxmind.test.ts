@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it as itAlways } from 'vitest';
-import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
+import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
 import { InvalidDatasetError, isIprecordError, openSync, type Engine } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitCsvLine } from '../../src/build/csv.js';
+import { splitCsvLine } from '../../src/text/csv.js';
 import { openSync, isIprecordError, type Engine } from '../../src/index.js';
 import { residentBytes, ROOT, unicastV4, xorshift32 } from '../helpers/env.js';
 

@@ -17,7 +17,7 @@ import { buildThreat } from '../../src/threat/build.js';
 import { describe, expect, it } from 'vitest';
 import { isIprecordError, openSync, type OpenOptions } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
-import { toBigInt } from '../../src/build/ranges.js';
+import { toBigInt } from '../../src/ip/ranges.js';
 import { formatIp } from '../../src/ip/format.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';

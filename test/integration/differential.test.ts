@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { splitCsvLine } from '../../src/build/csv.js';
-import { toBigInt, fromBigInt } from '../../src/build/ranges.js';
+import { splitCsvLine } from '../../src/text/csv.js';
+import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
 import { hasSubdivisions, matchRegion } from '../../src/country/regions.js';
 import { defaultAsnSources, defaultGeoPaths } from '../../src/data.js';
 import { isRow } from '../../src/geo/adapters/values.js';

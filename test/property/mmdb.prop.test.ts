@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Reader, type Response } from 'mmdb-lib';
 import { describe, expect, it } from 'vitest';
-import { rangeToCidrs, toBigInt } from '../../src/build/ranges.js';
+import { rangeToCidrs, toBigInt } from '../../src/ip/ranges.js';
 import { parseIp, type Address } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { classifyAsn } from '../../../src/asn/classify.js';
 import { compileAsnCsv } from '../../../src/asn/compile.js';
 import { AsnCsv } from '../../../src/compile/asn-csv.js';
-import { fromBigInt, toBigInt } from '../../../src/build/ranges.js';
+import { fromBigInt, toBigInt } from '../../../src/ip/ranges.js';
 import { parseIp } from '../../../src/ip/address.js';
 import { formatIp } from '../../../src/ip/format.js';
 import { MmdbFile } from '../../../src/mmdb/reader.js';

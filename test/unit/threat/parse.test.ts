@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { commentDate, parseFeed, parseList, parseCsv } from '../../../src/threat/parse.js';
 import { seed } from '../../helpers/env.js';
 import { formatCidr } from '../../../src/ip/format.js';
-import { rangeToCidrs } from '../../../src/build/ranges.js';
+import { rangeToCidrs } from '../../../src/ip/ranges.js';
 
 /** A parsed feed's ranges as CIDR blocks: IPv4 then IPv6, each in file order. */
 const cidrs = (text: string, format: Parameters<typeof parseFeed>[1], options = {}) => {

@@ -12,7 +12,7 @@ export function readFileRange(path: string, alloc: (size: number) => Buffer, fro
   try {
     const end = to ?? fstatSync(fd).size;
     const buf = alloc(end - from);
-    for (let at = 0; at < buf.length; ) {
+    for (let at = 0; at < buf.length;) {
       const n = readSync(fd, buf, at, buf.length - at, from + at);
       if (n === 0) throw new Error(`the file ended at byte ${from + at}, before byte ${end} (it changed while it was read)`);
       at += n;

@@ -3,8 +3,8 @@
  * inclusive range of addresses split into the fewest CIDR blocks.
  */
 
-import type { Address } from '../ip/address.js';
-import type { IpVersion } from '../ip/parse.js';
+import type { Address } from './address.js';
+import type { IpVersion } from './parse.js';
 
 /** The address as an unsigned integer within its family. */
 export function toBigInt(a: Address): bigint {
