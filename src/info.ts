@@ -1,0 +1,111 @@
+/**
+ * What an engine reports of itself (`Engine.info()`): the dataset, the
+ * databases it was compiled from, threat feeds and categories with their
+ * state and age.
+ */
+
+import type { ResolvedOptions } from './options.js';
+import type { SpecialTable } from './ip/special.js';
+import { CATEGORIES, type Category } from './record/threat.js';
+import { memoryState, type DatabaseInfo, type Snapshot } from './snapshot.js';
+
+/** State of one threat category in `info()`: whether any loaded source answers for it. */
+export interface ListState {
+  readonly name: Category;
+  /** `loaded`; `stale` when every loaded source is older than `staleAfterDays`; `missing` when none is loaded. */
+  readonly state: 'loaded' | 'stale' | 'missing';
+  readonly sources: readonly string[];
+  /** Entries of the loaded sources (feed lines, or records of a database). */
+  readonly entries: number;
+  /** Date of the newest loaded data, when known. */
+  readonly dataDate: string | null;
+  readonly reason?: string;
+}
+
+/** State of one configured feed in `info()`. */
+export interface FeedState {
+  readonly name: string;
+  readonly categories: readonly Category[];
+  readonly state: 'loaded' | 'stale' | 'missing' | 'failed';
+  readonly source: string;
+  readonly entries: number;
+  /** Distinct addresses covered (a decimal string: IPv6 counts are large). */
+  readonly addresses: string;
+  readonly dataDate: string | null;
+  readonly reason?: string;
+}
+
+export interface EngineInfo {
+  readonly loadedAt: string;
+  /** How database files are held: mapped (shared between processes and threads) or read; `reason` when maps were asked for and cannot be made. */
+  readonly memory: { readonly mode: 'mmap' | 'read'; readonly reason?: string };
+  /** The compiled dataset answering lookups: its file, size and when it was compiled. */
+  readonly dataset: { readonly path: string; readonly bytes: number; readonly builtAt: string };
+  readonly databases: readonly DatabaseInfo[];
+  /** The compiled threat feeds in use, when any. */
+  readonly threat: { readonly path: string; readonly builtAt: string } | null;
+  readonly lists: readonly ListState[];
+  readonly feeds: readonly FeedState[];
+  readonly lookups24h: string;
+}
+
+/** The `info()` of an engine answering from `snap`, with the count of its lookups in the last 24 hours. */
+export function describeEngine(snap: Snapshot, options: ResolvedOptions, special: SpecialTable, lookups24h: string): EngineInfo {
+  const now = Date.now();
+  const staleMs = options.staleAfterDays * 86_400_000;
+  const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
+  const threatMeta = snap.threat?.meta ?? snap.dataset.meta.threat ?? null;
+  const feeds: FeedState[] = (threatMeta?.feeds ?? []).map((f) => {
+    // The data's own date, else when it was downloaded (a local file: last modified).
+    const date = f.dataDate ?? f.fetchedAt;
+    return { name: f.name, categories: f.categories, state: isStale(date) ? 'stale' : 'loaded', source: f.source, entries: f.entries, addresses: f.addresses, dataDate: date };
+  });
+  for (const m of snap.manifest?.feeds ?? []) {
+    if (m.state !== 'ok' && !feeds.some((f) => f.name === m.name)) {
+      feeds.push({ name: m.name, categories: [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
+    }
+  }
+  const databases = snap.databases();
+  const anonymous = databases.filter((d) => d.role === 'anonymous');
+  const asn = databases.filter((d) => d.role === 'asn');
+  const list = (name: Category): ListState => {
+    const sources: string[] = [];
+    let entries = 0;
+    let newest: string | null = null;
+    let fresh = false;
+    for (const f of feeds) {
+      if (!f.categories.includes(name) || (f.state !== 'loaded' && f.state !== 'stale')) continue;
+      sources.push(f.name);
+      entries += f.entries;
+      if (f.dataDate !== null && (newest === null || f.dataDate > newest)) newest = f.dataDate;
+      if (f.state === 'loaded') fresh = true;
+    }
+    if (name === 'bogon') {
+      sources.push('IANA special-purpose and IPv6 address space registries');
+      entries += special.v4.length + special.v6.length;
+      fresh = true;
+    }
+    if (name === 'datacenter') {
+      sources.push('ASN classification of ' + asn.map((d) => d.path).join(', '));
+      entries += asn.reduce((a, d) => a + d.nodeCount, 0);
+      fresh = true;
+    }
+    if (anonymous.length > 0 && (name === 'tor' || name === 'vpn' || name === 'proxy' || name === 'datacenter')) {
+      for (const d of anonymous) sources.push(d.path);
+      entries += anonymous.reduce((a, d) => a + d.nodeCount, 0);
+      fresh = true;
+    }
+    if (sources.length === 0) return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
+    return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
+  };
+  return {
+    loadedAt: snap.loadedAt.toISOString(),
+    memory: memoryState(options),
+    dataset: { path: snap.dataset.name, bytes: snap.dataset.bytes, builtAt: snap.dataset.meta.builtAt },
+    databases,
+    threat: threatMeta === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: threatMeta.builtAt },
+    lists: CATEGORIES.map(list),
+    feeds,
+    lookups24h: lookups24h,
+  };
+}
