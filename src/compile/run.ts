@@ -42,7 +42,7 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
   const what =
     (sources.geo === null && sources.asn === null ? 'the default data' : threatPath === undefined ? 'the databases given to open()' : 'the configured databases') +
     (threatPath === undefined ? '' : ' and the threat feeds');
-  say(`compiling ${what} into one dataset (once; the default data takes about a minute)...`);
+  say(`compiling ${what} into one dataset (once; the default data takes 30-40 s)...`);
   progress?.('reading the sources', 0);
   const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
   const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
