@@ -9,6 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     globalSetup: ['test/helpers/cache-dir.ts'],
+    setupFiles: ['test/helpers/warnings.ts'],
     reporters: ['default'],
   },
 });

@@ -20,7 +20,7 @@ import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat } from './record/threat.js';
 import { Snapshot } from './snapshot.js';
-import { describeEngine, type EngineInfo } from './info.js';
+import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
 import { nowMicros } from './time/zone.js';
@@ -127,6 +127,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * what keeps it from having a record, if anything.
    */
   private check(ip: unknown): Bad {
+    if (!this.warned) this.warnMissing();
     if (typeof ip !== 'string') return Bad.Invalid;
     const version = parseIpInto(ip, this.words);
     if (version === 0) return Bad.Invalid;
@@ -340,6 +341,32 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   share(): SharedFiles {
     return this.live().share();
+  }
+
+  /** Whether the first lookup's warning (`warnMissing`) was considered. */
+  private warned = false;
+
+  /**
+   * At the first lookup: a process warning (code IPRECORD_MISSING_LISTS)
+   * when threat categories have no loaded source, whose flags are then
+   * false for every address (`warnMissingLists` tells it at once).
+   */
+  private warnMissing(): void {
+    this.warned = true;
+    // An engine over another engine's files (a worker thread's): that one tells.
+    if (this.options.shared.size > 0) return;
+    const message = missingListsWarning(this.info());
+    if (message !== null) process.emitWarning(message, { code: MISSING_LISTS });
+  }
+
+  /**
+   * Tells now what the first lookup would (a process warning, code
+   * IPRECORD_MISSING_LISTS, when threat categories have no loaded source),
+   * and not at the first lookup.
+   * @internal For the commands, which say it at start.
+   */
+  warnMissingLists(): void {
+    if (!this.warned) this.warnMissing();
   }
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */

@@ -109,3 +109,16 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     lookups24h: lookups24h,
   };
 }
+
+/** The code of the process warning of an engine whose threat categories have no loaded source. */
+export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';
+
+/** What to tell of the threat categories that no loaded source answers for, or null when every one has a source. */
+export function missingListsWarning(info: EngineInfo): string | null {
+  const missing = info.lists.filter((l) => l.state === 'missing').map((l) => l.name);
+  if (missing.length === 0) return null;
+  return (
+    `no loaded source answers for ${missing.join(', ')}: those flags are false for every address and the scores count only what is loaded. ` +
+    'Compile threat feeds into a dataset directory (iprecord build or update) and open it (--data, open({ data })); README, "Threat feeds".'
+  );
+}

@@ -309,6 +309,8 @@ async function runEnrich(argv: string[]): Promise<number> {
     process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
     return 2;
   }
+  // Worker threads' engines do not tell it: said here, once.
+  engine.warnMissingLists();
   let workers: PoolWorker[] = [];
   const startThreads = (config: RowConfig): BatchRunner[] => {
     if (threads === 1) return [];

@@ -12,6 +12,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
+// Process warnings (the library's: codes IPRECORD_*) as lines of the command's own, each once.
+process.removeAllListeners('warning');
+const told = new Set<string>();
+process.on('warning', (w: Error & { code?: string }) => {
+  if (told.has(w.message)) return;
+  told.add(w.message);
+  process.stderr.write(w.code?.startsWith('IPRECORD_') ? `iprecord: ${w.message}\n` : `${w.name}: ${w.message}\n`);
+});
+
 async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'serve') return (await import('./serve.js')).runServe(argv.slice(1));
   return (await import('./commands.js')).main(argv);

@@ -107,6 +107,7 @@ export async function runServe(argv: string[]): Promise<number> {
   server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));
   const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
   const info = server.engine.info();
+  server.engine.warnMissingLists();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   process.stderr.write(
     `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,

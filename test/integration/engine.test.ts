@@ -15,11 +15,13 @@ import {
   type Engine,
   type IpRecord,
 } from '../../src/index.js';
-import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { buildAndSwap } from '../../src/threat/update.js';
+import { parseThreatConfig } from '../../src/threat/config.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
-import { SMALL } from '../helpers/maxmind.js';
+import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
 import { seed } from '../helpers/env.js';
 import { formatIp } from '../../src/ip/format.js';
 
@@ -289,6 +291,54 @@ describe('reload', () => {
       const after = readAt();
       for (let i = 0; i < first.length; i++) expect(after[i]).not.toBe(first[i]);
       expect(e.info().databases[0].schema).toBe('flat');
+      e.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('threat categories without a source', () => {
+  /** The process warnings of `f`, emitted on the next tick. */
+  const warningsOf = async (f: () => void): Promise<(Error & { code?: string })[]> => {
+    const seen: (Error & { code?: string })[] = [];
+    const listen = (w: Error) => seen.push(w);
+    process.on('warning', listen);
+    try {
+      f();
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', listen);
+    }
+    return seen.filter((w) => w.code === 'IPRECORD_MISSING_LISTS');
+  };
+
+  it("are told once, at the first lookup, naming what info() calls missing; an engine over another's files does not tell", async () => {
+    const e = await open(SMALL);
+    const missing = e
+      .info()
+      .lists.filter((l) => l.state === 'missing')
+      .map((l) => l.name);
+    expect(missing).toEqual(['tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser']);
+    const first = await warningsOf(() => e.lookup('8.8.8.8'));
+    expect(first).toHaveLength(1);
+    expect(first[0].message).toContain(`no loaded source answers for ${missing.join(', ')}:`);
+    expect(await warningsOf(() => [e.lookup('1.1.1.1'), e.lookupJson('1.1.1.1'), e.threat('9.9.9.9')])).toHaveLength(0);
+    const worker = await open({ ...SMALL, shared: e.share() });
+    expect(await warningsOf(() => worker.lookup('8.8.8.8'))).toHaveLength(0);
+    worker.close();
+    e.close();
+  });
+
+  it('a category with a source is not named; an error answered is a lookup too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-missing-'));
+    try {
+      writeFileSync(join(dir, 'tor.txt'), '185.220.101.1\n');
+      await buildAndSwap(parseThreatConfig({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }, dir), dir);
+      const e = await open({ data: dir });
+      const told = await warningsOf(() => expect(() => e.lookup('10.0.0.1')).toThrow(PrivateIpError));
+      expect(told).toHaveLength(1);
+      expect(told[0].message).toContain('no loaded source answers for vpn, proxy, icloud_relay, attacker, abuser:');
       e.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

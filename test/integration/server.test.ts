@@ -402,6 +402,8 @@ describe('server: counts, reload, fuzz, load', () => {
         const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
         expect(await exit, err).toBe(0);
+        // Each process that answers says at start that no threat category has a source here, once.
+        expect(err.match(/^iprecord: no loaded source answers for tor, /gm)?.length, err).toBe(workers);
       };
       return { at: `http://127.0.0.1:${port}`, stop };
     };
