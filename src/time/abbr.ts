@@ -1,3 +1,6 @@
+/** How far ahead the next offset of a zone is looked for, in days (`time/zone.ts`, `scripts/gen-tz-abbrs.ts`). */
+export const HORIZON_DAYS = 400;
+
 /**
  * The tz database's numeric abbreviation of an offset: `-03`, `+0530`,
  * `+00`. Zones without a customary letter abbreviation use this form.

@@ -1,9 +1,14 @@
 /**
  * The `time_zone` object of a record.
  *
- * The UTC offset comes from the runtime's own tz data (`Intl`), the
- * abbreviation from the tz database's table (`abbreviations.json`, numeric
- * form when the tz database has no letters). Both are computed once per zone
+ * The UTC offset and the DST state come from the runtime's own tz data
+ * (`Intl`): DST is an offset that will fall back (the next other offset,
+ * within 400 days, is lower). The abbreviation is the tz database's for
+ * the period so told, its offset and the next other one
+ * (`abbreviations.json`; the numeric form when the tz database has no
+ * letters, or when its table knows no such period: a runtime whose rules
+ * differ from the table's never gets an abbreviation that contradicts its
+ * offset). All three are computed once per zone
  * and kept for a week, or until the zone's next offset change when that
  * comes sooner (found by probing a week ahead with `Intl`, then to the
  * millisecond); only `current_time` is computed per lookup, with integer
@@ -13,7 +18,7 @@
 
 import ABBREVIATIONS from './abbreviations.json';
 import type { ByteWriter } from '../record/writer.js';
-import { numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
+import { HORIZON_DAYS, numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
 export interface TimeZone {
   name: string;
@@ -157,12 +162,12 @@ export class ZoneClock {
     const now = Math.floor(nowMs);
     const offset = this.offsetAt(name, now);
     const until = this.nextTransition(name, now, offset);
-    // DST: the offset is above the zone's lower offset of the year.
-    const year = new Date(now).getUTCFullYear();
-    const jan = this.offsetAt(name, Date.UTC(year, 0, 1));
-    const jul = this.offsetAt(name, Date.UTC(year, 6, 1));
-    const abbr = letters[name]?.[String(offset)] ?? numericAbbreviation(offset);
-    const isDst = jan !== jul && offset > Math.min(jan, jul);
+    // The period is told by its offset and the next other one: DST is an offset that will fall back, and the tz
+    // database's abbreviation is the one of that period (its table is keyed the same way: a runtime whose rules are
+    // older or newer than the table's finds its own period's, or the numeric form).
+    const next = this.nextOffset(name, now, offset);
+    const abbr = letters[name]?.[`${offset}>${next}`] ?? numericAbbreviation(offset);
+    const isDst = offset > next;
     const hhmm = offsetHhmm(offset);
     const colon = offsetColon(offset);
     const head = JSON.stringify({ name, abbr, offset: hhmm, is_dst: isDst, current_time: '' }).slice(0, -2);
@@ -201,6 +206,15 @@ export class ZoneClock {
       else hi = mid;
     }
     return hi;
+  }
+
+  /** The next offset other than `offset` within HORIZON_DAYS of `from` (looked for week by week), else `offset`. */
+  private nextOffset(name: string, from: number, offset: number): number {
+    for (let t = from + WEEK; t <= from + HORIZON_DAYS * DAY; t += WEEK) {
+      const o = this.offsetAt(name, t);
+      if (o !== offset) return o;
+    }
+    return offset;
   }
 
   /** Forgets the cached states (for tests and reload). */

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isoLocal, ZoneClock } from '../../../src/time/zone.js';
+import { numericAbbreviation } from '../../../src/time/abbr.js';
+import ABBREVIATIONS from '../../../src/time/abbreviations.json';
 import { seed } from '../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 400 };
@@ -77,6 +79,63 @@ describe('ZoneClock', () => {
     const e = Date.UTC(2026, 9, 25, 1);
     expect(clock.timeZone('Europe/Berlin', e - 0.001)).toMatchObject({ abbr: 'CEST', offset: '+0200', is_dst: true, current_time: '2026-10-25T02:59:59.999999+02:00' });
     expect(clock.timeZone('Europe/Berlin', e)).toMatchObject({ abbr: 'CET', offset: '+0100', is_dst: false });
+  });
+
+  it('tells abbreviation and DST state of the period the runtime is in, for every zone, now and at its next transitions', () => {
+    const table = (ABBREVIATIONS as { zones: Record<string, Record<string, string>> }).zones;
+    // Abbreviations the tz database writes only for periods that fall back (summer), and only for others.
+    const summer = new Set<string>();
+    const standard = new Set<string>();
+    for (const periods of Object.values(table)) {
+      for (const [key, abbr] of Object.entries(periods)) {
+        const [offset, next] = key.split('>').map(Number);
+        (offset > next ? summer : standard).add(abbr);
+      }
+    }
+    const minutes = (o: string) => (o[0] === '-' ? -1 : 1) * (Number(o.slice(1, 3)) * 60 + Number(o.slice(3, 5)));
+    const DAY = 86_400_000;
+    // The US names that CLDR and the tz database spell alike (CLDR writes HAST for the tz database's HST).
+    const US = new Set(['PST', 'PDT', 'MST', 'MDT', 'CST', 'CDT', 'EST', 'EDT', 'AKST', 'AKDT']);
+    let checked = 0;
+    let named = 0;
+    for (const zone of ZONES) {
+      // The reference: the runtime's offsets day by day for 1 200 days (its offset text, GMT-07:00).
+      const long = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
+      const offsetAt = (ms: number) => {
+        const text = long.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+        return text === 'GMT' ? 0 : minutes(text.slice(3).replace(':', ''));
+      };
+      const start = Date.now();
+      const days = Array.from({ length: 1200 }, (_, d) => offsetAt(start + d * DAY));
+      // Now, then the day after each of the next three changes of offset.
+      const instants = [0];
+      for (let d = 1; d < 800 && instants.length < 4; d++) if (days[d] !== days[d - 1]) instants.push(d);
+      const short = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'short' });
+      for (const d of instants) {
+        const ms = start + d * DAY;
+        const tz = new ZoneClock().timeZone(zone, ms);
+        const offset = days[d];
+        expect(minutes(tz.offset), zone).toBe(offset);
+        // The next other offset within 400 days.
+        let following = offset;
+        for (let k = d + 1; k <= d + 400 && following === offset; k++) following = days[k];
+        // DST is an offset that will fall back, as the runtime's own offsets say.
+        expect(tz.is_dst, `${zone} at ${new Date(ms).toISOString()}`).toBe(offset > following);
+        // The tz database's abbreviation of that period, else the numeric form: never one of another period.
+        expect(tz.abbr, zone).toBe(table[zone]?.[`${offset}>${following}`] ?? numericAbbreviation(offset));
+        if (summer.has(tz.abbr) && !standard.has(tz.abbr)) expect(tz.is_dst, `${zone} ${tz.abbr}`).toBe(true);
+        if (standard.has(tz.abbr) && !summer.has(tz.abbr)) expect(tz.is_dst, `${zone} ${tz.abbr}`).toBe(false);
+        // Where the runtime has one of those US names, it is the same.
+        const name = short.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? '';
+        if (US.has(name)) {
+          expect(tz.abbr, `${zone} at ${new Date(ms).toISOString()}`).toBe(name);
+          named++;
+        }
+        checked++;
+      }
+    }
+    console.log(`time zones: ${ZONES.length} zones, ${checked} periods checked, ${named} against the runtime's own US names`);
+    expect(named).toBeGreaterThan(50);
   });
 
   it('writes abbreviations as the tz database does', () => {
