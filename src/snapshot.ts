@@ -258,7 +258,7 @@ export class Snapshot {
     const key = label * 256 + extra;
     let t = this.threats.get(key);
     if (t === undefined) {
-      t = buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, extra, tree.blocklists(label));
+      t = buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, extra, tree.blocklists(label));
       this.threats.set(key, t);
     }
     return t;

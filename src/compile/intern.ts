@@ -194,7 +194,7 @@ export class Interner {
     const key = label * 256 + flags;
     const id = this.tables.threats.find(key);
     if (id >= 0) return id;
-    const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
+    const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, flags, tree.blocklists(label));
     return this.tables.threats.add(key, this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t))), flags);
   }
 

@@ -45,10 +45,16 @@ export function categoryFlag(c: Category): number {
   return 1 << CATEGORIES.indexOf(c);
 }
 
-/** Evidence for one address: sources per category (index = bit position) and the highest hit count. */
+/**
+ * Evidence for one address: sources per category (index = bit position),
+ * the highest hit count, and the categories of every listing feed (a feed
+ * an aggregator includes flags its categories without counting: `flags`
+ * may hold more than `counts` shows).
+ */
 export interface Evidence {
   readonly counts: ArrayLike<number>;
   readonly hits: number;
+  readonly flags?: number;
 }
 
 const EMPTY_LISTS: readonly Blocklist[] = Object.freeze([]);
@@ -76,7 +82,7 @@ const NO_EVIDENCE: Evidence = { counts: [], hits: 0 };
 
 /** The frozen threat object of evidence, single-source flags and blocklists. */
 export function buildThreat(e: Evidence, extra: number, blocklists: readonly Blocklist[]): Threat {
-  let flags = extra;
+  let flags = extra | (e.flags ?? 0);
   for (let bit = 0; bit < CATEGORIES.length; bit++) if ((e.counts[bit] ?? 0) > 0) flags |= 1 << bit;
   const tor = (flags & ThreatFlag.Tor) !== 0;
   const proxy = (flags & ThreatFlag.Proxy) !== 0;

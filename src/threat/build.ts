@@ -241,6 +241,7 @@ async function compileAll(
   const blocklists: Blocklist[] = [];
   const blocklistIds = new Map<string, number>();
   const compileFeeds: CompileFeed[] = [];
+  const compiled: FeedConfig[] = [];
   const metas: FeedMeta[] = [];
   const reports: FeedReport[] = [];
   config.feeds.forEach((feed, i) => {
@@ -264,6 +265,7 @@ async function compileAll(
     }
     // A list prepared in parts is counted by the compiler, on both threads.
     compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: p.v4, v6: p.v6, count: p.addresses === '' });
+    compiled.push(feed);
     metas.push({
       name: feed.name,
       categories: feed.categories,
@@ -278,12 +280,15 @@ async function compileAll(
     const file = files[i] as string;
     reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
   });
+  // The feeds each aggregates, by their place among the feeds compiled (one not loaded is left out).
+  const at = new Map(compiled.map((f, k) => [f.name, k]));
+  const feeds = compileFeeds.map((c, k) => ({ ...c, includes: (compiled[k].includes ?? []).flatMap((n) => at.get(n) ?? []) }));
   const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
   const other = workers[0];
-  const compiled = await compileThreat(compileFeeds, meta, {
+  const result = await compileThreat(feeds, meta, {
     other: other === undefined ? undefined : (input, transfer) => other.run<SliceOutput>({ kind: 'slice', input }, transfer),
   });
-  return { buffer: compiled.buffer, meta: compiled.meta, feeds: reports, stats: compiled.stats };
+  return { buffer: result.buffer, meta: result.meta, feeds: reports, stats: result.stats };
 }
 
 /** The compiled dataset's name in a build. */

@@ -10,6 +10,8 @@
  *    that list all of its addresses: the union of every covering entry.
  * 3. Each distinct set becomes a label: `except` applied (a feed is
  *    dropped where a feed of a category it excepts lists the address),
+ *    `includes` applied (a feed an aggregator listing the address includes
+ *    is not counted again),
  *    then flags, evidence counts per category, the highest hit count and
  *    the blocklists. Touching ranges with equal labels are joined.
  *
@@ -30,6 +32,8 @@ import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type 
 export interface CompileFeed {
   readonly categories: readonly Category[];
   readonly except: readonly Category[];
+  /** Feeds (by their place in the list compiled) whose listings this one aggregates: their evidence is not counted again where it lists an address too. */
+  readonly includes?: readonly number[];
   /** Index into the metadata's blocklists, or -1. */
   readonly blocklist: number;
   /** IPv4 unions, one per hit count. */
@@ -53,6 +57,7 @@ interface Layer {
 export interface Rules {
   readonly categories: readonly Category[];
   readonly except: readonly Category[];
+  readonly includes: readonly number[];
   readonly blocklist: number;
 }
 
@@ -173,8 +178,10 @@ function labeller(feeds: readonly Rules[], layers: readonly Layer[], sets: Layer
     let flags = 0;
     const bls = new Set<number>();
     for (const f of kept) {
+      // One origin counts once: a feed that an aggregator listing the address includes adds its flags, not its evidence.
+      const counted = !kept.some((g) => g !== f && feeds[g].includes.includes(f));
       for (const c of feeds[f].categories) {
-        counts[CATEGORIES.indexOf(c)]++;
+        if (counted) counts[CATEGORIES.indexOf(c)]++;
         flags |= categoryFlag(c);
       }
       if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
@@ -380,7 +387,7 @@ export async function compileThreat(
   meta: ThreatMeta,
   options: { readonly other?: SliceRunner; readonly compactLabels?: number } = {},
 ): Promise<{ buffer: Buffer; meta: ThreatMeta; stats: CompileStats }> {
-  const rules: Rules[] = feeds.map((f) => ({ categories: f.categories, except: f.except, blocklist: f.blocklist }));
+  const rules: Rules[] = feeds.map((f) => ({ categories: f.categories, except: f.except, includes: f.includes ?? [], blocklist: f.blocklist }));
   const layers4: (Layer & Layer4)[] = [];
   feeds.forEach((f, feed) => {
     for (const l of f.v4) if (l.start.length > 0) layers4.push({ feed, hits: l.hits, start: l.start, end: l.end });

@@ -13,7 +13,10 @@
  * `source` is a URL (for `iprecord update`) or a path (relative paths are
  * read from the configuration file's directory). `except` drops the feed's
  * label where a feed of those categories also lists the address (FireHOL
- * level 1 lists bogon and private ranges besides attackers). A
+ * level 1 lists bogon and private ranges besides attackers). `includes`
+ * names feeds whose listings this one aggregates: where both list an
+ * address, the evidence counts once (FireHOL level 1 includes dshield,
+ * feodo and Spamhaus DROP, as its header says). A
  * configuration may `extend` the default one (`"extends": "default"`):
  * its feeds are added, and a feed of the same name changes what it states
  * of the default's (`{ "name": "tor_exits", "source": "lists/tor.txt" }`);
@@ -38,6 +41,8 @@ export interface FeedConfig {
   readonly categories: readonly Category[];
   readonly blocklist?: Blocklist;
   readonly except?: readonly Category[];
+  /** Feeds whose listings this one aggregates (FireHOL's levels name theirs): where both list an address, its evidence counts once. */
+  readonly includes?: readonly string[];
   readonly options?: ParseOptions;
 }
 
@@ -80,13 +85,15 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
     blocklist = { name: b.name, site: b.site, type: (b.type as string | undefined) ?? 'general' };
   }
   const except = f.except === undefined ? undefined : categories(f.except, where, 'except');
+  if (f.includes !== undefined && (!Array.isArray(f.includes) || f.includes.some((n) => typeof n !== 'string'))) fail(where, '"includes" must be a list of feed names.');
+  const includes = f.includes as string[] | undefined;
   const o = (f.options ?? {}) as Record<string, unknown>;
   if (typeof o !== 'object') fail(where, '"options" must be an object.');
   if (o.column !== undefined && typeof o.column !== 'string' && !(Number.isInteger(o.column) && (o.column as number) >= 0)) fail(where, '"options.column" must be a name or an index.');
   if (o.header !== undefined && typeof o.header !== 'boolean') fail(where, '"options.header" must be true or false.');
   if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0)) fail(where, '"options.minHits" must be a whole number.');
   const source = isUrl(f.source) || isAbsolute(f.source) ? f.source : resolve(base, f.source);
-  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, options: o as ParseOptions };
+  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, ...(includes === undefined ? {} : { includes }), options: o as ParseOptions };
 }
 
 /**

@@ -3,6 +3,7 @@
  * categories and exceptions of the default configuration.
  */
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
 import { SHARED_DATA } from './env.js';
@@ -99,5 +100,19 @@ export const SHARED_FEEDS = [
 ] as const;
 
 export function sharedFeedConfig(): ThreatConfig {
-  return parseThreatConfig({ feeds: SHARED_FEEDS }, join(SHARED_DATA, 'feeds'));
+  return parseThreatConfig({ feeds: SHARED_FEEDS.map((f) => withIncludes(f)) }, join(SHARED_DATA, 'feeds'));
+}
+
+/**
+ * A FireHOL list's `includes`: the lists its header names, "(includes:
+ * dshield feodo fullbogons spamhaus_drop)", that are feeds here too.
+ */
+function withIncludes<F extends { name: string; source: string }>(f: F): F & { includes?: string[] } {
+  if (!/\.(net|ip)set$/.test(f.source)) return f;
+  const head = readFileSync(join(SHARED_DATA, 'feeds', f.source), 'utf8')
+    .slice(0, 2000)
+    .replace(/\n#/g, ' ');
+  const named = /\(includes:([^)]*)\)/.exec(head)?.[1].split(/\s+/) ?? [];
+  const includes = named.filter((n) => n !== '' && SHARED_FEEDS.some((g) => g.name === n));
+  return includes.length === 0 ? f : { ...f, includes };
 }

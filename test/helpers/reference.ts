@@ -59,7 +59,7 @@ export class Reference {
     }
     const label = this.threat?.find(a.version, a.words) ?? 0;
     const tree = this.threat;
-    const full = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label) }, flags, tree.blocklists(label));
+    const full = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, flags, tree.blocklists(label));
     const c = geo?.country ?? null;
     const v = <T>(x: T | undefined) => x ?? null;
     return JSON.stringify({

@@ -70,3 +70,18 @@ describe('the databases a build compiles the feeds with', () => {
     expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
   });
 });
+
+describe('feeds that aggregate others', () => {
+  it('name them in "includes"; the default configuration names only feeds it loads', () => {
+    const config = parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: ['part'] }] }, '/conf');
+    expect(config.feeds[0].includes).toEqual(['part']);
+    expect(() => parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: 'part' }] }, '/conf')).toThrow(
+      /"includes" must be a list of feed names/,
+    );
+    const defaults = defaultThreatConfig();
+    const names = new Set(defaults.feeds.map((f) => f.name));
+    const aggregators = defaults.feeds.filter((f) => f.includes !== undefined);
+    expect(aggregators.map((f) => f.name)).toEqual(['firehol_level1', 'firehol_level2', 'firehol_level3', 'firehol_level4', 'firehol_abusers_30d']);
+    for (const f of aggregators) for (const n of f.includes ?? []) expect(names.has(n), `${f.name} includes ${n}`).toBe(true);
+  });
+});
