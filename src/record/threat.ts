@@ -82,8 +82,16 @@ const NO_EVIDENCE: Evidence = { counts: [], hits: 0 };
 
 /** The frozen threat object of evidence, single-source flags and blocklists. */
 export function buildThreat(e: Evidence, extra: number, blocklists: readonly Blocklist[]): Threat {
-  let flags = extra | (e.flags ?? 0);
-  for (let bit = 0; bit < CATEGORIES.length; bit++) if ((e.counts[bit] ?? 0) > 0) flags |= 1 << bit;
+  let listed = e.flags ?? 0;
+  for (let bit = 0; bit < CATEGORIES.length; bit++) if ((e.counts[bit] ?? 0) > 0) listed |= 1 << bit;
+  // Private relay egress is relay, not datacenter: neither its hosts' network type (Akamai, Fastly) nor their
+  // published ranges (Cloudflare's) make it one, nor add to its scores.
+  if ((listed & ThreatFlag.Relay) !== 0) {
+    extra &= ~ThreatFlag.Datacenter;
+    listed &= ~ThreatFlag.Datacenter;
+    e = { ...e, counts: Array.from(CATEGORIES, (c, bit) => (c === 'datacenter' ? 0 : (e.counts[bit] ?? 0))) };
+  }
+  const flags = extra | listed;
   const tor = (flags & ThreatFlag.Tor) !== 0;
   const proxy = (flags & ThreatFlag.Proxy) !== 0;
   const attacker = (flags & ThreatFlag.Attacker) !== 0;

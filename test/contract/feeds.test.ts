@@ -124,6 +124,16 @@ d('engine with the shared feeds compiled', () => {
     expect(relay).toMatchObject({ is_icloud_relay: true, is_vpn: false });
   });
 
+  it('keeps Tor, VPN, relay and datacenter apart where lists and network types overlap', () => {
+    // X4BNet's VPN ranges cover some Tor exits: those are Tor, not VPN.
+    const tor = firstOf('tor/tor_exits.ipset', 300).map((ip) => engine.threat(ip));
+    expect(tor.every((t) => t.is_tor)).toBe(true);
+    expect(tor.filter((t) => t.is_vpn).length).toBe(0);
+    // Private relay egress runs on Akamai's and Fastly's networks (typed hosting): it is relay, not datacenter or VPN.
+    const relay = firstOf('relay/ipranges-apple-proxy/ipv4.txt', 300).map((ip) => engine.threat(ip));
+    expect(relay.every((t) => t.is_icloud_relay && !t.is_vpn && !t.is_datacenter && t.scores.vpn_score === 0)).toBe(true);
+  });
+
   it('lists blocklists and scores in the full record', () => {
     const r = engine.lookup('77.90.185.20'); // ipsum: on 10 lists
     expect(r.threat.is_known_attacker).toBe(true);

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError } from '../../../src/errors.js';
-import { CATEGORIES, scoresOf, type Category } from '../../../src/record/threat.js';
+import { buildThreat, CATEGORIES, scoresOf, type Category } from '../../../src/record/threat.js';
 import { compileThreat, type CompileFeed } from '../../../src/threat/compile.js';
 import { coveredAddresses, layers4 } from '../../../src/threat/prepare.js';
 import { RangeList, RangeList6 } from '../../../src/threat/ranges.js';
@@ -275,6 +275,26 @@ describe('scores', () => {
         }
       }),
       { ...params, numRuns: 1000 },
+    );
+  });
+});
+
+describe('flags where categories overlap', () => {
+  const bit = (c: Category) => 1 << CATEGORIES.indexOf(c);
+  const counts = (...cs: Category[]) => CATEGORIES.map((c) => cs.filter((x) => x === c).length);
+
+  it('relay is not datacenter, from a list or from the network type, and adds no VPN score; other categories stay as they are', () => {
+    fc.assert(
+      fc.property(fc.subarray([...CATEGORIES]), fc.subarray([...CATEGORIES]), (listedCats, extraCats) => {
+        const extra = extraCats.reduce((a, c) => a | bit(c), 0);
+        const t = buildThreat({ counts: counts(...listedCats), hits: 0 }, extra, []);
+        const relay = listedCats.includes('icloud_relay');
+        expect(t.is_icloud_relay).toBe(relay || extraCats.includes('icloud_relay'));
+        expect(t.is_datacenter).toBe(!relay && (listedCats.includes('datacenter') || extraCats.includes('datacenter')));
+        expect(t.is_tor).toBe(listedCats.includes('tor') || extraCats.includes('tor'));
+        if (relay && !listedCats.includes('vpn') && !extraCats.includes('vpn')) expect(t.scores.vpn_score).toBe(0);
+      }),
+      params,
     );
   });
 });
