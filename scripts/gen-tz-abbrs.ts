@@ -51,5 +51,14 @@ for (const name of [...names].sort()) {
   }
   if (Object.keys(map).length) out[name] = map;
 }
-writeFileSync(new URL('../src/time/abbreviations.json', import.meta.url), JSON.stringify({ tzdata: moment.tz.dataVersion, zones: out }) + '\n');
-console.log(`tz ${moment.tz.dataVersion}: ${Object.keys(out).length} zones with letter abbreviations`);
+// Zones that share their periods (every US Eastern zone) share one entry: `zones` names its place in `periods`.
+const periods = [];
+const placeOf = new Map();
+const zones = {};
+for (const [name, map] of Object.entries(out)) {
+  const key = JSON.stringify(map);
+  if (!placeOf.has(key)) placeOf.set(key, periods.push(map) - 1);
+  zones[name] = placeOf.get(key);
+}
+writeFileSync(new URL('../src/time/abbreviations.json', import.meta.url), JSON.stringify({ tzdata: moment.tz.dataVersion, periods, zones }) + '\n');
+console.log(`tz ${moment.tz.dataVersion}: ${Object.keys(out).length} zones with letter abbreviations, ${periods.length} distinct`);

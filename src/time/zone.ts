@@ -55,7 +55,12 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
 
-const letters = (ABBREVIATIONS as { zones: Record<string, Record<string, string>> }).zones;
+/** The tz database's letter abbreviations of each zone's periods, by `<offset>><next offset>` (`scripts/gen-tz-abbrs.ts`). */
+export function zonePeriods(name: string): Readonly<Record<string, string>> | undefined {
+  const { periods, zones } = ABBREVIATIONS as unknown as { periods: Record<string, string>[]; zones: Record<string, number> };
+  const at = zones[name];
+  return at === undefined ? undefined : periods[at];
+}
 
 /**
  * Loads the runtime's time zone data (ICU): the first `Intl.DateTimeFormat`
@@ -166,7 +171,7 @@ export class ZoneClock {
     // database's abbreviation is the one of that period (its table is keyed the same way: a runtime whose rules are
     // older or newer than the table's finds its own period's, or the numeric form).
     const next = this.nextOffset(name, now, offset);
-    const abbr = letters[name]?.[`${offset}>${next}`] ?? numericAbbreviation(offset);
+    const abbr = zonePeriods(name)?.[`${offset}>${next}`] ?? numericAbbreviation(offset);
     const isDst = offset > next;
     const hhmm = offsetHhmm(offset);
     const colon = offsetColon(offset);
