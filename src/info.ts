@@ -12,8 +12,8 @@ import { memoryState, type DatabaseInfo, type Snapshot } from './snapshot.js';
 /** State of one threat category in `info()`: whether any loaded source answers for it. */
 export interface ListState {
   readonly name: Category;
-  /** `loaded`; `stale` when every loaded source is older than `staleAfterDays`; `missing` when none is loaded. */
-  readonly state: 'loaded' | 'stale' | 'missing';
+  /** `loaded`; `stale` when every loaded source is older than `staleAfterDays`; `failed` when none is loaded and a feed of it failed (`reason` says which); `missing` when none is loaded. */
+  readonly state: 'loaded' | 'stale' | 'missing' | 'failed';
   readonly sources: readonly string[];
   /** Entries of the loaded sources (feed lines, or records of a database). */
   readonly entries: number;
@@ -62,7 +62,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
   });
   for (const m of snap.manifest?.feeds ?? []) {
     if (m.state !== 'ok' && !feeds.some((f) => f.name === m.name)) {
-      feeds.push({ name: m.name, categories: [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
+      feeds.push({ name: m.name, categories: m.categories ?? [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
     }
   }
   const databases = snap.databases();
@@ -95,7 +95,12 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
       entries += anonymous.reduce((a, d) => a + d.nodeCount, 0);
       fresh = true;
     }
-    if (sources.length === 0) return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
+    if (sources.length === 0) {
+      // A feed of the category that failed, with no other source loaded: the category failed.
+      const failed = feeds.filter((f) => f.state === 'failed' && f.categories.includes(name));
+      if (failed.length > 0) return { name, state: 'failed', sources, entries: 0, dataDate: null, reason: failed.map((f) => `${f.name}: ${f.reason ?? 'failed'}`).join('; ') };
+      return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
+    }
     return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
   };
   return {
@@ -115,7 +120,7 @@ export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';
 
 /** What to tell of the threat categories that no loaded source answers for, or null when every one has a source. */
 export function missingListsWarning(info: EngineInfo): string | null {
-  const missing = info.lists.filter((l) => l.state === 'missing').map((l) => l.name);
+  const missing = info.lists.filter((l) => l.state === 'missing' || l.state === 'failed').map((l) => l.name);
   if (missing.length === 0) return null;
   return (
     `no loaded source answers for ${missing.join(', ')}: those flags are false for every address and the scores count only what is loaded. ` +

@@ -143,7 +143,7 @@ Checks the dataset file whole (checksum, every reference), then prints
 what is loaded, as JSON: the dataset, each database it was compiled from
 (role, schema, build date, size, when read), the threat build, each feed (state, entries, addresses
 covered, date of its data, source) and each threat category (loaded,
-stale or missing, with its sources). Missing, stale and failed lists are
+stale, failed or missing, with its sources). Missing, stale and failed lists are
 also listed as warnings on standard error.
 
 Options:

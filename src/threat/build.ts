@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../files/write.js';
 import { compileInChild, datasetKey } from '../dataset/locate.js';
 import type { Blocklist } from '../types.js';
+import type { Category } from '../record/threat.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
 import { startPool, type PoolWorker } from './pool.js';
@@ -300,7 +301,15 @@ export interface Manifest {
   readonly threat: string;
   /** The compiled dataset with the feeds compiled in, when the build made one. */
   readonly dataset?: string;
-  readonly feeds: readonly { readonly name: string; readonly state: FeedReport['state']; readonly entries: number; readonly badLines: number; readonly error?: string }[];
+  readonly feeds: readonly {
+    readonly name: string;
+    readonly state: FeedReport['state'];
+    /** What the configuration says it lists (a feed that failed has no other record of it). */
+    readonly categories?: readonly Category[];
+    readonly entries: number;
+    readonly badLines: number;
+    readonly error?: string;
+  }[];
 }
 
 /**
@@ -323,7 +332,14 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
     builtAt: result.meta.builtAt,
     threat: 'threat.bin',
     ...(compile ? { dataset: DATASET_FILE } : {}),
-    feeds: result.feeds.map((f) => ({ name: f.name, state: f.state, entries: f.entries, badLines: f.badLines.length, ...(f.error ? { error: f.error } : {}) })),
+    feeds: result.feeds.map((f) => ({
+      name: f.name,
+      state: f.state,
+      categories: config.feeds.find((c) => c.name === f.name)?.categories ?? [],
+      entries: f.entries,
+      badLines: f.badLines.length,
+      ...(f.error ? { error: f.error } : {}),
+    })),
   };
   writeAtomic(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   return result;

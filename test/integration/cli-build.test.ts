@@ -98,6 +98,13 @@ describe('iprecord build', () => {
     expect(r.err).toContain('gone.txt');
     const t = run(['1.2.3.4', '--data', 'ds2', '--threat']);
     expect((JSON.parse(t.out) as { is_known_attacker: boolean }).is_known_attacker).toBe(true);
+    // Its category has no other source: failed, saying which feed and why; one it never had (tor) is missing.
+    const info = run(['info', '--data', 'ds2']);
+    const lists = (JSON.parse(info.out) as { lists: { name: string; state: string; reason?: string }[] }).lists;
+    expect(lists.find((l) => l.name === 'proxy')).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^proxies: .*gone\.txt/) });
+    expect(lists.find((l) => l.name === 'tor')).toMatchObject({ state: 'missing' });
+    expect(lists.find((l) => l.name === 'attacker')).toMatchObject({ state: 'loaded' });
+    expect(info.err).toMatch(/^warning: proxy: failed \(proxies: /m);
 
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ feeds: [{ ...attackers, categories: ['spam'] }], sources: SMALL_SOURCES }));
     const bad = run(['build', '--config', 'bad.json', '--out', 'ds3']);
