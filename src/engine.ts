@@ -127,7 +127,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * what keeps it from having a record, if anything.
    */
   private check(ip: unknown): Bad {
-    if (!this.warned) this.warnMissing();
+    if (!this.warned) this.warnMissingLists();
     if (typeof ip !== 'string') return Bad.Invalid;
     const version = parseIpInto(ip, this.words);
     if (version === 0) return Bad.Invalid;
@@ -343,30 +343,21 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.live().share();
   }
 
-  /** Whether the first lookup's warning (`warnMissing`) was considered. */
+  /** Whether the missing-lists warning was considered (once per engine). */
   private warned = false;
 
   /**
-   * At the first lookup: a process warning (code IPRECORD_MISSING_LISTS)
-   * when threat categories have no loaded source, whose flags are then
-   * false for every address (`warnMissingLists` tells it at once).
+   * A process warning (code IPRECORD_MISSING_LISTS) when threat categories
+   * have no loaded source, whose flags are then false for every address:
+   * once per engine, at its first lookup or when a command calls this at start.
+   * @internal
    */
-  private warnMissing(): void {
+  warnMissingLists(): void {
     this.warned = true;
     // An engine over another engine's files (a worker thread's): that one tells.
     if (this.options.shared.size > 0) return;
     const message = missingListsWarning(this.info());
     if (message !== null) process.emitWarning(message, { code: MISSING_LISTS });
-  }
-
-  /**
-   * Tells now what the first lookup would (a process warning, code
-   * IPRECORD_MISSING_LISTS, when threat categories have no loaded source),
-   * and not at the first lookup.
-   * @internal For the commands, which say it at start.
-   */
-  warnMissingLists(): void {
-    if (!this.warned) this.warnMissing();
   }
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */

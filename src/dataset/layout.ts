@@ -93,8 +93,12 @@ export const PLACE = TABLES.places.length;
 export const COUNTRY = TABLES.countries.length;
 export const NETWORK = TABLES.networks.length;
 export const THREAT = TABLES.threats.length;
-/** Where a location row's ids start (country, place and point fragments, zone, place row, postal), after its numbers. */
-export const LOCATION_IDS = 4;
+/** Where a location row holds each value (latitude and longitude as float64 at words 0 and 2). */
+export const LOC = { country: 4, placeFragment: 5, pointFragment: 6, zone: 7, place: 8, postal: 9, latitude: 11, longitude: 13 } as const;
+/** Where a place row holds each text. */
+export const PL = { city: 0, region: 2, regionCode: 4, regionType: 6 } as const;
+/** Where a network row holds each value: the fragments before and after the route, then texts. */
+export const NET = { head: 0, tail: 1, asn: 2, name: 4, domain: 6, type: 8, carrierName: 10, mcc: 12, mnc: 14 } as const;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /** The counts of a dataset's header, in order. */

@@ -14,7 +14,7 @@ import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { AsnType, IpRecord, Threat } from '../types.js';
-import { COUNTRY, LOCATION, LOCATION_IDS, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THREAT, type Dataset } from './format.js';
+import { COUNTRY, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, THREAT, type Dataset } from './format.js';
 import type { RenderState } from './render.js';
 
 interface CountryPart {
@@ -59,26 +59,25 @@ export class RecordObjects {
   record(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, threat: Threat, flagBase: string): IpRecord {
     const { ds } = this;
     const rec = (ref >>> 8) * RECORD;
-    const row = ds.records[rec] * LOCATION;
-    const loc = row + LOCATION_IDS;
+    const loc = ds.records[rec] * LOCATION;
     const locations = ds.locations;
-    const c = this.country(locations[loc]);
-    const place = locations[loc + 4] * PLACE;
+    const c = this.country(locations[loc + LOC.country]);
+    const place = locations[loc + LOC.place] * PLACE;
     const places = ds.places;
-    const latitude = ds.locationNumbers[row >>> 1];
-    const longitude = ds.locationNumbers[(row >>> 1) + 1];
+    const latitude = ds.locationNumbers[loc >>> 1];
+    const longitude = ds.locationNumbers[(loc >>> 1) + 1];
     const net = ds.records[rec + 1] * NETWORK;
     const networks = ds.networks;
-    const asn = networks[net + 2];
+    const asn = networks[net + NET.asn];
     const prefix = ref & 255;
-    const zone = locations[loc + 3];
+    const zone = locations[loc + LOC.zone];
     const record: IpRecord = {
       ip: s.text,
       is_eu: c.is_eu,
-      city: ds.string(places, place),
-      region: ds.string(places, place + 2),
-      region_code: ds.string(places, place + 4),
-      region_type: ds.string(places, place + 6),
+      city: ds.string(places, place + PL.city),
+      region: ds.string(places, place + PL.region),
+      region_code: ds.string(places, place + PL.regionCode),
+      region_type: ds.string(places, place + PL.regionType),
       country_name: c.country_name,
       country_code: c.country_code,
       continent_name: c.continent_name,
@@ -86,7 +85,7 @@ export class RecordObjects {
       // NaN: null.
       latitude: latitude === latitude ? latitude : null,
       longitude: longitude === longitude ? longitude : null,
-      postal: ds.string(locations, loc + 5),
+      postal: ds.string(locations, loc + LOC.postal),
       calling_code: c.calling_code,
       flag: c.flagPath === null ? null : flagBase + c.flagPath,
       emoji_flag: c.emoji_flag,
@@ -95,13 +94,15 @@ export class RecordObjects {
         asn === NO_STRING || prefix === NO_ROUTE
           ? null
           : {
-              asn: ds.string(networks, net + 2) as string,
-              name: ds.string(networks, net + 4),
-              domain: ds.string(networks, net + 6),
+              asn: ds.string(networks, net + NET.asn) as string,
+              name: ds.string(networks, net + NET.name),
+              domain: ds.string(networks, net + NET.domain),
               route: formatCidr(version, words, prefix),
-              type: ds.string(networks, net + 8) as AsnType | null,
+              type: ds.string(networks, net + NET.type) as AsnType | null,
             },
-      ...(networks[net + 12] === NO_STRING ? {} : { carrier: { name: ds.string(networks, net + 10), mcc: ds.string(networks, net + 12) as string, mnc: ds.string(networks, net + 14) as string } }),
+      ...(networks[net + NET.mcc] === NO_STRING
+        ? {}
+        : { carrier: { name: ds.string(networks, net + NET.carrierName), mcc: ds.string(networks, net + NET.mcc) as string, mnc: ds.string(networks, net + NET.mnc) as string } }),
       languages: c.languages,
       currency: c.currency,
       time_zone: zone === NO_ZONE ? null : clock.timeZone(ds.meta.zones[zone], s.now),
@@ -115,52 +116,52 @@ export class RecordObjects {
   json(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
     const { ds } = this;
     const rec = (ref >>> 8) * RECORD;
-    const row = ds.records[rec] * LOCATION;
-    const loc = row + LOCATION_IDS;
+    const loc = ds.records[rec] * LOCATION;
     const locations = ds.locations;
-    const t = this.country(locations[loc]).texts;
-    const place = locations[loc + 4] * PLACE;
+    const t = this.country(locations[loc + LOC.country]).texts;
+    const place = locations[loc + LOC.place] * PLACE;
     const places = ds.places;
     let json =
       '{"ip":"' +
       s.text +
       '"' +
       t[0] +
-      ds.json(places, place) +
+      ds.json(places, place + PL.city) +
       ',"region":' +
-      ds.json(places, place + 2) +
+      ds.json(places, place + PL.region) +
       ',"region_code":' +
-      ds.json(places, place + 4) +
+      ds.json(places, place + PL.regionCode) +
       ',"region_type":' +
-      ds.json(places, place + 6) +
+      ds.json(places, place + PL.regionType) +
       t[1] +
-      ds.json(locations, loc + 7) +
+      ds.json(locations, loc + LOC.latitude) +
       ',"longitude":' +
-      ds.json(locations, loc + 9) +
+      ds.json(locations, loc + LOC.longitude) +
       ',"postal":' +
-      ds.json(locations, loc + 5) +
+      ds.json(locations, loc + LOC.postal) +
       t[2];
     if (t[3] !== '') json += s.flagBase + t[3];
     const net = ds.records[rec + 1] * NETWORK;
     const networks = ds.networks;
     const prefix = ref & 255;
-    if (networks[net + 2] === NO_STRING || prefix === NO_ROUTE) json += ',"asn":null';
+    if (networks[net + NET.asn] === NO_STRING || prefix === NO_ROUTE) json += ',"asn":null';
     else {
       json +=
         ',"asn":{"asn":' +
-        ds.json(networks, net + 2) +
+        ds.json(networks, net + NET.asn) +
         ',"name":' +
-        ds.json(networks, net + 4) +
+        ds.json(networks, net + NET.name) +
         ',"domain":' +
-        ds.json(networks, net + 6) +
+        ds.json(networks, net + NET.domain) +
         ',"route":"' +
         formatCidr(version, words, prefix) +
         '","type":' +
-        ds.json(networks, net + 8) +
+        ds.json(networks, net + NET.type) +
         '}';
-      if (networks[net + 12] !== NO_STRING) json += ',"carrier":{"name":' + ds.json(networks, net + 10) + ',"mcc":' + ds.json(networks, net + 12) + ',"mnc":' + ds.json(networks, net + 14) + '}';
+      if (networks[net + NET.mcc] !== NO_STRING)
+        json += ',"carrier":{"name":' + ds.json(networks, net + NET.carrierName) + ',"mcc":' + ds.json(networks, net + NET.mcc) + ',"mnc":' + ds.json(networks, net + NET.mnc) + '}';
     }
-    const zone = locations[loc + 3];
+    const zone = locations[loc + LOC.zone];
     return (
       json +
       t[4] +

@@ -9,7 +9,7 @@ import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
-import { COUNTRY, LOCATION, LOCATION_IDS, NETWORK, NO_ROUTE, NO_ZONE, RECORD, THREAT, type Dataset } from './format.js';
+import { COUNTRY, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_ZONE, RECORD, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -43,34 +43,34 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   const rec = (ref >>> 8) * RECORD;
   const prefix = ref & 255;
   const records = ds.records;
-  const loc = records[rec] * LOCATION + LOCATION_IDS;
+  const loc = records[rec] * LOCATION;
   const net = records[rec + 1] * NETWORK;
   const threat = records[rec + 2] * THREAT;
   const locations = ds.locations;
-  const country = locations[loc] * COUNTRY;
+  const country = locations[loc + LOC.country] * COUNTRY;
   const countries = ds.countries;
   out.latin1('{"ip":"');
   // A canonical address needs no escapes.
   out.latin1(s.text);
   out.latin1('"');
   fragment(ds, countries[country], out);
-  fragment(ds, locations[loc + 1], out);
+  fragment(ds, locations[loc + LOC.placeFragment], out);
   fragment(ds, countries[country + 1], out);
-  fragment(ds, locations[loc + 2], out);
+  fragment(ds, locations[loc + LOC.pointFragment], out);
   fragment(ds, countries[country + 2], out);
   const after = countries[country + 3];
   if (ds.fragmentOffsets[after + 1] > ds.fragmentOffsets[after]) {
     out.text(s.flagBase);
     fragment(ds, after, out);
   }
-  fragment(ds, ds.networks[net], out);
+  fragment(ds, ds.networks[net + NET.head], out);
   if (prefix !== NO_ROUTE) {
     if (version === 4) writeRoute4(out, words[3], prefix);
     else out.latin1('"' + formatCidr(6, words, prefix) + '"');
-    fragment(ds, ds.networks[net + 1], out);
+    fragment(ds, ds.networks[net + NET.tail], out);
   }
   fragment(ds, countries[country + 4], out);
-  const zone = locations[loc + 3];
+  const zone = locations[loc + LOC.zone];
   out.latin1(',"time_zone":');
   if (zone === NO_ZONE) out.latin1('null');
   else clock.writeTimeZone(ds.meta.zones[zone], s.now, out);
