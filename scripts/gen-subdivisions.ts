@@ -1,81 +1,269 @@
 // @ts-nocheck: a one-off generator over untyped JSON sources.
 /**
  * Generates src/country/subdivisions.json: for each country, one line (the
- * format is in src/country/regions.ts) of its ISO 3166-2 subdivisions with
- * their type and every name by which geo databases write them (normalised),
- * for `region_code` and `region_type`.
+ * format is in src/country/regions.ts) of its first-level ISO 3166-2
+ * subdivisions, each with its type in English and every name by which geo
+ * databases write it or a place within it (normalised), for `region_code`
+ * and `region_type`.
  *
- * Sources (install them for this script only, they are not dependencies):
- *   npm i --no-save iso-3166@4 iso-3166-2@1 iso3166-2-db@2
- * - iso-3166 (wooorm): the current code list and local names (authoritative);
- * - iso-3166-2: the subdivision type (State, Province, Governorate, ...);
- * - iso3166-2-db: names in English, GeoNames and other languages.
- * A source entry whose code is not current is joined to a current code by
- * name. Run: npx tsx scripts/gen-subdivisions.ts
+ * Sources:
+ * - iso-codes (Debian's ISO 3166-2 list, https://salsa.debian.org/iso-codes-team/iso-codes):
+ *   the current codes, their level (`parent`), type and names, English
+ *   names from `iso_3166-2/en.po`. Authoritative: nothing else adds a code.
+ *   Pass a checkout: ISO_CODES=/path/to/iso-codes (v4.20.1 for the table in
+ *   the repository). Also writes the entries as they are, with their English
+ *   names, to fixtures/reference/iso-3166-2.json.gz, the tests' reference.
+ * - iso3166-2-db (npm i --no-save iso3166-2-db@2): the English and GeoNames
+ *   names that geo databases use. Its codes are out of date in places (Iran's
+ *   renumbered provinces), so an entry joins a current code only when one of
+ *   its names is a name of that code; otherwise by name, else not at all.
+ * - `ALIASES` below: names that no source ties to a current subdivision
+ *   (regions renamed, merged or split after the geo databases named them),
+ *   each group with its reason.
+ * A second-level subdivision's names are names of its first-level one
+ * (Spain's provinces of their autonomous community, France's departments
+ * of their region). Run: ISO_CODES=... npx tsx scripts/gen-subdivisions.ts
  */
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
 import { normalizeRegion, coreRegion } from '../src/country/normalize.js';
-import { encodeRows } from '../src/country/regions.js';
+import { encodeRows, jaroWinkler, subdivisionType } from '../src/country/regions.js';
 
 const require = createRequire(import.meta.url);
-const { iso31662 } = await import('iso-3166/2.js');
-const old = require('iso-3166-2');
+const root = process.env.ISO_CODES;
+if (!root) throw new Error('ISO_CODES=<iso-codes checkout> is required');
+const iso = JSON.parse(readFileSync(join(root, 'data/iso_3166-2.json'), 'utf8'))['3166-2'];
+const english = new Map();
+{
+  // "#. Name for XX-YY" then msgid and msgstr; a fuzzy entry is a guess (Bashkortostan as "Tatarstan"), left out.
+  let code = null;
+  for (const line of readFileSync(join(root, 'iso_3166-2/en.po'), 'utf8').split('\n')) {
+    const m = /^#\. Name for (\S+)/.exec(line);
+    if (m) code = m[1];
+    if (line.startsWith('#, fuzzy')) code = null;
+    const s = /^msgstr "(.+)"$/.exec(line);
+    if (s && code) {
+      english.set(code, s[1]);
+      code = null;
+    }
+  }
+}
 const db = require('iso3166-2-db/data/iso3166-2.json');
 const geonames = require('iso3166-2-db/i18n/geonames.json');
 
-/** cc -> Map(code -> { type, names:Set }) */
+/**
+ * Names that no source ties to a current first-level subdivision, by country:
+ * name -> code. Each group says why.
+ */
+const ALIASES = {
+  // France: the 22 metropolitan regions merged into 13 on 1 January 2016 (loi n° 2015-29).
+  FR: {
+    alsace: 'GES',
+    lorraine: 'GES',
+    'champagne ardenne': 'GES',
+    aquitaine: 'NAQ',
+    'new aquitaine': 'NAQ',
+    limousin: 'NAQ',
+    'poitou charentes': 'NAQ',
+    auvergne: 'ARA',
+    'rhone alpes': 'ARA',
+    bourgogne: 'BFC',
+    burgundy: 'BFC',
+    'franche comte': 'BFC',
+    'languedoc roussillon': 'OCC',
+    'midi pyrenees': 'OCC',
+    'nord pas de calais': 'HDF',
+    picardie: 'HDF',
+    picardy: 'HDF',
+    'basse normandie': 'NOR',
+    'haute normandie': 'NOR',
+    'lower normandy': 'NOR',
+    'upper normandy': 'NOR',
+    provence: 'PAC',
+    centre: 'CVL',
+    // Cayenne is French Guiana's prefecture (against Mayenne's match).
+    cayenne: '973',
+  },
+  // Argentina: the federal district, not the province around it.
+  AR: { 'Buenos Aires F.D.': 'C' },
+  // Capital cities, not the state or province around them (against the match of the name without "City" or "-grad").
+  MX: { 'Mexico City': 'CMX' },
+  BG: { 'Sofia-grad': '22' },
+  BY: { 'Minsk City': 'HM' },
+  MZ: { 'Maputo City': 'MPM' },
+  // Names no current subdivision denotes: a city of several municipalities (ISO lists Skopje's ten), the whole of a city-state.
+  MK: { 'Grad Skopje': '' },
+  MC: { 'Municipality of Monaco': '' },
+  RS: { 'Central Serbia': '' },
+  // English names that no source gives.
+  CN: { 'Inner Mongolia': 'NM', Tibet: 'XZ' },
+  RU: { Kuzbass: 'KEM', 'Orel Oblast': 'ORL' },
+  MD: { Transnistria: 'SN' },
+  KZ: { 'Almaty Region': '19', Karaganda: '35', Aktobe: '15', 'Zhetysu Region': '33', 'West Kazakhstan': '27' },
+  AZ: { Baki: 'BA', Sumqayit: 'SM' },
+  NZ: { 'Wellington Region': 'WGN', Wellington: 'WGN' },
+  SA: { 'Mecca Region': '02', 'Medina Region': '03' },
+  PE: { 'Lima Province': 'LMA', 'Cuzco Department': 'CUS' },
+  IQ: { Duhok: 'KR' },
+  TZ: { Pwani: '19' },
+  UZ: { Fergana: 'FA', 'Tashkent Region': 'TO' },
+  BH: { 'Southern Governorate': '14' },
+  PL: { Subcarpathia: '18' },
+  FI: { Tampere: '11' },
+  // Indonesia: Papua's provinces of 2022; Mauritania: Nouakchott's three regions (against a close name's match).
+  ID: { 'Central Papua': 'PT', 'Highland Papua': 'PE', 'South Papua': 'PS', 'Southwest Papua': 'PD' },
+  MR: { 'Nouakchott South': '15', 'Nouakchott North': '14', 'Nouakchott West': '13' },
+  // Norway: the counties of 2024 lie within those ISO 3166-2 still lists (Viken, Vestfold og Telemark, Troms og Finnmark).
+  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54' },
+  // Madagascar: ISO 3166-2 lists the six former provinces; geo databases name the 22 regions within them.
+  MG: {
+    analamanga: 'T',
+    bongolava: 'T',
+    itasy: 'T',
+    vakinankaratra: 'T',
+    diana: 'D',
+    sava: 'D',
+    "Amoron'i Mania": 'F',
+    'haute matsiatra': 'F',
+    'upper matsiatra': 'F',
+    ihorombe: 'F',
+    'vatovavy fitovinany': 'F',
+    vatovavy: 'F',
+    fitovinany: 'F',
+    'atsimo atsinanana': 'F',
+    boeny: 'M',
+    betsiboka: 'M',
+    melaky: 'M',
+    sofia: 'M',
+    'alaotra mangoro': 'A',
+    analanjirofo: 'A',
+    atsinanana: 'A',
+    androy: 'U',
+    anosy: 'U',
+    'atsimo andrefana': 'U',
+    menabe: 'U',
+  },
+};
+
+const byCode = new Map(iso.map((s) => [s.code, s]));
+const parentOf = (s) => (s.parent ? byCode.get(s.parent.includes('-') ? s.parent : s.code.slice(0, 2) + '-' + s.parent) : null);
+/**
+ * Whether a subdivision is first-level: it has no parent, or its parent is a
+ * group of them that is not an administration (Indonesia's islands, whose
+ * provinces are the first level; the Marshall Islands' two chains).
+ */
+const isGroup = (s) => s.type === 'Geographical unit' || s.type === 'Chain (of islands)';
+const firstLevel = (s) => !isGroup(s) && (!s.parent || isGroup(parentOf(s)));
+/** The first-level subdivision a subdivision lies in (itself when first-level; null for a group). */
+function top(s) {
+  while (s && !firstLevel(s)) s = parentOf(s);
+  return s;
+}
+
+/** cc -> Map(code -> { type, names:Set }), first-level only. */
 const table = new Map();
-const byName = new Map(); // cc|name -> code
-// First-level subdivisions first, so that a name shared with a second-level
-// one (a city and its district) goes to the first level.
-const current = [...iso31662].sort((a, b) => Number(a.parent.length > 2) - Number(b.parent.length > 2));
-for (const s of current) {
-  const [cc, code] = [s.code.slice(0, 2), s.code.slice(3)];
-  if (!table.has(cc)) table.set(cc, new Map());
-  table.get(cc).set(code, { type: null, names: new Set() });
-}
-function add(cc: string, code: string, name: string) {
+const byName = new Map(); // cc|normalised name -> code
+/**
+ * Adds a name to a subdivision (code '' for names of no subdivision),
+ * normalised; a name stays with the first subdivision given it.
+ */
+function add(cc, code, name) {
   const entry = table.get(cc)?.get(code);
-  if (!entry || !name) return false;
-  for (const k of [normalizeRegion(name), coreRegion(name)]) {
-    // Geo databases write region names in Latin script.
-    if (!k || !/^[a-z0-9 ]+$/.test(k)) continue;
-    entry.names.add(k);
-    if (!byName.has(`${cc}|${k}`)) byName.set(`${cc}|${k}`, code);
-  }
-  return true;
+  if (!entry || !name) return;
+  const full = normalizeRegion(name);
+  // Geo databases write region names in Latin script.
+  if (!full || !/^[a-z0-9 ]+$/.test(full)) return;
+  const owner = byName.get(`${cc}|${full}`);
+  if (owner !== undefined && owner !== code) return;
+  entry.names.add(full);
+  byName.set(`${cc}|${full}`, code);
 }
-for (const s of current) add(s.code.slice(0, 2), s.code.slice(3), s.name);
-/** Adds a source entry: by its code when current, else by any of its names. */
-function join(cc: string, code: string, names: string[]) {
-  let target = table.get(cc)?.has(code) ? code : null;
-  if (!target) {
-    for (const n of names) {
-      const hit = n && (byName.get(`${cc}|${normalizeRegion(n)}`) ?? byName.get(`${cc}|${coreRegion(n)}`));
-      if (hit) {
-        target = hit;
-        break;
-      }
-    }
-  }
-  if (!target) return null;
-  for (const n of names) add(cc, target, n);
-  return target;
+/** A name and its variants as ISO writes them ("Illes Balears [Islas Baleares]", "Bruxelles-Capitale, Région de"). */
+function variants(name) {
+  const out = [name];
+  const bracket = /^(.*?)\s*\[(.*)\]$/.exec(name);
+  if (bracket) out.push(bracket[1], bracket[2]);
+  const comma = /^(.*?), (.*)$/.exec(name);
+  if (comma) out.push(`${comma[2]} ${comma[1]}`, comma[1]);
+  for (const n of [...out]) if (n.includes('/')) out.push(...n.split('/'));
+  return out;
 }
-for (const [cc, c] of Object.entries(old.data)) {
-  for (const [full, s] of Object.entries(c.sub)) {
-    const target = join(cc, full.slice(full.indexOf('-') + 1), [s.name]);
-    const entry = target && table.get(cc).get(target);
-    if (entry && !entry.type && s.type) entry.type = s.type.toLowerCase();
+for (const s of iso) {
+  if (!firstLevel(s)) continue;
+  const cc = s.code.slice(0, 2);
+  if (!table.has(cc)) table.set(cc, new Map());
+  table.get(cc).set(s.code.slice(3), { type: subdivisionType(s.type), names: new Set() });
+}
+for (const cc of Object.keys(ALIASES)) table.get(cc)?.set('', { type: null, names: new Set() });
+for (const [cc, names] of Object.entries(ALIASES)) {
+  for (const [name, code] of Object.entries(names)) {
+    if (!table.get(cc)?.has(code)) throw new Error(`alias ${cc} ${name}: ${cc}-${code} is not a first-level subdivision`);
+    add(cc, code, name);
   }
 }
-for (const [cc, c] of Object.entries(db)) for (const r of c.regions) join(cc, r.iso, [r.name, ...Object.values(r.names ?? {})]);
-for (const [cc, c] of Object.entries(geonames)) for (const r of c.regions) join(cc, r.iso, [r.name]);
+// Names in order of trust: a first-level subdivision's own, then those of places within it.
+for (const s of iso) if (firstLevel(s)) for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), s.code.slice(3), n);
+for (const s of iso) {
+  const t = top(s);
+  if (t && t !== s) for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), t.code.slice(3), n);
+}
+
+/**
+ * Where a source entry's names go (`names`; `all`, in every language,
+ * decide where): to its code when one of them is, or is close to, a name of
+ * that code (Jaro-Winkler 0.85: "Seoul" and "Seoul-teukbyeolsi"); else to
+ * the subdivision one of them names; else to its code if current, unless
+ * the source's codes for that country are shown out of date (an entry whose
+ * names are another code's: Iran renumbered its provinces, and the source
+ * files "Tehran" under the code Fars has now); else nowhere.
+ */
+function target(cc, code, names, all, stale) {
+  const entry = table.get(cc)?.get(code);
+  const keys = [...names, ...all]
+    .filter(Boolean)
+    .flatMap((n) => [normalizeRegion(n), coreRegion(n)])
+    .filter((k) => k);
+  if (entry && keys.some((k) => entry.names.has(k) || [...entry.names].some((n) => jaroWinkler(n, k) >= 0.85))) return { code, by: 'name' };
+  // By full names only: without generic words, a region and its city are one name ("Moscow Oblast" and "Moscow").
+  for (const n of [...names, ...all].filter(Boolean)) {
+    const named = byName.get(`${cc}|${normalizeRegion(n)}`);
+    if (named !== undefined) return { code: named, by: 'name' };
+  }
+  return entry && !stale.has(cc) ? { code, by: 'code' } : null;
+}
+const entries = [
+  ...Object.entries(db).flatMap(([cc, c]) => c.regions.map((r) => [cc, r.iso, [r.name, r.names?.en, r.names?.geonames], Object.values(r.names ?? {})])),
+  ...Object.entries(geonames).flatMap(([cc, c]) => c.regions.map((r) => [cc, r.iso, [r.name], []])),
+];
+const stale = new Set();
+for (const [cc, code, names, all] of entries) {
+  const t = target(cc, code, names, all, new Set());
+  if (t && t.code !== code && table.get(cc)?.has(code)) stale.add(cc);
+}
+const byCodeAlone = [];
+for (const [cc, code, names, all] of entries) {
+  const t = target(cc, code, names, all, stale);
+  if (t?.by === 'code') byCodeAlone.push(`${cc}-${code} ${names.filter(Boolean).join(' / ')}`);
+  if (t) for (const n of names) add(cc, t.code, n);
+}
 
 const out = {};
 for (const [cc, subs] of [...table].sort(([a], [b]) => a.localeCompare(b))) {
-  out[cc] = encodeRows([...subs].sort(([a], [b]) => a.localeCompare(b)).map(([code, e]) => [code, e.type, ...[...e.names].sort()]));
+  out[cc] = encodeRows(
+    [...subs]
+      .filter(([code, e]) => code !== '' || e.names.size > 0)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([code, e]) => [code, e.type, ...[...e.names].sort()]),
+  );
 }
 writeFileSync(new URL('../src/country/subdivisions.json', import.meta.url), JSON.stringify(out) + '\n');
+// The reference the tests check against: iso-codes' entries as they are, with their English names.
+const version = /version: '([^']+)'/.exec(readFileSync(join(root, 'meson.build'), 'utf8'))[1];
+const reference = { source: `iso-codes ${version} (data/iso_3166-2.json, iso_3166-2/en.po)`, subdivisions: iso.map((s) => [s.code, s.name, s.type, s.parent ?? null, english.get(s.code) ?? null]) };
+mkdirSync(new URL('../fixtures/reference/', import.meta.url), { recursive: true });
+writeFileSync(new URL('../fixtures/reference/iso-3166-2.json.gz', import.meta.url), gzipSync(JSON.stringify(reference), { level: 9 }));
+console.log(`codes out of date in the name source: ${[...stale].sort().join(' ')}`);
+if (process.env.VERBOSE) console.log(`joined by code alone:\n${byCodeAlone.join('\n')}`);
 console.log(`wrote ${Object.keys(out).length} countries, ${Object.values(out).reduce((a, l) => a + l.split('|').length, 0)} subdivisions`);

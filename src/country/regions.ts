@@ -3,21 +3,24 @@
  *
  * Databases that carry subdivision codes (MaxMind City) are read as they
  * are; databases that carry only a region name (DB-IP Lite) are matched to
- * a subdivision of the same country: first by the normalised name, then by
- * the name without generic words ("Kyiv City" and "Kyiv"), then by the most
- * similar name (Jaro-Winkler at least `FUZZY_THRESHOLD`). The table comes
- * from `scripts/gen-subdivisions.ts`. Answers are cached per (country, name).
+ * a first-level subdivision of the same country: by the normalised name;
+ * else by the name without generic words ("Kyiv City" and "Kyiv") when one
+ * subdivision's names alone reduce to it; else by the most similar name
+ * (Jaro-Winkler above `FUZZY_THRESHOLD`) when it is one subdivision's. The
+ * table comes from `scripts/gen-subdivisions.ts` (Debian's iso-codes); a
+ * row with the code '' holds names that denote no subdivision. Answers are
+ * cached per (country, name).
  *
  * The table holds one line of text per country (rows `code;type;name;...`
  * joined by `|`, an empty type for none), read on the country's first use:
- * 420 KB of nested JSON arrays cost the package's import about 8 ms, string
+ * nested JSON arrays cost the package's import milliseconds, string
  * literals almost nothing.
  */
 
 import SUBDIVISIONS from './subdivisions.json';
 import { coreRegion, normalizeRegion } from './normalize.js';
 
-/** Lowest Jaro-Winkler similarity accepted for a fuzzy match. */
+/** Jaro-Winkler similarity a fuzzy match must exceed. */
 export const FUZZY_THRESHOLD = 0.9;
 
 export interface Subdivision {
@@ -28,7 +31,10 @@ export interface Subdivision {
 }
 
 interface CountryIndex {
+  /** Each normalised name: its subdivision (the first given it). */
   readonly byName: Map<string, Subdivision>;
+  /** Each name without generic words: its subdivision, or null when names of two reduce to it ("almaty" of Almaty and of Almaty oblysy). */
+  readonly byCore: Map<string, Subdivision | null>;
   readonly byCode: Map<string, Subdivision>;
   readonly names: readonly (readonly [string, Subdivision])[];
 }
@@ -36,6 +42,20 @@ interface CountryIndex {
 type Row = readonly [code: string, type: string | null, ...names: string[]];
 
 const table = SUBDIVISIONS as Record<string, string | undefined>;
+
+/** ISO 3166-2's subdivision types that are not English or not singular, as `region_type` writes them. */
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  Land: 'state',
+  'Islands, groups of islands': 'island group',
+  'Group of islands (20 inhabited islands)': 'island group',
+  'Chain (of islands)': 'island chain',
+  'Autonomous city in north africa': 'autonomous city',
+};
+
+/** `region_type` for an ISO 3166-2 subdivision type ("Land" is a German state): English, singular, lower case. */
+export function subdivisionType(iso: string): string {
+  return Object.hasOwn(TYPE_NAMES, iso) ? TYPE_NAMES[iso] : iso.toLowerCase();
+}
 
 /** One country's rows as the table writes them. */
 export function encodeRows(rows: readonly Row[]): string {
@@ -67,6 +87,7 @@ function indexOf(cc: string): CountryIndex | null {
     return null;
   }
   const byName = new Map<string, Subdivision>();
+  const byCore = new Map<string, Subdivision | null>();
   const byCode = new Map<string, Subdivision>();
   const names: [string, Subdivision][] = [];
   for (const [code, type, ...aliases] of decodeRows(line)) {
@@ -75,14 +96,13 @@ function indexOf(cc: string): CountryIndex | null {
     for (const a of aliases) {
       if (!byName.has(a)) byName.set(a, sub);
       names.push([a, sub]);
-    }
-    // Also each name without generic words, as the matcher sees them now.
-    for (const a of aliases) {
       const core = coreRegion(a);
-      if (core !== '' && !byName.has(core)) byName.set(core, sub);
+      if (core === '') continue;
+      const seen = byCore.get(core);
+      byCore.set(core, seen === undefined || seen === sub ? sub : null);
     }
   }
-  idx = { byName, byCode, names };
+  idx = { byName, byCore, byCode, names };
   indexes.set(cc, idx);
   return idx;
 }
@@ -98,27 +118,38 @@ export function matchRegion(cc: string, name: string): Subdivision | null {
 }
 
 function findRegion(cc: string, name: string): Subdivision | null {
+  const sub = findRow(cc, name);
+  // The row of names that denote no subdivision (a city of several, a city-state's whole).
+  return sub === null || sub.code === '' ? null : sub;
+}
+
+/**
+ * The row a name denotes: the one with that name; else the one whose names
+ * alone reduce to the same without generic words; else the most similar
+ * name's, if one subdivision's alone is the most similar.
+ */
+function findRow(cc: string, name: string): Subdivision | null {
   const idx = indexOf(cc);
   if (!idx) return null;
   const full = normalizeRegion(name);
   const core = coreRegion(name);
-  const exact = idx.byName.get(full) ?? (core ? idx.byName.get(core) : undefined);
-  if (exact) return exact;
+  const exact = idx.byName.get(full) ?? (core ? idx.byCore.get(core) : undefined);
+  if (exact !== undefined) return exact;
   let best: Subdivision | null = null;
   let bestScore = FUZZY_THRESHOLD;
   for (const [alias, sub] of idx.names) {
     const score = Math.max(jaroWinkler(alias, full), core ? jaroWinkler(alias, core) : 0);
-    if (score >= bestScore) {
-      if (score > bestScore || best === null) best = sub;
+    if (score > bestScore) {
+      best = sub;
       bestScore = score;
-    }
+    } else if (score === bestScore && best !== sub) best = null;
   }
   return best;
 }
 
 /** The subdivision with this code (subdivision part only), or null. */
 export function subdivisionByCode(cc: string, code: string): Subdivision | null {
-  return indexOf(cc)?.byCode.get(code) ?? null;
+  return code === '' ? null : (indexOf(cc)?.byCode.get(code) ?? null);
 }
 
 /** Whether ISO 3166-2 lists subdivisions for the country. */

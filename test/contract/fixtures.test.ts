@@ -36,9 +36,9 @@ describe('fixtures', () => {
     const walk = (dir: string) => {
       for (const f of readdirSync(dir)) {
         const p = join(dir, f);
-        // service/ holds what the service's clients send, read from their code: not written by the script.
+        // service/ holds what the service's clients send, read from their code, and reference/ an outside list: not written by this script.
         if (statSync(p).isDirectory()) {
-          if (relative(FIXTURES_DIR, p) !== 'service') walk(p);
+          if (!['service', 'reference'].includes(relative(FIXTURES_DIR, p))) walk(p);
         } else if (!f.endsWith('.md')) onDisk.push(relative(FIXTURES_DIR, p));
       }
     };

@@ -24,6 +24,35 @@ describe('region matching', () => {
     expect(hasSubdivisions('__proto__')).toBe(false);
   });
 
+  it('answers the first-level subdivision, under its current code, for the names outside checks found wrong', () => {
+    const of = (cc: string, name: string) => {
+      const sub = matchRegion(cc, name);
+      return sub === null ? null : `${sub.code} ${sub.type}`;
+    };
+    expect(of('MG', 'Analamanga')).toBe('T province'); // a region of the former province ISO lists
+    expect(of('MK', 'Grad Skopje')).toBeNull(); // the city of ten municipalities ISO lists, not Gradsko
+    expect(of('EE', 'Parnumaa')).toBe('68 county'); // the county, not Pärnu's municipality
+    expect(of('LU', 'Grevenmacher')).toBe('GR canton'); // districts deleted in 2015
+    expect(of('KZ', 'Almaty')).toBe('75 city');
+    expect(of('KZ', 'Almaty Region')).toBe('19 region');
+    expect(of('MC', 'Municipality of Monaco')).toBeNull(); // the whole city-state, not a quarter
+    expect(of('ES', 'Barcelona')).toBe('CT autonomous community'); // a province: its community
+    expect(of('ES', 'Madrid')).toBe('MD autonomous community');
+    expect(of('FR', 'Rhone-Alpes')).toBe('ARA metropolitan region'); // before 2016
+    expect(of('FR', 'New Aquitaine')).toBe('NAQ metropolitan region');
+    expect(of('CN', 'Inner Mongolia')).toBe('NM autonomous region');
+    expect(of('CN', 'Tibet')).toBe('XZ autonomous region');
+    expect(of('CN', 'Beijing')).toBe('BJ municipality');
+    expect(of('NO', 'Akershus')).toBe('30 county'); // a 2024 county, within Viken as ISO lists it
+    expect(of('NP', 'Bagmati Province')).toBe('P3 province');
+    expect(of('DE', 'Hesse')).toBe('HE state');
+    expect(of('IR', 'Tehran')).toBe('23 province'); // renumbered: 07 is Fars now
+    expect(of('RU', 'Moscow')).toBe('MOW autonomous city');
+    expect(of('RU', 'Moscow Oblast')).toBe('MOS administrative region');
+    expect(of('AR', 'Buenos Aires F.D.')).toBe('C city');
+    expect(subdivisionByCode('LU', 'G')).toBeNull();
+  });
+
   it('normalises accents, case and generic words', () => {
     expect(normalizeRegion("Provence-Alpes-Côte d'Azur")).toBe('provence alpes cote dazur');
     expect(coreRegion('Kyiv City')).toBe('kyiv');
