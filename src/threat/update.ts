@@ -2,10 +2,9 @@
  * `iprecord update`: downloads the configured URL feeds into a dataset
  * directory, validates each one, compiles, and swaps the new build in.
  *
- * Per feed: a conditional GET (`If-None-Match`, `If-Modified-Since` from
- * the last good download), a timeout, a size cap, and retries with
- * exponential backoff for network errors, timeouts and 5xx answers. The
- * body must then pass validation: at least `minEntries` entries, not fewer
+ * Per feed: a download by the rules of `files/http.ts` (conditional GET,
+ * timeout, size cap, retries with backoff). The body must then pass
+ * validation: at least `minEntries` entries, not fewer
  * than `1 - maxShrink` times the last good version's, and at most
  * `maxBadShare` of its lines bad. A feed that fails keeps its last good
  * download, is reported, and makes the result not ok. Downloads are written
@@ -23,6 +22,7 @@ import { writeAtomic } from '../files/write.js';
 import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';
+import { download } from '../files/http.js';
 
 export interface UpdateOptions {
   /** Per request. @default 30000 */
@@ -65,55 +65,6 @@ interface FeedState {
   readonly fetchedAt: string;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-class HttpError extends Error {
-  constructor(
-    message: string,
-    readonly retry: boolean,
-  ) {
-    super(message);
-  }
-}
-
-/** One GET: the body, or null for 304. @throws HttpError */
-async function get(url: string, state: FeedState | null, timeoutMs: number, maxBytes: number): Promise<{ body: Buffer; etag?: string; lastModified?: string } | null> {
-  const headers: Record<string, string> = { 'user-agent': 'iprecord-update' };
-  if (state?.etag) headers['if-none-match'] = state.etag;
-  if (state?.lastModified) headers['if-modified-since'] = state.lastModified;
-  let res: Response;
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    res = await fetch(url, { headers, signal, redirect: 'follow' });
-  } catch (e) {
-    const err = e as Error;
-    throw new HttpError(err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `request failed: ${(err.cause as Error | undefined)?.message ?? err.message}`, true);
-  }
-  if (res.status === 304) return null;
-  if (res.status >= 500) throw new HttpError(`HTTP ${res.status}`, true);
-  if (res.status !== 200) throw new HttpError(`HTTP ${res.status}`, false);
-  // fetch decodes a compressed body (Content-Encoding gzip, deflate, br): Content-Length then counts the encoded
-  // bytes, not those read here (a body cut short fails to decode instead).
-  const encoded = (res.headers.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity';
-  const declared = encoded ? NaN : Number(res.headers.get('content-length') ?? NaN);
-  if (declared > maxBytes) throw new HttpError(`body of ${declared} bytes is over the ${maxBytes} byte cap`, false);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > maxBytes) throw new HttpError(`body is over the ${maxBytes} byte cap`, false);
-      chunks.push(Buffer.from(chunk));
-    }
-  } catch (e) {
-    if (e instanceof HttpError) throw e;
-    const err = e as Error;
-    throw new HttpError(err.name === 'TimeoutError' ? `body not received within ${timeoutMs} ms` : `body cut short: ${err.message}`, true);
-  }
-  if (Number.isFinite(declared) && size !== declared) throw new HttpError(`body cut short: ${size} of ${declared} bytes`, true);
-  return { body: Buffer.concat(chunks, size), etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
-}
-
 function readState(dir: string, name: string): FeedState | null {
   try {
     return JSON.parse(readFileSync(feedCachePath(dir, name) + '.json', 'utf8')) as FeedState;
@@ -126,20 +77,12 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const base = { name: feed.name, source: feed.source };
   if (!isUrl(feed.source)) return { ...base, state: 'local' };
   const state = readState(dir, feed.name);
-  let got: Awaited<ReturnType<typeof get>> | undefined;
-  let lastError = '';
-  for (let attempt = 0; attempt <= o.retries; attempt++) {
-    if (attempt > 0) await sleep(o.backoffMs * 2 ** (attempt - 1));
-    try {
-      got = await get(feed.source, state, o.timeoutMs, o.maxBytes);
-      break;
-    } catch (e) {
-      const err = e as HttpError;
-      lastError = err.message;
-      if (!err.retry) break;
-    }
+  let got: Awaited<ReturnType<typeof download>>;
+  try {
+    got = await download(feed.source, state, o);
+  } catch (e) {
+    return { ...base, state: 'failed', error: (e as Error).message + (state ? '; kept the last good download' : '') };
   }
-  if (got === undefined) return { ...base, state: 'failed', error: lastError + (state ? '; kept the last good download' : '') };
   if (got === null) return { ...base, state: 'unchanged', entries: state?.entries };
   const text = got.body.toString('utf8');
   const parsed = parseFeed(text, feed.format, feed.options);

@@ -1,0 +1,132 @@
+/**
+ * Downloads for `iprecord update`, with the same rules for threat feeds and
+ * databases: a conditional GET (`If-None-Match`, `If-Modified-Since` from
+ * the last good download), a timeout, a size cap, and retries with
+ * exponential backoff for network errors, timeouts and 5xx answers.
+ */
+
+import { createWriteStream, rmSync } from 'node:fs';
+import { once } from 'node:events';
+
+/** What the last good download of a URL sent, for the next conditional GET. */
+export interface Validators {
+  readonly etag?: string;
+  readonly lastModified?: string;
+}
+
+export interface DownloadOptions {
+  /** Per request. */
+  readonly timeoutMs: number;
+  /** Largest body accepted. */
+  readonly maxBytes: number;
+  /** Retries after the first attempt. */
+  readonly retries: number;
+  /** First backoff; doubles each retry. */
+  readonly backoffMs: number;
+}
+
+/** A download that failed: its reason, and whether another attempt may do better. */
+export class HttpError extends Error {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where a body goes, chunk by chunk; `end` is called once all of it came, `abort` when it will not. */
+interface Sink {
+  write(chunk: Uint8Array): void | Promise<void>;
+  end(): void | Promise<void>;
+  abort(): void;
+}
+
+/** One GET into `sink`: the validators, or null for 304. @throws HttpError */
+async function getOnce(url: string, last: Validators | null, o: DownloadOptions, sink: () => Sink): Promise<Validators | null> {
+  const headers: Record<string, string> = { 'user-agent': 'iprecord-update' };
+  if (last?.etag) headers['if-none-match'] = last.etag;
+  if (last?.lastModified) headers['if-modified-since'] = last.lastModified;
+  let res: Response;
+  const signal = AbortSignal.timeout(o.timeoutMs);
+  try {
+    res = await fetch(url, { headers, signal, redirect: 'follow' });
+  } catch (e) {
+    const err = e as Error;
+    throw new HttpError(err.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : `request failed: ${(err.cause as Error | undefined)?.message ?? err.message}`, true);
+  }
+  if (res.status === 304) return null;
+  if (res.status >= 500) throw new HttpError(`HTTP ${res.status}`, true);
+  if (res.status !== 200) throw new HttpError(`HTTP ${res.status}`, false);
+  // fetch decodes a compressed body (Content-Encoding gzip, deflate, br): Content-Length then counts the encoded
+  // bytes, not those read here (a body cut short fails to decode instead).
+  const encoded = (res.headers.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity';
+  const declared = encoded ? NaN : Number(res.headers.get('content-length') ?? NaN);
+  if (declared > o.maxBytes) throw new HttpError(`body of ${declared} bytes is over the ${o.maxBytes} byte cap`, false);
+  const out = sink();
+  let size = 0;
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > o.maxBytes) throw new HttpError(`body is over the ${o.maxBytes} byte cap`, false);
+      await out.write(chunk);
+    }
+    if (Number.isFinite(declared) && size !== declared) throw new HttpError(`body cut short: ${size} of ${declared} bytes`, true);
+  } catch (e) {
+    out.abort();
+    if (e instanceof HttpError) throw e;
+    const err = e as Error;
+    throw new HttpError(err.name === 'TimeoutError' ? `body not received within ${o.timeoutMs} ms` : `body cut short: ${err.message}`, true);
+  }
+  await out.end();
+  return { etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
+}
+
+/** GETs with retries: the validators, or null for 304. @throws HttpError (the last attempt's) */
+async function getWithRetries(url: string, last: Validators | null, o: DownloadOptions, sink: () => Sink): Promise<Validators | null> {
+  let error = new HttpError('not attempted', false);
+  for (let attempt = 0; attempt <= o.retries; attempt++) {
+    if (attempt > 0) await sleep(o.backoffMs * 2 ** (attempt - 1));
+    try {
+      return await getOnce(url, last, o, sink);
+    } catch (e) {
+      error = e as HttpError;
+      if (!error.retry) break;
+    }
+  }
+  throw error;
+}
+
+/** Downloads a body into memory: it and its validators, or null for 304. @throws HttpError */
+export async function download(url: string, last: Validators | null, o: DownloadOptions): Promise<(Validators & { body: Buffer }) | null> {
+  let chunks: Buffer[] = [];
+  const got = await getWithRetries(url, last, o, () => {
+    chunks = [];
+    return { write: (c) => void chunks.push(Buffer.from(c)), end: () => {}, abort: () => {} };
+  });
+  return got === null ? null : { ...got, body: Buffer.concat(chunks) };
+}
+
+/** Downloads a body into a file (written anew by each attempt, removed when all fail): its validators, or null for 304. @throws HttpError */
+export async function downloadToFile(url: string, last: Validators | null, o: DownloadOptions, path: string): Promise<Validators | null> {
+  try {
+    return await getWithRetries(url, last, o, () => {
+      const file = createWriteStream(path);
+      return {
+        write: async (c) => {
+          if (!file.write(c)) await once(file, 'drain');
+        },
+        end: async () => {
+          file.end();
+          await once(file, 'finish');
+        },
+        abort: () => file.destroy(),
+      };
+    });
+  } catch (e) {
+    rmSync(path, { force: true });
+    throw e;
+  }
+}
