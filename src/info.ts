@@ -47,6 +47,26 @@ export interface EngineInfo {
   readonly lists: readonly ListState[];
   readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
+  /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
+  readonly warnings: readonly string[];
+}
+
+/** Location or network data older than this many days is said to be old (`info().warnings`). */
+export const SOURCE_STALE_DAYS = 45;
+
+/** The warnings of databases whose data is older than `SOURCE_STALE_DAYS`. */
+function staleSources(databases: readonly DatabaseInfo[], now: number): string[] {
+  const out: string[] = [];
+  for (const d of databases) {
+    if (d.role === 'anonymous' || d.dataDate === null) continue;
+    const days = Math.floor((now - Date.parse(d.dataDate)) / 86_400_000);
+    if (days <= SOURCE_STALE_DAYS) continue;
+    const what = d.role === 'geo' ? 'location' : 'network';
+    const how = d.origin === 'package' ? 'the installed package is not updated: iprecord update downloads current data' : d.origin === 'download' ? 'run iprecord update' : 'replace the file';
+    const line = `${what} data is ${days} days old (${d.from}, ${d.dataDate.slice(0, 10)}): ${how}.`;
+    if (!out.includes(line)) out.push(line);
+  }
+  return out;
 }
 
 /** The `info()` of an engine answering from `snap`, with the count of its lookups in the last 24 hours. */
@@ -112,6 +132,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     lists: CATEGORIES.map(list),
     feeds,
     lookups24h: lookups24h,
+    warnings: staleSources(databases, now),
   };
 }
 

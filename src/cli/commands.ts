@@ -111,18 +111,24 @@ async function runBuild(argv: string[]): Promise<number> {
 
 const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir]
 
-Downloads the URL feeds of a feed configuration (default: the built-in
-public lists) into the dataset directory, validates each download (at least
-one entry, at most half fewer entries than the last good download, at most
-10 % bad lines), compiles a new build (as iprecord build) and swaps it in with one rename. A
-feed that fails keeps its last good download and is reported.
+Downloads the databases and feeds of a feed configuration given as URLs
+(default: DB-IP Lite City and ASN data from the ip-location-db releases,
+and the built-in public lists) into the dataset directory, validates each
+download, compiles a new build (as iprecord build) and swaps it in with
+one rename. A database must open as one of its role's schemas, hold at
+least sources.minNetworks networks and at most half fewer than its last
+good download, and still place the check addresses (8.8.8.8 in the US and
+AS15169, ...); a feed at least one entry, at most half fewer than its last
+good download, at most 10 % bad lines. A source that fails keeps its last
+good download and is reported; until a database's first download, the
+installed default data stands in.
 
 Options:
   --config file    feed configuration
   --data dir       dataset directory; default $IPRECORD_DATA, else ./iprecord-data
   -h, --help       this help
 
-Exit codes: 0 every feed updated or unchanged, 1 some feeds failed (their last good data kept), 2 usage or configuration error.
+Exit codes: 0 every source updated or unchanged, 1 some failed (their last good data kept), 2 usage or configuration error.
 `;
 
 async function runUpdate(argv: string[]): Promise<number> {
@@ -130,6 +136,9 @@ async function runUpdate(argv: string[]): Promise<number> {
   if (typeof args === 'number') return args;
   const { dir, config } = args;
   const result = await updateDataset(config, dir);
+  for (const s of result.sources) {
+    process.stderr.write(`${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`);
+  }
   for (const f of result.feeds) {
     process.stderr.write(`${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`);
   }
@@ -168,6 +177,7 @@ function runInfo(argv: string[]): number {
   for (const f of info.feeds) {
     if (f.state !== 'loaded') process.stderr.write(`warning: feed ${f.name}: ${f.state}${f.reason ? ` (${f.reason})` : f.dataDate ? ` (data of ${f.dataDate})` : ''}\n`);
   }
+  for (const w of info.warnings) process.stderr.write(`warning: ${w}\n`);
   return 0;
 }
 

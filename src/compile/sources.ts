@@ -20,6 +20,7 @@ import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
 import type { IpVersion } from '../ip/parse.js';
 import { AsnCsv } from './asn-csv.js';
+import { describeOrigin } from '../sources/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../options.js';
 import { ThreatFlag } from '../record/threat.js';
@@ -98,34 +99,9 @@ export class Sources {
    */
   constructor(files: { readonly geo: readonly SourceFile[]; readonly asn: readonly SourceFile[]; readonly anonymous: readonly SourceFile[] }, flagBaseUrl = DEFAULT_FLAG_BASE_URL) {
     this.countries = new CountryTable(flagBaseUrl);
-    this.geo = files.geo.map((f) => this.open(f, 'geo', (facts: GeoFacts) => this.location(facts)));
-    this.asn = files.asn.map((f) => (isCsv(f) ? csvDatabase(f) : this.open(f, 'asn', networkOwner)));
-    this.anonymous = files.anonymous.map((f) => this.open(f, 'anonymous', anonymousFlags));
-  }
-
-  private open<F, T>(source: SourceFile, role: Role, resolve: (facts: F) => T | null): Database<T> {
-    if (typeof source !== 'string') throw new InvalidDatasetError(`${source.path}: CSV files can serve as ASN data only.`);
-    const path = source;
-    let buf: Buffer;
-    try {
-      buf = readFileSync(source);
-    } catch (e) {
-      throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
-    }
-    const file = new MmdbFile(buf, path);
-    const schema = detectSchema(file, path);
-    const adapter = ADAPTERS[role][schema] as Adapter<F> | undefined;
-    if (adapter === undefined || !ROLES[schema].includes(role)) throw new InvalidDatasetError(`${path}: a ${schema} database cannot serve as a ${role} database.`);
-    const m = file.metadata;
-    const info: DatabaseInfo = { role, path, schema, databaseType: m.databaseType, buildEpoch: m.buildEpoch.toISOString(), ipVersion: m.ipVersion, nodeCount: m.nodeCount, bytes: file.size };
-    return {
-      file,
-      info,
-      at: (offset) => {
-        const facts = adapter(file.decode(offset));
-        return facts === null ? null : resolve(facts);
-      },
-    };
+    this.geo = files.geo.map((f) => resolved(openDatabase(f, 'geo'), (facts) => this.location(facts)));
+    this.asn = files.asn.map((f) => resolved(openDatabase(f, 'asn'), networkOwner));
+    this.anonymous = files.anonymous.map((f) => resolved(openDatabase(f, 'anonymous'), anonymousFlags));
   }
 
   /** Every database, geo first. */
@@ -165,22 +141,87 @@ function networkOwner(facts: AsnFacts): NetworkOwner | null {
   return { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 };
 }
 
-function isCsv(f: SourceFile): f is SourceFile {
+function isCsv(f: SourceFile): boolean {
   return typeof f !== 'string' || /\.csv$/i.test(f);
 }
 
+/** What each role's records say, before they are resolved. */
+interface RoleFacts {
+  geo: GeoFacts;
+  asn: AsnFacts;
+  anonymous: AnonymousFacts;
+}
+
+/** A database of a role, opened: what its record at a data offset says. */
+export interface FactsDatabase<R extends Role> {
+  readonly file: NetworkFile;
+  readonly info: DatabaseInfo;
+  readonly facts: (offset: number) => RoleFacts[R] | null;
+}
+
+/**
+ * Opens a database for a role: an MMDB file of a schema that can serve it,
+ * or (ASN only) range CSVs.
+ * @throws InvalidDatasetError when it cannot be read or its schema cannot serve the role
+ */
+export function openDatabase<R extends Role>(source: SourceFile, role: R): FactsDatabase<R> {
+  if (isCsv(source)) {
+    if (role !== 'asn') throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as ASN data only.`);
+    return csvDatabase(source) as unknown as FactsDatabase<R>;
+  }
+  const path = source as string;
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch (e) {
+    throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  const file = new MmdbFile(buf, path);
+  const schema = detectSchema(file, path);
+  const adapter = ADAPTERS[role][schema] as Adapter<RoleFacts[R]> | undefined;
+  if (adapter === undefined || !ROLES[schema].includes(role)) throw new InvalidDatasetError(`${path}: a ${schema} database cannot serve as a ${role} database.`);
+  const m = file.metadata;
+  const buildEpoch = m.buildEpoch.toISOString();
+  const info: DatabaseInfo = { role, path, schema, databaseType: m.databaseType, buildEpoch, ipVersion: m.ipVersion, nodeCount: m.nodeCount, bytes: file.size, ...describeOrigin(path, buildEpoch) };
+  return { file, info, facts: (offset) => adapter(file.decode(offset)) };
+}
+
+/** A database whose facts are resolved to what they give a record. */
+function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: RoleFacts[R]) => T | null): Database<T> {
+  return {
+    file: db.file,
+    info: db.info,
+    at: (offset) => {
+      const facts = db.facts(offset);
+      return facts === null ? null : resolve(facts);
+    },
+  };
+}
+
 /** ASN range CSVs as a database. */
-function csvDatabase(source: SourceFile): Database<NetworkOwner> {
+function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
   const path = typeof source === 'string' ? source : source.path;
+  const files = typeof source === 'string' ? [source] : source.csv;
   let file: AsnCsv;
   try {
-    file = new AsnCsv(typeof source === 'string' ? [source] : source.csv);
+    file = new AsnCsv(files);
   } catch (e) {
     throw new InvalidDatasetError(`Cannot read ASN ranges ${path}: ${(e as Error).message}`, { cause: e });
   }
   if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ASN ranges (start,end,asn,organisation) in it.`);
-  const info: DatabaseInfo = { role: 'asn', path, schema: 'asn-csv', databaseType: 'ASN ranges (CSV)', buildEpoch: file.modified.toISOString(), ipVersion: 6, nodeCount: file.rows, bytes: file.bytes };
-  return { file, info, at: (offset) => networkOwner({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
+  const modified = file.modified.toISOString();
+  const info: DatabaseInfo = {
+    role: 'asn',
+    path,
+    schema: 'asn-csv',
+    databaseType: 'ASN ranges (CSV)',
+    buildEpoch: modified,
+    ipVersion: 6,
+    nodeCount: file.rows,
+    bytes: file.bytes,
+    ...describeOrigin(files[0], null),
+  };
+  return { file, info, facts: (offset) => ({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
 }
 
 function anonymousFlags(facts: AnonymousFacts): number {

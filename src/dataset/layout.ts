@@ -180,4 +180,10 @@ export interface SourceInfo {
   readonly ipVersion: 4 | 6;
   readonly nodeCount: number;
   readonly bytes: number;
+  /** The installed default data package, a download by `iprecord update`, or a file of the user's (`sources/origin.ts`). */
+  readonly origin: 'package' | 'download' | 'file';
+  /** The package and version, the URL, or the path. */
+  readonly from: string;
+  /** When the data was made, as far as it says. */
+  readonly dataDate: string | null;
 }

@@ -16,6 +16,7 @@ import { compileInChild, datasetKey } from '../dataset/locate.js';
 import type { Blocklist } from '../types.js';
 import type { Category } from '../record/threat.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
+import { localSources } from '../sources/update.js';
 import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
 import { startPool, type PoolWorker } from './pool.js';
 import type { BadLine } from './parse.js';
@@ -316,8 +317,8 @@ export interface Manifest {
  * Builds into a directory: `threat.bin`, then (unless `options.dataset` is
  * false) `dataset.iprd`, the configuration's sources compiled with the
  * feeds in a child process (about 30 s and 1.7 GB for the default data),
- * then `manifest.json`, each replaced atomically. URL feeds are read from
- * `dataDir`'s downloads (default: `dir`).
+ * then `manifest.json`, each replaced atomically. URL feeds and databases
+ * are read from `dataDir`'s downloads (default: `dir`).
  * @throws InvalidDatasetError when a source cannot be compiled
  */
 export async function buildDataset(config: ThreatConfig, dir: string, dataDir = dir, options: BuildOptions = {}): Promise<BuildResult> {
@@ -325,7 +326,7 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
   const result = await buildThreat(config, dataDir, options);
   writeAtomic(join(dir, 'threat.bin'), result.buffer);
   const compile = options.dataset !== false;
-  const sources = config.sources ?? { geo: null, asn: null, anonymous: [] };
+  const sources = localSources(config.sources, dataDir);
   if (compile) await compileInChild({ sources, key: datasetKey(sources), places: [join(dir, DATASET_FILE)], threat: join(dir, 'threat.bin') });
   const manifest: Manifest = {
     format: 1,

@@ -27,7 +27,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { withoutBom } from '../files/read.js';
 import { InvalidOptionsError } from '../errors.js';
-import type { DatasetSources } from '../dataset/locate.js';
 import { CATEGORIES, type Category } from '../record/threat.js';
 import type { Blocklist } from '../types.js';
 import DEFAULT_FEEDS from './default-feeds.json';
@@ -46,13 +45,45 @@ export interface FeedConfig {
   readonly options?: ParseOptions;
 }
 
+/** A well-known address that a downloaded database must still answer as stated (country for geo data, ASN for network data). */
+export interface SourceCheck {
+  readonly ip: string;
+  readonly country?: string;
+  readonly asn?: number;
+}
+
+/**
+ * The databases a dataset is compiled from: URLs (`iprecord update`
+ * downloads them) or paths; geo and ASN in order of priority; null: the
+ * installed default data.
+ */
+export interface SourcesConfig {
+  readonly geo: readonly string[] | null;
+  readonly asn: readonly string[] | null;
+  readonly anonymous: readonly string[];
+  /** Addresses every download must still answer as stated. Default: `DEFAULT_CHECKS`. */
+  readonly checks: readonly SourceCheck[];
+  /** Fewest networks a downloaded database must hold. @default 1000 */
+  readonly minNetworks: number;
+}
+
+/**
+ * Addresses whose country and network no geo or ASN database should lose:
+ * not anycast where a country is checked (databases place Google's and
+ * Cloudflare's IPv6 resolvers in different countries), Deutsche Telekom's
+ * IPv6 block for IPv6.
+ */
+export const DEFAULT_CHECKS: readonly SourceCheck[] = [
+  { ip: '8.8.8.8', country: 'US', asn: 15169 },
+  { ip: '1.1.1.1', asn: 13335 },
+  { ip: '2003::1', country: 'DE', asn: 3320 },
+  { ip: '2001:4860:4860::8888', asn: 15169 },
+];
+
 export interface ThreatConfig {
   readonly feeds: readonly FeedConfig[];
-  /**
-   * The databases `iprecord build` compiles the feeds with (paths; geo and
-   * ASN in order of priority); null members: the default data.
-   */
-  readonly sources: DatasetSources;
+  /** The databases `iprecord build` and `update` compile the feeds with. */
+  readonly sources: SourcesConfig;
 }
 
 /** Whether a feed source is a URL (else a path). */
@@ -128,22 +159,41 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
   const changed = new Map(own.map((f) => [f.name, f]));
   const kept = feeds.map((f) => changed.get(f.name) ?? f);
   const present = new Set(kept.map((f) => f.name));
-  return { feeds: [...kept, ...own.filter((f) => !present.has(f.name))], sources: sourcesOf(v.sources, base) };
+  // Extending the default configuration keeps its sources unless this one names its own.
+  const sources = v.sources === undefined && v.extends !== undefined ? defaultThreatConfig().sources : sourcesOf(v.sources, base);
+  return { feeds: [...kept, ...own.filter((f) => !present.has(f.name))], sources };
 }
 
-/** The `sources` member: `{ "geo": [paths], "asn": [paths], "anonymous": [paths] }`, each optional. */
-function sourcesOf(value: unknown, base: string): DatasetSources {
-  if (value === undefined) return { geo: null, asn: null, anonymous: [] };
+/** The configuration of the installed default data alone. */
+export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], checks: DEFAULT_CHECKS, minNetworks: 1000 };
+
+/**
+ * The `sources` member: `{ "geo": [...], "asn": [...], "anonymous": [...],
+ * "checks": [{ "ip", "country", "asn" }], "minNetworks": n }`, each
+ * optional; list entries are URLs or paths.
+ */
+function sourcesOf(value: unknown, base: string): SourcesConfig {
+  if (value === undefined) return NO_SOURCES;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn" and "anonymous" lists.');
   const v = value as Record<string, unknown>;
-  for (const k of Object.keys(v)) if (k !== 'geo' && k !== 'asn' && k !== 'anonymous') fail('', `"sources" has an unknown member "${k}".`);
-  const paths = (k: string): string[] | null => {
+  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'checks', 'minNetworks'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
+  const entries = (k: string): string[] | null => {
     const list = v[k];
     if (list === undefined) return null;
-    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string' || p === '')) fail('', `"sources.${k}" must be a list of file paths.`);
-    return (list as string[]).map((p) => (isAbsolute(p) ? p : resolve(base, p)));
+    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string' || p === '')) fail('', `"sources.${k}" must be a list of URLs or file paths.`);
+    return (list as string[]).map((p) => (isUrl(p) || isAbsolute(p) ? p : resolve(base, p)));
   };
-  return { geo: paths('geo'), asn: paths('asn'), anonymous: paths('anonymous') ?? [] };
+  let checks = DEFAULT_CHECKS;
+  if (v.checks !== undefined) {
+    const ok = (c: unknown) => {
+      const e = c as Record<string, unknown>;
+      return c !== null && typeof c === 'object' && typeof e.ip === 'string' && (e.country === undefined || typeof e.country === 'string') && (e.asn === undefined || Number.isInteger(e.asn));
+    };
+    if (!Array.isArray(v.checks) || !v.checks.every(ok)) fail('', '"sources.checks" must be a list of { "ip", "country", "asn" }.');
+    checks = v.checks as SourceCheck[];
+  }
+  if (v.minNetworks !== undefined && !(Number.isInteger(v.minNetworks) && (v.minNetworks as number) >= 0)) fail('', '"sources.minNetworks" must be a whole number.');
+  return { geo: entries('geo'), asn: entries('asn'), anonymous: entries('anonymous') ?? [], checks, minNetworks: (v.minNetworks as number | undefined) ?? 1000 };
 }
 
 /**

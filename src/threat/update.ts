@@ -1,6 +1,7 @@
 /**
- * `iprecord update`: downloads the configured URL feeds into a dataset
- * directory, validates each one, compiles, and swaps the new build in.
+ * `iprecord update`: downloads the configured URL databases
+ * (`sources/update.ts`) and feeds into a dataset directory, validates
+ * each one, compiles, and swaps the new build in.
  *
  * Per feed: a download by the rules of `files/http.ts` (conditional GET,
  * timeout, size cap, retries with backoff). The body must then pass
@@ -23,6 +24,7 @@ import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';
 import { download } from '../files/http.js';
+import { updateSources, type SourceUpdate } from '../sources/update.js';
 
 export interface UpdateOptions {
   /** Per request. @default 30000 */
@@ -39,6 +41,10 @@ export interface UpdateOptions {
   readonly maxShrink?: number;
   /** Largest share of bad lines. @default 0.1 */
   readonly maxBadShare?: number;
+  /** Per database download (geo, ASN, Anonymous-IP sources given as URLs). @default 600000 */
+  readonly sourceTimeoutMs?: number;
+  /** Largest database accepted, downloaded or decompressed. @default 1 GiB */
+  readonly sourceMaxBytes?: number;
 }
 
 export interface FeedUpdate {
@@ -52,6 +58,8 @@ export interface FeedUpdate {
 
 export interface UpdateResult {
   readonly ok: boolean;
+  /** The databases given as URLs. */
+  readonly sources: readonly SourceUpdate[];
   readonly feeds: readonly FeedUpdate[];
   readonly build: BuildResult;
   readonly buildDir: string;
@@ -111,10 +119,13 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     minEntries: options.minEntries ?? 1,
     maxShrink: options.maxShrink ?? 0.5,
     maxBadShare: options.maxBadShare ?? 0.1,
+    sourceTimeoutMs: options.sourceTimeoutMs ?? 600_000,
+    sourceMaxBytes: options.sourceMaxBytes ?? 1 << 30,
   };
   mkdirSync(join(dir, 'feeds'), { recursive: true });
   mkdirSync(join(dir, 'builds'), { recursive: true });
   return withDirectoryLock(dir, async () => {
+    const sources = await updateSources(config.sources, dir, { timeoutMs: o.sourceTimeoutMs, maxBytes: o.sourceMaxBytes, retries: o.retries, backoffMs: o.backoffMs, maxShrink: o.maxShrink });
     // Two downloads at a time: polite to the sources, and enough to hide latency.
     const feeds: FeedUpdate[] = new Array(config.feeds.length);
     let next = 0;
@@ -126,7 +137,8 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     };
     await Promise.all([worker(), worker()]);
     const { build, buildDir } = await swap(config, dir);
-    return { ok: feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok'), feeds, build, buildDir };
+    const ok = sources.every((s) => s.state !== 'failed') && feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok');
+    return { ok, sources, feeds, build, buildDir };
   });
 }
 

@@ -332,7 +332,9 @@ describe('iprecord enrich', () => {
     expect(info.databases.map((d) => d.role)).toEqual(engine.info().databases.map((d) => d.role));
     const missing = info.lists.filter((l) => l.state !== 'loaded').map((l) => l.name);
     expect(missing.length).toBeGreaterThan(0);
-    expect(r.err.trim().split('\n')).toEqual(missing.map((name) => `warning: ${name}: missing (no source of this category is loaded)`));
+    // Then the age of the installed location and network data, when old.
+    const lines = [...missing.map((name) => `warning: ${name}: missing (no source of this category is loaded)`), ...info.warnings.map((w) => `warning: ${w}`)];
+    expect(r.err.trim().split('\n')).toEqual(lines);
     expect(run(['info', '--help']).out).toMatch(/^Usage: iprecord info/);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultThreatConfig, parseThreatConfig } from '../../../src/threat/config.js';
+import { DEFAULT_CHECKS, defaultThreatConfig, NO_SOURCES, parseThreatConfig } from '../../../src/threat/config.js';
 import DEFAULT_FEEDS from '../../../src/threat/default-feeds.json';
 
 const byName = (config: { feeds: readonly { name: string }[] }, name: string) => config.feeds.find((f) => f.name === name);
@@ -52,20 +52,34 @@ describe('the default configuration', () => {
 });
 
 describe('the databases a build compiles the feeds with', () => {
-  it('default to the default data; paths are read from the folder of the configuration', () => {
-    expect(parseThreatConfig({ feeds: [] }, '/conf').sources).toEqual({ geo: null, asn: null, anonymous: [] });
-    expect(parseThreatConfig({ feeds: [], sources: { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv'] } }, '/conf').sources).toEqual({
+  it('default to the default data; paths are read from the folder of the configuration, URLs kept', () => {
+    expect(parseThreatConfig({ feeds: [] }, '/conf').sources).toEqual(NO_SOURCES);
+    expect(parseThreatConfig({ feeds: [], sources: { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv', 'https://example.com/asn.csv.gz'] } }, '/conf').sources).toEqual({
       geo: ['/conf/city.mmdb', '/db/country.mmdb'],
-      asn: ['/conf/asn.csv'],
+      asn: ['/conf/asn.csv', 'https://example.com/asn.csv.gz'],
       anonymous: [],
+      checks: DEFAULT_CHECKS,
+      minNetworks: 1000,
     });
+    const own = parseThreatConfig({ feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5 } }, '/conf').sources;
+    expect([own.checks, own.minNetworks]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5]);
+  });
+
+  it('of a configuration that extends the default one are the default URLs, unless it names its own', () => {
+    const inherited = parseThreatConfig({ extends: 'default', feeds: [] }, '/conf').sources;
+    expect(inherited).toEqual(defaultThreatConfig().sources);
+    expect(inherited.geo?.every((u) => u.startsWith('https://github.com/sapics/ip-location-db/releases/'))).toBe(true);
+    expect(parseThreatConfig({ extends: 'default', feeds: [], sources: { geo: ['g.mmdb'] } }, '/conf').sources.geo).toEqual(['/conf/g.mmdb']);
   });
 
   it.each([
     [[], /"sources" must be an object/],
-    [{ geo: 'city.mmdb' }, /"sources.geo" must be a list of file paths/],
-    [{ asn: [] }, /"sources.asn" must be a list of file paths/],
+    [{ geo: 'city.mmdb' }, /"sources.geo" must be a list of URLs or file paths/],
+    [{ asn: [] }, /"sources.asn" must be a list of URLs or file paths/],
     [{ isp: ['isp.mmdb'] }, /unknown member "isp"/],
+    [{ checks: [{ country: 'US' }] }, /"sources.checks" must be a list of \{ "ip", "country", "asn" \}/],
+    [{ checks: [{ ip: '8.8.8.8', asn: 'AS15169' }] }, /"sources.checks"/],
+    [{ minNetworks: -1 }, /"sources.minNetworks" must be a whole number/],
   ])('refuse %j', (sources, message) => {
     expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
   });

@@ -1,0 +1,200 @@
+/**
+ * `iprecord update` refreshing the geo and ASN databases from URLs, served
+ * by a real HTTP server on 127.0.0.1: good files (a DB-IP City MMDB written
+ * by the MMDB writer, an ASN range CSV, a gzipped GeoLite2 ASN MMDB), then
+ * faulted ones (a truncated MMDB, an MMDB of the wrong schema, a CSV shrunk
+ * tenfold, HTTP 500, a body that stalls). None replaces good data; an
+ * engine watching the directory reloads to new data with no failed lookup.
+ */
+
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open, openSync } from '../../src/index.js';
+import { parseCidr } from '../../src/ip/address.js';
+import { MmdbWriter } from '../../src/mmdb/writer.js';
+import { localSources, sourcePath } from '../../src/sources/update.js';
+import { parseThreatConfig } from '../../src/threat/config.js';
+import { updateDataset, type UpdateOptions } from '../../src/threat/update.js';
+import { ROOT } from '../helpers/env.js';
+
+/** A DB-IP City Lite MMDB: 1.0.0.0/24 in `city` (Australia), Berlin, and 300 more /24 networks. */
+function geoMmdb(city: string, epoch: number): Buffer {
+  const w = new MmdbWriter({ databaseType: 'dbip-city-lite', description: { en: 'update test' }, languages: ['en'], buildEpoch: epoch });
+  const put = (cidr: string, record: Record<string, string | number>) => {
+    const c = parseCidr(cidr)!;
+    w.insert(c.address.version, c.address.words, c.prefix, record);
+  };
+  put('1.0.0.0/24', { city, country_code: 'AU', state1: 'Queensland', latitude: -27.5, longitude: 153 });
+  put('5.145.128.0/20', { city: 'Berlin', country_code: 'DE', state1: 'Berlin', latitude: 52.5, longitude: 13.4 });
+  for (let i = 0; i < 300; i++) put(`11.${i >> 8}.${i & 255}.0/24`, { city: 'Somewhere', country_code: 'US', state1: 'California', latitude: 37, longitude: -122 });
+  return w.toBuffer();
+}
+
+/** ASN ranges: 1.0.0.0/24 of AS13335, then `rows - 1` more. */
+function asnCsv(rows: number): string {
+  const lines = ['1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."'];
+  for (let i = 1; i < rows; i++) lines.push(`12.${i >> 8}.${i & 255}.0,12.${i >> 8}.${i & 255}.255,${64500 + (i % 10)},Example Network ${i % 10}`);
+  return lines.join('\n') + '\n';
+}
+
+type Route = { status?: number; body?: Buffer; stall?: boolean; lastModified?: string };
+
+describe('iprecord update: geo and ASN sources from URLs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-sources-'));
+  const routes = new Map<string, Route>();
+  let server: Server;
+  let base = '';
+  const requests: string[] = [];
+  const OLD = Date.UTC(2020, 0, 1) / 1000;
+  const good = { geo: geoMmdb('South Brisbane', OLD), asn: Buffer.from(asnCsv(200)) };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      requests.push(req.url!);
+      const r = routes.get(req.url!);
+      if (r === undefined) return void res.writeHead(404).end();
+      if (r.status !== undefined) return void res.writeHead(r.status).end('failure');
+      const etag = `"${r.body!.length}-${r.body!.subarray(0, 64).toString('hex').length}-${r.body!.readUInt32BE(r.body!.length - 4)}"`;
+      if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
+      const headers = { 'content-length': String(r.body!.length), etag, 'last-modified': r.lastModified ?? new Date().toUTCString() };
+      if (r.stall) {
+        res.writeHead(200, headers);
+        res.write(r.body!.subarray(0, r.body!.length >> 1));
+        return; // and never the rest
+      }
+      res.writeHead(200, headers).end(r.body);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const a = server.address() as { port: number };
+    base = `http://127.0.0.1:${a.port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const config = () =>
+    parseThreatConfig(
+      {
+        feeds: [],
+        sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2 },
+      },
+      dir,
+    );
+  const opts: UpdateOptions = { retries: 1, backoffMs: 10, sourceTimeoutMs: 1500 };
+  const geoFile = () => sourcePath(dir, 'geo', 0, `${base}/geo.mmdb`);
+  const lookup = () => {
+    const e = openSync({ data: dir });
+    try {
+      const r = e.lookup('1.0.0.1');
+      return `${r.city} ${r.country_code} ${r.asn?.asn} ${r.asn?.name}`;
+    } finally {
+      e.close();
+    }
+  };
+
+  it('downloads, validates and compiles them; nothing changed: 304s', async () => {
+    routes.set('/geo.mmdb', { body: good.geo });
+    routes.set('/asn.csv', { body: good.asn });
+    routes.set('/asn.mmdb.gz', { body: gzipSync(readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb'))) });
+    const first = await updateDataset(config(), dir, opts);
+    expect(first.sources.map((s) => [s.role, s.state, s.networks])).toEqual([
+      ['geo', 'updated', 302],
+      ['asn', 'updated', 200],
+      ['asn', 'updated', 5],
+    ]);
+    expect(first.ok).toBe(true);
+    expect(lookup()).toBe('South Brisbane AU AS13335 Cloudflare, Inc.');
+    const engine = openSync({ data: dir });
+    const info = engine.info();
+    engine.close();
+    expect(info.databases.map((d) => [d.role, d.origin, d.from])).toEqual([
+      ['geo', 'download', `${base}/geo.mmdb`],
+      ['asn', 'download', `${base}/asn.csv`],
+      ['asn', 'download', `${base}/asn.mmdb.gz`],
+    ]);
+    // Old data is said: the geo MMDB says it was built in 2020, the ASN MMDB fixture in January 2026; the CSV is dated now by its Last-Modified.
+    expect(info.warnings).toHaveLength(2);
+    expect(info.warnings[0]).toMatch(/^location data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/geo\.mmdb, 2020-01-01\): run iprecord update\.$/);
+    expect(info.warnings[1]).toMatch(/^network data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/asn\.mmdb\.gz, 2026-01-01\): run iprecord update\.$/);
+
+    const again = await updateDataset(config(), dir, opts);
+    expect(again.sources.map((s) => s.state)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(again.ok).toBe(true);
+  });
+
+  it('keeps the last good data when a download is truncated, of the wrong schema, shrunk, refused or stalled', async () => {
+    const before = readFileSync(geoFile());
+    const answer = lookup();
+    const faults: [string, Route, string, RegExp][] = [
+      ['/geo.mmdb', { body: good.geo.subarray(0, good.geo.length >> 1) }, 'geo', /metadata|MaxMind|not a|invalid/i],
+      ['/geo.mmdb', { body: readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb')) }, 'geo', /cannot serve as a geo database/],
+      ['/asn.csv', { body: Buffer.from(asnCsv(20)) }, 'asn', /20 networks, down from 200/],
+      ['/geo.mmdb', { status: 500 }, 'geo', /HTTP 500/],
+      ['/geo.mmdb', { body: geoMmdb('Elsewhere', OLD), stall: true }, 'geo', /within 1500 ms|cut short/],
+    ];
+    for (const [path, route, role, reason] of faults) {
+      const saved = routes.get(path)!;
+      routes.set(path, route);
+      const result = await updateDataset(config(), dir, opts);
+      routes.set(path, saved);
+      const failed = result.sources.filter((s) => s.state === 'failed');
+      expect(
+        failed.map((s) => s.role),
+        path,
+      ).toEqual([role]);
+      expect(failed[0].error).toMatch(reason);
+      expect(failed[0].error).toMatch(/kept the last good download$/);
+      expect(result.ok).toBe(false);
+      expect(readFileSync(geoFile()).equals(before)).toBe(true);
+      expect(lookup()).toBe(answer);
+    }
+  }, 30_000);
+
+  it('swaps new data under an engine that watches the directory, with no failed lookup', async () => {
+    const engine = await open({ data: dir, watch: true });
+    let failures = 0;
+    let lookups = 0;
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        try {
+          engine.lookup('1.0.0.1');
+          engine.lookupJson('5.145.130.1');
+          lookups++;
+        } catch {
+          failures++;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    routes.set('/geo.mmdb', { body: geoMmdb('Brisbane', Math.floor(Date.now() / 1000)) });
+    const result = await updateDataset(config(), dir, opts);
+    expect(result.sources[0].state).toBe('updated');
+    const deadline = Date.now() + 10_000;
+    while (engine.lookup('1.0.0.1').city !== 'Brisbane' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    running = false;
+    await loop;
+    expect(engine.lookup('1.0.0.1').city).toBe('Brisbane');
+    // The new geo data is dated now: only the ASN fixture's age is said.
+    expect(engine.info().warnings.map((w) => w.split(' ')[0])).toEqual(['network']);
+    engine.close();
+    expect(lookups).toBeGreaterThan(100);
+    expect(failures).toBe(0);
+  }, 30_000);
+
+  it('compiles the installed default data for a geo or ASN URL not downloaded yet', () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-none-'));
+    try {
+      const c = parseThreatConfig({ feeds: [], sources: { geo: ['https://example.invalid/geo.mmdb'], asn: [join(ROOT, 'x.csv')], anonymous: ['https://example.invalid/a.mmdb'] } }, fresh);
+      expect(localSources(c.sources, fresh)).toEqual({ geo: null, asn: [join(ROOT, 'x.csv')], anonymous: [] });
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+});
