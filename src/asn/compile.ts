@@ -7,18 +7,13 @@
  * @ip-location-db data the one nested row is the narrower announcement).
  */
 
-import { readFileSync } from 'node:fs';
-import { splitCsvLine } from '../text/csv.js';
+import { forEachCsvRow, type CsvBadLine } from '../text/csv.js';
 import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import { parseIp, type Address } from '../ip/address.js';
 import { MmdbWriter, Typed } from '../mmdb/writer.js';
 
-export interface BadLine {
-  readonly file: string;
-  readonly line: number;
-  readonly text: string;
-  readonly reason: string;
-}
+/** A line of a file that could not be read as a row. */
+export type BadLine = CsvBadLine;
 
 export interface AsnCompileResult {
   readonly buffer: Buffer;
@@ -43,32 +38,15 @@ export interface AsnRow {
 /** Reads ASN range CSVs (`start,end,asn,organisation`): the rows in file order, and the bad lines (never fatal). */
 export function readAsnCsv(files: readonly string[]): { rows: AsnRow[]; badLines: BadLine[] } {
   const rows: AsnRow[] = [];
-  const badLines: BadLine[] = [];
-  for (const file of files) {
-    const lines = readFileSync(file, 'utf8').split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
-      if (line === '' || line.startsWith('#')) continue;
-      const bad = (reason: string) => badLines.push({ file, line: i + 1, text: line.slice(0, 200), reason });
-      const f = splitCsvLine(line);
-      if (!f || f.length < 3) {
-        bad('expected start,end,asn,organisation');
-        continue;
-      }
-      const start = parseIp(f[0]);
-      const end = parseIp(f[1]);
-      const asn = /^\d{1,10}$/.test(f[2]) ? Number(f[2]) : NaN;
-      if (!start || !end || start.version !== end.version || !(asn >= 0 && asn < 2 ** 32)) {
-        bad('invalid address range or AS number');
-        continue;
-      }
-      if (toBigInt(start) > toBigInt(end)) {
-        bad('Range start is after its end.');
-        continue;
-      }
-      rows.push({ start, end, asn, name: f[3] ?? '' });
-    }
-  }
+  const badLines = forEachCsvRow(files, (f, bad) => {
+    if (!f || f.length < 3) return bad('expected start,end,asn,organisation');
+    const start = parseIp(f[0]);
+    const end = parseIp(f[1]);
+    const asn = /^\d{1,10}$/.test(f[2]) ? Number(f[2]) : NaN;
+    if (!start || !end || start.version !== end.version || !(asn >= 0 && asn < 2 ** 32)) return bad('invalid address range or AS number');
+    if (toBigInt(start) > toBigInt(end)) return bad('Range start is after its end.');
+    rows.push({ start, end, asn, name: f[3] ?? '' });
+  });
   return { rows, badLines };
 }
 

@@ -19,7 +19,8 @@ import { detectSchema, ROLES } from '../geo/schema.js';
 import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
 import type { IpVersion } from '../ip/parse.js';
-import { AsnCsv } from './asn-csv.js';
+import { RangeCsv, readAsnRows } from './range-csv.js';
+import { readGeoRows } from './geo-csv.js';
 import { describeOrigin } from '../sources/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../options.js';
@@ -63,7 +64,7 @@ export interface DatabaseInfo extends SourceInfo {
  */
 export type SourceFile = string | { readonly path: string; readonly csv: readonly string[] };
 
-/** What the compiler walks: an MMDB file, or ASN ranges read from CSV (`asn-csv.ts`). */
+/** What the compiler walks: an MMDB file, or ranges read from CSV (`range-csv.ts`). */
 export interface NetworkFile {
   forEachNetwork(version: IpVersion, fn: (words: Uint32Array, prefix: number, offset: number) => void): void;
   find(version: IpVersion, words: ArrayLike<number>, out: Found): number;
@@ -166,7 +167,8 @@ export interface FactsDatabase<R extends Role> {
  */
 export function openDatabase<R extends Role>(source: SourceFile, role: R): FactsDatabase<R> {
   if (isCsv(source)) {
-    if (role !== 'asn') throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as ASN data only.`);
+    if (role === 'geo') return geoCsvDatabase(source) as unknown as FactsDatabase<R>;
+    if (role !== 'asn') throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as geo or ASN data only.`);
     return csvDatabase(source) as unknown as FactsDatabase<R>;
   }
   const path = source as string;
@@ -198,17 +200,23 @@ function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: Role
   };
 }
 
-/** ASN range CSVs as a database. */
-function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
+/** Range CSV files read into networks. @throws InvalidDatasetError when they cannot be read or hold no rows */
+function rangeCsv<T>(source: SourceFile, read: (files: readonly string[]) => RangeCsv<T>, what: string): { file: RangeCsv<T>; path: string; files: readonly string[] } {
   const path = typeof source === 'string' ? source : source.path;
   const files = typeof source === 'string' ? [source] : source.csv;
-  let file: AsnCsv;
+  let file: RangeCsv<T>;
   try {
-    file = new AsnCsv(files);
+    file = read(files);
   } catch (e) {
-    throw new InvalidDatasetError(`Cannot read ASN ranges ${path}: ${(e as Error).message}`, { cause: e });
+    throw new InvalidDatasetError(`Cannot read ${what} ${path}: ${(e as Error).message}`, { cause: e });
   }
-  if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ASN ranges (start,end,asn,organisation) in it.`);
+  if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ${what} in it.`);
+  return { file, path, files };
+}
+
+/** ASN range CSVs as a database. */
+function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
+  const { file, path, files } = rangeCsv(source, (f) => new RangeCsv(f, readAsnRows), 'ASN ranges (start,end,asn,organisation)');
   const modified = file.modified.toISOString();
   const info: DatabaseInfo = {
     role: 'asn',
@@ -222,6 +230,24 @@ function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
     ...describeOrigin(files[0], null),
   };
   return { file, info, facts: (offset) => ({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
+}
+
+/** Geo range CSVs (`geo-csv.ts`) as a database. */
+function geoCsvDatabase(source: SourceFile): FactsDatabase<'geo'> {
+  const { file, path, files } = rangeCsv(source, (f) => new RangeCsv(f, readGeoRows), 'geo ranges');
+  const modified = file.modified.toISOString();
+  const info: DatabaseInfo = {
+    role: 'geo',
+    path,
+    schema: 'geo-csv',
+    databaseType: 'Geo ranges (CSV)',
+    buildEpoch: modified,
+    ipVersion: 6,
+    nodeCount: file.rows,
+    bytes: file.bytes,
+    ...describeOrigin(files[0], null),
+  };
+  return { file, info, facts: (offset) => file.owners[offset] };
 }
 
 function anonymousFlags(facts: AnonymousFacts): number {

@@ -35,4 +35,4 @@ export interface AnonymousFacts {
 
 export type Role = 'geo' | 'asn' | 'anonymous';
 
-export type Schema = 'flat' | 'maxmind-city' | 'maxmind-asn' | 'maxmind-isp' | 'maxmind-anonymous' | 'ipinfo-lite' | 'asn-csv';
+export type Schema = 'flat' | 'maxmind-city' | 'maxmind-asn' | 'maxmind-isp' | 'maxmind-anonymous' | 'ipinfo-lite' | 'asn-csv' | 'geo-csv';

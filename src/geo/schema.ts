@@ -26,6 +26,7 @@ export const ROLES: Readonly<Record<Schema, readonly Role[]>> = {
   'maxmind-anonymous': ['anonymous'],
   'ipinfo-lite': ['geo', 'asn'],
   'asn-csv': ['asn'],
+  'geo-csv': ['geo'],
 };
 
 /**

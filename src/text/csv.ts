@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Splits one CSV line into fields (RFC 4180 quoting: `"a, b"`, `""` for a
  * quote). Returns null when a quoted field is not closed on the line.
@@ -36,4 +38,30 @@ export function splitCsvLine(line: string, separator = ','): string[] | null {
       i = sep + 1;
     }
   }
+}
+
+/** A line of a file that could not be read as a row. */
+export interface CsvBadLine {
+  readonly file: string;
+  readonly line: number;
+  readonly text: string;
+  readonly reason: string;
+}
+
+/**
+ * Calls `row` with the fields of each line of CSV files that is not blank
+ * or a `#` comment (null when a quoted field does not close on the line);
+ * `bad` reports that line. Returns the lines reported.
+ */
+export function forEachCsvRow(files: readonly string[], row: (fields: string[] | null, bad: (reason: string) => void) => void): CsvBadLine[] {
+  const badLines: CsvBadLine[] = [];
+  for (const file of files) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
+      if (line === '' || line.startsWith('#')) continue;
+      row(splitCsvLine(line), (reason) => badLines.push({ file, line: i + 1, text: line.slice(0, 200), reason }));
+    }
+  }
+  return badLines;
 }

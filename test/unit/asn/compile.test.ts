@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyAsn } from '../../../src/asn/classify.js';
 import { compileAsnCsv } from '../../../src/asn/compile.js';
-import { AsnCsv } from '../../../src/compile/asn-csv.js';
+import { RangeCsv, readAsnRows } from '../../../src/compile/range-csv.js';
 import { fromBigInt, toBigInt } from '../../../src/ip/ranges.js';
 import { parseIp } from '../../../src/ip/address.js';
 import { formatIp } from '../../../src/ip/format.js';
@@ -74,7 +74,7 @@ describe('ASN CSV compiler', () => {
     );
   });
 
-  it('read straight into networks by the dataset compiler (AsnCsv): every network and every lookup as a scan of the rows', () => {
+  it('read straight into networks by the dataset compiler (RangeCsv): every network and every lookup as a scan of the rows', () => {
     const range = fc.tuple(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), fc.bigInt({ min: 0n, max: 2n ** 20n })).map(([lo, len]) => {
       const hi = lo + len > 2n ** 32n - 1n ? 2n ** 32n - 1n : lo + len;
       return [lo, hi] as const;
@@ -84,7 +84,7 @@ describe('ASN CSV compiler', () => {
       fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }), (raw, extra) => {
         const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
         const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${r.name}`).join('\n') + '\n');
-        const table = new AsnCsv([path]);
+        const table = new RangeCsv([path], readAsnRows);
         expect(table.rows).toBe(rows.length);
         // The networks: in order, disjoint, each inside one row that wins on all of it, together covering the rows' union.
         let covered = 0n;

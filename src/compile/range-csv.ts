@@ -1,15 +1,17 @@
 /**
- * ASN range CSVs (`start,end,asn,organisation`, the format of
- * `@ip-location-db/asn`) as a source of the compiler, read straight into
- * networks: rows resolved into one sorted partition where a later row wins
- * on its own range (in the @ip-location-db data the one nested row is the
- * narrower announcement), each piece split into CIDR blocks (`asn.route`
- * is the block that holds the address). IPv4 rows also answer at ::/96 of
- * IPv6, as in an MMDB's IPv6 tree. Build time only.
+ * Range CSVs as a source of the compiler, read straight into networks: ASN
+ * ranges (`start,end,asn,organisation`, the format of `@ip-location-db/asn`)
+ * and geo ranges (`geo-csv.ts`). Rows are resolved into one sorted
+ * partition where a later row wins on its own range (in the
+ * @ip-location-db data the one nested row is the narrower announcement),
+ * each piece split into CIDR blocks (`asn.route` is the block that holds
+ * the address). IPv4 rows also answer at ::/96 of IPv6, as in an MMDB's
+ * IPv6 tree. Build time only.
  */
 
 import { statSync } from 'node:fs';
 import { readAsnCsv, type BadLine } from '../asn/compile.js';
+import type { Address } from '../ip/address.js';
 import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Found } from '../mmdb/reader.js';
@@ -22,9 +24,26 @@ export interface AsnCsvOwner {
   readonly name: string;
 }
 
-export class AsnCsv {
-  /** Distinct (asn, organisation) pairs; a network's `offset` is its index here. */
-  readonly owners: AsnCsvOwner[] = [];
+/** One row of a range CSV: its range, and what it says (`key` tells equal values apart). */
+export interface RangeRow<T> {
+  readonly start: Address;
+  readonly end: Address;
+  readonly key: string;
+  readonly value: T;
+}
+
+/** A reader of range CSV files: their rows and the lines it could not read. */
+export type RangeReader<T> = (files: readonly string[]) => { rows: RangeRow<T>[]; badLines: BadLine[] };
+
+/** The rows of ASN range CSVs. */
+export const readAsnRows: RangeReader<AsnCsvOwner> = (files) => {
+  const { rows, badLines } = readAsnCsv(files);
+  return { rows: rows.map((r) => ({ start: r.start, end: r.end, key: `${r.asn} ${r.name}`, value: { asn: r.asn, name: r.name } })), badLines };
+};
+
+export class RangeCsv<T> {
+  /** Distinct values; a network's `offset` is its index here. */
+  readonly owners: T[] = [];
   readonly badLines: readonly BadLine[];
   readonly rows: number;
   /** Bytes read, and the newest file's modification time. */
@@ -37,8 +56,8 @@ export class AsnCsv {
   /** The pieces' CIDR blocks per family, in address order. */
   private readonly networks: Record<IpVersion, Networks>;
 
-  constructor(files: readonly string[]) {
-    const { rows, badLines } = readAsnCsv(files);
+  constructor(files: readonly string[], read: RangeReader<T>) {
+    const { rows, badLines } = read(files);
     this.badLines = badLines;
     this.rows = rows.length;
     const stats = files.map((f) => statSync(f));
@@ -46,11 +65,10 @@ export class AsnCsv {
     this.modified = new Date(Math.max(...stats.map((s) => s.mtimeMs)));
     const ids = new Map<string, number>();
     const items = rows.map((r, order) => {
-      const key = `${r.asn} ${r.name}`;
-      let id = ids.get(key);
+      let id = ids.get(r.key);
       if (id === undefined) {
-        id = this.owners.push({ asn: r.asn, name: r.name }) - 1;
-        ids.set(key, id);
+        id = this.owners.push(r.value) - 1;
+        ids.set(r.key, id);
       }
       return { lo: toBigInt(r.start), hi: toBigInt(r.end), order, id };
     });
