@@ -22,6 +22,8 @@ export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState } f
 export { buildDataset, buildThreat, type BuildOptions, type BuildResult, type FeedReport } from './threat/build.js';
 export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConfig, type ThreatConfig } from './threat/config.js';
 export { updateDataset, type UpdateOptions, type UpdateResult, type FeedUpdate } from './threat/update.js';
+export type { SourceUpdate } from './sources/update.js';
+export { exportDataset, EXPORT_FORMATS, type ExportFormat, type ExportOptions, type ExportResult } from './export/index.js';
 export { parseFeed, type FeedFormat, type ParseOptions, type ParsedFeed } from './threat/parse.js';
 export type { OpenOptions, SharedFile, SharedFiles } from './options.js';
 export type { DatabaseInfo } from './snapshot.js';

@@ -6,6 +6,7 @@
  * `iprecord build`: compiles the threat feeds into a dataset directory.
  * `iprecord update`: downloads them first, validated, and swaps the build in.
  * `iprecord info`: what is loaded.
+ * `iprecord export`: the dataset's ranges and records, for other engines (export.ts).
  * `iprecord enrich`: records for every row of a file (enrich.ts).
  * (`iprecord serve`, the HTTP API, is serve.ts.)
  *
@@ -20,6 +21,7 @@ import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
 import { commandOptions, dataDir, options, ownVersion } from './args.js';
 import { listAddress } from './rows.js';
+import { runExport } from './export.js';
 import { selectsNothing } from '../record/fields.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
@@ -30,6 +32,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord build [--config file] [--out dir]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
+       iprecord export --format csv --out file [--data dir]
        iprecord enrich [file|-] [options]   (iprecord enrich --help)
        iprecord serve [options]              (iprecord serve --help)
 
@@ -375,6 +378,7 @@ export async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'build') return await runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
     if (argv[0] === 'update') return await runUpdate(argv.slice(1));
+    if (argv[0] === 'export') return await runExport(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

@@ -1,0 +1,47 @@
+/** `iprecord export`: the compiled dataset's ranges with their records, for other engines (`export/index.ts`). */
+
+import { resolve } from 'node:path';
+import { openSync } from '../engine.js';
+import { EXPORT_FORMATS, exportDataset, type ExportFormat } from '../export/index.js';
+import { commandOptions, dataDir, options } from './args.js';
+
+const USAGE = `Usage: iprecord export --format csv --out file [--data dir]
+
+Writes every range of the dataset that has a record, with the record less
+ip, count and the clock of time_zone (its name kept), and a manifest
+(sources, dates, feed states, licences) beside it as <file>.manifest.json.
+
+Formats:
+  csv      one row per CIDR block: network, start_ip, end_ip, the record's
+           fields as dotted columns (asn.name), and record (its JSON);
+           a name ending in .gz is gzipped
+
+Options:
+  --format f       ${EXPORT_FORMATS.join(', ')}
+  --out file       the file to write (replaced when complete)
+  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the default data
+  -h, --help       this help
+
+Exit codes: 0 written, 2 usage or data error.
+`;
+
+export async function runExport(argv: string[]): Promise<number> {
+  const parsed = commandOptions('export', USAGE, options(argv, ['format', 'out', 'data']));
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
+  if (o.format === undefined) return usage('--format is required');
+  if (!EXPORT_FORMATS.includes(o.format as ExportFormat)) return usage(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
+  if (o.out === undefined) return usage('--out is required');
+  const data = dataDir(o.data);
+  const engine = openSync(data === undefined ? {} : { data });
+  try {
+    const started = Date.now();
+    const r = await exportDataset(engine, { format: o.format as ExportFormat, out: resolve(o.out) });
+    process.stderr.write(
+      `wrote ${o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes before compression) in ${((Date.now() - started) / 1000).toFixed(1)} s; manifest ${r.manifest}\n`,
+    );
+    return 0;
+  } finally {
+    engine.close();
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * `exportDataset()` and `iprecord export`: the compiled dataset's ranges
+ * with their static records (`record.ts`), written for the engines that
+ * join or look up addresses past one machine, with a `manifest.json`
+ * beside (sources, versions, dates, feed states, licences).
+ *
+ * - `csv`: one row per CIDR block of each range (ClickHouse's `ip_trie`
+ *   takes CIDR keys): `network,start_ip,end_ip`, the record's columns
+ *   (`EXPORT_COLUMNS`, dotted as `enrich --fields` names them), and
+ *   `record`, the record's JSON. Written as it is walked; `.gz` in the
+ *   name compresses it.
+ */
+
+import { createWriteStream, readFileSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createGzip, type Gzip } from 'node:zlib';
+import { Dataset } from '../dataset/format.js';
+import { writeAtomic } from '../files/write.js';
+import { formatIp } from '../ip/format.js';
+import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
+import type { IpVersion } from '../ip/parse.js';
+import type { Engine } from '../engine.js';
+import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from './record.js';
+import { exportRanges } from './ranges.js';
+
+export type ExportFormat = 'csv';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv'];
+
+export interface ExportOptions {
+  readonly format: ExportFormat;
+  /** The file to write (replaced when complete); `manifest.json` goes beside it as `<out>.manifest.json`. */
+  readonly out: string;
+}
+
+export interface ExportResult {
+  /** Ranges exported, per family. */
+  readonly ranges: { readonly v4: number; readonly v6: number };
+  /** Rows written (CSV: CIDR blocks). */
+  readonly rows: number;
+  readonly bytes: number;
+  readonly manifest: string;
+}
+
+/** A range's static record: the engine's answer at its first address, less what depends on the address or the moment. */
+function recordAt(engine: Engine, version: IpVersion, first: bigint): StaticRecord {
+  return staticRecord(engine.lookup(formatIp(version, fromBigInt(version, first))));
+}
+
+const csvText = (v: string | number | boolean | null | undefined): string => {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
+/** Writes chunks, waiting when the stream asks to. */
+class Out {
+  bytes = 0;
+  private readonly file: WriteStream;
+  private readonly head: WriteStream | Gzip;
+  private pending: string[] = [];
+  private size = 0;
+  constructor(path: string, gzip: boolean) {
+    this.file = createWriteStream(path);
+    if (gzip) {
+      const z = createGzip();
+      z.pipe(this.file);
+      this.head = z;
+    } else this.head = this.file;
+  }
+  async write(text: string): Promise<void> {
+    this.pending.push(text);
+    this.size += text.length;
+    if (this.size >= 1 << 20) await this.flush();
+  }
+  private async flush(): Promise<void> {
+    const chunk = this.pending.join('');
+    this.pending = [];
+    this.size = 0;
+    this.bytes += Buffer.byteLength(chunk);
+    if (!this.head.write(chunk)) await once(this.head, 'drain');
+  }
+  async end(): Promise<void> {
+    await this.flush();
+    this.head.end();
+    await once(this.file, 'finish');
+  }
+}
+
+/**
+ * Exports an engine's compiled dataset. The engine answers each range's
+ * record (so an export says what `lookup()` says).
+ * @throws Error when the file cannot be written
+ */
+export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
+  if (!EXPORT_FORMATS.includes(options.format)) throw new Error(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
+  const info = engine.info();
+  const ds = new Dataset(readFileSync(info.dataset.path), info.dataset.path);
+  const tmp = `${options.out}.${process.pid}.tmp`;
+  const out = new Out(tmp, /\.gz$/i.test(options.out));
+  const ranges = { v4: 0, v6: 0 };
+  let rows = 0;
+  try {
+    await out.write(['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'].join(',') + '\n');
+    for (const { version, first, last } of exportRanges(ds)) {
+      if (version === 4) ranges.v4++;
+      else ranges.v6++;
+      const record = recordAt(engine, version, first);
+      const values = flatten(record);
+      const tail = EXPORT_COLUMNS.map((c) => csvText(values.get(c))).join(',') + ',' + csvText(JSON.stringify(record)) + '\n';
+      for (const c of rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) })) {
+        const a = formatIp(version, c.words);
+        const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
+        await out.write(`${a}/${c.prefix},${a},${z},${tail}`);
+        rows++;
+      }
+    }
+    await out.end();
+    renameSync(tmp, options.out);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  const manifest = `${options.out}.manifest.json`;
+  writeAtomic(manifest, JSON.stringify(manifestOf(info, options, ranges, rows), null, 2) + '\n');
+  return { ranges, rows, bytes: out.bytes, manifest };
+}
+
+/** The last address of a CIDR block, as a number of its family. */
+function lastOf(version: IpVersion, words: ArrayLike<number>, prefix: number): bigint {
+  const bits = version === 4 ? 32 : 128;
+  const first = version === 4 ? BigInt(words[3]) : (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3]);
+  return first + (1n << BigInt(bits - prefix)) - 1n;
+}
+
+/** What an export was made from, under which terms. */
+function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ranges: ExportResult['ranges'], rows: number) {
+  return {
+    format: options.format,
+    file: options.out,
+    exportedAt: new Date().toISOString(),
+    ranges,
+    rows,
+    columns: ['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'],
+    dataset: info.dataset,
+    sources: info.databases.map((d) => ({ role: d.role, origin: d.origin, from: d.from, dataDate: d.dataDate, databaseType: d.databaseType })),
+    feeds: info.feeds.map((f) => ({ name: f.name, state: f.state, source: f.source, dataDate: f.dataDate, entries: f.entries })),
+    licences: [
+      'Location data: DB-IP Lite, CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). Attribution required: "IP Geolocation by DB-IP" with a link to https://db-ip.com/.',
+      'Network data: @ip-location-db/asn (RouteViews, the RIRs via the NRO, DB-IP ASN Lite), CC BY 4.0.',
+      'Threat feeds: each list under its own terms (see the feeds and their sources above).',
+    ],
+  };
+}
