@@ -5,7 +5,7 @@ import { openSync } from '../engine.js';
 import { EXPORT_FORMATS, exportDataset, type ExportFormat } from '../export/index.js';
 import { commandOptions, dataDir, options } from './args.js';
 
-const USAGE = `Usage: iprecord export --format csv --out file [--data dir]
+const USAGE = `Usage: iprecord export --format csv|mmdb --out file [--data dir]
 
 Writes every range of the dataset that has a record, with the record less
 ip, count and the clock of time_zone (its name kept), and a manifest
@@ -15,6 +15,8 @@ Formats:
   csv      one row per CIDR block: network, start_ip, end_ip, the record's
            fields as dotted columns (asn.name), and record (its JSON);
            a name ending in .gz is gzipped
+  mmdb     a MaxMind DB (database_type iprecord-Record): IPv4 at ::/96 and
+           ::ffff:0:0/96; null members left out (the format has no null)
 
 Options:
   --format f       ${EXPORT_FORMATS.join(', ')}

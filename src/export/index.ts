@@ -9,9 +9,14 @@
  *   (`EXPORT_COLUMNS`, dotted as `enrich --fields` names them), and
  *   `record`, the record's JSON. Written as it is walked; `.gz` in the
  *   name compresses it.
+ * - `mmdb`: one IPv6 tree (`database_type` `iprecord-Record`) with IPv4 at
+ *   ::/96, aliased at ::ffff:0:0/96; each range's record once, its objects
+ *   shared by pointers where ranges share them (threat, languages,
+ *   currency, time zone). The format has no null: null members are left
+ *   out. Built in memory (the default data's is about 2 GB), then written.
  */
 
-import { createWriteStream, readFileSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
 import { Dataset } from '../dataset/format.js';
@@ -20,11 +25,12 @@ import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
+import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges } from './ranges.js';
 
-export type ExportFormat = 'csv';
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv'];
+export type ExportFormat = 'csv' | 'mmdb';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb'];
 
 export interface ExportOptions {
   readonly format: ExportFormat;
@@ -96,33 +102,97 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const info = engine.info();
   const ds = new Dataset(readFileSync(info.dataset.path), info.dataset.path);
   const tmp = `${options.out}.${process.pid}.tmp`;
-  const out = new Out(tmp, /\.gz$/i.test(options.out));
-  const ranges = { v4: 0, v6: 0 };
-  let rows = 0;
+  let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    await out.write(['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'].join(',') + '\n');
-    for (const { version, first, last } of exportRanges(ds)) {
-      if (version === 4) ranges.v4++;
-      else ranges.v6++;
-      const record = recordAt(engine, version, first);
-      const values = flatten(record);
-      const tail = EXPORT_COLUMNS.map((c) => csvText(values.get(c))).join(',') + ',' + csvText(JSON.stringify(record)) + '\n';
-      for (const c of rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) })) {
-        const a = formatIp(version, c.words);
-        const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
-        await out.write(`${a}/${c.prefix},${a},${z},${tail}`);
-        rows++;
-      }
-    }
-    await out.end();
+    written = options.format === 'csv' ? await writeCsv(engine, ds, tmp, /\.gz$/i.test(options.out)) : writeMmdb(engine, ds, tmp);
     renameSync(tmp, options.out);
   } catch (e) {
     rmSync(tmp, { force: true });
     throw e;
   }
+  const { ranges, rows, bytes } = written;
   const manifest = `${options.out}.manifest.json`;
   writeAtomic(manifest, JSON.stringify(manifestOf(info, options, ranges, rows), null, 2) + '\n');
-  return { ranges, rows, bytes: out.bytes, manifest };
+  return { ranges, rows, bytes, manifest };
+}
+
+/** The CSV export (see the module comment). */
+async function writeCsv(engine: Engine, ds: Dataset, path: string, gzip: boolean): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+  const out = new Out(path, gzip);
+  const ranges = { v4: 0, v6: 0 };
+  let rows = 0;
+  await out.write(['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'].join(',') + '\n');
+  for (const { version, first, last } of exportRanges(ds)) {
+    if (version === 4) ranges.v4++;
+    else ranges.v6++;
+    const record = recordAt(engine, version, first);
+    const values = flatten(record);
+    const tail = EXPORT_COLUMNS.map((c) => csvText(values.get(c))).join(',') + ',' + csvText(JSON.stringify(record)) + '\n';
+    for (const c of cidrsOf(version, first, last)) {
+      const a = formatIp(version, c.words);
+      const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
+      await out.write(`${a}/${c.prefix},${a},${z},${tail}`);
+      rows++;
+    }
+  }
+  await out.end();
+  return { ranges, rows, bytes: out.bytes };
+}
+
+/** The CIDR blocks of a range. */
+function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
+  return rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) });
+}
+
+/** The MMDB export (see the module comment). */
+function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
+  const w = new MmdbWriter({ databaseType: 'iprecord-Record', description: { en: 'iprecord records (ip, count and the clock of time_zone left out)' }, languages: ['en'] });
+  const shared = new Map<string, number>();
+  /** An object many ranges share: written once, then pointed to. */
+  const once = (v: WritableValue): Pointer => {
+    const key = JSON.stringify(v);
+    let at = shared.get(key);
+    if (at === undefined) {
+      at = w.value(v);
+      shared.set(key, at);
+    }
+    return new Pointer(at);
+  };
+  const ranges = { v4: 0, v6: 0 };
+  let rows = 0;
+  for (const { version, first, last } of exportRanges(ds)) {
+    if (version === 4) ranges.v4++;
+    else ranges.v6++;
+    const r = recordAt(engine, version, first) as unknown as Record<string, unknown>;
+    const value: Record<string, WritableValue> = {};
+    for (const [k, v] of Object.entries(r)) {
+      if (v === null || v === undefined) continue;
+      if (k === 'asn') {
+        const a = withoutNulls(v) as Record<string, WritableValue>;
+        value.asn = { ...a, route: new Unshared(a.route as string) };
+      } else if (k === 'threat' || k === 'languages' || k === 'currency' || k === 'time_zone' || k === 'carrier') value[k] = once(withoutNulls(v) as WritableValue);
+      else value[k] = v as WritableValue;
+    }
+    const at = w.value(value);
+    for (const c of cidrsOf(version, first, last)) {
+      w.insertAt(version, c.words, c.prefix, at);
+      rows++;
+    }
+  }
+  // IPv4-mapped addresses (::ffff:a.b.c.d) find the IPv4 records, as iprecord answers them.
+  if (ranges.v4 > 0) w.alias([0, 0, 0xffff, 0], [0, 0, 0, 0], 96);
+  const buf = w.toBuffer();
+  writeFileSync(path, buf);
+  return { ranges, rows, bytes: buf.length };
+}
+
+/** A value with its null members left out, all the way down (MMDB has no null). */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = withoutNulls(x);
+  return out;
 }
 
 /** The last address of a CIDR block, as a number of its family. */

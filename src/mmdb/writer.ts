@@ -19,7 +19,17 @@ export class Typed {
   ) {}
 }
 
-export type WritableValue = string | number | bigint | boolean | Uint8Array | Typed | readonly WritableValue[] | { readonly [key: string]: WritableValue };
+/** A value already in the data section (`MmdbWriter.value`), written as a pointer to it. */
+export class Pointer {
+  constructor(readonly offset: number) {}
+}
+
+/** A string written where it stands, not kept for pointers (one of millions that never repeat, such as a route). */
+export class Unshared {
+  constructor(readonly text: string) {}
+}
+
+export type WritableValue = string | number | bigint | boolean | Uint8Array | Typed | Pointer | Unshared | readonly WritableValue[] | { readonly [key: string]: WritableValue };
 
 export interface WriterOptions {
   /** `database_type` in the metadata. */
@@ -39,8 +49,9 @@ export class MmdbWriter {
   private left = new Int32Array(1024);
   private right = new Int32Array(1024);
   private nodes = 1; // node 0 is the root
-  private readonly values: WritableValue[] = [];
-  private readonly valueIds = new Map<string, number>();
+  /** The data section, written as values come (equal values by `insert` once). */
+  private readonly data = new DataEncoder();
+  private readonly offsets = new Map<string, number>();
   private readonly options: WriterOptions;
 
   constructor(options: WriterOptions) {
@@ -57,9 +68,23 @@ export class MmdbWriter {
    * address in `words[3]`); `prefix` counts within its family.
    */
   insert(version: IpVersion, words: ArrayLike<number>, prefix: number, value: WritableValue): void {
+    this.insertAt(version, words, prefix, this.valueOnce(value));
+  }
+
+  /**
+   * Writes a value into the data section now, and returns its offset: for
+   * `insertAt`, or inside other values as a `Pointer` (a map many records
+   * share). Unlike `insert`, equal values are not looked for.
+   */
+  value(value: WritableValue): number {
+    return this.data.write(value);
+  }
+
+  /** Inserts a network whose data is the value at a data section offset (`value`). */
+  insertAt(version: IpVersion, words: ArrayLike<number>, prefix: number, offset: number): void {
     const bits = version === 4 ? prefix + 96 : prefix;
     if (bits < 0 || bits > 128 || !Number.isInteger(prefix)) throw new RangeError(`Invalid prefix length ${prefix}.`);
-    const ref = -(this.valueId(value) + 1); // records < 0 are data references
+    const ref = -(offset + 1); // records < 0 are data references
     if (bits === 0) throw new RangeError('Cannot insert the whole address space as one network.');
     let node = 0;
     for (let depth = 0; depth < bits - 1; depth++) {
@@ -97,15 +122,43 @@ export class MmdbWriter {
     return n;
   }
 
-  private valueId(value: WritableValue): number {
+  /** The offset of a value equal to this one, written once. */
+  private valueOnce(value: WritableValue): number {
     const key = stableKey(value);
-    let id = this.valueIds.get(key);
-    if (id === undefined) {
-      id = this.values.length;
-      this.values.push(value);
-      this.valueIds.set(key, id);
+    let at = this.offsets.get(key);
+    if (at === undefined) {
+      at = this.data.write(value);
+      this.offsets.set(key, at);
     }
-    return id;
+    return at;
+  }
+
+  /**
+   * Makes a network the same node as another of the same size (MaxMind's
+   * aliases: ::ffff:0:0/96 and 2002::/16 lead to the IPv4 tree at ::/96),
+   * so that both find the same records. Call it after every insert under
+   * the target.
+   * @throws RangeError when the target holds no networks
+   */
+  alias(from: ArrayLike<number>, to: ArrayLike<number>, prefix: number): void {
+    const bit = (w: ArrayLike<number>, d: number) => (w[d >>> 5] >>> (31 - (d & 31))) & 1;
+    let target = 0;
+    for (let d = 0; d < prefix; d++) {
+      target = (bit(to, d) === 0 ? this.left : this.right)[target];
+      if (target <= 0) throw new RangeError('An alias needs networks under its target.');
+    }
+    let node = 0;
+    for (let d = 0; d < prefix - 1; d++) {
+      const side = bit(from, d) === 0 ? this.left : this.right;
+      if (side[node] <= 0) {
+        const created = this.newNode();
+        this.left[created] = side[node];
+        this.right[created] = side[node];
+        side[node] = created;
+      }
+      node = side[node];
+    }
+    (bit(from, prefix - 1) === 0 ? this.left : this.right)[node] = target;
   }
 
   /** Serialises the database. */
@@ -130,10 +183,7 @@ export class MmdbWriter {
     }
     const nodeCount = numbered;
 
-    // Data section: each used value once, with string and key dedup.
-    const data = new DataEncoder();
-    const dataOffsets = this.values.map((v) => data.write(v));
-    const dataBuf = data.toBuffer();
+    const dataBuf = this.data.toBuffer();
 
     const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataBuf.length;
     const recordSize = maxRecord < 2 ** 24 ? 24 : maxRecord < 2 ** 28 ? 28 : 32;
@@ -142,7 +192,7 @@ export class MmdbWriter {
     const recordOf = (r: number): number => {
       if (r === EMPTY) return nodeCount;
       if (r > 0) return order[r];
-      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataOffsets[-r - 1];
+      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + (-r - 1);
     };
     for (let i = 0; i < tail; i++) {
       const n = queue[i];
@@ -183,6 +233,8 @@ function stableKey(value: WritableValue): string {
     // Tag every scalar with its type, so that 1 and 1.0 or "1" stay apart.
     if (typeof v === 'bigint') return `n:${v}`;
     if (v instanceof Typed) return `${v.type}:${String(v.value)}`;
+    if (v instanceof Pointer) return `p:${v.offset}`;
+    if (v instanceof Unshared) return `s:${v.text}`;
     if (v instanceof Uint8Array) return `b:${Buffer.from(v).toString('hex')}`;
     if (typeof v === 'number') return Number.isInteger(v) && !Object.is(v, -0) ? `i:${v}` : `d:${v}`;
     if (typeof v === 'string') return `s:${v}`;
@@ -194,13 +246,14 @@ function stableKey(value: WritableValue): string {
 const T = { pointer: 1, string: 2, double: 3, bytes: 4, uint16: 5, uint32: 6, map: 7, int32: 8, uint64: 9, uint128: 10, array: 11, boolean: 14, float: 15 } as const;
 
 class DataEncoder {
-  private chunks: Buffer[] = [];
+  /** The section so far: `length` bytes of `buf`, which doubles as it fills. */
+  private buf = Buffer.allocUnsafe(1 << 16);
   private length = 0;
   /** Offsets of strings already written, for pointers. */
   private readonly strings = new Map<string, number>();
 
   toBuffer(): Buffer {
-    return Buffer.concat(this.chunks, this.length);
+    return Buffer.from(this.buf.subarray(0, this.length));
   }
 
   /** Writes a value; returns its offset in the section. */
@@ -210,8 +263,19 @@ class DataEncoder {
     return at;
   }
 
-  private push(b: Buffer): void {
-    this.chunks.push(b);
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+
+  private push(b: Uint8Array | readonly number[]): void {
+    this.room(b.length);
+    if (b instanceof Uint8Array) this.buf.set(b, this.length);
+    else for (let i = 0; i < b.length; i++) this.buf[this.length + i] = b[i];
     this.length += b.length;
   }
 
@@ -233,17 +297,17 @@ class DataEncoder {
       const s = size - 65_821;
       head.push((s >>> 16) & 255, (s >>> 8) & 255, s & 255);
     }
-    this.push(Buffer.from(ext ? [first, type - 7, ...head] : [first, ...head]));
+    this.push(ext ? [first, type - 7, ...head] : [first, ...head]);
   }
 
   private pointer(target: number): void {
-    if (target < 2048) this.push(Buffer.from([0x20 | (target >>> 8), target & 255]));
+    if (target < 2048) this.push([0x20 | (target >>> 8), target & 255]);
     else if (target < 526_336) {
       const p = target - 2048;
-      this.push(Buffer.from([0x28 | (p >>> 16), (p >>> 8) & 255, p & 255]));
+      this.push([0x28 | (p >>> 16), (p >>> 8) & 255, p & 255]);
     } else if (target < 134_744_064) {
       const p = target - 526_336;
-      this.push(Buffer.from([0x30 | (p >>> 24), (p >>> 16) & 255, (p >>> 8) & 255, p & 255]));
+      this.push([0x30 | (p >>> 24), (p >>> 16) & 255, (p >>> 8) & 255, p & 255]);
     } else {
       const b = Buffer.alloc(5);
       b[0] = 0x38;
@@ -275,7 +339,7 @@ class DataEncoder {
     }
     if (bytes.length > maxBytes) throw new RangeError('Value too large for its type.');
     this.control(type, bytes.length);
-    this.push(Buffer.from(bytes));
+    this.push(bytes);
   }
 
   private value(v: WritableValue): void {
@@ -288,6 +352,12 @@ class DataEncoder {
       return this.typed(new Typed('double', v));
     }
     if (v instanceof Typed) return this.typed(v);
+    if (v instanceof Pointer) return this.pointer(v.offset);
+    if (v instanceof Unshared) {
+      const bytes = Buffer.from(v.text, 'utf8');
+      this.control(T.string, bytes.length);
+      return this.push(bytes);
+    }
     if (v instanceof Uint8Array) {
       this.control(T.bytes, v.length);
       this.push(Buffer.from(v));

@@ -9,6 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Reader } from 'mmdb-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from '../../src/export/record.js';
@@ -110,4 +113,70 @@ describe('exportDataset: csv', () => {
     expect(await runExport(['--format', 'xml', '--out', out])).toBe(2);
     expect(await runExport(['--format', 'csv'])).toBe(2);
   }, 60_000);
+
+  it('mmdb: mmdb-lib, libmaxminddb and Python maxminddb read the record of every range (null members left out)', async () => {
+    const csv = join(dir, 'for-mmdb.csv');
+    await exportDataset(engine, { format: 'csv', out: csv });
+    const rows = readFileSync(csv, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => splitCsvLine(l)!);
+    const out = join(dir, 'export.mmdb');
+    const result = await exportDataset(engine, { format: 'mmdb', out });
+    expect(result.rows).toBe(rows.length);
+    const reader = new Reader(readFileSync(out));
+    expect(reader.metadata.databaseType).toBe('iprecord-Record');
+    const noNulls = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(noNulls)
+        : v !== null && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .filter(([, x]) => x !== null)
+                .map(([k, x]) => [k, noNulls(x)]),
+            )
+          : v;
+    const probes: { ip: string; want: unknown }[] = [];
+    const next = xorshift32(seed());
+    for (const row of rows) {
+      const first = parseIp(row[1])!;
+      const lo = toBigInt(first);
+      const hi = toBigInt(parseIp(row[2])!);
+      const want = noNulls(JSON.parse(row[row.length - 1]));
+      const random = lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n);
+      for (const n of [lo, random, hi]) {
+        const ip = formatIp(first.version, fromBigInt(first.version, n));
+        expect(reader.get(ip), ip).toEqual(want);
+        probes.push({ ip, want });
+      }
+      // IPv4-mapped addresses find the IPv4 record, as iprecord answers them.
+      if (first.version === 4) expect(reader.get(`::ffff:${row[1]}`), `::ffff:${row[1]}`).toEqual(want);
+    }
+    expect(reader.get('10.0.0.1')).toBeNull();
+    expect(reader.get('fe80::1')).toBeNull();
+
+    const python = '/usr/bin/python3';
+    const hasPython = existsSync(python) && execFileSync(python, ['-c', 'import importlib.util; print(importlib.util.find_spec("maxminddb") is not None)']).toString().trim() === 'True';
+    if (!hasPython) console.log('mmdb export: Python maxminddb check skipped (apt install python3-maxminddb)');
+    else {
+      const script = 'import json, sys, maxminddb\nr = maxminddb.open_database(sys.argv[1])\nprint(json.dumps([r.get(ip) for ip in json.load(sys.stdin)]))';
+      const got = JSON.parse(execFileSync(python, ['-c', script, out], { input: JSON.stringify(probes.map((p) => p.ip)), maxBuffer: 1 << 28 }).toString()) as unknown[];
+      probes.forEach((p, i) => expect(got[i], `python ${p.ip}`).toEqual(p.want));
+    }
+    const mmdblookup = '/usr/bin/mmdblookup';
+    if (!existsSync(mmdblookup)) console.log('mmdb export: libmaxminddb check skipped (apt install mmdb-bin)');
+    else {
+      for (const p of probes.filter((_, i) => i % 7 === 0)) {
+        const w = p.want as { city?: string; asn?: { route: string }; threat: { scores: { trust_score: number } } };
+        const text = (path: string[]) =>
+          execFileSync(mmdblookup, ['--file', out, '--ip', p.ip, ...path])
+            .toString()
+            .trim();
+        expect(text(['threat', 'scores', 'trust_score']), p.ip).toBe(`${w.threat.scores.trust_score} <uint32>`);
+        if (w.city !== undefined) expect(text(['city']), p.ip).toBe(`${JSON.stringify(w.city)} <utf8_string>`);
+        if (w.asn !== undefined) expect(text(['asn', 'route']), p.ip).toBe(`"${w.asn.route}" <utf8_string>`);
+      }
+    }
+  }, 120_000);
 });
