@@ -210,7 +210,7 @@ function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ra
     exportedAt: new Date().toISOString(),
     ranges,
     rows,
-    columns: ['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'],
+    ...(options.format === 'csv' ? { columns: ['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'] } : {}),
     dataset: info.dataset,
     sources: info.databases.map((d) => ({ role: d.role, origin: d.origin, from: d.from, dataDate: d.dataDate, databaseType: d.databaseType })),
     feeds: info.feeds.map((f) => ({ name: f.name, state: f.state, source: f.source, dataDate: f.dataDate, entries: f.entries })),
