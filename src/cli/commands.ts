@@ -32,7 +32,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord build [--config file] [--out dir]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
-       iprecord export --format csv|mmdb --out file [--data dir]
+       iprecord export --format csv|mmdb|parquet --out file [--data dir]
        iprecord enrich [file|-] [options]   (iprecord enrich --help)
        iprecord serve [options]              (iprecord serve --help)
 

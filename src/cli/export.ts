@@ -5,7 +5,7 @@ import { openSync } from '../engine.js';
 import { EXPORT_FORMATS, exportDataset, type ExportFormat } from '../export/index.js';
 import { commandOptions, dataDir, options } from './args.js';
 
-const USAGE = `Usage: iprecord export --format csv|mmdb --out file [--data dir]
+const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--data dir]
 
 Writes every range of the dataset that has a record, with the record less
 ip, count and the clock of time_zone (its name kept), and a manifest
@@ -17,6 +17,10 @@ Formats:
            a name ending in .gz is gzipped
   mmdb     a MaxMind DB (database_type iprecord-Record): IPv4 at ::/96 and
            ::ffff:0:0/96; null members left out (the format has no null)
+  parquet  two files, <file> with .ipv4 and .ipv6 before .parquet: start and
+           end (UINT64, or 16 bytes big-endian), start_ip, end_ip, network,
+           network_bucket (the /16, a range repeated per /16), the record's
+           fields as nested columns, and record (JSON)
 
 Options:
   --format f       ${EXPORT_FORMATS.join(', ')}

@@ -14,9 +14,11 @@
  *   shared by pointers where ranges share them (threat, languages,
  *   currency, time zone). The format has no null: null members are left
  *   out. Built in memory (the default data's is about 2 GB), then written.
+ * - `parquet`: one file per family (`parquet.ts`), `<out>` with `.ipv4` and
+ *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
 import { Dataset } from '../dataset/format.js';
@@ -28,14 +30,21 @@ import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges } from './ranges.js';
+import { ParquetOut } from './parquet.js';
 
-export type ExportFormat = 'csv' | 'mmdb';
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb'];
+export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
 
 export interface ExportOptions {
   readonly format: ExportFormat;
-  /** The file to write (replaced when complete); `manifest.json` goes beside it as `<out>.manifest.json`. */
+  /** The file to write (replaced when complete; for Parquet, the name of the two files); the manifest goes beside it as `<out>.manifest.json`. */
   readonly out: string;
+}
+
+/** The files of a Parquet export named `out`: `records.parquet` gives `records.ipv4.parquet` and `records.ipv6.parquet`. */
+export function parquetFiles(out: string): { 4: string; 6: string } {
+  const m = /^(.*?)(\.parquet)?$/i.exec(out)!;
+  return { 4: `${m[1]}.ipv4.parquet`, 6: `${m[1]}.ipv6.parquet` };
 }
 
 export interface ExportResult {
@@ -101,13 +110,16 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   if (!EXPORT_FORMATS.includes(options.format)) throw new Error(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
   const info = engine.info();
   const ds = new Dataset(readFileSync(info.dataset.path), info.dataset.path);
-  const tmp = `${options.out}.${process.pid}.tmp`;
+  const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
+  const tmp = (path: string) => `${path}.${process.pid}.tmp`;
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    written = options.format === 'csv' ? await writeCsv(engine, ds, tmp, /\.gz$/i.test(options.out)) : writeMmdb(engine, ds, tmp);
-    renameSync(tmp, options.out);
+    if (options.format === 'csv') written = await writeCsv(engine, ds, tmp(options.out), /\.gz$/i.test(options.out));
+    else if (options.format === 'mmdb') written = writeMmdb(engine, ds, tmp(options.out));
+    else written = writeParquet(engine, ds, tmp(targets[0]), tmp(targets[1]));
+    for (const t of targets) renameSync(tmp(t), t);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    for (const t of targets) rmSync(tmp(t), { force: true });
     throw e;
   }
   const { ranges, rows, bytes } = written;
@@ -184,6 +196,20 @@ function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportR
   const buf = w.toBuffer();
   writeFileSync(path, buf);
   return { ranges, rows, bytes: buf.length };
+}
+
+/** The Parquet export (`parquet.ts`). */
+function writeParquet(engine: Engine, ds: Dataset, v4: string, v6: string): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
+  const files = { 4: new ParquetOut(v4, 4), 6: new ParquetOut(v6, 6) };
+  const ranges = { v4: 0, v6: 0 };
+  for (const { version, first, last } of exportRanges(ds)) {
+    if (version === 4) ranges.v4++;
+    else ranges.v6++;
+    files[version].add(first, last, recordAt(engine, version, first));
+  }
+  files[4].finish();
+  files[6].finish();
+  return { ranges, rows: files[4].rows + files[6].rows, bytes: statSync(v4).size + statSync(v6).size };
 }
 
 /** A value with its null members left out, all the way down (MMDB has no null). */

@@ -5,8 +5,11 @@
  * use this layout.
  */
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { open, type Engine } from '../../src/index.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 
 export type SourceRecord = Record<string, unknown>;
@@ -33,3 +36,26 @@ export const SMALL = {
 
 /** The same, as the `sources` of a feed configuration: `iprecord build` compiles them in a second, not the default data in half a minute. */
 export const SMALL_SOURCES = { geo: [...SMALL.geo], asn: [...SMALL.asn] };
+
+/**
+ * An engine over the small databases and a scratch folder, for a describe
+ * block: opened before its tests, closed and removed after.
+ */
+export function smallEngineFor(prefix: string): { readonly dir: string; readonly engine: Engine } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let engine: Engine | null = null;
+  beforeAll(async () => {
+    engine = await open({ geo: [...SMALL.geo], asn: [...SMALL.asn] });
+  });
+  afterAll(() => {
+    engine?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir,
+    get engine() {
+      if (engine === null) throw new Error('the engine opens before the tests');
+      return engine;
+    },
+  };
+}

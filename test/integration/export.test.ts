@@ -5,17 +5,15 @@
  * and a manifest is written beside.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from '../../src/export/record.js';
-import { open, type Engine } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
@@ -24,23 +22,16 @@ import { runExport } from '../../src/cli/export.js';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { buildAndSwap } from '../../src/threat/update.js';
 import { seed, xorshift32 } from '../helpers/env.js';
-import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
+import { SMALL_SOURCES, smallEngineFor } from '../helpers/maxmind.js';
 
 describe('exportDataset: csv', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iprecord-export-'));
-  let engine: Engine;
-  beforeAll(async () => {
-    engine = await open({ geo: [...SMALL.geo], asn: [...SMALL.asn] });
-  });
-  afterAll(() => {
-    engine.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const t = smallEngineFor('iprecord-export-');
+  const dir = t.dir;
 
   /** What lookup() says at an address, as an export holds it; null where it answers an error. */
   const want = (ip: string): StaticRecord | null => {
     try {
-      return staticRecord(engine.lookup(ip));
+      return staticRecord(t.engine.lookup(ip));
     } catch (e) {
       expect((e as { code: string }).code).toMatch(/^(PRIVATE_IP|RESERVED_IP)$/);
       return null;
@@ -49,7 +40,7 @@ describe('exportDataset: csv', () => {
 
   it('rows that say what lookup() says, over exactly the addresses that have a record', async () => {
     const out = join(dir, 'export.csv.gz');
-    const result = await exportDataset(engine, { format: 'csv', out });
+    const result = await exportDataset(t.engine, { format: 'csv', out });
     const lines = gunzipSync(readFileSync(out)).toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     const header = splitCsvLine(lines[0])!;
@@ -116,14 +107,14 @@ describe('exportDataset: csv', () => {
 
   it('mmdb: mmdb-lib, libmaxminddb and Python maxminddb read the record of every range (null members left out)', async () => {
     const csv = join(dir, 'for-mmdb.csv');
-    await exportDataset(engine, { format: 'csv', out: csv });
+    await exportDataset(t.engine, { format: 'csv', out: csv });
     const rows = readFileSync(csv, 'utf8')
       .trim()
       .split('\n')
       .slice(1)
       .map((l) => splitCsvLine(l)!);
     const out = join(dir, 'export.mmdb');
-    const result = await exportDataset(engine, { format: 'mmdb', out });
+    const result = await exportDataset(t.engine, { format: 'mmdb', out });
     expect(result.rows).toBe(rows.length);
     const reader = new Reader(readFileSync(out));
     expect(reader.metadata.databaseType).toBe('iprecord-Record');

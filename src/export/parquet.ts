@@ -1,0 +1,150 @@
+/**
+ * The Parquet export: one file per family, rows in address order.
+ *
+ * - `start`, `end`: the range's first and last address; IPv4 as UINT64,
+ *   IPv6 as 16-byte big-endian FIXED_LEN_BYTE_ARRAY (never a DOUBLE or a
+ *   128-bit integer some engines read as one);
+ * - `start_ip`, `end_ip` as text; `network` when the range is one CIDR
+ *   block;
+ * - `network_bucket`: the /16 the row is filed under, a range spanning
+ *   several repeated once per /16 (a join on equal buckets, then on the
+ *   range, is how BigQuery joins ranges);
+ * - the record's fields as nested columns (`asn`, `threat` structs,
+ *   `languages` and `threat.blocklists` lists of structs), and `record`,
+ *   its JSON.
+ *
+ * Written with hyparquet-writer (pure JavaScript, no native code to build),
+ * in row groups of 100 000 rows as they come.
+ */
+
+import { fileWriter, ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
+import { formatIp } from '../ip/format.js';
+import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
+import type { IpVersion } from '../ip/parse.js';
+import type { StaticRecord } from './record.js';
+
+type Leaf = 'string' | 'bool' | 'double' | 'int32';
+type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
+
+const str = (...names: string[]): Field[] => names.map((n) => [n, 'string']);
+const bools = (...names: string[]): Field[] => names.map((n) => [n, 'bool']);
+
+/** The record's fields and their types, in the record's key order. */
+const RECORD: readonly Field[] = [
+  ['is_eu', 'bool'],
+  ...str('city', 'region', 'region_code', 'region_type', 'country_name', 'country_code', 'continent_name', 'continent_code'),
+  ['latitude', 'double'],
+  ['longitude', 'double'],
+  ...str('postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode'),
+  ['asn', { struct: str('asn', 'name', 'domain', 'route', 'type') }],
+  ['carrier', { struct: str('name', 'mcc', 'mnc') }],
+  ['languages', { list: str('name', 'native', 'code') }],
+  ['currency', { struct: str('name', 'code', 'symbol', 'native', 'plural') }],
+  ['time_zone', { struct: str('name') }],
+  [
+    'threat',
+    {
+      struct: [
+        ...bools('is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon'),
+        ['blocklists', { list: str('name', 'site', 'type') }],
+        ['scores', { struct: (['vpn_score', 'proxy_score', 'threat_score', 'trust_score'] as const).map((n): Field => [n, 'int32']) }],
+      ],
+    },
+  ],
+];
+
+const LEAVES: Record<Leaf, Omit<SchemaElement, 'name'>> = {
+  string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
+  bool: { type: 'BOOLEAN' },
+  double: { type: 'DOUBLE' },
+  int32: { type: 'INT32' },
+};
+
+/** Schema elements of fields, depth first, every one optional (the record's nulls). */
+function elements(fields: readonly Field[]): SchemaElement[] {
+  return fields.flatMap(([name, type]): SchemaElement[] => {
+    if (typeof type === 'string') return [{ name, ...LEAVES[type], repetition_type: 'OPTIONAL' }];
+    if ('struct' in type) return [{ name, repetition_type: 'OPTIONAL', num_children: type.struct.length }, ...elements(type.struct)];
+    return [
+      { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+      { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+      { name: 'element', repetition_type: 'OPTIONAL', num_children: type.list.length },
+      ...elements(type.list),
+    ];
+  });
+}
+
+/** Rows per row group. */
+const GROUP = 100_000;
+
+/** One family's Parquet file, written in row groups as rows come. */
+export class ParquetOut {
+  rows = 0;
+  private readonly writer: ParquetWriter;
+  private readonly columns: Map<string, unknown[]>;
+  private readonly version: IpVersion;
+
+  constructor(path: string, version: IpVersion) {
+    this.version = version;
+    const address: Omit<SchemaElement, 'name'> = version === 4 ? { type: 'INT64', converted_type: 'UINT_64' } : { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16 };
+    const own: SchemaElement[] = [
+      { name: 'start', ...address, repetition_type: 'REQUIRED' },
+      { name: 'end', ...address, repetition_type: 'REQUIRED' },
+      { name: 'start_ip', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      { name: 'end_ip', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      { name: 'network', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+      { name: 'network_bucket', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+    ];
+    const record: SchemaElement = { name: 'record', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'REQUIRED' };
+    const names = [...own.map((e) => e.name), ...RECORD.map(([n]) => n), 'record'];
+    this.columns = new Map(names.map((n) => [n, []]));
+    const schema: SchemaElement[] = [{ name: 'root', num_children: names.length }, ...own, ...elements(RECORD), record];
+    this.writer = new ParquetWriter({ writer: fileWriter(path), schema });
+  }
+
+  /** Adds a range's rows: one per /16 it spans. */
+  add(first: bigint, last: bigint, record: StaticRecord): void {
+    const v = this.version;
+    const shift = BigInt(v === 4 ? 16 : 112);
+    const cidrs = rangeToCidrs({ version: v, words: fromBigInt(v, first) }, { version: v, words: fromBigInt(v, last) });
+    const network = cidrs.length === 1 ? `${formatIp(v, cidrs[0].words)}/${cidrs[0].prefix}` : null;
+    const r = record as unknown as Record<string, unknown>;
+    for (let bucket = first >> shift; bucket <= last >> shift; bucket++) {
+      const c = this.columns;
+      c.get('start')!.push(v === 4 ? first : bytes16(first));
+      c.get('end')!.push(v === 4 ? last : bytes16(last));
+      c.get('start_ip')!.push(formatIp(v, fromBigInt(v, first)));
+      c.get('end_ip')!.push(formatIp(v, fromBigInt(v, last)));
+      c.get('network')!.push(network);
+      c.get('network_bucket')!.push(`${formatIp(v, fromBigInt(v, bucket << shift))}/16`);
+      for (const [name] of RECORD) c.get(name)!.push(r[name] ?? null);
+      // hyparquet-writer writes a JSON column's values as JSON.stringify gives them.
+      c.get('record')!.push(record);
+      this.rows++;
+      if (c.get('start')!.length >= GROUP) this.flush();
+    }
+  }
+
+  private flush(): void {
+    if (this.columns.get('start')!.length === 0) return;
+    const columnData: ColumnSource[] = [...this.columns].map(([name, data]) => ({ name, data }) as ColumnSource);
+    this.writer.write({ columnData, rowGroupSize: GROUP });
+    for (const data of this.columns.values()) data.length = 0;
+  }
+
+  /** Writes the last rows and the footer. */
+  finish(): void {
+    this.flush();
+    this.writer.finish();
+  }
+}
+
+/** An IPv6 address as 16 big-endian bytes. */
+function bytes16(n: bigint): Uint8Array {
+  const out = new Uint8Array(16);
+  for (let i = 15; i >= 0; i--) {
+    out[i] = Number(n & 255n);
+    n >>= 8n;
+  }
+  return out;
+}
