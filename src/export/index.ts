@@ -30,7 +30,6 @@ import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges } from './ranges.js';
-import { ParquetOut } from './parquet.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -116,7 +115,7 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   try {
     if (options.format === 'csv') written = await writeCsv(engine, ds, tmp(options.out), /\.gz$/i.test(options.out));
     else if (options.format === 'mmdb') written = writeMmdb(engine, ds, tmp(options.out));
-    else written = writeParquet(engine, ds, tmp(targets[0]), tmp(targets[1]));
+    else written = await writeParquet(engine, ds, tmp(targets[0]), tmp(targets[1]));
     for (const t of targets) renameSync(tmp(t), t);
   } catch (e) {
     for (const t of targets) rmSync(tmp(t), { force: true });
@@ -198,8 +197,9 @@ function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportR
   return { ranges, rows, bytes: buf.length };
 }
 
-/** The Parquet export (`parquet.ts`). */
-function writeParquet(engine: Engine, ds: Dataset, v4: string, v6: string): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
+/** The Parquet export (`parquet.ts`, loaded when asked for: its writer is not needed to look addresses up). */
+async function writeParquet(engine: Engine, ds: Dataset, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+  const { ParquetOut } = await import('./parquet.js');
   const files = { 4: new ParquetOut(v4, 4), 6: new ParquetOut(v6, 6) };
   const ranges = { v4: 0, v6: 0 };
   for (const { version, first, last } of exportRanges(ds)) {
