@@ -360,6 +360,15 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (message !== null) process.emitWarning(message, { code: MISSING_LISTS });
   }
 
+  /**
+   * The compiled dataset answering now (its typed arrays over the bytes the engine holds).
+   * @internal For exports, which walk its ranges.
+   * @throws ClosedError
+   */
+  compiledDataset(): Dataset {
+    return this.live().dataset;
+  }
+
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
   info(): EngineInfo {
     return describeEngine(this.live(), this.options, this.special, this.counter.peek(Date.now()));

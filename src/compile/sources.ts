@@ -19,7 +19,7 @@ import { detectSchema, ROLES } from '../geo/schema.js';
 import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
 import type { IpVersion } from '../ip/parse.js';
-import { RangeCsv, readAsnRows } from './range-csv.js';
+import { RangeCsv, readAsnRows, type RangeReader } from './range-csv.js';
 import { readGeoRows } from './geo-csv.js';
 import { describeOrigin } from '../sources/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
@@ -200,53 +200,43 @@ function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: Role
   };
 }
 
-/** Range CSV files read into networks. @throws InvalidDatasetError when they cannot be read or hold no rows */
-function rangeCsv<T>(source: SourceFile, read: (files: readonly string[]) => RangeCsv<T>, what: string): { file: RangeCsv<T>; path: string; files: readonly string[] } {
+/**
+ * Range CSV files of a role read into networks, with what `info()` says of them.
+ * @throws InvalidDatasetError when they cannot be read or hold no rows
+ */
+function rangeCsv<T>(source: SourceFile, read: RangeReader<T>, role: 'geo' | 'asn', what: string): { file: RangeCsv<T>; info: DatabaseInfo } {
   const path = typeof source === 'string' ? source : source.path;
   const files = typeof source === 'string' ? [source] : source.csv;
   let file: RangeCsv<T>;
   try {
-    file = read(files);
+    file = new RangeCsv(files, read);
   } catch (e) {
     throw new InvalidDatasetError(`Cannot read ${what} ${path}: ${(e as Error).message}`, { cause: e });
   }
   if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ${what} in it.`);
-  return { file, path, files };
-}
-
-/** ASN range CSVs as a database. */
-function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
-  const { file, path, files } = rangeCsv(source, (f) => new RangeCsv(f, readAsnRows), 'ASN ranges (start,end,asn,organisation)');
-  const modified = file.modified.toISOString();
   const info: DatabaseInfo = {
-    role: 'asn',
+    role,
     path,
-    schema: 'asn-csv',
-    databaseType: 'ASN ranges (CSV)',
-    buildEpoch: modified,
+    schema: role === 'geo' ? 'geo-csv' : 'asn-csv',
+    databaseType: role === 'geo' ? 'Geo ranges (CSV)' : 'ASN ranges (CSV)',
+    buildEpoch: file.modified.toISOString(),
     ipVersion: 6,
     nodeCount: file.rows,
     bytes: file.bytes,
     ...describeOrigin(files[0], null),
   };
+  return { file, info };
+}
+
+/** ASN range CSVs as a database. */
+function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
+  const { file, info } = rangeCsv(source, readAsnRows, 'asn', 'ASN ranges (start,end,asn,organisation)');
   return { file, info, facts: (offset) => ({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
 }
 
 /** Geo range CSVs (`geo-csv.ts`) as a database. */
 function geoCsvDatabase(source: SourceFile): FactsDatabase<'geo'> {
-  const { file, path, files } = rangeCsv(source, (f) => new RangeCsv(f, readGeoRows), 'geo ranges');
-  const modified = file.modified.toISOString();
-  const info: DatabaseInfo = {
-    role: 'geo',
-    path,
-    schema: 'geo-csv',
-    databaseType: 'Geo ranges (CSV)',
-    buildEpoch: modified,
-    ipVersion: 6,
-    nodeCount: file.rows,
-    bytes: file.bytes,
-    ...describeOrigin(files[0], null),
-  };
+  const { file, info } = rangeCsv(source, readGeoRows, 'geo', 'geo ranges');
   return { file, info, facts: (offset) => file.owners[offset] };
 }
 

@@ -18,10 +18,10 @@
  *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, readFileSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
-import { Dataset } from '../dataset/format.js';
+import type { Dataset } from '../dataset/format.js';
 import { writeAtomic } from '../files/write.js';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
@@ -108,7 +108,8 @@ class Out {
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
   if (!EXPORT_FORMATS.includes(options.format)) throw new Error(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
   const info = engine.info();
-  const ds = new Dataset(readFileSync(info.dataset.path), info.dataset.path);
+  // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
+  const ds = engine.compiledDataset();
   const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
   const tmp = (path: string) => `${path}.${process.pid}.tmp`;
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };

@@ -16,7 +16,7 @@ import { compileInChild, datasetKey } from '../dataset/locate.js';
 import type { Blocklist } from '../types.js';
 import type { Category } from '../record/threat.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
-import { localSources } from '../sources/update.js';
+import { localSources } from '../sources/local.js';
 import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
 import { startPool, type PoolWorker } from './pool.js';
 import type { BadLine } from './parse.js';

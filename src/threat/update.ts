@@ -24,7 +24,7 @@ import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { parseFeed } from './parse.js';
 import { download } from '../files/http.js';
-import { updateSources, type SourceUpdate } from '../sources/update.js';
+import type { SourceUpdate } from '../sources/update.js';
 
 export interface UpdateOptions {
   /** Per request. @default 30000 */
@@ -125,6 +125,8 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
   mkdirSync(join(dir, 'feeds'), { recursive: true });
   mkdirSync(join(dir, 'builds'), { recursive: true });
   return withDirectoryLock(dir, async () => {
+    // Loaded here: checking a download needs the compiler, which a lookup never does.
+    const { updateSources } = await import('../sources/update.js');
     const sources = await updateSources(config.sources, dir, { timeoutMs: o.sourceTimeoutMs, maxBytes: o.sourceMaxBytes, retries: o.retries, backoffMs: o.backoffMs, maxShrink: o.maxShrink });
     // Two downloads at a time: polite to the sources, and enough to hide latency.
     const feeds: FeedUpdate[] = new Array(config.feeds.length);

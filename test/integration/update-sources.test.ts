@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, openSync } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { MmdbWriter } from '../../src/mmdb/writer.js';
-import { localSources, sourcePath } from '../../src/sources/update.js';
+import { localSources, sourcePath } from '../../src/sources/local.js';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { updateDataset, type UpdateOptions } from '../../src/threat/update.js';
 import { ROOT } from '../helpers/env.js';
