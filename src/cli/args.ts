@@ -1,6 +1,7 @@
 /** Arguments of the CLI's subcommands. */
 
 import { readFileSync } from 'node:fs';
+import { selectsNothing } from '../record/fields.js';
 
 /** Options of a subcommand: `--name value` or `--name=value`. */
 export function options(argv: string[], names: readonly string[]): Record<string, string> | string {
@@ -58,4 +59,13 @@ export function ownVersion(): string {
     }
   }
   return 'unknown';
+}
+
+/** A `--fields` list (comma-separated, spaces trimmed); one that names no field (`--fields ''`) selects nothing: undefined, the whole record. */
+export function fieldList(value: string | undefined): string[] | undefined {
+  if (value === undefined || selectsNothing(value)) return undefined;
+  return value
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
 }

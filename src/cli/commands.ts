@@ -19,10 +19,9 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../threat/update.js';
 import { availableParallelism } from 'node:os';
 import { startPool, type PoolWorker } from '../threat/pool.js';
-import { commandOptions, dataDir, options, ownVersion } from './args.js';
+import { commandOptions, dataDir, fieldList, options, ownVersion } from './args.js';
 import { listAddress } from './rows.js';
 import { runExport } from './export.js';
-import { selectsNothing } from '../record/fields.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { defaultThreatConfig, isIprecordError, openSync, readThreatConfig, updateDataset, type Engine, type ThreatConfig } from '../index.js';
 
@@ -293,14 +292,7 @@ async function runEnrich(argv: string[]): Promise<number> {
   if (o.path !== undefined && input !== 'ndjson') return usage(`--path applies to NDJSON input (the input is ${input})`);
   if (o.key !== undefined && output !== 'ndjson') return usage('--key applies to NDJSON output (the output is csv)');
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
-  // A --fields that names no field (`--fields ''`) selects nothing: the whole record.
-  const fields =
-    o.fields === undefined || selectsNothing(o.fields)
-      ? undefined
-      : o.fields
-          .split(',')
-          .map((f) => f.trim())
-          .filter((f) => f !== '');
+  const fields = fieldList(o.fields);
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
   const data = dataDir(o.data);
   const openOptions = data === undefined ? {} : { data };

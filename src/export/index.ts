@@ -7,8 +7,8 @@
  * - `csv`: one row per CIDR block of each range (ClickHouse's `ip_trie`
  *   takes CIDR keys): `network,start_ip,end_ip`, the record's columns
  *   (`EXPORT_COLUMNS`, dotted as `enrich --fields` names them), and
- *   `record`, the record's JSON. Written as it is walked; `.gz` in the
- *   name compresses it.
+ *   `record`, the record's JSON; or the chosen `fields`. Written as it is
+ *   walked; `.gz` in the name compresses it.
  * - `mmdb`: one IPv6 tree (`database_type` `iprecord-Record`) with IPv4 at
  *   ::/96, aliased at ::ffff:0:0/96; each range's record once, its objects
  *   shared by pointers where ranges share them (threat, languages,
@@ -28,7 +28,7 @@ import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
-import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from './record.js';
+import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges } from './ranges.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
@@ -38,6 +38,8 @@ export interface ExportOptions {
   readonly format: ExportFormat;
   /** The file to write (replaced when complete; for Parquet, the name of the two files); the manifest goes beside it as `<out>.manifest.json`. */
   readonly out: string;
+  /** CSV only: the columns after `network,start_ip,end_ip` (`CSV_FIELDS`: dotted columns, top-level keys as JSON, `record`); default every column of `EXPORT_COLUMNS` and `record`. */
+  readonly fields?: readonly string[];
 }
 
 /** The files of a Parquet export named `out`: `records.parquet` gives `records.ipv4.parquet` and `records.ipv6.parquet`. */
@@ -107,6 +109,10 @@ class Out {
  */
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
   if (!EXPORT_FORMATS.includes(options.format)) throw new Error(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
+  if (options.fields !== undefined) {
+    if (options.format !== 'csv') throw new Error(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
+    checkCsvFields(options.fields);
+  }
   const info = engine.info();
   // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
   const ds = engine.compiledDataset();
@@ -114,7 +120,7 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const tmp = (path: string) => `${path}.${process.pid}.tmp`;
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    if (options.format === 'csv') written = await writeCsv(engine, ds, tmp(options.out), /\.gz$/i.test(options.out));
+    if (options.format === 'csv') written = await writeCsv(engine, ds, tmp(options.out), /\.gz$/i.test(options.out), csvFields(options));
     else if (options.format === 'mmdb') written = writeMmdb(engine, ds, tmp(options.out));
     else written = await writeParquet(engine, ds, tmp(targets[0]), tmp(targets[1]));
     for (const t of targets) renameSync(tmp(t), t);
@@ -129,17 +135,16 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
 }
 
 /** The CSV export (see the module comment). */
-async function writeCsv(engine: Engine, ds: Dataset, path: string, gzip: boolean): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+async function writeCsv(engine: Engine, ds: Dataset, path: string, gzip: boolean, fields: readonly string[]): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
   const out = new Out(path, gzip);
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
-  await out.write(['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'].join(',') + '\n');
+  await out.write(['network', 'start_ip', 'end_ip', ...fields].join(',') + '\n');
   for (const { version, first, last } of exportRanges(ds)) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
     const record = recordAt(engine, version, first);
-    const values = flatten(record);
-    const tail = EXPORT_COLUMNS.map((c) => csvText(values.get(c))).join(',') + ',' + csvText(JSON.stringify(record)) + '\n';
+    const tail = fieldValues(record, flatten(record), fields).map(csvText).join(',') + '\n';
     for (const c of cidrsOf(version, first, last)) {
       const a = formatIp(version, c.words);
       const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
@@ -150,6 +155,9 @@ async function writeCsv(engine: Engine, ds: Dataset, path: string, gzip: boolean
   await out.end();
   return { ranges, rows, bytes: out.bytes };
 }
+
+/** A CSV export's columns after the addresses. */
+const csvFields = (options: ExportOptions): readonly string[] => options.fields ?? [...EXPORT_COLUMNS, 'record'];
 
 /** The CIDR blocks of a range. */
 function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
@@ -237,7 +245,7 @@ function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ra
     exportedAt: new Date().toISOString(),
     ranges,
     rows,
-    ...(options.format === 'csv' ? { columns: ['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record'] } : {}),
+    ...(options.format === 'csv' ? { columns: ['network', 'start_ip', 'end_ip', ...csvFields(options)] } : {}),
     dataset: info.dataset,
     sources: info.databases.map((d) => ({ role: d.role, origin: d.origin, from: d.from, dataDate: d.dataDate, databaseType: d.databaseType })),
     feeds: info.feeds.map((f) => ({ name: f.name, state: f.state, source: f.source, dataDate: f.dataDate, entries: f.entries })),

@@ -60,3 +60,27 @@ export function flatten(r: StaticRecord): Map<string, string | number | boolean 
   walk(r, '');
   return out;
 }
+
+/** The names a CSV export's `fields` may give: a column of `EXPORT_COLUMNS`, a top-level key (its value, objects and lists as JSON), or `record` (the whole record's JSON). */
+export const CSV_FIELDS: readonly string[] = [...new Set([...EXPORT_COLUMNS, ...FIELD_NAMES.filter((f) => f !== 'ip' && f !== 'count'), 'record'])];
+
+/** Checks chosen CSV fields; the error names the first unknown one and why. */
+export function checkCsvFields(fields: readonly string[]): void {
+  if (fields.length === 0) throw new Error('fields is empty: name at least one field (or leave it out for every column and record)');
+  for (const f of fields) {
+    if (CSV_FIELDS.includes(f)) continue;
+    if (f === 'ip' || f === 'count' || f.startsWith('time_zone.')) throw new Error(`${f} depends on the address or the moment and is not exported (time_zone.name is)`);
+    throw new Error(`${f} is not an exported field (a dotted column such as asn.name, a top-level key such as asn, or record)`);
+  }
+}
+
+/** A record's cells for chosen fields, by `flatten()`'s values: a top-level object or list as JSON, `record` as the whole record's JSON. */
+export function fieldValues(r: StaticRecord, flat: Map<string, string | number | boolean | null>, fields: readonly string[]): (string | number | boolean | null)[] {
+  return fields.map((f) => {
+    if (f === 'record') return JSON.stringify(r);
+    if (flat.has(f)) return flat.get(f)!;
+    const v = (r as unknown as Record<string, unknown>)[f];
+    // A member of a null object, or an object or list at the top.
+    return v === undefined ? null : v !== null && typeof v === 'object' ? JSON.stringify(v) : (v as string | number | boolean | null);
+  });
+}

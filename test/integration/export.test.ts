@@ -105,6 +105,48 @@ describe('exportDataset: csv', () => {
     expect(await runExport(['--format', 'csv'])).toBe(2);
   }, 60_000);
 
+  it('csv --fields: the chosen columns, each as the full export has it; unknown and dynamic fields are usage errors', async () => {
+    const full = join(dir, 'full.csv');
+    await exportDataset(t.engine, { format: 'csv', out: full });
+    const fullRows = readFileSync(full, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => splitCsvLine(l)!);
+    const fields = ['asn.asn', 'country_code', 'threat', 'languages', 'time_zone.name', 'carrier.name', 'record'];
+    const out = join(dir, 'fields.csv');
+    const data = join(dir, 'data-fields');
+    await buildAndSwap(parseThreatConfig({ feeds: [], sources: SMALL_SOURCES }, dir), data, { dataset: true });
+    expect(await runExport(['--format', 'csv', '--out', out, '--data', data, '--fields', fields.join(', ')])).toBe(0);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => splitCsvLine(l)!);
+    expect(rows[0]).toEqual(['network', 'start_ip', 'end_ip', ...fields]);
+    expect(rows.length).toBe(fullRows.length);
+    const at = (name: string) => fullRows[0].indexOf(name);
+    for (let i = 1; i < rows.length; i++) {
+      const want = fullRows[i];
+      const record = JSON.parse(want[at('record')]) as Record<string, unknown>;
+      const json = (v: unknown) => (v === null ? '' : JSON.stringify(v));
+      expect(rows[i], rows[i][0]).toEqual([
+        ...want.slice(0, 3),
+        want[at('asn.asn')],
+        want[at('country_code')],
+        json(record.threat),
+        want[at('languages')],
+        want[at('time_zone.name')],
+        want[at('carrier.name')],
+        want[at('record')],
+      ]);
+    }
+    const manifest = JSON.parse(readFileSync(`${out}.manifest.json`, 'utf8')) as { columns: string[] };
+    expect(manifest.columns).toEqual(rows[0]);
+    for (const bad of ['ip', 'time_zone.current_time', 'asn.nope', 'nope']) expect(await runExport(['--format', 'csv', '--out', out, '--data', data, '--fields', bad]), bad).toBe(2);
+    expect(await runExport(['--format', 'mmdb', '--out', join(dir, 'x.mmdb'), '--data', data, '--fields', 'asn'])).toBe(2);
+    await expect(exportDataset(t.engine, { format: 'csv', out, fields: ['count'] })).rejects.toThrow(/depends on the address/);
+    await expect(exportDataset(t.engine, { format: 'parquet', out, fields: ['asn'] })).rejects.toThrow(/holds every field/);
+  }, 60_000);
+
   it('mmdb: mmdb-lib, libmaxminddb and Python maxminddb read the record of every range (null members left out)', async () => {
     const csv = join(dir, 'for-mmdb.csv');
     await exportDataset(t.engine, { format: 'csv', out: csv });
