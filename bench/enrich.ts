@@ -13,56 +13,11 @@
  *     npm run build && node --import tsx bench/enrich.ts
  */
 
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { proportionalBytes, residentBytes, unicastV4, xorshift32 } from '../test/helpers/env.js';
+import { runCli as run, uniformRow, writeCsv } from './cli.js';
 import { addressMix } from './mix.js';
-
-const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
-if (!existsSync(CLI)) {
-  console.error('bench/enrich.ts runs the built CLI: run npm run build first.');
-  process.exit(1);
-}
-
-/** Writes a CSV (`id,client_ip,path`) of `rows` rows, each made by `row` from its number and a seeded uint32. */
-function writeCsv(file: string, rows: number, seed: number, row: (i: number, a: number) => string): void {
-  const next = xorshift32(seed);
-  const fd = openSync(file, 'w');
-  writeSync(fd, 'id,client_ip,path\n');
-  let chunk: string[] = [];
-  for (let i = 0; i < rows; i++) {
-    chunk.push(row(i, next()));
-    if (chunk.length === 100_000) {
-      writeSync(fd, chunk.join('\n') + '\n');
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) writeSync(fd, chunk.join('\n') + '\n');
-  closeSync(fd);
-}
-
-/** Mostly public IPv4 from the whole space, one row in ten IPv6 (some private or reserved: bad rows). */
-const uniformRow = (i: number, a: number) => `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
-
-/** Runs the CLI to /dev/null: wall seconds, peak resident and proportional bytes, its summary line. */
-async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ secs: number; peak: number; peakPss: number; summary: string }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  let peak = 0;
-  let peakPss = 0;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, residentBytes(child.pid as number));
-    peakPss = Math.max(peakPss, proportionalBytes(child.pid as number));
-  }, 100);
-  await new Promise((resolve) => child.on('close', resolve));
-  clearInterval(timer);
-  return { secs: (performance.now() - started) / 1000, peak, peakPss, summary: err.trim().split('\n').pop() ?? '' };
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-enrich-'));
 try {

@@ -1,0 +1,25 @@
+/**
+ * The README's recipes, as written there: a fenced block whose first line
+ * is `-- recipe: <name>` (or `# recipe: <name>`), so that a test runs what
+ * a user copies.
+ */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const README = join(import.meta.dirname, '..', '..', 'README.md');
+
+/** The text of the README's recipe `name`, its marker line left out. */
+export function readmeRecipe(name: string): string {
+  const text = readFileSync(README, 'utf8');
+  const m = new RegExp('```\\w*\\n(?:--|#) recipe: ' + name + '\\n([\\s\\S]*?)```').exec(text);
+  if (m === null) throw new Error(`README.md has no recipe ${name}`);
+  return m[1];
+}
+
+/** A SQL recipe's statements. */
+export const statements = (sql: string): string[] =>
+  sql
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
