@@ -28,7 +28,7 @@ import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
-import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, type StaticRecord } from './record.js';
+import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, withoutNulls, type StaticRecord } from './record.js';
 import { exportRanges } from './ranges.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
@@ -219,15 +219,6 @@ async function writeParquet(engine: Engine, ds: Dataset, v4: string, v6: string)
   files[4].finish();
   files[6].finish();
   return { ranges, rows: files[4].rows + files[6].rows, bytes: statSync(v4).size + statSync(v6).size };
-}
-
-/** A value with its null members left out, all the way down (MMDB has no null). */
-function withoutNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutNulls);
-  if (v === null || typeof v !== 'object') return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = withoutNulls(x);
-  return out;
 }
 
 /** The last address of a CIDR block, as a number of its family. */

@@ -84,3 +84,12 @@ export function fieldValues(r: StaticRecord, flat: Map<string, string | number |
     return v === undefined ? null : v !== null && typeof v === 'object' ? JSON.stringify(v) : (v as string | number | boolean | null);
   });
 }
+
+/** A value with its null members left out, all the way down (MMDB has no null). */
+export function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = withoutNulls(x);
+  return out;
+}

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
 import { describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
-import { EXPORT_COLUMNS, flatten, staticRecord, type StaticRecord } from '../../src/export/record.js';
+import { EXPORT_COLUMNS, flatten, staticRecord, withoutNulls, type StaticRecord } from '../../src/export/record.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
@@ -161,23 +161,13 @@ describe('exportDataset: csv', () => {
     expect(result.rows).toBe(rows.length);
     const reader = new Reader(readFileSync(out));
     expect(reader.metadata.databaseType).toBe('iprecord-Record');
-    const noNulls = (v: unknown): unknown =>
-      Array.isArray(v)
-        ? v.map(noNulls)
-        : v !== null && typeof v === 'object'
-          ? Object.fromEntries(
-              Object.entries(v)
-                .filter(([, x]) => x !== null)
-                .map(([k, x]) => [k, noNulls(x)]),
-            )
-          : v;
     const probes: { ip: string; want: unknown }[] = [];
     const next = xorshift32(seed());
     for (const row of rows) {
       const first = parseIp(row[1])!;
       const lo = toBigInt(first);
       const hi = toBigInt(parseIp(row[2])!);
-      const want = noNulls(JSON.parse(row[row.length - 1]));
+      const want = withoutNulls(JSON.parse(row[row.length - 1]));
       const random = lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n);
       for (const n of [lo, random, hi]) {
         const ip = formatIp(first.version, fromBigInt(first.version, n));
