@@ -5,6 +5,7 @@ import { openSync } from '../engine.js';
 import { EXPORT_FORMATS, exportDataset, type ExportFormat } from '../export/index.js';
 import { checkCsvFields } from '../export/record.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
+import { terminalProgress } from './progress.js';
 
 const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--data dir]
 
@@ -57,7 +58,9 @@ export async function runExport(argv: string[]): Promise<number> {
   const engine = openSync(data === undefined ? {} : { data });
   try {
     const started = Date.now();
-    const r = await exportDataset(engine, { format: o.format as ExportFormat, out: resolve(o.out), ...(fields === undefined ? {} : { fields }) });
+    const { progress, clear } = terminalProgress(started);
+    const r = await exportDataset(engine, { format: o.format as ExportFormat, out: resolve(o.out), progress, ...(fields === undefined ? {} : { fields }) });
+    clear();
     process.stderr.write(
       `wrote ${o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes before compression) in ${((Date.now() - started) / 1000).toFixed(1)} s; manifest ${r.manifest}\n`,
     );

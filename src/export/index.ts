@@ -29,7 +29,7 @@ import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
 import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, withoutNulls, type StaticRecord } from './record.js';
-import { exportRanges } from './ranges.js';
+import { exportRanges, type ExportRange } from './ranges.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -40,6 +40,8 @@ export interface ExportOptions {
   readonly out: string;
   /** CSV only: the columns after `network,start_ip,end_ip` (`CSV_FIELDS`: dotted columns, top-level keys as JSON, `record`); default every column of `EXPORT_COLUMNS` and `record`. */
   readonly fields?: readonly string[];
+  /** Told the step and the share done (0 to 1) as the export goes, a few hundred times in all. */
+  readonly progress?: (step: string, done: number) => void;
 }
 
 /** The files of a Parquet export named `out`: `records.parquet` gives `records.ipv4.parquet` and `records.ipv6.parquet`. */
@@ -55,6 +57,20 @@ export interface ExportResult {
   readonly rows: number;
   readonly bytes: number;
   readonly manifest: string;
+}
+
+/** The dataset's exportable ranges, telling `progress` every 1/500 of the walk and at its end. */
+function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
+  const tell = options.progress;
+  let next = 0;
+  for (const r of exportRanges(ds)) {
+    if (tell !== undefined && r.done >= next) {
+      tell('reading the ranges', r.done);
+      next = r.done + 1 / 500;
+    }
+    yield r;
+  }
+  tell?.('reading the ranges', 1);
 }
 
 /** A range's static record: the engine's answer at its first address, less what depends on the address or the moment. */
@@ -120,9 +136,9 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const tmp = (path: string) => `${path}.${process.pid}.tmp`;
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    if (options.format === 'csv') written = await writeCsv(engine, ds, tmp(options.out), /\.gz$/i.test(options.out), csvFields(options));
-    else if (options.format === 'mmdb') written = writeMmdb(engine, ds, tmp(options.out));
-    else written = await writeParquet(engine, ds, tmp(targets[0]), tmp(targets[1]));
+    if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), tmp(options.out), /\.gz$/i.test(options.out), csvFields(options));
+    else if (options.format === 'mmdb') written = writeMmdb(engine, walk(ds, options), tmp(options.out), options.progress);
+    else written = await writeParquet(engine, walk(ds, options), tmp(targets[0]), tmp(targets[1]));
     for (const t of targets) renameSync(tmp(t), t);
   } catch (e) {
     for (const t of targets) rmSync(tmp(t), { force: true });
@@ -135,12 +151,18 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
 }
 
 /** The CSV export (see the module comment). */
-async function writeCsv(engine: Engine, ds: Dataset, path: string, gzip: boolean, fields: readonly string[]): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+async function writeCsv(
+  engine: Engine,
+  walked: Iterable<ExportRange>,
+  path: string,
+  gzip: boolean,
+  fields: readonly string[],
+): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
   const out = new Out(path, gzip);
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
   await out.write(['network', 'start_ip', 'end_ip', ...fields].join(',') + '\n');
-  for (const { version, first, last } of exportRanges(ds)) {
+  for (const { version, first, last } of walked) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
     const record = recordAt(engine, version, first);
@@ -165,7 +187,7 @@ function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
 }
 
 /** The MMDB export (see the module comment). */
-function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
+function writeMmdb(engine: Engine, walked: Iterable<ExportRange>, path: string, progress: ExportOptions['progress']): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
   const w = new MmdbWriter({ databaseType: 'iprecord-Record', description: { en: 'iprecord records (ip, count and the clock of time_zone left out)' }, languages: ['en'] });
   const shared = new Map<string, number>();
   /** An object many ranges share: written once, then pointed to. */
@@ -180,7 +202,7 @@ function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportR
   };
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
-  for (const { version, first, last } of exportRanges(ds)) {
+  for (const { version, first, last } of walked) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
     const r = recordAt(engine, version, first) as unknown as Record<string, unknown>;
@@ -201,17 +223,18 @@ function writeMmdb(engine: Engine, ds: Dataset, path: string): { ranges: ExportR
   }
   // IPv4-mapped addresses (::ffff:a.b.c.d) find the IPv4 records, as iprecord answers them.
   if (ranges.v4 > 0) w.alias([0, 0, 0xffff, 0], [0, 0, 0, 0], 96);
+  progress?.('writing the file', 1);
   const buf = w.toBuffer();
   writeFileSync(path, buf);
   return { ranges, rows, bytes: buf.length };
 }
 
 /** The Parquet export (`parquet.ts`, loaded when asked for: its writer is not needed to look addresses up). */
-async function writeParquet(engine: Engine, ds: Dataset, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+async function writeParquet(engine: Engine, walked: Iterable<ExportRange>, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
   const { ParquetOut } = await import('./parquet.js');
   const files = { 4: new ParquetOut(v4, 4), 6: new ParquetOut(v6, 6) };
   const ranges = { v4: 0, v6: 0 };
-  for (const { version, first, last } of exportRanges(ds)) {
+  for (const { version, first, last } of walked) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
     files[version].add(first, last, recordAt(engine, version, first));

@@ -70,12 +70,13 @@ function cutsOf(registry: readonly Entry[], bits: number, leftOut: readonly (rea
 
 let cuts: Record<IpVersion, Cuts> | null = null;
 
-/** An exportable range: its family, first and last address (numbers of the family: IPv4 32-bit, IPv6 128-bit), and the ref of its dataset range. */
+/** An exportable range: its family, first and last address (numbers of the family: IPv4 32-bit, IPv6 128-bit), the ref of its dataset range, and how far the walk is (the share of the dataset's ranges before it). */
 export interface ExportRange {
   readonly version: IpVersion;
   readonly first: bigint;
   readonly last: bigint;
   readonly ref: number;
+  readonly done: number;
 }
 
 /** Each exportable range of a dataset, in address order, IPv4 first. */
@@ -87,7 +88,8 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
       [MAPPED, MAPPED + (1n << 32n) - 1n],
     ]),
   };
-  function* emit(version: IpVersion, lo: bigint, hi: bigint, ref: number): Generator<ExportRange> {
+  const total = ds.starts4.length + ds.starts6.length / 4;
+  function* emit(version: IpVersion, lo: bigint, hi: bigint, ref: number, seq: number): Generator<ExportRange> {
     const c = cuts![version];
     // The place at or before the range's start says whether its first piece is left out; each later place inside it starts a piece.
     let i = lowerBound(c.at, lo + 1n) - 1;
@@ -95,14 +97,14 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
     for (;;) {
       const next = i + 1 < c.at.length && c.at[i + 1] <= hi ? c.at[i + 1] : null;
       const end = next === null ? hi : next - 1n;
-      if (!c.skip[i]) yield { version, first: start, last: end, ref };
+      if (!c.skip[i]) yield { version, first: start, last: end, ref, done: seq / total };
       if (next === null) break;
       start = next;
       i++;
     }
   }
   const n4 = ds.starts4.length;
-  for (let i = 0; i < n4; i++) yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i]);
+  for (let i = 0; i < n4; i++) yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i], i);
   const s = ds.starts6;
   const n6 = s.length / 4;
   const at = (i: number) => toBigInt({ version: 6, words: [s[i * 4], s[i * 4 + 1], s[i * 4 + 2], s[i * 4 + 3]] });
@@ -110,7 +112,7 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
   for (let i = 0; i < n6; i++) {
     const lo = next;
     next = i + 1 < n6 ? at(i + 1) : 0n;
-    yield* emit(6, lo, i + 1 < n6 ? next - 1n : V6_LAST, ds.refs6[i]);
+    yield* emit(6, lo, i + 1 < n6 ? next - 1n : V6_LAST, ds.refs6[i], n4 + i);
   }
 }
 

@@ -41,7 +41,13 @@ describe('exportDataset: csv', () => {
 
   it('rows that say what lookup() says, over exactly the addresses that have a record', async () => {
     const out = join(dir, 'export.csv.gz');
-    const result = await exportDataset(t.engine, { format: 'csv', out });
+    const told: [string, number][] = [];
+    const result = await exportDataset(t.engine, { format: 'csv', out, progress: (step, done) => told.push([step, done]) });
+    // Progress: from the start to the end, never back, a few hundred times at most.
+    expect(told[0][1]).toBeLessThan(0.1);
+    expect(told.at(-1)).toEqual(['reading the ranges', 1]);
+    expect(told.every(([, d], i) => i === 0 || d >= told[i - 1][1])).toBe(true);
+    expect(told.length).toBeLessThanOrEqual(502);
     const lines = gunzipSync(readFileSync(out)).toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     const header = splitCsvLine(lines[0])!;
