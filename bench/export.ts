@@ -4,10 +4,12 @@
  * build` with the feeds of ../shared/data/feeds), then exports it in each
  * format (wall time, peak resident size, file sizes). Then 10 million log
  * rows (`id,client_ip,path`, uniform addresses: 90 % IPv4, 10 % IPv6)
- * enriched two ways, each with full records on every core: `iprecord
- * enrich` to NDJSON, and DuckDB running the README's recipe against the
- * Parquet export (reading the log CSV, the ASOF joins, the result written
- * as a Parquet file).
+ * enriched on every core by `iprecord enrich` (full records as NDJSON;
+ * three fields as CSV) and by DuckDB running the README's recipe against
+ * the Parquet export in a process of its own (`bench/duckdb-join.ts`:
+ * reading the log CSV, the ASOF joins, the result written as a Parquet
+ * file; full records, full records under a 4 GB memory limit, three
+ * fields).
  *
  *     npm run build && npm run bench:export
  *
@@ -17,10 +19,9 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { SHARED_DATA, residentBytes } from '../test/helpers/env.js';
+import { spawnSync } from 'node:child_process';
+import { SHARED_DATA } from '../test/helpers/env.js';
 import { SHARED_FEEDS } from '../test/helpers/feeds.js';
-import { readmeRecipe, statements } from '../test/helpers/recipes.js';
 import { runCli, uniformRow, writeCsv } from './cli.js';
 
 const FEEDS = join(SHARED_DATA, 'feeds');
@@ -67,29 +68,24 @@ try {
   const log = join(dir, 'log.csv');
   writeCsv(log, LOG_ROWS, 2024, uniformRow);
   console.log(`log: ${LOG_ROWS.toLocaleString('en')} rows, ${mib(statSync(log).size)}`);
-  const enrich = await runCli(['enrich', log, '--data', data, '--column', 'client_ip', '--output', 'ndjson']);
-  console.log(`iprecord enrich, full records as NDJSON to /dev/null: ${secs(enrich.secs)}, ${rate(LOG_ROWS, enrich.secs)}, peak ${mib(enrich.peak)} (${enrich.summary})`);
-
-  const db = await DuckDBInstance.create(':memory:', { temp_directory: join(dir, 'duckdb.tmp') });
-  const c = await db.connect();
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, residentBytes(process.pid))), 100);
-  const started = performance.now();
-  await c.run(`CREATE TABLE logs AS SELECT * FROM read_csv('${log}', header = true, columns = {'id': 'BIGINT', 'client_ip': 'VARCHAR', 'path': 'VARCHAR'})`);
-  const loaded = performance.now();
-  const out = join(dir, 'enriched.parquet');
-  for (const sql of statements(readmeRecipe('duckdb'))) {
-    const local = sql.replaceAll("'records.ipv4.parquet'", `'${join(dir, 'records.ipv4.parquet')}'`).replaceAll("'records.ipv6.parquet'", `'${join(dir, 'records.ipv6.parquet')}'`);
-    // The recipe's table, written as a file instead of held in memory.
-    await c.run(local.startsWith('CREATE TABLE enriched AS') ? `COPY (${local.slice('CREATE TABLE enriched AS'.length)}) TO '${out}' (FORMAT parquet)` : local);
+  // Two ways each: full records, and three fields (as CSV from enrich, as columns from DuckDB).
+  const fields = 'country_code,asn.name,threat.is_threat';
+  const enrichFull = await runCli(['enrich', log, '--data', data, '--column', 'client_ip', '--output', 'ndjson']);
+  console.log(`iprecord enrich, full records as NDJSON to /dev/null: ${secs(enrichFull.secs)}, ${rate(LOG_ROWS, enrichFull.secs)}, peak ${mib(enrichFull.peak)} (${enrichFull.summary})`);
+  const enrichFields = await runCli(['enrich', log, '--data', data, '--column', 'client_ip', '--fields', fields]);
+  console.log(`iprecord enrich, ${fields} as CSV to /dev/null: ${secs(enrichFields.secs)}, ${rate(LOG_ROWS, enrichFields.secs)}, peak ${mib(enrichFields.peak)} (${enrichFields.summary})`);
+  for (const [variant, label, peer] of [
+    ['record', 'full records (the recipe as written)', enrichFull],
+    ['record-4gb', "full records, SET memory_limit = '4GB'", enrichFull],
+    ['fields', `${fields} as columns`, enrichFields],
+  ] as const) {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'duckdb-join.ts'), dir, variant], { encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`bench/duckdb-join.ts ${variant}: ${run.stderr}`);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { secs: number; peak: number; rows: number; records: number; bytes: number };
+    console.log(
+      `DuckDB, the README's recipe, ${label} (read the CSV, join, write Parquet): ${secs(r.secs)}, ${rate(LOG_ROWS, r.secs)} (${(peer.secs / r.secs).toFixed(2)}x enrich), peak ${mib(r.peak)}; ${r.rows} rows, ${r.records} with a record, ${mib(r.bytes)}`,
+    );
   }
-  const joined = (performance.now() - started) / 1000;
-  clearInterval(timer);
-  const found = (await c.runAndReadAll(`SELECT count(*) AS rows, count(record) AS records FROM '${out}'`)).getRowObjectsJson()[0];
-  console.log(
-    `DuckDB, the README's recipe (read the CSV ${secs((loaded - started) / 1000)}, join and write Parquet): ${secs(joined)}, ${rate(LOG_ROWS, joined)}, peak ${mib(peak)}; ${String(found.rows)} rows, ${String(found.records)} with a record, ${mib(statSync(out).size)}`,
-  );
-  console.log(`DuckDB against iprecord enrich: ${(enrich.secs / joined).toFixed(2)}x`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
