@@ -25,6 +25,13 @@ import { seed, xorshift32 } from '../helpers/env.js';
 import { SMALL_SOURCES, smallEngineFor } from '../helpers/maxmind.js';
 import { readmeRecipe } from '../helpers/recipes.js';
 
+/** A plain CSV export's lines, the header first, split into cells. */
+const csvRows = (file: string): string[][] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => splitCsvLine(l)!);
+
 describe('exportDataset: csv', () => {
   const t = smallEngineFor('iprecord-export-');
   const dir = t.dir;
@@ -115,19 +122,13 @@ describe('exportDataset: csv', () => {
   it('csv --fields: the chosen columns, each as the full export has it; unknown and dynamic fields are usage errors', async () => {
     const full = join(dir, 'full.csv');
     await exportDataset(t.engine, { format: 'csv', out: full });
-    const fullRows = readFileSync(full, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => splitCsvLine(l)!);
+    const fullRows = csvRows(full);
     const fields = ['asn.asn', 'country_code', 'threat', 'languages', 'time_zone.name', 'carrier.name', 'record'];
     const out = join(dir, 'fields.csv');
     const data = join(dir, 'data-fields');
     await buildAndSwap(parseThreatConfig({ feeds: [], sources: SMALL_SOURCES }, dir), data, { dataset: true });
     expect(await runExport(['--format', 'csv', '--out', out, '--data', data, '--fields', fields.join(', ')])).toBe(0);
-    const rows = readFileSync(out, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => splitCsvLine(l)!);
+    const rows = csvRows(out);
     expect(rows[0]).toEqual(['network', 'start_ip', 'end_ip', ...fields]);
     expect(rows.length).toBe(fullRows.length);
     const at = (name: string) => fullRows[0].indexOf(name);
@@ -157,11 +158,7 @@ describe('exportDataset: csv', () => {
   it('mmdb: mmdb-lib, libmaxminddb and Python maxminddb read the record of every range (null members left out)', async () => {
     const csv = join(dir, 'for-mmdb.csv');
     await exportDataset(t.engine, { format: 'csv', out: csv });
-    const rows = readFileSync(csv, 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((l) => splitCsvLine(l)!);
+    const rows = csvRows(csv).slice(1);
     const out = join(dir, 'export.mmdb');
     const result = await exportDataset(t.engine, { format: 'mmdb', out });
     expect(result.rows).toBe(rows.length);
