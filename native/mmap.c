@@ -1,6 +1,6 @@
 /*
- * iprecord's memory map: map(path) returns a read-only Buffer over a
- * file mapped with mmap(2) (MAP_SHARED, PROT_READ), so that every process
+ * iprecord's memory map: map(path) or map(fd) returns a read-only Buffer
+ * over a file mapped with mmap(2) (MAP_SHARED, PROT_READ), so that every process
  * and thread that maps the same file shares one copy in the page cache.
  * The mapping is released by the Buffer's finaliser, once nothing
  * references the Buffer (lookups in flight hold it).
@@ -32,32 +32,50 @@ static napi_value map(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
-    napi_throw_type_error(env, NULL, "map(path) needs a path");
+    napi_throw_type_error(env, NULL, "map(path) needs a path or a file descriptor");
     return NULL;
   }
   char path[4096];
   size_t length = 0;
-  if (napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok || length >= sizeof path - 1) {
-    napi_throw_type_error(env, NULL, "map(path): the path must be a string shorter than 4095 bytes");
-    return NULL;
+  napi_valuetype type;
+  napi_typeof(env, argv[0], &type);
+  /* A descriptor is the caller's: it stays open. A path is opened without
+     blocking (a FIFO would wait for a writer) and must be a regular file. */
+  int fd = -1;
+  int own = type != napi_number;
+  if (!own) {
+    int32_t given = -1;
+    napi_get_value_int32(env, argv[0], &given);
+    fd = given;
+    snprintf(path, sizeof path, "descriptor %d", given);
+  } else {
+    if (napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok || length >= sizeof path - 1) {
+      napi_throw_type_error(env, NULL, "map(path): the path must be a string shorter than 4095 bytes");
+      return NULL;
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return fail(env, "cannot open", path);
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(env, "cannot open", path);
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    close(fd);
+    if (own) close(fd);
     return fail(env, "cannot stat", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    if (own) close(fd);
+    errno = EINVAL;
+    return fail(env, "not a regular file:", path);
   }
   size_t size = (size_t)st.st_size;
   napi_value buffer;
   if (size == 0) {
-    close(fd);
+    if (own) close(fd);
     void* data = NULL;
     napi_create_buffer(env, 0, &data, &buffer);
     return buffer;
   }
   void* data = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
+  if (own) close(fd);
   if (data == MAP_FAILED) return fail(env, "cannot map", path);
   if (napi_create_external_buffer(env, size, data, unmap, (void*)(uintptr_t)size, &buffer) != napi_ok) {
     munmap(data, size);

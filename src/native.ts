@@ -6,8 +6,11 @@
 import { createRequire } from 'node:module';
 
 export interface Mapper {
-  /** A read-only Buffer over the whole file, mapped. */
-  map(path: string): Buffer;
+  /**
+   * A read-only Buffer over the whole file, mapped: a path (opened without
+   * blocking, a regular file only) or an open descriptor (left open).
+   */
+  map(file: string | number): Buffer;
 }
 
 let addon: Mapper | { readonly reason: string } | null = null;

@@ -4,20 +4,23 @@
  * `reload()` swaps as a whole.
  */
 
-import { open as openFile, stat } from 'node:fs/promises';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, read as readCallback, type BigIntStats } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { readFileRange } from './files/read.js';
+import { openRegular, readRange, readRegularText } from './files/read.js';
 import { ensureDataset } from './dataset/locate.js';
 import { InvalidDatasetError } from './errors.js';
 import type { IpVersion } from './ip/parse.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
 import { buildThreat, threatOf } from './record/threat.js';
-import { resolveDataset, type Manifest } from './threat/build.js';
+import type { Manifest } from './threat/build.js';
+import { resolveDataset } from './dataset/store.js';
 import { ThreatTree } from './threat/tree.js';
 import { Dataset, type SourceInfo } from './dataset/format.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
+import { identity, isSealed, writeSeal } from './dataset/seal.js';
+import { verifyOffThread } from './dataset/verify-thread.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import type { Threat } from './types.js';
 
@@ -47,11 +50,6 @@ export function memoryState(options: ResolvedOptions): { readonly mode: 'mmap' |
   if (options.memory === 'read') return { mode: 'read' };
   const m = memoryMapper();
   return 'map' in m ? { mode: 'mmap' } : { mode: 'read', reason: m.reason };
-}
-
-/** What identifies a file's contents without reading them (a replaced file has a new inode; a rewritten one a new time). */
-function stampOf(st: { dev: number; ino: number; size: number; mtimeMs: number }): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 interface Paths {
@@ -90,7 +88,7 @@ function readManifest(dataset: string | null): Manifest | null {
   const path = join(dataset, 'manifest.json');
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularText(path);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
@@ -105,31 +103,27 @@ function readManifest(dataset: string | null): Manifest | null {
 /** Bytes per read of `readWhole`. */
 const READ_CHUNK = 8 << 20;
 
+const readAsync = promisify(readCallback);
+
 /**
- * Reads a file into one buffer with its chunks read concurrently: the
- * thread pool faults in the fresh buffer's pages on every core, which
- * reads the 134 MB of the default geo files about 25 % faster than
- * `readFile`.
+ * Reads an open file of `size` bytes into one buffer with its chunks read
+ * concurrently: the thread pool faults in the fresh buffer's pages on
+ * every core, which reads the 134 MB of the default geo files about 25 %
+ * faster than `readFile`.
  */
-async function readWhole(path: string): Promise<Buffer> {
-  const fh = await openFile(path, 'r');
-  try {
-    const size = (await fh.stat()).size;
-    const buf = sharedBuffer(size);
-    const reads: Promise<unknown>[] = [];
-    const readRange = async (from: number, to: number): Promise<void> => {
-      while (from < to) {
-        const { bytesRead } = await fh.read(buf, from, to - from, from);
-        if (bytesRead === 0) throw new Error(`the file ended at byte ${from} of ${size} (it changed while it was read)`);
-        from += bytesRead;
-      }
-    };
-    for (let at = 0; at < size; at += READ_CHUNK) reads.push(readRange(at, Math.min(size, at + READ_CHUNK)));
-    await Promise.all(reads);
-    return buf;
-  } finally {
-    await fh.close();
-  }
+async function readWhole(fd: number, size: number): Promise<Buffer> {
+  const buf = sharedBuffer(size);
+  const reads: Promise<unknown>[] = [];
+  const readRange = async (from: number, to: number): Promise<void> => {
+    while (from < to) {
+      const { bytesRead } = await readAsync(fd, buf, from, to - from, from);
+      if (bytesRead === 0) throw new Error(`the file ended at byte ${from} of ${size} (it changed while it was read)`);
+      from += bytesRead;
+    }
+  };
+  for (let at = 0; at < size; at += READ_CHUNK) reads.push(readRange(at, Math.min(size, at + READ_CHUNK)));
+  await Promise.all(reads);
+  return buf;
 }
 
 /**
@@ -157,6 +151,50 @@ function wrapRead(path: string, cause: unknown): never {
   throw new InvalidDatasetError(`Cannot read database ${path}: ${(cause as Error).message}`, { cause });
 }
 
+/** A file opened for loading: its descriptor's identity (`dataset/seal.ts`), which also tells a reload whether it changed. */
+interface Stamp {
+  readonly id: string;
+  readonly stat: BigIntStats;
+}
+
+/**
+ * Runs `work` on a regular file opened by path (a FIFO or device is
+ * refused at once), closing it after; errors name the file.
+ * @throws InvalidDatasetError
+ */
+async function withFile<T>(path: string, work: (fd: number, stamp: Stamp) => Promise<T>): Promise<T> {
+  const { fd, stat } = openOrThrow(path);
+  try {
+    return await work(fd, { id: identity(stat), stat });
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    return wrapRead(path, e);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `withFile`, synchronously. */
+function withFileSync<T>(path: string, work: (fd: number, stamp: Stamp) => T): T {
+  const { fd, stat } = openOrThrow(path);
+  try {
+    return work(fd, { id: identity(stat), stat });
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    return wrapRead(path, e);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openOrThrow(path: string): ReturnType<typeof openRegular> {
+  try {
+    return openRegular(path);
+  } catch (e) {
+    return wrapRead(path, e);
+  }
+}
+
 export class Snapshot {
   /** The compiled dataset that answers every lookup. */
   readonly dataset: Dataset;
@@ -175,13 +213,12 @@ export class Snapshot {
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
 
-  private constructor(paths: Paths, threat: Loaded[], compiled: Loaded, previous: Snapshot | null) {
+  private constructor(paths: Paths, threat: Loaded[], compiled: Loaded, dataset: Dataset, previous: Snapshot | null) {
     this.files = new Map([...threat, compiled].map((l) => [l.path, l]));
-    // A dataset the previous snapshot holds unchanged is not checked again, and keeps what it parsed.
-    const same = previous !== null && previous.files.get(compiled.path) === compiled;
-    this.dataset = same ? previous.dataset : new Dataset(compiled.buf, compiled.path);
+    this.dataset = dataset;
     this.readAt = compiled.readAt;
-    this.objects = same ? previous.objects : new RecordObjects(this.dataset);
+    // A dataset the previous snapshot holds unchanged keeps what it parsed.
+    this.objects = previous !== null && previous.dataset === dataset ? previous.objects : new RecordObjects(dataset);
     this.threat = threat.length === 0 ? null : new ThreatTree(threat[0].buf, threat[0].path);
     this.threatPath = threat.length === 0 ? paths.compiledThreat : threat[0].path;
     this.manifest = paths.manifest;
@@ -192,46 +229,70 @@ export class Snapshot {
   /**
    * Opens the dataset and threat.bin, reading the files in parallel; a
    * file that `previous` read and that has not changed since is not read
-   * again (a reload after a new threat.bin reads only that).
+   * again (a reload after a new threat.bin reads only that). A dataset
+   * not opened before is checked whole (`Dataset.verify()`) on a worker
+   * thread unless its seal says it passed unchanged (`dataset/seal.ts`):
+   * no answer comes from a file that fails.
    */
   static async open(options: ResolvedOptions, previous: Snapshot | null = null): Promise<Snapshot> {
     const p = resolvePaths(options);
     const mapper = mapperFor(options);
-    const load = (list: readonly string[]) =>
+    const loadAll = (list: readonly string[], check: boolean) =>
       Promise.all(
-        list.map(async (path): Promise<Loaded> => {
-          try {
-            const stamp = stampOf(await stat(path));
-            const known = held(options, previous, path, stamp);
-            if (known !== null) return known;
+        list.map((path) =>
+          withFile(path, async (fd, stamp): Promise<[Loaded, Dataset | null]> => {
+            const known = held(options, previous, path, stamp.id);
+            if (known !== null) return [known, check ? (previous?.files.get(path) === known ? previous.dataset : new Dataset(known.buf, path)) : null];
             const readAt = new Date();
-            return { path, buf: mapper !== null ? mapper.map(path) : await readWhole(path), stamp, readAt };
-          } catch (e) {
-            return wrapRead(path, e);
-          }
-        }),
+            const buf = mapper !== null ? mapper.map(fd) : await readWhole(fd, Number(stamp.stat.size));
+            const loaded = { path, buf, stamp: stamp.id, readAt };
+            if (!check) return [loaded, null];
+            const ds = new Dataset(buf, path);
+            if (!isSealed(path, stamp.stat)) {
+              await verifyOffThread(ds, mapper !== null ? { fd } : { bytes: buf.buffer as SharedArrayBuffer });
+              writeSeal(path, stamp.stat);
+            }
+            return [loaded, ds];
+          }),
+        ),
       );
-    const loading = Promise.all([load(p.threat), load(p.compiled)]);
+    const loading = Promise.all([loadAll(p.threat, false), loadAll(p.compiled, true)]);
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
-    const [threat, compiled] = await loading;
-    return new Snapshot(p, threat, compiled[0], previous);
+    const [threat, [[compiled, dataset]]] = await loading;
+    return new Snapshot(
+      p,
+      threat.map(([l]) => l),
+      compiled,
+      dataset as Dataset,
+      previous,
+    );
   }
 
-  /** Opens the files synchronously. */
+  /** Opens the files synchronously (and checks a dataset not sealed on this thread). */
   static openSync(options: ResolvedOptions): Snapshot {
     const p = resolvePaths(options);
     const mapper = mapperFor(options);
-    const load = (list: readonly string[]) =>
-      list.map((path): Loaded => {
-        try {
-          const stamp = stampOf(statSync(path));
-          return held(options, null, path, stamp) ?? { path, buf: mapper !== null ? mapper.map(path) : readFileRange(path, sharedBuffer), stamp, readAt: new Date() };
-        } catch (e) {
-          return wrapRead(path, e);
+    const load = (path: string, check: boolean) =>
+      withFileSync(path, (fd, stamp): [Loaded, Dataset | null] => {
+        const known = held(options, null, path, stamp.id);
+        const loaded = known ?? { path, buf: mapper !== null ? mapper.map(fd) : readRange(fd, sharedBuffer, 0, Number(stamp.stat.size)), stamp: stamp.id, readAt: new Date() };
+        if (!check) return [loaded, null];
+        const ds = new Dataset(loaded.buf, path);
+        if (known === null && !isSealed(path, stamp.stat)) {
+          ds.verify();
+          writeSeal(path, stamp.stat);
         }
+        return [loaded, ds];
       });
-    return new Snapshot(p, load(p.threat), load(p.compiled)[0], null);
+    const [compiled, dataset] = load(p.compiled[0], true);
+    return new Snapshot(
+      p,
+      p.threat.map((path) => load(path, false)[0]),
+      compiled,
+      dataset as Dataset,
+      null,
+    );
   }
 
   /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */

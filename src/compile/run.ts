@@ -3,7 +3,7 @@
  * process (`main.ts`) runs. Build time only.
  */
 
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomic } from '../files/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
@@ -14,6 +14,16 @@ import { buildSpecialTable } from '../ip/special.js';
 import { compileDataset, type Progress } from './dataset.js';
 import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from '../threat/tree.js';
+import { Dataset } from '../dataset/format.js';
+import { writeSeal } from '../dataset/seal.js';
+import { openRegular } from '../files/read.js';
+
+/** Seals a dataset just written from a buffer that passed `verify()`. */
+function sealWritten(path: string): void {
+  const { fd, stat } = openRegular(path);
+  closeSync(fd);
+  writeSeal(path, stat);
+}
 
 /** The special-purpose registry as the compiler uses it. */
 export function specialTable() {
@@ -46,11 +56,15 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
   progress?.('reading the sources', 0);
   const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
   const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
+  // What the compiler wrote passes the check every open makes; the seal spares the first open the same work.
+  progress?.('checking the dataset', 1);
+  new Dataset(compiled.buffer, 'the compiled dataset').verify();
   let lastError: unknown;
   for (const path of places) {
     try {
       mkdirSync(dirname(path), { recursive: true });
       writeAtomic(path, compiled.buffer);
+      sealWritten(path);
       say(`compiled ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return path;
     } catch (e) {

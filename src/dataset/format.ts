@@ -3,11 +3,11 @@
  * (`layout.ts` says what the file holds and where).
  */
 
-import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
 import { DatasetText } from './text.js';
+import { verifyDataset } from './verify.js';
 import {
-  CRC_AT,
+  countWords,
   ESCAPED,
   DATASET_FORMAT_VERSION,
   DATASET_MAGIC,
@@ -16,11 +16,8 @@ import {
   INDEX_WORDS,
   layout,
   LOCATION,
-  NO_ROUTE,
   NO_STRING,
-  NO_ZONE,
   readCounts,
-  TABLE_NAMES,
   TABLES,
   type Counts,
   type DatasetMeta,
@@ -75,6 +72,7 @@ export class Dataset {
     const version = buf.readUInt32LE(8);
     if (version !== DATASET_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
     const c = readCounts(buf);
+    if (countWords(c).some((n) => n >= 0x80000000)) bad('a count of its header is past 2^31');
     const at = layout(c);
     if (at.size !== buf.length) bad(`its sections add up to ${at.size} bytes but the file has ${buf.length}`);
     // Typed arrays need their alignment: a mapped file is page-aligned; a read one is copied when it is not.
@@ -123,38 +121,13 @@ export class Dataset {
   }
 
   /**
-   * What the constructor leaves out: the checksum of the whole file, that
-   * every range's ref names a record, every table row's ids and strings
-   * are in range (a read of each byte; about
-   * 0.2-0.3 s for the default data).
+   * What the constructor leaves out: the checksum, and that every range,
+   * row, text and fragment is what a well-formed record needs
+   * (`verify.ts`). Opening a file runs it unless told not to.
    * @throws InvalidDatasetError naming the defect
    */
   verify(): void {
-    if (crc32(this.buf.subarray(HEADER)) !== this.buf.readUInt32LE(CRC_AT)) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: checksum mismatch.`);
-    for (const refs of [this.refs4, this.refs6]) {
-      for (let i = 0; i < refs.length; i++) {
-        const prefix = refs[i] & 255;
-        if (refs[i] >>> 8 >= this.recordCount || (prefix > 128 && prefix !== NO_ROUTE)) throw this.badRef(refs[i]);
-      }
-    }
-    this.text.verify();
-    const sizes = { ...this.counts.rows, fragments: this.counts.fragments, zones: this.meta.zones.length, flags: 256 };
-    for (const table of TABLE_NAMES) {
-      const cols: readonly string[] = TABLES[table];
-      const a = this[table];
-      cols.forEach((target, col) => {
-        if (target === 'text') {
-          for (let i = col; i < a.length; i += cols.length) {
-            if (a[i] !== NO_STRING && !this.text.spans(a[i], a[i + 1] & ~ESCAPED))
-              throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${(i - col) / cols.length} refers to text ${a[i]}-${a[i + 1] & ~ESCAPED} past its end.`);
-          }
-        } else if (target in sizes) {
-          const size = sizes[target as keyof typeof sizes];
-          const row = below(a, col, cols.length, size, target === 'zones' ? NO_ZONE : -1);
-          if (row >= 0) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: ${table} row ${row} refers to ${target} ${a[row * cols.length + col]} of ${size}.`);
-        }
-      });
-    }
+    verifyDataset(this, { buf: this.buf, counts: this.counts, text: this.text });
   }
 
   /**
@@ -232,10 +205,4 @@ export class Dataset {
 function ascending(a: Uint32Array): boolean {
   for (let i = 1; i < a.length; i++) if (a[i] < a[i - 1]) return false;
   return true;
-}
-
-/** The first row whose column `col` (of `width`) is at least `limit` and not `except`, or -1. */
-function below(a: Uint32Array, col: number, width: number, limit: number, except: number): number {
-  for (let i = col; i < a.length; i += width) if (a[i] >= limit && a[i] !== except) return (i - col) / width;
-  return -1;
 }

@@ -130,8 +130,8 @@ export function readCounts(buf: Buffer): Counts {
   return { v4: w[0], v6: w[1], rows, fragments, fragmentBytes, asciiBytes, otherUnits, otherBytes, metaBytes };
 }
 
-/** Bytes padded to a multiple of 8. */
-export const pad8 = (n: number): number => (n + 7) & ~7;
+/** Bytes padded to a multiple of 8 (in doubles: a header's counts may be anything). */
+export const pad8 = (n: number): number => Math.ceil(n / 8) * 8;
 
 /** Where each section of a file with these counts starts, in bytes, and the file's size. */
 export function layout(c: Counts) {

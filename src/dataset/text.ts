@@ -21,7 +21,7 @@ export class DatasetText {
   private other: string | null = null;
 
   constructor(
-    private readonly ascii: Buffer,
+    readonly ascii: Buffer,
     private readonly otherBytes: Buffer,
     private readonly otherUnits: number,
     private readonly name: string,

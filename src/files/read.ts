@@ -1,6 +1,6 @@
 /** Reading files that another process may replace or change meanwhile. */
 
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 
 /**
  * Bytes `from` to `to` of a file (to its end without `to`), read into a
@@ -8,16 +8,51 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * @throws Error when the file ends before `to` (it changed while it was read)
  */
 export function readFileRange(path: string, alloc: (size: number) => Buffer, from = 0, to?: number): Buffer {
-  const fd = openSync(path, 'r');
+  const { fd, stat } = openRegular(path);
   try {
-    const end = to ?? fstatSync(fd).size;
-    const buf = alloc(end - from);
-    for (let at = 0; at < buf.length;) {
-      const n = readSync(fd, buf, at, buf.length - at, from + at);
-      if (n === 0) throw new Error(`the file ended at byte ${from + at}, before byte ${end} (it changed while it was read)`);
-      at += n;
-    }
-    return buf;
+    return readRange(fd, alloc, from, to ?? Number(stat.size));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Bytes `from` to `to` of an open file, into a buffer from `alloc`. @throws Error when the file ends before `to` */
+export function readRange(fd: number, alloc: (size: number) => Buffer, from: number, to: number): Buffer {
+  const buf = alloc(to - from);
+  for (let at = 0; at < buf.length;) {
+    const n = readSync(fd, buf, at, buf.length - at, from + at);
+    if (n === 0) throw new Error(`the file ended at byte ${from + at}, before byte ${to} (it changed while it was read)`);
+    at += n;
+  }
+  return buf;
+}
+
+/** Opening without blocking: a FIFO would wait for a writer (O_NONBLOCK is 0 where there is none). */
+const READ_NOW = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Opens a regular file for reading, at once whatever the path names: a
+ * FIFO, a device, a socket or a directory is refused before any read
+ * (a FIFO would block a reader forever).
+ * @throws Error (code `ENOTREG` for what is not a regular file, else the system's)
+ */
+export function openRegular(path: string): { fd: number; stat: BigIntStats } {
+  const fd = openSync(path, READ_NOW);
+  try {
+    const stat = fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREG' });
+    return { fd, stat };
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/** A small regular file's text (a pointer, a manifest, a configuration). @throws Error as `openRegular` */
+export function readRegularText(path: string): string {
+  const { fd, stat } = openRegular(path);
+  try {
+    return readRange(fd, (n) => Buffer.alloc(n), 0, Number(stat.size)).toString('utf8');
   } finally {
     closeSync(fd);
   }

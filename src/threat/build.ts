@@ -41,20 +41,7 @@ export interface BuildResult {
   readonly stats: CompileStats;
 }
 
-/**
- * The directory that holds a dataset's `threat.bin` and `manifest.json`:
- * the build that the `current` file names (`iprecord update` swaps it by
- * one rename), else the directory itself (`iprecord build`).
- */
-export function resolveDataset(dir: string): string {
-  let pointer: string;
-  try {
-    pointer = readFileSync(join(dir, 'current'), 'utf8').trim();
-  } catch {
-    return dir;
-  }
-  return pointer === '' ? dir : join(dir, pointer);
-}
+export { resolveDataset } from '../dataset/store.js';
 
 /** Where the last download of a URL feed is kept in a dataset directory. */
 export function feedCachePath(dataDir: string, name: string): string {

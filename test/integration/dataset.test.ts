@@ -8,14 +8,15 @@
  * run time, and compiled in), with the full and basic threat object.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync as openFileSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { buildThreat } from '../../src/threat/build.js';
 import { describe, expect, it } from 'vitest';
-import { isIprecordError, openSync, type OpenOptions } from '../../src/index.js';
+import { InvalidDatasetError, isIprecordError, open, openSync, type Engine, type OpenOptions } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { toBigInt } from '../../src/ip/ranges.js';
 import { formatIp } from '../../src/ip/format.js';
@@ -184,21 +185,78 @@ describe('threat feeds compiled into the dataset', () => {
   });
 });
 
-describe('engine.verify()', () => {
-  it('passes on a compiled dataset and finds a flipped bit that opening does not read; info() names the dataset', () => {
+describe('a dataset checked before it answers', () => {
+  const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').buffer;
+  const probes = ['81.2.69.160', '2.125.160.216', '1.0.0.1', '2001:218::1', '89.160.20.112'];
+
+  it('passes on a compiled dataset, seals it, and info() names the dataset', () => {
     const file = join(dir, 'verify.iprd');
-    const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').buffer;
     writeFileSync(file, compiled);
     const good = openSync({ dataset: file, memory: 'read' });
     good.verify();
     expect(good.info().dataset).toEqual({ path: file, bytes: compiled.length, builtAt: expect.any(String) });
     good.close();
-    const damaged = Buffer.from(compiled);
-    damaged[damaged.length - damaged.readUInt32LE(48) - 2] ^= 1;
-    const bad = join(dir, 'damaged.iprd');
-    writeFileSync(bad, damaged);
-    const e = openSync({ dataset: bad, memory: 'read' });
-    expect(() => e.verify()).toThrow(/checksum mismatch/);
-    e.close();
+    expect(existsSync(`${file}.verified`)).toBe(true);
+  });
+
+  it('refuses at open() and openSync() a file with any byte changed in place, sealed before or not', async () => {
+    const file = join(dir, 'flips.iprd');
+    writeFileSync(file, compiled);
+    const want = openSync({ dataset: file });
+    const answers = probes.map((ip) => want.lookupJson(ip, { count: '0' }));
+    want.close();
+    // The seal of the good file is there: a write in place must void it.
+    expect(existsSync(`${file}.verified`)).toBe(true);
+    const next = xorshift32(seed());
+    const rng = () => next() / 2 ** 32;
+    let refused = 0;
+    const flips = 40;
+    for (let k = 0; k < flips; k++) {
+      const at = Math.floor(rng() * compiled.length);
+      const fd = openFileSync(file, 'r+');
+      writeSync(fd, Buffer.from([compiled[at] ^ (1 + Math.floor(rng() * 255))]), 0, 1, at);
+      closeSync(fd);
+      const opened = [() => openSync({ dataset: file }), () => openSync({ dataset: file, memory: 'read' })];
+      for (const o of opened) {
+        let e: Engine | null = null;
+        try {
+          e = o();
+        } catch (err) {
+          expect(err, `byte ${at}`).toBeInstanceOf(InvalidDatasetError);
+          refused++;
+          continue;
+        }
+        // Only the header's reserved bytes are outside every check, and nothing reads them.
+        expect(at >= 72 && at < 80, `byte ${at} changed and opened`).toBe(true);
+        expect(probes.map((ip) => e.lookupJson(ip, { count: '0' }))).toEqual(answers);
+        e.close();
+      }
+      if (at < 72 || at >= 80) await expect(open({ dataset: file }), `byte ${at}`).rejects.toThrow(InvalidDatasetError);
+      writeFileSync(file, compiled);
+    }
+    expect(refused).toBeGreaterThan(flips);
+  });
+});
+
+describe.skipIf(process.platform === 'win32')('files that are not regular files', () => {
+  it('refuses a FIFO as the dataset, as `current` or as threat.bin at once, with a typed error', async () => {
+    const fifoDir = mkdtempSync(join(tmpdir(), 'iprecord-fifo-'));
+    const fifo = join(fifoDir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const data = join(fifoDir, 'data');
+    mkdirSync(data);
+    symlinkSync(fifo, join(data, 'current'));
+    const cases: [string, OpenOptions][] = [
+      ['dataset', { dataset: fifo }],
+      ['current', { data }],
+      ['threat.bin', { threat: fifo, geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
+    ];
+    for (const [what, options] of cases) {
+      const started = Date.now();
+      expect(() => openSync(options), what).toThrow(InvalidDatasetError);
+      await expect(open(options), what).rejects.toThrow(/not a regular file/);
+      expect(Date.now() - started, what).toBeLessThan(5000);
+    }
+    rmSync(fifoDir, { recursive: true, force: true });
   });
 });

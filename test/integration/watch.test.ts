@@ -97,4 +97,39 @@ d('watched dataset swapped under load', () => {
     expect(engine.threat('185.220.101.1')).toEqual(before);
     engine.close();
   }, 20_000);
+
+  it('keeps answering from the old build while a new one is checked, and never from one with a byte changed', async () => {
+    await buildAndSwap(A, dir);
+    const engine = await open({ data: dir, watch: true });
+    // An address with a city, whose name the damage changes.
+    const probe = '1.0.0.1';
+    expect(engine.field(probe, 'city')).toBe('South Brisbane');
+    // The record less its clock.
+    const answer = (): Record<string, unknown> => ({ ...(JSON.parse(engine.lookupJson(probe)) as Record<string, unknown>), time_zone: null });
+    const before = answer();
+    const city = before.city as string;
+    const failed = new Promise<Error>((r) => engine.once('error', r));
+    // The same build with one letter of the probe's city changed, renamed over the dataset as a copy would be.
+    const { buildDir } = await buildAndSwap(A, dir);
+    const bytes = readFileSync(join(buildDir, 'dataset.iprd'));
+    const at = bytes.indexOf(Buffer.from(JSON.stringify(city)));
+    expect(at).toBeGreaterThan(0);
+    bytes[at + city.length] ^= 1;
+    writeFileSync(join(buildDir, 'copy'), bytes);
+    renameSync(join(buildDir, 'copy'), join(buildDir, 'dataset.iprd'));
+    writeFileSync(join(dir, 'touch'), String(Date.now()));
+    // Lookups go on while the reload checks the file off this thread.
+    let during = 0;
+    let settled = false;
+    void failed.then(() => (settled = true));
+    while (!settled) {
+      expect(answer()).toEqual(before);
+      during++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect((await failed).message).toMatch(/checksum mismatch/);
+    expect(during).toBeGreaterThan(1);
+    expect(answer()).toEqual(before);
+    engine.close();
+  }, 20_000);
 });

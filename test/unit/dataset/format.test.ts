@@ -43,6 +43,9 @@ describe('dataset file', () => {
       ['truncated', good.subarray(0, good.length - 4), /add up to/],
       ['empty', Buffer.alloc(0), /bad magic/],
       ['index out of order', crafted((b) => b.writeUInt32LE(0xffff, HEADER + 4)), /index/],
+      // Counts with bit 31 set: a typed error, not a RangeError from the arithmetic.
+      ['count past 2^31', crafted((b) => b.writeUInt32LE(0x80000004, 12)), /past 2\^31/],
+      ['counts that wrap', crafted((b) => (b.writeUInt32LE(0xfffffff8, 12 + 4 * 8), b.writeUInt32LE(0xfffffff8, 12 + 4 * 9))), /past 2\^31/],
     ];
     for (const [name, buf, message] of cases) {
       expect(() => new Dataset(buf, name), name).toThrow(InvalidDatasetError);
@@ -81,5 +84,40 @@ describe('dataset file', () => {
       'units',
     );
     expect(() => short.verify()).toThrow(/its text is/);
+  });
+
+  /** What a crafted file with its checksum made again does at verify(): refused, naming the defect. */
+  const refuses = (what: string, f: (b: Buffer) => void, message: RegExp) => {
+    const ds = new Dataset(crafted(f), what);
+    expect(() => ds.verify(), what).toThrow(InvalidDatasetError);
+    expect(() => ds.verify(), what).toThrow(message);
+  };
+
+  it('refuses at verify() an index that does not find the ranges, even one that opens', () => {
+    const c = readCounts(good);
+    // Every block but the last says it starts at range 0: opens (the ends are right), and every IPv4 address would answer the first range.
+    refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << 20) * 4), /IPv4 index says block/);
+    refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << 20) * 4), /IPv6 index says block/);
+    refuses('starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts4 + 4), /IPv4 range \d+ does not start after/);
+    refuses('v6 starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts6 + 16 * (c.v6 - 2)), /IPv6 range .* does not start after/);
+    refuses('route prefix past 32', (b) => b.writeUInt32LE((b.readUInt32LE(at.refs4 + 4 * (c.v4 - 1)) & ~255) | 33, at.refs4 + 4 * (c.v4 - 1)), /prefix of 33 bits|route where/);
+  });
+
+  it('refuses at verify() rows that would write a record that is not JSON', () => {
+    // A zone name the runtime does not know: every lookup there would throw.
+    const meta = at.meta;
+    const metaText = good.toString('utf8', meta, good.length);
+    const zone = JSON.parse(metaText).zones[0] as string;
+    refuses('zone', (b) => b.write(metaText.replace(JSON.stringify(zone), JSON.stringify('X'.repeat(zone.length))), meta, 'utf8'), /zone "X+" is not a time zone/);
+    // A place fragment with a quote taken out: the record's text would not parse.
+    const id = new Dataset(good, 'good').locations[5];
+    const offsets = new Dataset(good, 'good').fragmentOffsets;
+    refuses('place', (b) => void (b[at.fragments + offsets[id]] = 0x20), /location row 0 has a place/);
+    // A threat object cut short.
+    refuses('threat', (b) => void (b[at.fragments + offsets[new Dataset(good, 'good').threats[0]]] = 0x5b), /threat row 0/);
+    // A network's text as a value of another kind: a number where a string without escapes is said.
+    const ds = new Dataset(good, 'good');
+    const row = ds.networks.findIndex((v, i) => i % 16 === 4 && v !== 0xffffffff);
+    refuses('name', (b) => b.writeUInt32LE(ds.locations[11], at.networks + row * 4), /networks row .* refers to text that is not a JSON value/);
   });
 });
