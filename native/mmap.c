@@ -3,7 +3,8 @@
  * over a file mapped with mmap(2) (MAP_SHARED, PROT_READ), so that every process
  * and thread that maps the same file shares one copy in the page cache.
  * The mapping is released by the Buffer's finaliser, once nothing
- * references the Buffer (lookups in flight hold it).
+ * references the Buffer (lookups in flight hold it). And dieWithParent()
+ * for the compiler process (below).
  */
 
 #include <errno.h>
@@ -15,6 +16,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
 
 static void unmap(napi_env env, void* data, void* hint) {
   (void)env;
@@ -85,9 +90,26 @@ static napi_value map(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
+/* dieWithParent(): this process is killed when the process that started it
+   ends, however it ends (Linux: PR_SET_PDEATHSIG); false where that cannot
+   be asked. The compiler process calls it, so that a build killed with
+   SIGKILL leaves no compile running behind it. */
+static napi_value die_with_parent(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value result;
+#ifdef __linux__
+  napi_get_boolean(env, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, &result);
+#else
+  napi_get_boolean(env, false, &result);
+#endif
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "map", NAPI_AUTO_LENGTH, map, NULL, &fn);
   napi_set_named_property(env, exports, "map", fn);
+  napi_create_function(env, "dieWithParent", NAPI_AUTO_LENGTH, die_with_parent, NULL, &fn);
+  napi_set_named_property(env, exports, "dieWithParent", fn);
   return exports;
 }

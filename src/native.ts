@@ -11,6 +11,8 @@ export interface Mapper {
    * blocking, a regular file only) or an open descriptor (left open).
    */
   map(file: string | number): Buffer;
+  /** Has this process killed when its parent ends (Linux); false where it cannot. */
+  dieWithParent(): boolean;
 }
 
 let addon: Mapper | { readonly reason: string } | null = null;

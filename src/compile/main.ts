@@ -8,12 +8,26 @@
 
 import type { CompileJob } from '../dataset/locate.js';
 import { terminalProgress } from '../cli/progress.js';
+import { memoryMapper } from '../native.js';
 import { compileTo } from './run.js';
+
+// A build killed outright (SIGKILL) must not leave its compile running and writing into a directory the next build
+// removed: the kernel kills this process with its parent where it can (Linux); elsewhere, and as a second check, each
+// step and the write stop when the parent is gone (this process then has another parent).
+const mapper = memoryMapper();
+if ('dieWithParent' in mapper) mapper.dieWithParent();
+let parent = process.ppid;
+const orphaned = () => {
+  if (process.ppid !== parent) process.exit(1);
+};
 
 try {
   const job = JSON.parse(process.argv[2] ?? '') as CompileJob;
+  // The parent may have died before this process asked to die with it.
+  parent = job.parent ?? parent;
+  orphaned();
   const { progress, say } = terminalProgress();
-  const path = compileTo(job.sources, job.key, job.places, say, progress, job.threat);
+  const path = compileTo(job.sources, job.key, job.places, say, (step, done) => (orphaned(), progress(step, done)), job.threat);
   process.stdout.write(JSON.stringify({ path }) + '\n');
 } catch (e) {
   process.stdout.write(JSON.stringify({ error: (e as Error).message }) + '\n');

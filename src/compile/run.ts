@@ -57,8 +57,9 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
   const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
   const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
   // What the compiler wrote passes the check every open makes; the seal spares the first open the same work.
-  progress?.('checking the dataset', 1);
+  progress?.('checking the dataset', 0.97);
   new Dataset(compiled.buffer, 'the compiled dataset').verify();
+  progress?.('writing the dataset', 0.99);
   let lastError: unknown;
   for (const path of places) {
     try {

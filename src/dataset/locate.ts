@@ -127,7 +127,7 @@ export function compileInChild(job: CompileJob): Promise<string> {
 function compilerCommand(job: CompileJob): [string, string[]] {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
-  return [process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify(job)]];
+  return [process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
 }
 
 /** The path the compiler process answered. @throws InvalidDatasetError with its error */
@@ -148,4 +148,6 @@ export interface CompileJob {
   readonly key: string;
   readonly places: readonly string[];
   readonly threat?: string;
+  /** The process that started the compile: it stops when that one is gone (`compile/main.ts`). */
+  readonly parent?: number;
 }

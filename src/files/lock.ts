@@ -1,15 +1,59 @@
 /**
  * A lock on a dataset directory, so that two builds or updates into it
- * take turns: a file `.lock` made with O_EXCL, holding the owner's process
- * id. A lock whose process is gone is taken over; otherwise the caller
- * waits, up to `waitMs`, then is told which process holds it.
+ * take turns: a file `.lock`, linked into place whole (a link fails where
+ * one is), holding who made it: a random token, the process id, the boot id and the process's start time.
+ *
+ * A lock is stale when its maker cannot be running: the machine booted
+ * since, no process has its id, the process with its id started at
+ * another time (the id was reused), or the id is this process's own and
+ * the token is not one this process made (a container restarted: its
+ * first process always gets the same id). A stale lock is taken over by
+ * one process only: the one that creates `.lock.takeover-<token>` with
+ * O_EXCL removes it; the others wait for the lock as for any other.
  */
 
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidOptionsError } from '../errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A takeover file older than this was left by a process that died while taking over (a takeover takes milliseconds). */
+const TAKEOVER_STALE_MS = 10_000;
+
+/** Who made a lock. */
+interface Owner {
+  readonly token: string;
+  readonly pid: number;
+  /** The kernel's boot id (Linux), or ''. */
+  readonly boot: string;
+  /** The process's start, in clock ticks since boot (Linux), or ''. */
+  readonly start: string;
+}
+
+/** Tokens of the locks this process holds. */
+const held = new Set<string>();
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The boot id of the running kernel, or '' where there is none to read. */
+const bootId = (): string => readText('/proc/sys/kernel/random/boot_id') ?? '';
+
+/** When a process started, in clock ticks since boot (field 22 of /proc/<pid>/stat), or '' where it cannot be read. */
+function startOf(pid: number): string {
+  const stat = readText(`/proc/${pid}/stat`);
+  if (stat === null) return '';
+  // The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? '';
+}
 
 /** Whether a process with this id runs (one of another user counts as running). */
 function alive(pid: number): boolean {
@@ -21,6 +65,55 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A lock's owner as written (a bare process id: the format before tokens), or null when unreadable. */
+function parseOwner(text: string): Owner | null {
+  if (/^\d+$/.test(text)) return { token: '', pid: Number(text), boot: '', start: '' };
+  try {
+    const o = JSON.parse(text) as Owner;
+    return typeof o.token === 'string' && Number.isInteger(o.pid) ? o : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the maker of a lock cannot be running. */
+export function isStale(owner: Owner): boolean {
+  if (owner.pid === process.pid) return !held.has(owner.token);
+  if (owner.boot !== '' && owner.boot !== bootId()) return true;
+  if (owner.pid <= 0 || !alive(owner.pid)) return true;
+  const start = startOf(owner.pid);
+  return owner.start !== '' && start !== '' && start !== owner.start;
+}
+
+/**
+ * Removes a stale lock whose text was `text`, if this process wins the
+ * takeover of it; whether the lock may be tried again at once.
+ */
+function takeOver(path: string, text: string, owner: Owner): boolean {
+  const marker = `${path}.takeover-${owner.token || owner.pid}`;
+  let fd: number;
+  try {
+    fd = openSync(marker, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // Another process takes it over; unless it died doing so.
+    try {
+      if (Date.now() - statSync(marker).mtimeMs > TAKEOVER_STALE_MS) rmSync(marker, { force: true });
+    } catch {
+      // gone meanwhile
+    }
+    return false;
+  }
+  closeSync(fd);
+  try {
+    // Still the stale lock judged (no other process removes a lock with this token: the marker is this one's).
+    if (readText(path) === text) rmSync(path, { force: true });
+    return true;
+  } finally {
+    rmSync(marker, { force: true });
+  }
+}
+
 /**
  * Runs `work` holding the lock of `dir`.
  * @throws InvalidOptionsError when another process still holds it after `waitMs`
@@ -28,39 +121,47 @@ function alive(pid: number): boolean {
 export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, waitMs = 600_000, onWait?: (pid: number) => void): Promise<T> {
   const path = join(dir, '.lock');
   const until = Date.now() + waitMs;
+  const owner: Owner = { token: randomBytes(12).toString('hex'), pid: process.pid, boot: bootId(), start: startOf(process.pid) };
   let told = false;
-  for (;;) {
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number(readFileSafe(path));
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) {
-        rmSync(path, { force: true });
-        continue;
-      }
-      if (Date.now() >= until) throw new InvalidOptionsError(`Another build or update of ${dir} is running (process ${pid || 'unknown'}, lock file ${path}).`);
-      if (!told) onWait?.(pid);
-      told = true;
-      await sleep(100);
-      continue;
-    }
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    break;
+  // The lock appears whole: written to a file of this process's, then linked as `.lock` (which fails when there is one).
+  const mine = `${path}.${owner.token}`;
+  writeFileSync(mine, JSON.stringify(owner));
+  try {
+    await acquire();
+  } finally {
+    rmSync(mine, { force: true });
   }
   try {
     return await work();
   } finally {
-    rmSync(path, { force: true });
+    held.delete(owner.token);
+    // Only this lock: never one that another process made after a takeover.
+    if (readText(path) === JSON.stringify(owner)) rmSync(path, { force: true });
   }
-}
 
-function readFileSafe(path: string): string {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    return '';
+  async function acquire(): Promise<void> {
+    for (;;) {
+      try {
+        held.add(owner.token);
+        linkSync(mine, path);
+        return;
+      } catch (e) {
+        held.delete(owner.token);
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        const text = readText(path);
+        if (text === null) continue;
+        const other = parseOwner(text);
+        if (other === null || isStale(other)) {
+          // An unreadable lock (a write cut short) is as stale as a dead owner's.
+          if (takeOver(path, text, other ?? { token: 'unreadable', pid: 0, boot: '', start: '' })) continue;
+        } else if (!told) {
+          onWait?.(other.pid);
+          told = true;
+        }
+        if (Date.now() >= until) throw new InvalidOptionsError(`Another build or update of ${dir} is running (process ${other?.pid ?? 'unknown'}, lock file ${path}).`);
+        await sleep(100);
+        continue;
+      }
+    }
   }
 }

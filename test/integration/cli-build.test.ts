@@ -175,3 +175,37 @@ describe('iprecord update', () => {
     expect(await abuser('8.150.0.1')).toBe(true);
   }, 30_000);
 });
+
+describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', () => {
+  it('takes its compile process with it (SIGKILL): nothing keeps running or writing', async () => {
+    writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
+    // The default sources: a compile long enough to be killed in the middle.
+    writeFileSync(join(dir, 'killed.json'), JSON.stringify({ feeds: [{ ...attackers, source: 'one.txt' }] }));
+    const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
+    const childrenOf = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    };
+    let compile: number | undefined;
+    for (let i = 0; i < 200 && compile === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      compile = childrenOf(build.pid as number)[0];
+    }
+    expect(compile, 'the compile process started').toBeDefined();
+    build.kill('SIGKILL');
+    // Gone, or a zombie no one has reaped yet (its parent is dead).
+    const gone = () => {
+      try {
+        const stat = readFileSync(`/proc/${compile}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+      } catch {
+        return true;
+      }
+    };
+    for (let i = 0; i < 60 && !gone(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(gone(), 'the compile process ended with the build').toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,95 @@
+/**
+ * The dataset directory's lock: stale locks (a dead process, a reused
+ * process id, this process's own id from a restarted container) are taken
+ * over at once; a live one is waited for; after a crash, eight processes
+ * racing for the lock hold it one at a time.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { withDirectoryLock } from '../../../src/files/lock.js';
+import { ROOT } from '../../helpers/env.js';
+
+const root = mkdtempSync(join(tmpdir(), 'iprecord-lock-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = (lock?: string) => {
+  const dir = join(root, String(n++));
+  spawnSync('mkdir', ['-p', dir]);
+  if (lock !== undefined) writeFileSync(join(dir, '.lock'), lock);
+  return dir;
+};
+const bootId = () => (existsSync('/proc/sys/kernel/random/boot_id') ? readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() : '');
+const take = (dir: string, waitMs = 300) => withDirectoryLock(dir, async () => 'held', waitMs);
+
+describe('directory lock', () => {
+  it('takes over at once a lock naming this process by its id alone, or with a token it did not make (a restarted container)', async () => {
+    await expect(take(fresh(String(process.pid)))).resolves.toBe('held');
+    await expect(take(fresh(JSON.stringify({ token: 'other', pid: process.pid, boot: bootId(), start: '' })))).resolves.toBe('held');
+  });
+
+  it.skipIf(process.platform !== 'linux')('takes over a lock of a live process id that started at another time (the id reused), or from another boot', async () => {
+    const child = spawn('sleep', ['30']);
+    try {
+      await expect(take(fresh(JSON.stringify({ token: 'a', pid: child.pid, boot: bootId(), start: '1' })))).resolves.toBe('held');
+      await expect(take(fresh(JSON.stringify({ token: 'b', pid: child.pid, boot: 'another-boot', start: '' })))).resolves.toBe('held');
+      // The same process as it is: waited for, then refused naming it.
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      await expect(take(fresh(JSON.stringify({ token: 'c', pid: child.pid, boot: bootId(), start })))).rejects.toThrow(new RegExp(`process ${child.pid}`));
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('waits for a lock this process holds, and removes only its own', async () => {
+    const dir = fresh();
+    const order: string[] = [];
+    await Promise.all([
+      withDirectoryLock(dir, async () => {
+        order.push('a in');
+        await new Promise((r) => setTimeout(r, 150));
+        order.push('a out');
+      }),
+      withDirectoryLock(dir, async () => {
+        order.push('b in');
+        order.push('b out');
+      }),
+    ]);
+    expect(order).toEqual(['a in', 'a out', 'b in', 'b out']);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('after a crash, eight processes racing for the stale lock hold it one at a time, and all get it', async () => {
+    // A lock of a process that is gone.
+    const gone = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('close', () => resolve(child.pid as number));
+    });
+    const dir = fresh(JSON.stringify({ token: 'crashed', pid: gone, boot: bootId(), start: '' }));
+    const log = join(dir, 'log');
+    const script = `
+      import { appendFileSync } from 'node:fs';
+      import { withDirectoryLock } from ${JSON.stringify(join(ROOT, 'src/files/lock.ts'))};
+      await withDirectoryLock(${JSON.stringify(dir)}, async () => {
+        appendFileSync(${JSON.stringify(log)}, 'in\\n');
+        await new Promise((r) => setTimeout(r, 30));
+        appendFileSync(${JSON.stringify(log)}, 'out\\n');
+      }, 60000);`;
+    const runs = Array.from(
+      { length: 8 },
+      () =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+          child.on('close', resolve);
+        }),
+    );
+    expect(await Promise.all(runs)).toEqual(Array(8).fill(0));
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    expect(lines).toEqual(Array(8).fill(['in', 'out']).flat());
+    expect(readdirSync(dir).sort()).toEqual(['log']);
+  }, 60_000);
+});
