@@ -111,33 +111,43 @@ async function runBuild(argv: string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir]
+const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir] [--allow-shrink]
 
 Downloads the databases and feeds of a feed configuration given as URLs
 (default: DB-IP Lite City and ASN data from the ip-location-db releases,
 and the built-in public lists) into the dataset directory, validates each
 download, compiles a new build (as iprecord build) and swaps it in with
-one rename. A database must open as one of its role's schemas, hold at
-least sources.minNetworks networks and at most half fewer than its last
-good download, and still place the check addresses (8.8.8.8 in the US and
-AS15169, ...); a feed at least one entry, at most half fewer than its last
-good download, at most 10 % bad lines. A source that fails keeps its last
-good download and is reported; until a database's first download, the
-installed default data stands in.
+one rename. A database must open as one of its role's schemas, end at a
+line's end (CSV), hold at least sources.minNetworks networks and at most
+half fewer than its last good download, cover per family at least 90 % of
+the addresses its last good download covered, and still place the check
+addresses (8.8.8.8 in the US and AS15169, ...); a feed at least one entry,
+at most half fewer than its last good download, at most 10 % bad lines.
+One database refused refuses them all: every database keeps its last good
+download (a build never mixes providers' releases), and the failure is
+reported; until a database's first download, the installed default data
+stands in.
 
 Options:
   --config file    feed configuration
   --data dir       dataset directory; default $IPRECORD_DATA, else ./iprecord-data
+  --allow-shrink   take downloads smaller than the last good ones knowingly
   -h, --help       this help
 
 Exit codes: 0 every source updated or unchanged, 1 some failed (their last good data kept), 2 usage or configuration error.
 `;
 
 async function runUpdate(argv: string[]): Promise<number> {
-  const args = feedCommand('update', UPDATE_USAGE, argv, 'data');
+  const allowShrink = argv.includes('--allow-shrink');
+  const args = feedCommand(
+    'update',
+    UPDATE_USAGE,
+    argv.filter((a) => a !== '--allow-shrink'),
+    'data',
+  );
   if (typeof args === 'number') return args;
   const { dir, config } = args;
-  const result = await updateDataset(config, dir);
+  const result = await updateDataset(config, dir, { allowShrink });
   for (const s of result.sources) {
     process.stderr.write(`${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`);
   }

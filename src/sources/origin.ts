@@ -22,6 +22,8 @@ export interface DownloadState {
   readonly etag?: string;
   readonly lastModified?: string;
   readonly networks: number;
+  /** The addresses its networks cover, per family (IPv6 outside the ranges where IPv6 trees file IPv4); absent in states written before. */
+  readonly space?: { readonly 4: number; readonly 6: number };
   readonly fetchedAt: string;
 }
 

@@ -7,13 +7,20 @@
  * installed default data.
  *
  * Validation: the file opens as a database of a schema that can serve its
- * role (MMDB) or as ASN ranges (CSV); it holds at least `minNetworks`
- * networks, and not fewer than `1 - maxShrink` times the last good
- * version's; and every check address of a family the file covers is in it,
- * with the stated country (geo) or ASN (asn).
+ * role (MMDB) or as ASN ranges (CSV), and a CSV ends at a line's end (a
+ * download cut short is not taken for a smaller file); it holds at least
+ * `minNetworks` networks, not fewer than `1 - maxShrink` times the last
+ * good version's, and per family covers not less than `1 -
+ * maxCoverageShrink` times the addresses the last good version covered
+ * (both waived by `allowShrink`); and every check address of a family the
+ * file covers is in it, with the stated country (geo) or ASN (asn).
+ *
+ * One source refused refuses them all: the downloads that passed are not
+ * taken either, so a build never mixes a new file of one provider with an
+ * old one of another (a geo source's IPv4 and IPv6 files, say).
  */
 
-import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
@@ -66,18 +73,37 @@ async function gunzipFile(from: string, to: string, maxBytes: number): Promise<v
  * Checks a downloaded database for its role: its networks, or why it is
  * refused. @throws Error with the reason
  */
-export function validateSource(path: string, role: Role, s: SourcesConfig, last: number | null, maxShrink: number): number {
+export function validateSource(path: string, role: Role, s: SourcesConfig, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+  if (/\.csv$/i.test(path) && !endsAtLineEnd(path)) throw new Error('the file does not end at the end of a line (cut short?)');
   const db = openDatabase(path, role);
-  // Networks of each family: IPv6 ones outside ::/96 and 2002::/16, where IPv6 trees file IPv4.
+  // Networks and addresses covered of each family: IPv6 outside ::/96 and 2002::/16, where IPv6 trees file IPv4.
   const families: Record<IpVersion, number> = { 4: 0, 6: 0 };
-  db.file.forEachNetwork(4, () => families[4]++);
-  db.file.forEachNetwork(6, (w) => {
-    if (w[0] !== 0 && w[0] >>> 16 !== 0x2002) families[6]++;
+  const space = { 4: 0, 6: 0 };
+  db.file.forEachNetwork(4, (_w, prefix) => {
+    families[4]++;
+    space[4] += 2 ** (32 - prefix);
+  });
+  db.file.forEachNetwork(6, (w, prefix) => {
+    if (w[0] === 0 || w[0] >>> 16 === 0x2002) return;
+    families[6]++;
+    space[6] += 2 ** (128 - prefix);
   });
   const networks = families[4] + families[6];
+  const result = { networks, space };
   if (networks < s.minNetworks) throw new Error(`${networks} networks, fewer than the minimum ${s.minNetworks}`);
-  if (last !== null && networks < last * (1 - maxShrink)) throw new Error(`${networks} networks, down from ${last} (more than ${Math.round(maxShrink * 100)} % fewer)`);
-  if (role === 'anonymous') return networks;
+  if (last !== null && !rules.allowShrink) {
+    if (networks < last.networks * (1 - rules.maxShrink))
+      throw new Error(`${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`);
+    for (const v of [4, 6] as const) {
+      const before = last.space?.[v] ?? 0;
+      if (space[v] < before * (1 - rules.maxCoverageShrink)) {
+        throw new Error(
+          `its IPv${v} networks cover ${share(space[v], before)} of the addresses the last good version covered (more than ${Math.round(rules.maxCoverageShrink * 100)} % fewer; --allow-shrink takes it)`,
+        );
+      }
+    }
+  }
+  if (role === 'anonymous') return result;
   const words = new Uint32Array(4);
   const found: Found = { offset: -1, prefix: 0 };
   for (const c of s.checks) {
@@ -90,11 +116,42 @@ export function validateSource(path: string, role: Role, s: SourcesConfig, last:
     const say = (v: unknown) => (role === 'geo' ? `in ${String(v)}` : `AS${String(v)}`);
     if (got !== want) throw new Error(`${c.ip} is ${got === undefined || got === null ? 'not in it' : say(got)}, not ${say(want)}`);
   }
-  return networks;
+  return result;
 }
 
-/** Downloads, validates and keeps one URL source. */
-async function updateSource(role: Role, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & { maxShrink: number }): Promise<SourceUpdate> {
+/** How a source may shrink against its last good version. */
+export interface ShrinkRules {
+  /** Largest accepted drop in networks (0.5: half may go). */
+  readonly maxShrink: number;
+  /** Largest accepted drop in the addresses covered, per family. */
+  readonly maxCoverageShrink: number;
+  /** Take a smaller source knowingly: neither drop is checked. */
+  readonly allowShrink: boolean;
+}
+
+const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
+
+/** Whether a file is empty or its last byte ends a line. */
+function endsAtLineEnd(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A source that passed, waiting for the others: its checked file and the state to write beside it. */
+interface Staged {
+  readonly checked: string;
+  readonly path: string;
+  readonly state: DownloadState;
+}
+
+/** Downloads and validates one URL source, staging it (`commit` takes it). */
+async function updateSource(role: Role, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & ShrinkRules, staged: Staged[]): Promise<SourceUpdate> {
   const path = sourcePath(dir, role, index, url);
   const last = existsSync(path) ? readDownloadState(path) : null;
   const kept = last !== null ? '; kept the last good download' : '';
@@ -111,16 +168,15 @@ async function updateSource(role: Role, index: number, url: string, dir: string,
     // The downloaded file keeps the name's extension (the CSV or MMDB of it) while it is checked.
     const checked = `${path}.${process.pid}.check${/\.csv$/i.test(path) ? '.csv' : ''}`;
     renameSync(file, checked);
-    let networks: number;
+    let found: ReturnType<typeof validateSource>;
     try {
-      networks = validateSource(checked, role, s, last?.networks ?? null, o.maxShrink);
+      found = validateSource(checked, role, s, last, o);
     } catch (e) {
       rmSync(checked, { force: true });
       throw e;
     }
-    renameSync(checked, path);
-    const state: DownloadState = { url, etag: got.etag, lastModified: got.lastModified, networks, fetchedAt: new Date().toISOString() };
-    writeAtomic(`${path}.json`, JSON.stringify(state) + '\n');
+    const { networks, space } = found;
+    staged.push({ checked, path, state: { url, etag: got.etag, lastModified: got.lastModified, networks, space, fetchedAt: new Date().toISOString() } });
     return { role, url, state: 'updated', networks };
   } catch (e) {
     return { role, url, state: 'failed', error: (e as Error).message + kept };
@@ -130,13 +186,31 @@ async function updateSource(role: Role, index: number, url: string, dir: string,
   }
 }
 
-/** Updates every URL source of a configuration in `dir`, one at a time (they are large). */
-export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOptions & { maxShrink: number }): Promise<SourceUpdate[]> {
+/**
+ * Updates every URL source of a configuration in `dir`, one at a time
+ * (they are large): all that passed are taken when none failed; else none
+ * is, and each that passed says it was refused with the others.
+ */
+export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOptions & ShrinkRules): Promise<SourceUpdate[]> {
   mkdirSync(join(dir, 'sources'), { recursive: true });
   const out: SourceUpdate[] = [];
-  for (const role of ROLES_IN_ORDER) {
-    const list = s[role] ?? [];
-    for (let i = 0; i < list.length; i++) if (isUrl(list[i])) out.push(await updateSource(role, i, list[i], dir, s, o));
+  const staged: Staged[] = [];
+  try {
+    for (const role of ROLES_IN_ORDER) {
+      const list = s[role] ?? [];
+      for (let i = 0; i < list.length; i++) if (isUrl(list[i])) out.push(await updateSource(role, i, list[i], dir, s, o, staged));
+    }
+    const failed = out.filter((u) => u.state === 'failed');
+    if (failed.length > 0) {
+      const why = `not taken: ${failed.map((f) => `${f.role} ${f.url}`).join(', ')} failed, and sources are taken together; kept the last good downloads`;
+      return out.map((u) => (u.state === 'updated' ? { ...u, state: 'failed', error: why } : u));
+    }
+    for (const { checked, path, state } of staged.splice(0)) {
+      renameSync(checked, path);
+      writeAtomic(`${path}.json`, JSON.stringify(state) + '\n');
+    }
+    return out;
+  } finally {
+    for (const { checked } of staged) rmSync(checked, { force: true });
   }
-  return out;
 }

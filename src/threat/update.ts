@@ -37,8 +37,12 @@ export interface UpdateOptions {
   readonly backoffMs?: number;
   /** Fewest entries a download must have. @default 1 */
   readonly minEntries?: number;
-  /** Largest accepted drop in entries against the last good download (0.5: half may go). @default 0.5 */
+  /** Largest accepted drop in entries (feeds) or networks (sources) against the last good download (0.5: half may go). @default 0.5 */
   readonly maxShrink?: number;
+  /** Largest accepted drop in the addresses a source's networks cover, per family. @default 0.1 */
+  readonly maxCoverageShrink?: number;
+  /** Take smaller downloads knowingly: the shrink rules are not checked. @default false */
+  readonly allowShrink?: boolean;
   /** Largest share of bad lines. @default 0.1 */
   readonly maxBadShare?: number;
   /** Per database download (geo, ASN, Anonymous-IP sources given as URLs). @default 600000 */
@@ -97,7 +101,8 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const lines = parsed.entries + parsed.badLines.length + parsed.skipped;
   const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (state ? '; kept the last good download' : '') });
   if (parsed.entries < o.minEntries) return reject(`${parsed.entries} entries, fewer than the minimum ${o.minEntries}`);
-  if (state && parsed.entries < state.entries * (1 - o.maxShrink)) return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
+  if (state && !o.allowShrink && parsed.entries < state.entries * (1 - o.maxShrink))
+    return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
   if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
   const path = feedCachePath(dir, feed.name);
   writeAtomic(path, got.body);
@@ -118,6 +123,8 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     backoffMs: options.backoffMs ?? 500,
     minEntries: options.minEntries ?? 1,
     maxShrink: options.maxShrink ?? 0.5,
+    maxCoverageShrink: options.maxCoverageShrink ?? 0.1,
+    allowShrink: options.allowShrink ?? false,
     maxBadShare: options.maxBadShare ?? 0.1,
     sourceTimeoutMs: options.sourceTimeoutMs ?? 600_000,
     sourceMaxBytes: options.sourceMaxBytes ?? 1 << 30,
@@ -127,7 +134,15 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
   return withDirectoryLock(dir, async () => {
     // Loaded here: checking a download needs the compiler, which a lookup never does.
     const { updateSources } = await import('../sources/update.js');
-    const sources = await updateSources(config.sources, dir, { timeoutMs: o.sourceTimeoutMs, maxBytes: o.sourceMaxBytes, retries: o.retries, backoffMs: o.backoffMs, maxShrink: o.maxShrink });
+    const sources = await updateSources(config.sources, dir, {
+      timeoutMs: o.sourceTimeoutMs,
+      maxBytes: o.sourceMaxBytes,
+      retries: o.retries,
+      backoffMs: o.backoffMs,
+      maxShrink: o.maxShrink,
+      maxCoverageShrink: o.maxCoverageShrink,
+      allowShrink: o.allowShrink,
+    });
     // Two downloads at a time: polite to the sources, and enough to hide latency.
     const feeds: FeedUpdate[] = new Array(config.feeds.length);
     let next = 0;

@@ -156,6 +156,41 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     }
   }, 30_000);
 
+  it('refuses a CSV cut short or covering less space, takes no source when one is refused, and takes a smaller one when told', async () => {
+    const before = readFileSync(geoFile());
+    const answer = lookup();
+    const text = good.asn.toString();
+    // Cut at 60 % of its bytes, in a line; then at a line's end with a quarter of the networks gone (under the 50 % rule).
+    const cut = Buffer.from(text.slice(0, Math.floor(text.length * 0.6)));
+    const quarter = Buffer.from(asnCsv(150));
+    const cases: [Buffer, RegExp][] = [
+      [cut, /does not end at the end of a line/],
+      [quarter, /IPv4 networks cover 75\.0 % of the addresses/],
+    ];
+    for (const [body, reason] of cases) {
+      routes.set('/asn.csv', { body });
+      // A new geo file that passes on its own: not taken while the ASN file is refused.
+      routes.set('/geo.mmdb', { body: geoMmdb('Brisbane', OLD + 1) });
+      const result = await updateDataset(config(), dir, opts);
+      const states = Object.fromEntries(result.sources.map((u) => [u.url.slice(base.length), u]));
+      expect(states['/asn.csv'].state).toBe('failed');
+      expect(states['/asn.csv'].error).toMatch(reason);
+      expect(states['/geo.mmdb'].state).toBe('failed');
+      expect(states['/geo.mmdb'].error).toMatch(/not taken: asn .* failed/);
+      expect(result.ok).toBe(false);
+      expect(readFileSync(geoFile()).equals(before)).toBe(true);
+      expect(lookup()).toBe(answer);
+    }
+    // Told: the smaller file is taken, and the geo file with it.
+    const told = await updateDataset(config(), dir, { ...opts, allowShrink: true });
+    expect(told.sources.map((u) => u.state)).toEqual(['updated', 'updated', 'unchanged']);
+    expect(lookup()).toBe('Brisbane AU AS13335 Cloudflare, Inc.');
+    routes.set('/asn.csv', { body: good.asn });
+    routes.set('/geo.mmdb', { body: good.geo });
+    expect((await updateDataset(config(), dir, opts)).ok).toBe(true);
+    expect(lookup()).toBe(answer);
+  }, 30_000);
+
   it('swaps new data under an engine that watches the directory, with no failed lookup', async () => {
     const engine = await open({ data: dir, watch: true });
     let failures = 0;
