@@ -7,7 +7,14 @@ const PUBLIC = { index: 'src/index.ts', server: 'src/server/index.ts' };
 export default defineConfig([
   {
     // ESM: the library, the server, the CLI and the worker threads (feed builder, enrich, dataset check) share chunks of code.
-    entry: { ...PUBLIC, cli: 'src/cli/index.ts', compile: 'src/compile/main.ts', 'threat-worker': 'src/threat/worker.ts', 'enrich-worker': 'src/cli/enrich-worker.ts', 'verify-worker': 'src/dataset/verify-worker.ts' },
+    entry: {
+      ...PUBLIC,
+      cli: 'src/cli/index.ts',
+      compile: 'src/compile/main.ts',
+      'threat-worker': 'src/threat/worker.ts',
+      'enrich-worker': 'src/cli/enrich-worker.ts',
+      'verify-worker': 'src/dataset/verify-worker.ts',
+    },
     format: ['esm'],
     dts: { entry: PUBLIC },
     splitting: true,

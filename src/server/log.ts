@@ -76,7 +76,20 @@ function clean(s: string): string {
 function redact(target: string): string {
   const q = target.indexOf('?');
   if (q < 0) return clean(target);
-  const query = target.slice(q + 1).replace(/(^|[&?;])([^=&?;]*)=([^&?;]*)/g, (pair: string, sep: string, name: string) => (looksLikeKey(decodeName(name)) ? `${sep}${name}=[redacted]` : pair));
+  // Each parameter as decoded (`api-key%3DKEY` is `api-key=KEY`); one with no value may be a key given bare (`?KEY`).
+  const query = target
+    .slice(q + 1)
+    .split(/([&;?])/)
+    .map((part, i) => {
+      if (i % 2 === 1 || part === '') return part;
+      const decoded = decodeName(part);
+      const eq = decoded.indexOf('=');
+      if (eq < 0) return '[redacted]';
+      if (!looksLikeKey(decoded.slice(0, eq))) return part;
+      const raw = part.indexOf('=');
+      return `${raw < 0 ? decoded.slice(0, eq) : part.slice(0, raw)}=[redacted]`;
+    })
+    .join('');
   return clean(target.slice(0, q + 1) + query);
 }
 

@@ -338,7 +338,17 @@ describe('server: errors, keys and plans', () => {
     expect(logText).toContain('"GET /8.8.8.8?api%2Dkey=[redacted]&x=1 HTTP/1.1" 200');
     // A key under a name the server does not read, or after a second ?, is not written either.
     const secret = 'k3y-s3cret-0001';
-    for (const query of [`apikey=${secret}`, `api_key=${secret}`, `API-KEY=${secret}`, `fields=ip?api-key=${secret}`, `x=1;token=${secret}`, `Api%5Fkey=${secret}`]) {
+    for (const query of [
+      `apikey=${secret}`,
+      `api_key=${secret}`,
+      `API-KEY=${secret}`,
+      `fields=ip?api-key=${secret}`,
+      `x=1;token=${secret}`,
+      `Api%5Fkey=${secret}`,
+      secret,
+      `api-key%3D${secret}`,
+      `fields=ip&${secret}`,
+    ]) {
       await fetch(`${base}/8.8.8.8?${query}`);
     }
     await new Promise((r) => setTimeout(r, 300));
