@@ -159,7 +159,11 @@ async function updateSource(role: Role, index: number, url: string, dir: string,
   const plain = `${path}.${process.pid}.plain`;
   try {
     const got = await downloadToFile(url, last, o, tmp);
-    if (got === null) return { role, url, state: 'unchanged', networks: last?.networks };
+    if (got === null) {
+      // A 304 answers a conditional request; with no earlier download there was none to answer.
+      if (last === null || !existsSync(path)) throw new Error('the server answered 304 Not Modified, but there is no earlier download');
+      return { role, url, state: 'unchanged', networks: last.networks };
+    }
     let file = tmp;
     if (isGzip(tmp)) {
       await gunzipFile(tmp, plain, o.maxBytes);

@@ -95,7 +95,11 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   } catch (e) {
     return { ...base, state: 'failed', error: (e as Error).message + (state ? '; kept the last good download' : '') };
   }
-  if (got === null) return { ...base, state: 'unchanged', entries: state?.entries };
+  if (got === null) {
+    // A 304 answers a conditional request; with no earlier download there was none to answer.
+    if (state === null) return { ...base, state: 'failed', error: 'the server answered 304 Not Modified, but there is no earlier download' };
+    return { ...base, state: 'unchanged', entries: state.entries };
+  }
   const text = got.body.toString('utf8');
   const parsed = parseFeed(text, feed.format, feed.options);
   const lines = parsed.entries + parsed.badLines.length + parsed.skipped;

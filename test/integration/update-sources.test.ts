@@ -17,6 +17,7 @@ import { open, openSync } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { MmdbWriter } from '../../src/mmdb/writer.js';
 import { localSources, sourcePath } from '../../src/sources/local.js';
+import { updateSources } from '../../src/sources/update.js';
 import { parseThreatConfig } from '../../src/threat/config.js';
 import { updateDataset, type UpdateOptions } from '../../src/threat/update.js';
 import { ROOT } from '../helpers/env.js';
@@ -222,6 +223,19 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     expect(lookups).toBeGreaterThan(100);
     expect(failures).toBe(0);
   }, 30_000);
+
+  it('refuses a 304 when there is no earlier download: nothing is said unchanged that was never had', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-304-'));
+    try {
+      routes.set('/never.csv', { status: 304 });
+      const c = parseThreatConfig({ feeds: [], sources: { asn: [`${base}/never.csv`], minNetworks: 2 } }, fresh);
+      // The sources step alone: a build would compile the installed default data in its place.
+      const sources = await updateSources(c.sources, fresh, { timeoutMs: 1500, maxBytes: 1 << 20, retries: 0, backoffMs: 10, maxShrink: 0.5, maxCoverageShrink: 0.1, allowShrink: false });
+      expect(sources.map((u) => [u.state, u.error])).toEqual([['failed', 'the server answered 304 Not Modified, but there is no earlier download']]);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 
   it('compiles the installed default data for a geo or ASN URL not downloaded yet', () => {
     const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-none-'));
