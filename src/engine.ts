@@ -375,9 +375,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Reads the whole dataset file: its checksum, and that every range and
-   * table row refers to what exists (what opening leaves out; 0.2-0.3 s
-   * for the default data). `iprecord info` runs it.
+   * Reads the whole dataset file again: its checksum, and that every
+   * range, row, text and fragment makes a well-formed record (the check
+   * opening makes of a file not sealed; about 1 s for the default data,
+   * on this thread). `iprecord info` runs it.
    * @throws InvalidDatasetError naming the defect; ClosedError
    */
   verify(): void {

@@ -4,10 +4,9 @@
  * `reload()` swaps as a whole.
  */
 
-import { closeSync, read as readCallback, type BigIntStats } from 'node:fs';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { openRegular, readRange, readRegularText } from './files/read.js';
+import { readRegularText } from './files/read.js';
+import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from './dataset/load.js';
 import { ensureDataset } from './dataset/locate.js';
 import { InvalidDatasetError } from './errors.js';
 import type { IpVersion } from './ip/parse.js';
@@ -19,7 +18,7 @@ import { ThreatTree } from './threat/tree.js';
 import { Dataset, type SourceInfo } from './dataset/format.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
-import { identity, isSealed, writeSeal } from './dataset/seal.js';
+import { isSealed, writeSeal } from './dataset/seal.js';
 import { verifyOffThread } from './dataset/verify-thread.js';
 import { warmTimeZones, ZoneClock } from './time/zone.js';
 import type { Threat } from './types.js';
@@ -28,14 +27,6 @@ import type { Threat } from './types.js';
 export interface DatabaseInfo extends SourceInfo {
   /** When the dataset was read (a reload keeps the bytes of a file that did not change). */
   readonly readAt: string;
-}
-
-interface Loaded {
-  readonly path: string;
-  readonly buf: Buffer;
-  /** Device, inode, size and modification time when read: a reload reuses the bytes while they match. */
-  readonly stamp: string;
-  readonly readAt: Date;
 }
 
 /** The memory mapper when the options ask for maps and the addon is there, else null (files are read). */
@@ -100,46 +91,12 @@ function readManifest(dataset: string | null): Manifest | null {
   }
 }
 
-/** Bytes per read of `readWhole`. */
-const READ_CHUNK = 8 << 20;
-
-const readAsync = promisify(readCallback);
-
-/**
- * Reads an open file of `size` bytes into one buffer with its chunks read
- * concurrently: the thread pool faults in the fresh buffer's pages on
- * every core, which reads the 134 MB of the default geo files about 25 %
- * faster than `readFile`.
- */
-async function readWhole(fd: number, size: number): Promise<Buffer> {
-  const buf = sharedBuffer(size);
-  const reads: Promise<unknown>[] = [];
-  const readRange = async (from: number, to: number): Promise<void> => {
-    while (from < to) {
-      const { bytesRead } = await readAsync(fd, buf, from, to - from, from);
-      if (bytesRead === 0) throw new Error(`the file ended at byte ${from} of ${size} (it changed while it was read)`);
-      from += bytesRead;
-    }
-  };
-  for (let at = 0; at < size; at += READ_CHUNK) reads.push(readRange(at, Math.min(size, at + READ_CHUNK)));
-  await Promise.all(reads);
-  return buf;
-}
-
-/**
- * A buffer over fresh shared memory: what an engine reads can be handed to
- * worker threads (`share()`) without a copy.
- */
-function sharedBuffer(size: number): Buffer {
-  return Buffer.from(new SharedArrayBuffer(size));
-}
-
 /**
  * Bytes already held for a file that has not changed since (`stamp`): the
  * previous snapshot's (a reload), else another engine's in shared memory
  * (`options.shared`); null when it must be opened.
  */
-function held(options: ResolvedOptions, previous: Snapshot | null, path: string, stamp: string): Loaded | null {
+function held(options: ResolvedOptions, previous: Snapshot | null, { path, stamp }: OpenedFile): Loaded | null {
   const known = previous?.files.get(path);
   if (known !== undefined && known.stamp === stamp) return known;
   const s = options.shared.get(path);
@@ -147,53 +104,8 @@ function held(options: ResolvedOptions, previous: Snapshot | null, path: string,
   return { path, buf: Buffer.from(s.bytes), stamp, readAt: new Date(s.readAt) };
 }
 
-function wrapRead(path: string, cause: unknown): never {
-  throw new InvalidDatasetError(`Cannot read database ${path}: ${(cause as Error).message}`, { cause });
-}
-
-/** A file opened for loading: its descriptor's identity (`dataset/seal.ts`), which also tells a reload whether it changed. */
-interface Stamp {
-  readonly id: string;
-  readonly stat: BigIntStats;
-}
-
-/**
- * Runs `work` on a regular file opened by path (a FIFO or device is
- * refused at once), closing it after; errors name the file.
- * @throws InvalidDatasetError
- */
-async function withFile<T>(path: string, work: (fd: number, stamp: Stamp) => Promise<T>): Promise<T> {
-  const { fd, stat } = openOrThrow(path);
-  try {
-    return await work(fd, { id: identity(stat), stat });
-  } catch (e) {
-    if (e instanceof InvalidDatasetError) throw e;
-    return wrapRead(path, e);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** `withFile`, synchronously. */
-function withFileSync<T>(path: string, work: (fd: number, stamp: Stamp) => T): T {
-  const { fd, stat } = openOrThrow(path);
-  try {
-    return work(fd, { id: identity(stat), stat });
-  } catch (e) {
-    if (e instanceof InvalidDatasetError) throw e;
-    return wrapRead(path, e);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function openOrThrow(path: string): ReturnType<typeof openRegular> {
-  try {
-    return openRegular(path);
-  } catch (e) {
-    return wrapRead(path, e);
-  }
-}
+/** A file just read. */
+const loaded = (f: OpenedFile, buf: Buffer): Loaded => ({ path: f.path, buf, stamp: f.stamp, readAt: new Date() });
 
 export class Snapshot {
   /** The compiled dataset that answers every lookup. */
@@ -237,62 +149,41 @@ export class Snapshot {
   static async open(options: ResolvedOptions, previous: Snapshot | null = null): Promise<Snapshot> {
     const p = resolvePaths(options);
     const mapper = mapperFor(options);
-    const loadAll = (list: readonly string[], check: boolean) =>
-      Promise.all(
-        list.map((path) =>
-          withFile(path, async (fd, stamp): Promise<[Loaded, Dataset | null]> => {
-            const known = held(options, previous, path, stamp.id);
-            if (known !== null) return [known, check ? (previous?.files.get(path) === known ? previous.dataset : new Dataset(known.buf, path)) : null];
-            const readAt = new Date();
-            const buf = mapper !== null ? mapper.map(fd) : await readWhole(fd, Number(stamp.stat.size));
-            const loaded = { path, buf, stamp: stamp.id, readAt };
-            if (!check) return [loaded, null];
-            const ds = new Dataset(buf, path);
-            if (!isSealed(path, stamp.stat)) {
-              await verifyOffThread(ds, mapper !== null ? { fd } : { bytes: buf.buffer as SharedArrayBuffer });
-              writeSeal(path, stamp.stat);
-            }
-            return [loaded, ds];
-          }),
-        ),
-      );
-    const loading = Promise.all([loadAll(p.threat, false), loadAll(p.compiled, true)]);
+    const threat = Promise.all(p.threat.map((path) => withFile(path, async (f) => held(options, previous, f) ?? loaded(f, await bytes(f, mapper)))));
+    const compiled = withFile(p.compiled[0], async (f): Promise<[Loaded, Dataset]> => {
+      // Bytes held already were checked by the engine that opened them: this one's last snapshot, or the one sharing them.
+      const known = held(options, previous, f);
+      if (known !== null) return [known, previous?.files.get(f.path) === known ? previous.dataset : new Dataset(known.buf, f.path)];
+      const l = loaded(f, await bytes(f, mapper));
+      const ds = new Dataset(l.buf, f.path);
+      if (!isSealed(f.path, f.stat)) {
+        await verifyOffThread(ds, mapper !== null ? { fd: f.fd } : { bytes: l.buf.buffer as SharedArrayBuffer });
+        writeSeal(f.path, f.stat);
+      }
+      return [l, ds];
+    });
     // The main thread would wait for the reads: start up ICU meanwhile.
     warmTimeZones();
-    const [threat, [[compiled, dataset]]] = await loading;
-    return new Snapshot(
-      p,
-      threat.map(([l]) => l),
-      compiled,
-      dataset as Dataset,
-      previous,
-    );
+    const [[file, dataset], threatFiles] = await Promise.all([compiled, threat]);
+    return new Snapshot(p, threatFiles, file, dataset, previous);
   }
 
   /** Opens the files synchronously (and checks a dataset not sealed on this thread). */
   static openSync(options: ResolvedOptions): Snapshot {
     const p = resolvePaths(options);
     const mapper = mapperFor(options);
-    const load = (path: string, check: boolean) =>
-      withFileSync(path, (fd, stamp): [Loaded, Dataset | null] => {
-        const known = held(options, null, path, stamp.id);
-        const loaded = known ?? { path, buf: mapper !== null ? mapper.map(fd) : readRange(fd, sharedBuffer, 0, Number(stamp.stat.size)), stamp: stamp.id, readAt: new Date() };
-        if (!check) return [loaded, null];
-        const ds = new Dataset(loaded.buf, path);
-        if (known === null && !isSealed(path, stamp.stat)) {
-          ds.verify();
-          writeSeal(path, stamp.stat);
-        }
-        return [loaded, ds];
-      });
-    const [compiled, dataset] = load(p.compiled[0], true);
-    return new Snapshot(
-      p,
-      p.threat.map((path) => load(path, false)[0]),
-      compiled,
-      dataset as Dataset,
-      null,
-    );
+    const threat = p.threat.map((path) => withFile(path, (f) => held(options, null, f) ?? loaded(f, bytesSync(f, mapper))));
+    const [file, dataset] = withFile(p.compiled[0], (f): [Loaded, Dataset] => {
+      const known = held(options, null, f);
+      const l = known ?? loaded(f, bytesSync(f, mapper));
+      const ds = new Dataset(l.buf, f.path);
+      if (known === null && !isSealed(f.path, f.stat)) {
+        ds.verify();
+        writeSeal(f.path, f.stat);
+      }
+      return [l, ds];
+    });
+    return new Snapshot(p, threat, file, dataset, null);
   }
 
   /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */

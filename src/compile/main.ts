@@ -27,7 +27,11 @@ try {
   parent = job.parent ?? parent;
   orphaned();
   const { progress, say } = terminalProgress();
-  const path = compileTo(job.sources, job.key, job.places, say, (step, done) => (orphaned(), progress(step, done)), job.threat);
+  const stepped = (step: string, done: number) => {
+    orphaned();
+    progress(step, done);
+  };
+  const path = compileTo(job.sources, job.key, job.places, say, stepped, job.threat);
   process.stdout.write(JSON.stringify({ path }) + '\n');
 } catch (e) {
   process.stdout.write(JSON.stringify({ error: (e as Error).message }) + '\n');

@@ -24,7 +24,7 @@ import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
 import { COUNTRY, CRC_AT, ESCAPED, HEADER, INDEX_SHIFT, INDEX_WORDS, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THREAT, type Counts } from './layout.js';
 import type { Dataset } from './format.js';
-import { isValueThenMembers, jsonValue } from './json-scan.js';
+import { isJsonValue, isValueThenMembers } from './json-scan.js';
 import { OTHER, type DatasetText } from './text.js';
 
 /** What the check reads of a dataset besides its public sections. */
@@ -137,7 +137,7 @@ function checkTexts(ds: Dataset, text: DatasetText, bad: Bad): void {
         if (start < OTHER && !escaped) {
           if (seen[start] === end + 1) continue;
           seen[start] = end + 1;
-          ok = ascii[start] === 0x22 ? plainString(ascii, start, end) : jsonValue(ascii, start, end) === end;
+          ok = ascii[start] === 0x22 ? plainString(ascii, start, end) : isJsonValue(ascii.subarray(start, end));
         } else {
           const t = text.slice(start, escaped ? (end & ~ESCAPED) >>> 0 : end);
           try {
@@ -188,8 +188,7 @@ function checkFragments(ds: Dataset, bad: Bad): Uint8Array {
       const id = l[at + col];
       if (checked[id] === 1) continue;
       checked[id] = 1;
-      const f = ds.fragment(id);
-      if (!isValueThenMembers(f, 0, f.length)) bad(`location row ${at / LOCATION} has a ${col === LOC.placeFragment ? 'place' : 'point'} that is not valid JSON text in a record`);
+      if (!isValueThenMembers(ds.fragment(id))) bad(`location row ${at / LOCATION} has a ${col === LOC.placeFragment ? 'place' : 'point'} that is not valid JSON text in a record`);
     }
   }
   // Networks: a head that ends in a route's key is followed by the route and the tail; any other head ends the network.

@@ -1,7 +1,8 @@
 /**
  * A lock on a dataset directory, so that two builds or updates into it
  * take turns: a file `.lock`, linked into place whole (a link fails where
- * one is), holding who made it: a random token, the process id, the boot id and the process's start time.
+ * one is), holding who made it: a random token, the process id, the boot
+ * id and the process's start time.
  *
  * A lock is stale when its maker cannot be running: the machine booted
  * since, no process has its id, the process with its id started at
@@ -77,7 +78,7 @@ function parseOwner(text: string): Owner | null {
 }
 
 /** Whether the maker of a lock cannot be running. */
-export function isStale(owner: Owner): boolean {
+function isStale(owner: Owner): boolean {
   if (owner.pid === process.pid) return !held.has(owner.token);
   if (owner.boot !== '' && owner.boot !== bootId()) return true;
   if (owner.pid <= 0 || !alive(owner.pid)) return true;
@@ -123,14 +124,7 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
   const until = Date.now() + waitMs;
   const owner: Owner = { token: randomBytes(12).toString('hex'), pid: process.pid, boot: bootId(), start: startOf(process.pid) };
   let told = false;
-  // The lock appears whole: written to a file of this process's, then linked as `.lock` (which fails when there is one).
-  const mine = `${path}.${owner.token}`;
-  writeFileSync(mine, JSON.stringify(owner));
-  try {
-    await acquire();
-  } finally {
-    rmSync(mine, { force: true });
-  }
+  await acquire();
   try {
     return await work();
   } finally {
@@ -141,7 +135,10 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
 
   async function acquire(): Promise<void> {
     for (;;) {
+      // The lock appears whole: written to a file of this process's, then linked as `.lock` (which fails when there is one).
+      const mine = `${path}.${owner.token}`;
       try {
+        writeFileSync(mine, JSON.stringify(owner));
         held.add(owner.token);
         linkSync(mine, path);
         return;
@@ -149,7 +146,7 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
         held.delete(owner.token);
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const text = readText(path);
-        if (text === null) continue;
+        if (text === null) continue; // released meanwhile
         const other = parseOwner(text);
         if (other === null || isStale(other)) {
           // An unreadable lock (a write cut short) is as stale as a dead owner's.
@@ -160,7 +157,8 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
         }
         if (Date.now() >= until) throw new InvalidOptionsError(`Another build or update of ${dir} is running (process ${other?.pid ?? 'unknown'}, lock file ${path}).`);
         await sleep(100);
-        continue;
+      } finally {
+        rmSync(mine, { force: true });
       }
     }
   }

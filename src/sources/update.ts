@@ -20,13 +20,14 @@
  * old one of another (a geo source's IPv4 and IPv6 files, say).
  */
 
-import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { openDatabase } from '../compile/sources.js';
 import { downloadToFile, type DownloadOptions } from '../files/http.js';
+import { readFileRange } from '../files/read.js';
 import { writeAtomic } from '../files/write.js';
 import type { AsnFacts, GeoFacts, Role } from '../geo/facts.js';
 import { parseIpInto, type IpVersion } from '../ip/parse.js';
@@ -133,14 +134,8 @@ const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed
 
 /** Whether a file is empty or its last byte ends a line. */
 function endsAtLineEnd(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    const last = Buffer.alloc(1);
-    return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
-  } finally {
-    closeSync(fd);
-  }
+  const size = statSync(path).size;
+  return size === 0 || readFileRange(path, (n) => Buffer.alloc(n), size - 1, size)[0] === 0x0a;
 }
 
 /** A source that passed, waiting for the others: its checked file and the state to write beside it. */
