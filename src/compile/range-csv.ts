@@ -3,7 +3,8 @@
  * ranges (`start,end,asn,organisation`, the format of `@ip-location-db/asn`)
  * and geo ranges (`geo-csv.ts`). Rows are resolved into one sorted
  * partition where a later row wins on its own range (in the
- * @ip-location-db data the one nested row is the narrower announcement),
+ * @ip-location-db data the one nested row is the narrower announcement;
+ * `row-partition.ts`),
  * each piece split into CIDR blocks (`asn.route` is the block that holds
  * the address). IPv4 rows also answer at ::/96 of IPv6, as in an MMDB's
  * IPv6 tree. Build time only.
@@ -15,6 +16,7 @@ import type { Address } from '../ip/address.js';
 import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Found } from '../mmdb/reader.js';
+import { resolveRows } from './row-partition.js';
 
 const V4_END = (1n << 32n) - 1n;
 
@@ -72,34 +74,7 @@ export class RangeCsv<T> {
       }
       return { lo: toBigInt(r.start), hi: toBigInt(r.end), order, id };
     });
-    items.sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : a.order - b.order));
-    // Resolved pieces so far, sorted and disjoint, with the order of the row they came from.
-    const out: { lo: bigint; hi: bigint; order: number; id: number }[] = [];
-    for (const r of items) {
-      // The pieces r overlaps are a suffix (every piece starts at or before r).
-      let from = out.length;
-      while (from > 0 && out[from - 1].hi >= r.lo) from--;
-      if (from === out.length) {
-        out.push(r);
-        continue;
-      }
-      const merged: typeof out = [];
-      let at = r.lo;
-      for (const p of out.splice(from)) {
-        if (p.lo < r.lo) merged.push({ ...p, hi: r.lo - 1n });
-        const lo = p.lo > r.lo ? p.lo : r.lo;
-        const hi = p.hi < r.hi ? p.hi : r.hi;
-        if (lo <= hi) {
-          if (at < lo) merged.push({ ...r, lo: at, hi: lo - 1n });
-          merged.push(p.order > r.order ? { ...p, lo, hi } : { ...r, lo, hi });
-          at = hi + 1n;
-        }
-        if (p.hi > r.hi) merged.push({ ...p, lo: p.lo > r.hi ? p.lo : r.hi + 1n });
-      }
-      if (at <= r.hi) merged.push({ ...r, lo: at });
-      merged.sort((a, b) => (a.lo < b.lo ? -1 : 1));
-      out.push(...merged);
-    }
+    const out = resolveRows(items);
     for (const p of out) {
       this.lo.push(p.lo);
       this.hi.push(p.hi);
