@@ -11,6 +11,7 @@ import { forEachCsvRow, type CsvBadLine } from '../text/csv.js';
 import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import { parseIp, type Address } from '../ip/address.js';
 import { MmdbWriter, Typed } from '../mmdb/writer.js';
+import { capped } from '../geo/adapters/values.js';
 
 /** A line of a file that could not be read as a row. */
 export type BadLine = CsvBadLine;
@@ -45,7 +46,7 @@ export function readAsnCsv(files: readonly string[]): { rows: AsnRow[]; badLines
     const asn = /^\d{1,10}$/.test(f[2]) ? Number(f[2]) : NaN;
     if (!start || !end || start.version !== end.version || !(asn >= 0 && asn < 2 ** 32)) return bad('invalid address range or AS number');
     if (toBigInt(start) > toBigInt(end)) return bad('Range start is after its end.');
-    rows.push({ start, end, asn, name: f[3] ?? '' });
+    rows.push({ start, end, asn, name: capped(f[3] ?? '') });
   });
   return { rows, badLines };
 }

@@ -15,6 +15,7 @@ import { compileDataset, type Progress } from './dataset.js';
 import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from '../threat/tree.js';
 import { Dataset } from '../dataset/format.js';
+import { MAX_TEXT_BYTES, textCuts } from '../geo/adapters/values.js';
 import { writeSeal } from '../dataset/seal.js';
 import { openRegular } from '../files/read.js';
 
@@ -56,6 +57,7 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
   progress?.('reading the sources', 0);
   const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
   const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
+  if (textCuts.count > 0) say(`${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`);
   // What the compiler wrote passes the check every open makes; the seal spares the first open the same work.
   progress?.('checking the dataset', 0.97);
   new Dataset(compiled.buffer, 'the compiled dataset').verify();

@@ -192,6 +192,22 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     expect(lookup()).toBe(answer);
   }, 30_000);
 
+  it('cuts a source string past 256 bytes (a 1 MB AS name) at a character, so no record carries it', async () => {
+    const long = 'Ünïcödé Networks '.repeat(60_000);
+    routes.set('/asn.csv', { body: Buffer.from(asnCsv(200).replace('"Cloudflare, Inc."', JSON.stringify(long))) });
+    const result = await updateDataset(config(), dir, opts);
+    expect(result.sources[1].state).toBe('updated');
+    const e = openSync({ data: dir });
+    const name = e.lookup('1.0.0.1').asn?.name as string;
+    expect(e.lookupJson('1.0.0.1').length).toBeLessThan(3000);
+    e.close();
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(256);
+    expect(Buffer.byteLength(name)).toBeGreaterThan(252);
+    expect(long.startsWith(name)).toBe(true);
+    routes.set('/asn.csv', { body: good.asn });
+    expect((await updateDataset(config(), dir, opts)).ok).toBe(true);
+  }, 30_000);
+
   it('swaps new data under an engine that watches the directory, with no failed lookup', async () => {
     const engine = await open({ data: dir, watch: true });
     let failures = 0;

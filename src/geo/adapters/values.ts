@@ -8,9 +8,31 @@ export function isRow(v: MmdbValue | null | undefined): v is Row {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 }
 
-/** A non-empty string, else null (databases write "" for unknown). */
+/** A non-empty string, at most MAX_TEXT_BYTES (`capped`), else null (databases write "" for unknown). */
 export function text(v: MmdbValue | undefined): string | null {
-  return typeof v === 'string' && v !== '' ? v : null;
+  return typeof v === 'string' && v !== '' ? capped(v) : null;
+}
+
+/**
+ * The longest string a source may give, in UTF-8 bytes: past it the value
+ * is cut (the longest AS name of the default data is 98 bytes; a 10 MB one
+ * would be written into every record of its networks).
+ */
+export const MAX_TEXT_BYTES = 256;
+
+/** Strings cut by `capped` in this process: how many, and the first one's start (the compiler reports them). */
+export const textCuts = { count: 0, first: '' };
+
+/** `s` cut to at most MAX_TEXT_BYTES of UTF-8 at a character's end (counted in `textCuts`). */
+export function capped(s: string): string {
+  // Three bytes at most per UTF-16 unit: short strings need no count.
+  if (s.length * 3 <= MAX_TEXT_BYTES || Buffer.byteLength(s) <= MAX_TEXT_BYTES) return s;
+  const b = Buffer.from(s);
+  let end = MAX_TEXT_BYTES;
+  // Not inside a character: back off its continuation bytes (10xxxxxx) to its lead byte.
+  while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
+  if (textCuts.count++ === 0) textCuts.first = s.slice(0, 40);
+  return b.toString('utf8', 0, end);
 }
 
 /** A finite number, else null. */
