@@ -7,9 +7,12 @@
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
 
+// A reader that stopped reading (`| head`) is no failure; any other write error (a full disk, a closed or bad
+// descriptor, an I/O error) is one line and exit code 2, never a stack trace or the code of "some inputs bad".
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(0);
-  throw e;
+  process.stderr.write(`iprecord: cannot write to standard output: ${e.message}\n`);
+  process.exit(2);
 });
 
 // Process warnings (the library's: codes IPRECORD_*) as lines of the command's own, each once.

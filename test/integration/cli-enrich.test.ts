@@ -4,7 +4,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync as openFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -350,5 +350,22 @@ describe('iprecord enrich', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(err.replace(/^iprecord: no loaded source answers for .*\n/, '')).not.toMatch(/Error|at .*\(/);
     expect(code).toBe(0);
+  });
+});
+
+describe.skipIf(!existsSync('/dev/full'))('output that cannot be written', () => {
+  it('is one line naming standard output and exit code 2, for enrich and a lookup (a full disk: /dev/full)', () => {
+    const file = join(dir, 'full.txt');
+    writeFileSync(file, addresses(20_000).join('\n') + '\n');
+    for (const args of [['enrich', file], ['enrich', '--output', 'ndjson', file], ['8.8.8.8']]) {
+      const full = openFileSync('/dev/full', 'w');
+      try {
+        const r = spawnSync(process.execPath, [CLI, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+        expect(r.status, args.join(' ')).toBe(2);
+        expect(r.stderr.trim().split('\n').filter((l) => !l.includes('IPRECORD_MISSING') && !l.includes('no loaded source'))).toEqual([expect.stringMatching(/^iprecord: cannot write to standard output: .*ENOSPC/)]);
+      } finally {
+        closeSync(full);
+      }
+    }
   });
 });
