@@ -1,8 +1,9 @@
 /** `iprecord export`: the compiled dataset's ranges with their records, for other engines (`export/index.ts`). */
 
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openSync } from '../engine.js';
-import { EXPORT_FORMATS, exportDataset, type ExportFormat } from '../export/index.js';
+import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../export/index.js';
 import { checkCsvFields } from '../export/record.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
 import { terminalProgress } from './progress.js';
@@ -28,14 +29,16 @@ Formats:
 
 Options:
   --format f       ${EXPORT_FORMATS.join(', ')}
-  --out file       the file to write (replaced when complete)
+  --out file       the file to write (replaced when complete; a directory, a
+                   device or a symbolic link is refused); - : standard
+                   output (csv only, no manifest)
   --fields list    csv only: comma-separated dotted columns (asn.name), top-level
                    keys (asn: its JSON) or record (the whole record's JSON);
                    default every column, then record
   --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the default data
   -h, --help       this help
 
-Exit codes: 0 written, 2 usage or data error.
+Exit codes: 0 written, 2 usage, data or write error (nothing left behind).
 `;
 
 export async function runExport(argv: string[]): Promise<number> {
@@ -55,17 +58,27 @@ export async function runExport(argv: string[]): Promise<number> {
     }
   }
   const data = dataDir(o.data);
+  const out = o.out === '-' ? '-' : resolve(o.out);
+  const format = o.format as ExportFormat;
+  // Stopped by a signal: its temporary files go with it (an MMDB export, built in memory, hears it only when written).
+  const stop = (signal: NodeJS.Signals) => {
+    for (const t of out === '-' ? [] : exportTempFiles({ format, out })) rmSync(t, { force: true });
+    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15));
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.once(s, stop);
   const engine = openSync(data === undefined ? {} : { data });
   try {
     const started = Date.now();
     const { progress, clear } = terminalProgress(started);
-    const r = await exportDataset(engine, { format: o.format as ExportFormat, out: resolve(o.out), progress, ...(fields === undefined ? {} : { fields }) });
+    const r = await exportDataset(engine, { format, out, progress, ...(fields === undefined ? {} : { fields }) });
     clear();
     process.stderr.write(
-      `wrote ${o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes before compression) in ${((Date.now() - started) / 1000).toFixed(1)} s; manifest ${r.manifest}\n`,
+      `wrote ${o.out === '-' ? 'standard output' : o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes${/\.gz$/i.test(out) ? ' before compression' : ''}) in ${((Date.now() - started) / 1000).toFixed(1)} s${r.manifest === null ? '' : `; manifest ${r.manifest}`}\n`,
     );
     return 0;
   } finally {
     engine.close();
+    for (const s of signals) process.off(s, stop);
   }
 }

@@ -18,9 +18,11 @@
  *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import { createGzip, type Gzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import type { Dataset } from '../dataset/format.js';
 import { writeAtomic } from '../files/write.js';
 import { formatIp } from '../ip/format.js';
@@ -36,7 +38,7 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'
 
 export interface ExportOptions {
   readonly format: ExportFormat;
-  /** The file to write (replaced when complete; for Parquet, the name of the two files); the manifest goes beside it as `<out>.manifest.json`. */
+  /** The file to write (replaced when complete; for Parquet, the name of the two files); the manifest goes beside it as `<out>.manifest.json`. `-`: standard output (CSV only, no manifest). */
   readonly out: string;
   /** CSV only: the columns after `network,start_ip,end_ip` (`CSV_FIELDS`: dotted columns, top-level keys as JSON, `record`); default every column of `EXPORT_COLUMNS` and `record`. */
   readonly fields?: readonly string[];
@@ -56,7 +58,8 @@ export interface ExportResult {
   /** Rows written (CSV: CIDR blocks). */
   readonly rows: number;
   readonly bytes: number;
-  readonly manifest: string;
+  /** The manifest written beside the file; null for standard output. */
+  readonly manifest: string | null;
 }
 
 /** The dataset's exportable ranges, telling `progress` every 1/500 of the walk and at its end. */
@@ -84,20 +87,29 @@ const csvText = (v: string | number | boolean | null | undefined): string => {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-/** Writes chunks, waiting when the stream asks to. */
+/** Writes chunks, waiting when the stream asks to; the first error of the file or the compressor fails the next call. */
 class Out {
   bytes = 0;
-  private readonly file: WriteStream;
-  private readonly head: WriteStream | Gzip;
+  private readonly head: Writable;
+  /** Rejects with the first error of either stream. */
+  private readonly broken: Promise<never>;
   private pending: string[] = [];
   private size = 0;
-  constructor(path: string, gzip: boolean) {
-    this.file = createWriteStream(path);
+  constructor(
+    private readonly file: Writable,
+    gzip: boolean,
+  ) {
     if (gzip) {
       const z = createGzip();
       z.pipe(this.file);
       this.head = z;
     } else this.head = this.file;
+    this.broken = new Promise<never>((_, reject) => {
+      this.file.once('error', reject);
+      this.head.once('error', reject);
+    });
+    // Seen by whichever call comes next.
+    this.broken.catch(() => undefined);
   }
   async write(text: string): Promise<void> {
     this.pending.push(text);
@@ -109,12 +121,17 @@ class Out {
     this.pending = [];
     this.size = 0;
     this.bytes += Buffer.byteLength(chunk);
-    if (!this.head.write(chunk)) await once(this.head, 'drain');
+    if (!this.head.write(chunk)) await Promise.race([once(this.head, 'drain'), this.broken]);
   }
   async end(): Promise<void> {
     await this.flush();
+    if (this.file === process.stdout) {
+      // Standard output is not ended (the process goes on writing to it): what was written is out once an empty write is.
+      await Promise.race([new Promise<void>((resolve, reject) => this.file.write('', (e) => (e ? reject(e) : resolve()))), this.broken]);
+      return;
+    }
     this.head.end();
-    await once(this.file, 'finish');
+    await Promise.race([once(this.file, 'finish'), this.broken]);
   }
 }
 
@@ -132,17 +149,24 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const info = engine.info();
   // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
   const ds = engine.compiledDataset();
+  if (options.out === '-') {
+    if (options.format !== 'csv') throw new Error(`a ${options.format} export is written to a file, not to standard output (-)`);
+    const { ranges, rows, bytes } = await writeCsv(engine, walk(ds, options), process.stdout, false, csvFields(options));
+    return { ranges, rows, bytes, manifest: null };
+  }
   const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
-  const tmp = (path: string) => `${path}.${process.pid}.tmp`;
+  for (const t of [...targets, `${options.out}.manifest.json`]) checkTarget(t);
+  const temps = exportTempFiles(options);
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), tmp(options.out), /\.gz$/i.test(options.out), csvFields(options));
-    else if (options.format === 'mmdb') written = writeMmdb(engine, walk(ds, options), tmp(options.out), options.progress);
-    else written = await writeParquet(engine, walk(ds, options), tmp(targets[0]), tmp(targets[1]));
-    for (const t of targets) renameSync(tmp(t), t);
+    if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
+    else if (options.format === 'mmdb') written = writeMmdb(engine, walk(ds, options), temps[0], options.progress);
+    else written = await writeParquet(engine, walk(ds, options), temps[0], temps[1]);
+    targets.forEach((t, i) => renameSync(temps[i], t));
   } catch (e) {
-    for (const t of targets) rmSync(tmp(t), { force: true });
-    throw e;
+    for (const t of temps) rmSync(t, { force: true });
+    // A system's error (ENOSPC, EIO, ...) names no file: this one does.
+    throw (e as NodeJS.ErrnoException).code === undefined ? e : new Error(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
   }
   const { ranges, rows, bytes } = written;
   const manifest = `${options.out}.manifest.json`;
@@ -150,15 +174,42 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   return { ranges, rows, bytes, manifest };
 }
 
+/** The temporary files an export writes before it renames them into place (what to remove if it is stopped). */
+export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>): string[] {
+  const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
+  return targets.map((t) => `${t}.${process.pid}.tmp`);
+}
+
+/**
+ * Refuses, before any work, a path an export cannot rightly replace: one
+ * in a folder that is not there, or one that is there and is not a regular
+ * file (a directory, a device, a FIFO, a symbolic link: name the file itself).
+ * @throws Error naming the path
+ */
+function checkTarget(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
+    const parent = dirname(path);
+    if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new Error(`cannot write ${path}: ${parent} is not a folder`);
+    return;
+  }
+  if (st.isFile()) return;
+  const what = st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link (name the file itself)' : 'not a regular file';
+  throw new Error(`cannot write ${path}: it is ${what}`);
+}
+
 /** The CSV export (see the module comment). */
 async function writeCsv(
   engine: Engine,
   walked: Iterable<ExportRange>,
-  path: string,
+  file: Writable,
   gzip: boolean,
   fields: readonly string[],
 ): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
-  const out = new Out(path, gzip);
+  const out = new Out(file, gzip);
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
   await out.write(['network', 'start_ip', 'end_ip', ...fields].join(',') + '\n');

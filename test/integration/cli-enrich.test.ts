@@ -362,7 +362,12 @@ describe.skipIf(!existsSync('/dev/full'))('output that cannot be written', () =>
       try {
         const r = spawnSync(process.execPath, [CLI, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
         expect(r.status, args.join(' ')).toBe(2);
-        expect(r.stderr.trim().split('\n').filter((l) => !l.includes('IPRECORD_MISSING') && !l.includes('no loaded source'))).toEqual([expect.stringMatching(/^iprecord: cannot write to standard output: .*ENOSPC/)]);
+        expect(
+          r.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => !l.includes('IPRECORD_MISSING') && !l.includes('no loaded source')),
+        ).toEqual([expect.stringMatching(/^iprecord: cannot write to standard output: .*ENOSPC/)]);
       } finally {
         closeSync(full);
       }

@@ -100,7 +100,7 @@ describe('exportDataset: csv', () => {
       }
       expect(gaps.length).toBeGreaterThan(3);
     }
-    const manifest = JSON.parse(readFileSync(result.manifest, 'utf8')) as { format: string; rows: number; sources: { role: string }[]; licences: string[] };
+    const manifest = JSON.parse(readFileSync(result.manifest as string, 'utf8')) as { format: string; rows: number; sources: { role: string }[]; licences: string[] };
     expect([manifest.format, manifest.rows]).toEqual(['csv', result.rows]);
     expect(manifest.sources.map((s) => s.role)).toEqual(['geo', 'asn']);
     expect(manifest.licences.join(' ')).toMatch(/IP Geolocation by DB-IP/);
