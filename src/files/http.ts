@@ -57,6 +57,17 @@ async function getOnce(url: string, last: Validators | null, o: DownloadOptions,
     const err = e as Error;
     throw new HttpError(err.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : `request failed: ${(err.cause as Error | undefined)?.message ?? err.message}`, true);
   }
+  try {
+    return await readBody(res, o, sink);
+  } finally {
+    // A body refused before it was read is not left to stream on: its connection would keep the process alive (a
+    // body whose reading stopped was cancelled by leaving its loop).
+    if (!res.bodyUsed) await res.body?.cancel().catch(() => undefined);
+  }
+}
+
+/** The answer's body into a sink: the validators, or null for 304. @throws HttpError */
+async function readBody(res: Response, o: DownloadOptions, sink: () => Sink): Promise<Validators | null> {
   if (res.status === 304) return null;
   if (res.status >= 500) throw new HttpError(`HTTP ${res.status}`, true);
   if (res.status !== 200) throw new HttpError(`HTTP ${res.status}`, false);
@@ -77,7 +88,9 @@ async function getOnce(url: string, last: Validators | null, o: DownloadOptions,
   } catch (e) {
     out.abort();
     if (e instanceof HttpError) throw e;
-    const err = e as Error;
+    const err = e as NodeJS.ErrnoException;
+    // The sink's own failure (a full disk) is not the server's: another attempt would not help.
+    if (err.code !== undefined && err.syscall !== undefined) throw new HttpError(`cannot keep the download: ${err.message}`, false);
     throw new HttpError(err.name === 'TimeoutError' ? `body not received within ${o.timeoutMs} ms` : `body cut short: ${err.message}`, true);
   }
   await out.end();
@@ -114,11 +127,16 @@ export async function downloadToFile(url: string, last: Validators | null, o: Do
   try {
     return await getWithRetries(url, last, o, () => {
       const file = createWriteStream(path);
+      // A write error (a full disk) or a destroy with writes pending fails the next call, never the process.
+      let failed: Error | null = null;
+      file.on('error', (e) => (failed ??= e));
       return {
         write: async (c) => {
+          if (failed !== null) throw failed;
           if (!file.write(c)) await once(file, 'drain');
         },
         end: async () => {
+          if (failed !== null) throw failed;
           file.end();
           await once(file, 'finish');
         },
