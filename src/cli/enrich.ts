@@ -188,6 +188,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     bad++;
     return null;
   };
+  /** The CSV row being written, as read: its cells are copied from it, byte for byte. */
+  let raw: Uint8Array | null = null;
   const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     if (c.output === 'ndjson') {
       // The row, then the record (last, under the key, replacing a value the row had there) written in place.
@@ -212,9 +214,15 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       out.latin1('}\n');
     } else {
       const record = answer(ip, known, false) ?? null;
-      const values = columnPaths.map((p) => (record === null ? undefined : at(record, p)));
+      const values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
+      // A CSV row of as many cells as the header: its own bytes (what is not UTF-8 among them kept as it was).
+      if (raw !== null && cells !== null && cells.length === c.inputColumns.length) {
+        out.bytes(raw);
+        out.text(',' + values.map(csvCell).join(',') + '\n');
+        return;
+      }
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.text([...c.inputColumns.map((_, i) => base[i]), ...values, record === null ? failure.message : ''].map(csvCell).join(',') + '\n');
+      out.text([...c.inputColumns.map((_, i) => base[i]), ...values].map(csvCell).join(',') + '\n');
     }
   };
   /** A row that cannot be read, written or looked up as it is: kept in its place with the reason. */
@@ -246,6 +254,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   for (let r = 0; r < rows.texts.length; r++) {
     const mark = out.used;
     const before = { bad, malformed };
+    raw = c.input === 'csv' ? rows.source.subarray(rows.spans[2 * r], rows.spans[2 * r + 1]) : null;
     try {
       row(rows.texts[r], rows.lines[r], rows.bad[r]);
     } catch (e) {

@@ -31,11 +31,14 @@ export interface Chunk {
   readonly long?: boolean;
 }
 
-/** The rows of a chunk: each row's text, its first line number, and what is wrong with it as read (or null). */
+/** The rows of a chunk: each row's text, its first line number, what is wrong with it as read (or null), and its bytes. */
 export interface Rows {
   readonly texts: string[];
   readonly lines: number[];
   readonly bad: (string | null)[];
+  /** Each row's bytes in `source`, without its line break: start and end, two numbers a row. */
+  readonly spans: number[];
+  readonly source: Uint8Array;
 }
 
 /** Bytes of an over-long line kept for its report. */
@@ -158,18 +161,19 @@ export class ChunkReader {
 /** The rows of a chunk (decoded as UTF-8), after its first `skip`. */
 export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
   const b = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.length);
-  const rows: Rows = { texts: [], lines: [], bad: [] };
+  const rows: Rows = { texts: [], lines: [], bad: [], spans: [], source: b };
   let skip = chunk.skip;
-  const push = (row: string, line: number, bad: string | null) => {
+  const push = (row: string, line: number, bad: string | null, start: number, end: number) => {
     if (skip > 0) skip--;
     else {
       rows.texts.push(row);
       rows.lines.push(line);
       rows.bad.push(bad);
+      rows.spans.push(start, end);
     }
   };
   if (chunk.long === true) {
-    push(b.toString('utf8').replace(/\uFFFD$/, '') + '…', chunk.line, `longer than ${MAX_ROW} bytes`);
+    push(b.toString('utf8').replace(/\uFFFD$/, '') + '…', chunk.line, `longer than ${MAX_ROW} bytes`, 0, b.length);
     return rows;
   }
   // ASCII (most logs) decodes faster as latin1, to the same text, once for the chunk.
@@ -184,8 +188,8 @@ export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
     if (scanner.lines > (end > textEnd ? 1 : 0)) text = text.replace(/\r\n|\r/g, '\n');
     if (format === 'lines') {
       const ip = listAddress(text);
-      if (ip !== null) push(ip, line, null);
-    } else if (text.trim() !== '') push(text, line, kind === RowEnd.Open ? 'a quoted field is not closed' : null);
+      if (ip !== null) push(ip, line, null, at, textEnd);
+    } else if (text.trim() !== '') push(text, line, kind === RowEnd.Open ? 'a quoted field is not closed' : null, at, textEnd);
     line += scanner.lines;
     at = end;
   }

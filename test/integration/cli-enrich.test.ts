@@ -374,3 +374,19 @@ describe.skipIf(!existsSync('/dev/full'))('output that cannot be written', () =>
     }
   });
 });
+
+describe('enrich keeps what it does not read', () => {
+  it('copies the other columns of a CSV row byte for byte, bytes that are not UTF-8 among them (Latin-1 text)', () => {
+    const file = join(dir, 'latin1.csv');
+    // "Zürich" and "café" as Latin-1 (0xFC, 0xE9), a quoted cell with a comma, and a row of fewer cells than the header.
+    const rows = [Buffer.from('ip,city,note\n'), Buffer.from('8.8.8.8,Z\xfcrich,"caf\xe9, ""le"" bar"\n', 'latin1'), Buffer.from('1.1.1.1,only\n')];
+    writeFileSync(file, Buffer.concat(rows));
+    const r = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], { env: { ...process.env, IPRECORD_DATA: '' } });
+    expect(r.status, r.stderr.toString()).toBe(0);
+    const lines = r.stdout.toString('latin1').split('\n');
+    expect(lines[0]).toBe('ip,city,note,country_code,error');
+    expect(lines[1]).toBe(`8.8.8.8,Z\xfcrich,"caf\xe9, ""le"" bar",${engine.field('8.8.8.8', 'country_code')},`);
+    // Cells added where the header has more: from the cells, as before.
+    expect(lines[2]).toBe(`1.1.1.1,only,,${engine.field('1.1.1.1', 'country_code')},`);
+  });
+});
