@@ -7,6 +7,7 @@
 
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
+import { changesAnswers } from './dataset/store.js';
 import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
@@ -101,9 +102,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (options.watch && options.data !== null) this.watch(options.data);
   }
 
-  /** Reloads when the dataset directory changes (a new build, a new threat.bin). */
+  /** Reloads when the dataset directory changes what it answers (`current` swapped: a new build). */
   private watch(dir: string): void {
-    this.watcher = watch(dir, () => {
+    this.watcher = watch(dir, (_event, entry) => {
+      if (!changesAnswers(entry)) return;
       if (this.debounce !== null) clearTimeout(this.debounce);
       this.debounce = setTimeout(() => {
         this.debounce = null;

@@ -8,12 +8,30 @@ import { join } from 'node:path';
 import { InvalidDatasetError } from '../errors.js';
 import { readRegularText } from '../files/read.js';
 
+/** A build's files. */
+export const DATASET_FILE = 'dataset.iprd';
+export const MANIFEST_FILE = 'manifest.json';
+export const THREAT_FILE = 'threat.bin';
+/** The pointer to the build in use. */
+export const CURRENT_FILE = 'current';
+
+/**
+ * Whether a change to this entry of a dataset directory can change what
+ * it answers: `current` swapped, or a build's own file where the directory
+ * is the build. Feeds, sources, new builds and the lock are not (an update
+ * that starts is no reason to reload); null (a platform that does not say
+ * which entry) is.
+ */
+export function changesAnswers(entry: string | null): boolean {
+  return entry === null || entry === CURRENT_FILE || entry === DATASET_FILE || entry === MANIFEST_FILE || entry === THREAT_FILE;
+}
+
 /**
  * The directory of the build in use in a dataset directory.
  * @throws InvalidDatasetError when `current` is there but cannot be read (a FIFO or a device is refused at once)
  */
 export function resolveDataset(dir: string): string {
-  const path = join(dir, 'current');
+  const path = join(dir, CURRENT_FILE);
   let pointer: string;
   try {
     pointer = readRegularText(path).trim();

@@ -41,7 +41,8 @@ export interface BuildResult {
   readonly stats: CompileStats;
 }
 
-export { resolveDataset } from '../dataset/store.js';
+export { DATASET_FILE, resolveDataset } from '../dataset/store.js';
+import { DATASET_FILE } from '../dataset/store.js';
 
 /** Where the last download of a URL feed is kept in a dataset directory. */
 export function feedCachePath(dataDir: string, name: string): string {
@@ -281,7 +282,6 @@ async function compileAll(
 }
 
 /** The compiled dataset's name in a build. */
-export const DATASET_FILE = 'dataset.iprd';
 
 export interface Manifest {
   readonly format: 1;

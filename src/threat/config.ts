@@ -102,7 +102,8 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
   const where = `feeds[${i}]`;
   if (v === null || typeof v !== 'object') fail(where, 'must be an object.');
   const f = v as Record<string, unknown>;
-  if (typeof f.name !== 'string' || !/^[\w.-]{1,64}$/.test(f.name)) fail(where, '"name" must be 1-64 letters, digits, "_", "." or "-".');
+  // The name is a file name under feeds/: not "." or ".." nor hidden.
+  if (typeof f.name !== 'string' || !/^[\w-][\w.-]{0,63}$/.test(f.name)) fail(where, '"name" must be 1-64 letters, digits, "_", "." or "-", not starting with ".".');
   if (typeof f.source !== 'string' || f.source === '') fail(where, '"source" must be a URL or a path.');
   if (!FEED_FORMATS.includes(f.format as FeedFormat)) fail(where, `"format" must be one of ${FEED_FORMATS.join(', ')}.`);
   const cats = categories(f.categories, where, 'categories');

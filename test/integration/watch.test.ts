@@ -3,7 +3,7 @@
  * lookups in a loop never fail and never mix two builds.
  */
 
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,8 +90,8 @@ d('watched dataset swapped under load', () => {
     const { buildDir } = await buildAndSwap(A, dir);
     writeFileSync(join(buildDir, 'garbage'), 'garbage');
     renameSync(join(buildDir, 'garbage'), join(buildDir, 'dataset.iprd'));
-    // Touch the directory again so the watcher fires after the damage.
-    writeFileSync(join(dir, 'touch'), String(Date.now()));
+    // `current` written again (the same build) so the watcher fires after the damage.
+    writeFileSync(join(dir, 'current'), readFileSync(join(dir, 'current')));
     const e = await failed;
     expect(e.message).toMatch(/not a valid iprecord dataset/);
     expect(engine.threat('185.220.101.1')).toEqual(before);
@@ -117,7 +117,7 @@ d('watched dataset swapped under load', () => {
     bytes[at + city.length] ^= 1;
     writeFileSync(join(buildDir, 'copy'), bytes);
     renameSync(join(buildDir, 'copy'), join(buildDir, 'dataset.iprd'));
-    writeFileSync(join(dir, 'touch'), String(Date.now()));
+    writeFileSync(join(dir, 'current'), readFileSync(join(dir, 'current')));
     // Lookups go on while the reload checks the file off this thread.
     let during = 0;
     let settled = false;
@@ -130,6 +130,27 @@ d('watched dataset swapped under load', () => {
     expect((await failed).message).toMatch(/checksum mismatch/);
     expect(during).toBeGreaterThan(1);
     expect(answer()).toEqual(before);
+    engine.close();
+  }, 20_000);
+
+  it('reloads when `current` is swapped, not when an update starts (feeds, sources, a new build, the lock)', async () => {
+    await buildAndSwap(A, dir);
+    const engine = await open({ data: dir, watch: true });
+    let reloads = 0;
+    engine.on('reload', () => reloads++);
+    // What an update does before its swap.
+    writeFileSync(join(dir, '.lock'), 'x');
+    mkdirSync(join(dir, 'builds', 'next'), { recursive: true });
+    writeFileSync(join(dir, 'builds', 'next', 'threat.bin'), 'x');
+    mkdirSync(join(dir, 'feeds'), { recursive: true });
+    writeFileSync(join(dir, 'feeds', 'tor'), '1.2.3.4\n');
+    rmSync(join(dir, '.lock'));
+    await new Promise((r) => setTimeout(r, 600));
+    expect(reloads).toBe(0);
+    rmSync(join(dir, 'builds', 'next'), { recursive: true });
+    await buildAndSwap(A, dir);
+    for (let i = 0; i < 100 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(reloads).toBeGreaterThan(0);
     engine.close();
   }, 20_000);
 });

@@ -33,6 +33,13 @@ describe('feed configuration extending the default', () => {
     expect(() => parseThreatConfig({ feeds: [{ name: 'tor_exits', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
   });
 
+  it('a feed name is a file name under feeds/: "..", "." and hidden names are refused', () => {
+    for (const name of ['..', '.', '.hidden', 'a/b', '']) {
+      expect(() => parseThreatConfig({ feeds: [{ name, source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf'), name).toThrow(/feeds\[0\]: "name" must be/);
+    }
+    expect(parseThreatConfig({ feeds: [{ name: 'tor.v2-list_1', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0].name).toBe('tor.v2-list_1');
+  });
+
   it('a bad value stated over a default feed is refused with its place', () => {
     expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(/feeds\[0\]: "categories"/);
   });
