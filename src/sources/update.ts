@@ -75,7 +75,12 @@ async function gunzipFile(from: string, to: string, maxBytes: number): Promise<v
  * refused. @throws Error with the reason
  */
 export function validateSource(path: string, role: Role, s: SourcesConfig, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
-  if (/\.csv$/i.test(path) && !endsAtLineEnd(path)) throw new Error('the file does not end at the end of a line (cut short?)');
+  if (/\.csv$/i.test(path)) {
+    const size = statSync(path).size;
+    // Its rows are held in memory to be checked and compiled (the default ASN data's 32.6 MB: 0.61 GB at peak).
+    if (size > s.maxCsvBytes) throw new Error(`${size} bytes of CSV, over sources.maxCsvBytes (${s.maxCsvBytes}): its rows are held in memory to be checked and compiled`);
+    if (!endsAtLineEnd(path, size)) throw new Error('the file does not end at the end of a line (cut short?)');
+  }
   const db = openDatabase(path, role);
   // Networks and addresses covered of each family: IPv6 outside ::/96 and 2002::/16, where IPv6 trees file IPv4.
   const families: Record<IpVersion, number> = { 4: 0, 6: 0 };
@@ -132,9 +137,8 @@ export interface ShrinkRules {
 
 const share = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
 
-/** Whether a file is empty or its last byte ends a line. */
-function endsAtLineEnd(path: string): boolean {
-  const size = statSync(path).size;
+/** Whether a file of `size` bytes is empty or its last byte ends a line. */
+function endsAtLineEnd(path: string, size: number): boolean {
   return size === 0 || readFileRange(path, (n) => Buffer.alloc(n), size - 1, size)[0] === 0x0a;
 }
 

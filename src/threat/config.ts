@@ -65,6 +65,8 @@ export interface SourcesConfig {
   readonly checks: readonly SourceCheck[];
   /** Fewest networks a downloaded database must hold. @default 1000 */
   readonly minNetworks: number;
+  /** Largest range CSV taken, in bytes: its rows are held in memory, about 19 bytes for each of its bytes. @default 128 MiB */
+  readonly maxCsvBytes: number;
 }
 
 /**
@@ -166,18 +168,21 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
 }
 
 /** The configuration of the installed default data alone. */
-export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], checks: DEFAULT_CHECKS, minNetworks: 1000 };
+/** The default `sources.maxCsvBytes`: bounds update's memory near 2.5 GB, four times the default ASN data's CSV. */
+export const MAX_CSV_SOURCE_BYTES = 128 << 20;
+
+export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], checks: DEFAULT_CHECKS, minNetworks: 1000, maxCsvBytes: MAX_CSV_SOURCE_BYTES };
 
 /**
  * The `sources` member: `{ "geo": [...], "asn": [...], "anonymous": [...],
- * "checks": [{ "ip", "country", "asn" }], "minNetworks": n }`, each
- * optional; list entries are URLs or paths.
+ * "checks": [{ "ip", "country", "asn" }], "minNetworks": n,
+ * "maxCsvBytes": n }`, each optional; list entries are URLs or paths.
  */
 function sourcesOf(value: unknown, base: string): SourcesConfig {
   if (value === undefined) return NO_SOURCES;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn" and "anonymous" lists.');
   const v = value as Record<string, unknown>;
-  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'checks', 'minNetworks'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
+  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
   const entries = (k: string): string[] | null => {
     const list = v[k];
     if (list === undefined) return null;
@@ -194,7 +199,15 @@ function sourcesOf(value: unknown, base: string): SourcesConfig {
     checks = v.checks as SourceCheck[];
   }
   if (v.minNetworks !== undefined && !(Number.isInteger(v.minNetworks) && (v.minNetworks as number) >= 0)) fail('', '"sources.minNetworks" must be a whole number.');
-  return { geo: entries('geo'), asn: entries('asn'), anonymous: entries('anonymous') ?? [], checks, minNetworks: (v.minNetworks as number | undefined) ?? 1000 };
+  if (v.maxCsvBytes !== undefined && !(Number.isInteger(v.maxCsvBytes) && (v.maxCsvBytes as number) > 0)) fail('', '"sources.maxCsvBytes" must be a whole number of bytes.');
+  return {
+    geo: entries('geo'),
+    asn: entries('asn'),
+    anonymous: entries('anonymous') ?? [],
+    checks,
+    minNetworks: (v.minNetworks as number | undefined) ?? 1000,
+    maxCsvBytes: (v.maxCsvBytes as number | undefined) ?? MAX_CSV_SOURCE_BYTES,
+  };
 }
 
 /**

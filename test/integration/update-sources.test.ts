@@ -18,7 +18,7 @@ import { parseCidr } from '../../src/ip/address.js';
 import { MmdbWriter } from '../../src/mmdb/writer.js';
 import { localSources, sourcePath } from '../../src/sources/local.js';
 import { updateSources } from '../../src/sources/update.js';
-import { parseThreatConfig } from '../../src/threat/config.js';
+import { MAX_CSV_SOURCE_BYTES, parseThreatConfig } from '../../src/threat/config.js';
 import { updateDataset, type UpdateOptions } from '../../src/threat/update.js';
 import { ROOT } from '../helpers/env.js';
 
@@ -164,7 +164,11 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     // Cut at 60 % of its bytes, in a line; then at a line's end with a quarter of the networks gone (under the 50 % rule).
     const cut = Buffer.from(text.slice(0, Math.floor(text.length * 0.6)));
     const quarter = Buffer.from(asnCsv(150));
+    // Past the size whose rows update holds in memory: refused before they are read.
+    const huge = Buffer.alloc(MAX_CSV_SOURCE_BYTES + 1, 0x0a);
+    good.asn.copy(huge);
     const cases: [Buffer, RegExp][] = [
+      [huge, /bytes of CSV, over sources.maxCsvBytes \(134217728\)/],
       [cut, /does not end at the end of a line/],
       [quarter, /IPv4 networks cover 75\.0 % of the addresses/],
     ];

@@ -67,9 +67,10 @@ describe('the databases a build compiles the feeds with', () => {
       anonymous: [],
       checks: DEFAULT_CHECKS,
       minNetworks: 1000,
+      maxCsvBytes: 128 << 20,
     });
-    const own = parseThreatConfig({ feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5 } }, '/conf').sources;
-    expect([own.checks, own.minNetworks]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5]);
+    const own = parseThreatConfig({ feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5, maxCsvBytes: 1e9 } }, '/conf').sources;
+    expect([own.checks, own.minNetworks, own.maxCsvBytes]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5, 1e9]);
   });
 
   it('of a configuration that extends the default one are the default URLs, unless it names its own', () => {
@@ -87,6 +88,7 @@ describe('the databases a build compiles the feeds with', () => {
     [{ checks: [{ country: 'US' }] }, /"sources.checks" must be a list of \{ "ip", "country", "asn" \}/],
     [{ checks: [{ ip: '8.8.8.8', asn: 'AS15169' }] }, /"sources.checks"/],
     [{ minNetworks: -1 }, /"sources.minNetworks" must be a whole number/],
+    [{ maxCsvBytes: '1GB' }, /"sources.maxCsvBytes" must be a whole number of bytes/],
   ])('refuse %j', (sources, message) => {
     expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
   });
