@@ -22,7 +22,7 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
 
-type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated';
+type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304';
 
 const FEEDS = [
   { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
@@ -57,6 +57,8 @@ d('iprecord update against a faulty server', () => {
           return void res.writeHead(500).end('oops');
         case '404':
           return void res.writeHead(404).end();
+        case '304':
+          return void res.writeHead(304).end();
         case 'truncated':
           res.writeHead(200, { 'content-length': body.length });
           res.write(body.subarray(0, body.length >> 1));
@@ -110,6 +112,19 @@ d('iprecord update against a faulty server', () => {
     const a = answers();
     expect(a[0].is_tor || a[1].is_known_attacker).toBe(true);
     expect(a.some((t) => t.is_datacenter)).toBe(true);
+  });
+
+  it('fails a feed answered 304 with no earlier download, rather than calling it unchanged', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'iprecord-update-304-'));
+    faults.set('tor', '304');
+    try {
+      const r = await updateDataset({ ...config, feeds: config.feeds.filter((f) => f.name === 'tor') }, fresh, options);
+      expect(r.feeds.map((f) => [f.state, f.error])).toEqual([['failed', 'the server answered 304 Not Modified, but there is no earlier download']]);
+      expect(r.ok).toBe(false);
+    } finally {
+      faults.delete('tor');
+      rmSync(fresh, { recursive: true, force: true });
+    }
   });
 
   it('asks with If-None-Match and keeps the download on 304', async () => {
