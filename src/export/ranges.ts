@@ -4,10 +4,14 @@
  * starts or ends, without the ranges iprecord answers with an error
  * (private, reserved) and, for IPv6, without ::/96 and ::ffff:0:0/96,
  * whose addresses iprecord answers as IPv4 (an MMDB export files IPv4
- * there). Within one such range every address has the same static record.
+ * there), and split where the route changes: a dataset range may run over
+ * several networks of one prefix length and one owner (19.64.0.0/10 and
+ * 19.128.0.0/10), whose addresses each answer their own `asn.route`.
+ * Within one such range every address has the same record, route
+ * included.
  */
 
-import type { Dataset } from '../dataset/format.js';
+import { NO_ROUTE, type Dataset } from '../dataset/format.js';
 import { toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import { IPV4_REGISTRY, IPV6_REGISTRY, type Entry } from '../ip/special.js';
@@ -97,7 +101,7 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
     for (;;) {
       const next = i + 1 < c.at.length && c.at[i + 1] <= hi ? c.at[i + 1] : null;
       const end = next === null ? hi : next - 1n;
-      if (!c.skip[i]) yield { version, first: start, last: end, ref, done: seq / total };
+      if (!c.skip[i]) yield* byRoute(version, start, end, ref, seq / total);
       if (next === null) break;
       start = next;
       i++;
@@ -113,6 +117,22 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
     const lo = next;
     next = i + 1 < n6 ? at(i + 1) : 0n;
     yield* emit(6, lo, i + 1 < n6 ? next - 1n : V6_LAST, ds.refs6[i], n4 + i);
+  }
+}
+
+/** A range in pieces that each lie in one network of its route's prefix length (the route is the address masked to it). */
+function* byRoute(version: IpVersion, first: bigint, last: bigint, ref: number, done: number): Generator<ExportRange> {
+  const prefix = ref & 255;
+  if (prefix === NO_ROUTE || prefix === 0) {
+    yield { version, first, last, ref, done };
+    return;
+  }
+  const size = 1n << BigInt((version === 4 ? 32 : 128) - prefix);
+  for (let a = first; a <= last;) {
+    const networkEnd = (a / size + 1n) * size - 1n;
+    const b = networkEnd < last ? networkEnd : last;
+    yield { version, first: a, last: b, ref, done };
+    a = b + 1n;
   }
 }
 
