@@ -81,10 +81,16 @@ function recordAt(engine: Engine, version: IpVersion, first: bigint): StaticReco
   return staticRecord(engine.lookup(formatIp(version, fromBigInt(version, first))));
 }
 
-const csvText = (v: string | number | boolean | null | undefined): string => {
+/**
+ * A CSV cell: quoted where it holds a quote, comma or line break, and where
+ * it starts with an apostrophe (the city 's-Gravendeel): ClickHouse reads a
+ * cell that starts with one as a single-quoted string unless told
+ * `format_csv_allow_single_quotes=0`.
+ */
+export const csvText = (v: string | number | boolean | null | undefined): string => {
   if (v === null || v === undefined) return '';
   const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return /[",\r\n]/.test(s) || s.charCodeAt(0) === 0x27 ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
 /** Writes chunks, waiting when the stream asks to; the first error of the file or the compressor fails the next call. */

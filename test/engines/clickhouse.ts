@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportDataset } from '../../src/export/index.js';
+import { csvText, exportDataset } from '../../src/export/index.js';
 import { staticRecord } from '../../src/export/record.js';
 import { open } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
@@ -47,7 +47,19 @@ const files = { 4: join(dir, 'v4.csv'), 6: join(dir, 'v6.csv') };
 writeFileSync(files[4], [header, ...lines.filter((l) => !l.split(',')[0].includes(':'))].join('\n') + '\n');
 writeFileSync(files[6], [header, ...lines.filter((l) => l.split(',')[0].includes(':'))].join('\n') + '\n');
 
+// Cells as the export writes them that ClickHouse's CSV reader treats specially: a leading apostrophe (the city
+// 's-Gravendeel, which it would read as a single-quoted string), quotes, a comma.
+const awkward = ["'s-Gravendeel", "O'Fallon", 'say "hi"', 'a,b', "'"];
+const awkwardFile = join(dir, 'awkward.csv');
+writeFileSync(awkwardFile, ['network,city', ...awkward.map((c, i) => `10.0.${i}.0/24,${csvText(c)}`)].join('\n') + '\n');
+
 mkdirSync(join(dir, 'dicts'));
+writeFileSync(
+  join(dir, 'dicts', 'awkward.xml'),
+  `<?xml version="1.0"?><yandex><dictionary><name>awkward</name><source><file><path>${awkwardFile}</path><format>CSVWithNames</format></file></source>` +
+    `<layout><ip_trie/></layout><structure><key><attribute><name>network</name><type>String</type></attribute></key>` +
+    `<attribute><name>city</name><type>String</type><null_value></null_value></attribute></structure><lifetime>0</lifetime></dictionary></yandex>\n`,
+);
 const attribute = (name: string) => `<attribute><name>${name.replace(/\./g, '_')}</name><type>String</type><null_value></null_value></attribute>`;
 for (const v of [4, 6] as const) {
   writeFileSync(
@@ -122,6 +134,15 @@ try {
       checked++;
       if (got.get(ip) !== want) wrong.push(`${ip}: ClickHouse ${got.get(ip)?.slice(0, 80)}, lookup() ${want.slice(0, 80)}`);
     }
+  }
+  const cities = (
+    await query(`SELECT dictGetString('awkward', 'city', tuple(IPv4StringToNum(concat('10.0.', toString(number), '.1')))) FROM system.numbers LIMIT ${awkward.length} FORMAT JSONCompact`)
+  ).trim();
+  const read = (JSON.parse(cities) as { data: [string][] }).data.map((r) => r[0]);
+  console.log(`clickhouse: ${awkward.length} cells as the export quotes them read back ${read.filter((c, i) => c === awkward[i]).length} the same`);
+  if (JSON.stringify(read) !== JSON.stringify(awkward)) {
+    console.log(`read back ${JSON.stringify(read)}, written ${JSON.stringify(awkward)}`);
+    failed = true;
   }
   console.log(`clickhouse ${version}: ${lines.length} CSV rows in two ip_trie dictionaries; ${checked} addresses checked (${none} where lookup() answers an error), ${wrong.length} different`);
   if (wrong.length > 0) {
