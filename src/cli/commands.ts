@@ -360,6 +360,11 @@ async function runEnrich(argv: string[]): Promise<number> {
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r');
     if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
+    if (summary.replaced > 0) {
+      process.stderr.write(
+        `iprecord enrich: ${summary.replaced} rows held bytes that are not UTF-8, written with U+FFFD in their place (a CSV row of as many cells as the header is copied as read; other output is text)\n`,
+      );
+    }
     const on = workers.length === 0 ? 'on 1 thread' : `on ${workers.length} worker threads`;
     process.stderr.write(
       `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s, ${on})\n`,

@@ -41,6 +41,8 @@ export interface EnrichSummary {
   rows: number;
   bad: number;
   malformed: number;
+  /** Rows whose bytes are not UTF-8, written as text (U+FFFD in their place): all but CSV rows copied as read. */
+  replaced: number;
   /** Chunks done on this thread because the worker thread they went to failed. */
   redone: number;
 }
@@ -129,6 +131,7 @@ export interface BatchOutput {
   readonly rows: number;
   readonly bad: number;
   readonly malformed: number;
+  readonly replaced: number;
 }
 
 /** Checks the chosen fields; throws a usage error. */
@@ -154,6 +157,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
   let malformed = 0;
+  let replaced = 0;
   // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
   // value), the key's own column left out.
   const plan: { prefix: Uint8Array; cell: number }[] = [];
@@ -188,8 +192,9 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     bad++;
     return null;
   };
-  /** The CSV row being written, as read: its cells are copied from it, byte for byte. */
+  /** The CSV row being written, as read: its cells are copied from it, byte for byte (`copied`). */
   let raw: Uint8Array | null = null;
+  let copied = false;
   const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
     if (c.output === 'ndjson') {
       // The row, then the record (last, under the key, replacing a value the row had there) written in place.
@@ -219,6 +224,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       if (raw !== null && cells !== null && cells.length === c.inputColumns.length) {
         out.bytes(raw);
         out.text(',' + values.map(csvCell).join(',') + '\n');
+        copied = true;
         return;
       }
       const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
@@ -255,6 +261,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     const mark = out.used;
     const before = { bad, malformed };
     raw = c.input === 'csv' ? rows.source.subarray(rows.spans[2 * r], rows.spans[2 * r + 1]) : null;
+    copied = false;
     try {
       row(rows.texts[r], rows.lines[r], rows.bad[r]);
     } catch (e) {
@@ -264,8 +271,9 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       ({ bad, malformed } = before);
       unreadable(rows.texts[r], rows.lines[r], `cannot be written (${(e as Error).message})`);
     }
+    if (!copied && rows.notUtf8?.has(r) === true) replaced++;
   }
-  return { text: out.result(), rows: rows.texts.length, bad, malformed };
+  return { text: out.result(), rows: rows.texts.length, bad, malformed, replaced };
 }
 
 /** Output buffers kept to be filled again. */
@@ -341,7 +349,7 @@ export async function enrich(
   threads?: (config: RowConfig) => BatchRunner[],
 ): Promise<EnrichSummary> {
   checkFields(o);
-  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0, redone: 0 };
+  const summary: EnrichSummary = { rows: 0, bad: 0, malformed: 0, replaced: 0, redone: 0 };
   const reader = new ChunkReader(input, o.input === 'csv');
   let known = rowConfig(o, null);
   let runners: BatchRunner[] | null = null;
@@ -351,6 +359,7 @@ export async function enrich(
     summary.rows += r.rows;
     summary.bad += r.bad;
     summary.malformed += r.malformed;
+    summary.replaced += r.replaced;
     const buffer = r.text.buffer as ArrayBuffer;
     // Once out, the buffer is filled again (a few are kept: two per thread in flight, and one being written).
     await send(out, r.text, () => spares.length < SPARES && spares.push(buffer));

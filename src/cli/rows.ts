@@ -13,7 +13,7 @@
  * are still given, then the failure is thrown.
  */
 
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { utf8BomLength } from '../files/read.js';
 import { MAX_ROW, RowEnd, RowScanner } from './records.js';
 
@@ -39,6 +39,8 @@ export interface Rows {
   /** Each row's bytes in `source`, without its line break: start and end, two numbers a row. */
   readonly spans: number[];
   readonly source: Uint8Array;
+  /** The rows whose bytes are not UTF-8 (their text holds U+FFFD in their place), by index; null when the chunk is ASCII. */
+  readonly notUtf8: Set<number> | null;
 }
 
 /** Bytes of an over-long line kept for its report. */
@@ -161,7 +163,9 @@ export class ChunkReader {
 /** The rows of a chunk (decoded as UTF-8), after its first `skip`. */
 export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
   const b = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.length);
-  const rows: Rows = { texts: [], lines: [], bad: [], spans: [], source: b };
+  // ASCII (most logs) decodes faster as latin1, to the same text, once for the chunk.
+  const ascii = isAscii(b) ? b.toString('latin1') : null;
+  const rows: Rows = { texts: [], lines: [], bad: [], spans: [], source: b, notUtf8: ascii === null ? new Set() : null };
   let skip = chunk.skip;
   const push = (row: string, line: number, bad: string | null, start: number, end: number) => {
     if (skip > 0) skip--;
@@ -170,14 +174,13 @@ export function rowsOf(chunk: Chunk, format: EnrichFormat): Rows {
       rows.lines.push(line);
       rows.bad.push(bad);
       rows.spans.push(start, end);
+      if (rows.notUtf8 !== null && !isUtf8(b.subarray(start, end))) rows.notUtf8.add(rows.texts.length - 1);
     }
   };
   if (chunk.long === true) {
     push(b.toString('utf8').replace(/\uFFFD$/, '') + '…', chunk.line, `longer than ${MAX_ROW} bytes`, 0, b.length);
     return rows;
   }
-  // ASCII (most logs) decodes faster as latin1, to the same text, once for the chunk.
-  const ascii = isAscii(b) ? b.toString('latin1') : null;
   const scanner = new RowScanner(b, format === 'csv', true);
   let line = chunk.line;
   for (let at = 0; at < b.length;) {

@@ -389,4 +389,16 @@ describe('enrich keeps what it does not read', () => {
     // Cells added where the header has more: from the cells, as before.
     expect(lines[2]).toBe(`1.1.1.1,only,,${engine.field('1.1.1.1', 'country_code')},`);
   });
+
+  it('says how many rows held bytes that are not UTF-8 where the output can only carry text (NDJSON)', () => {
+    const file = join(dir, 'latin1-more.csv');
+    writeFileSync(file, Buffer.concat([Buffer.from('ip,city\n'), Buffer.from('8.8.8.8,Z\xfcrich\n1.1.1.1,Sydney\n9.9.9.9,G\xe4vle\n', 'latin1')]));
+    const ndjson = spawnSync(process.execPath, [CLI, 'enrich', '--output', 'ndjson', '--fields', 'country_code', file], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    expect(ndjson.status).toBe(0);
+    expect(JSON.parse(ndjson.stdout.split('\n')[0]).city).toBe('Z\ufffdrich');
+    expect(ndjson.stderr).toMatch(/^iprecord enrich: 2 rows held bytes that are not UTF-8, written with U\+FFFD in their place/m);
+    const csv = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    expect(csv.status).toBe(0);
+    expect(csv.stderr).not.toMatch(/not UTF-8/);
+  });
 });
