@@ -11,6 +11,7 @@ import { changesAnswers } from './dataset/store.js';
 import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
+import { carriesIpv4 } from './ip/embedded.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
@@ -131,8 +132,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   private check(ip: unknown): Bad {
     if (!this.warned) this.warnMissingLists();
     if (typeof ip !== 'string') return Bad.Invalid;
-    const version = parseIpInto(ip, this.words);
+    let version = parseIpInto(ip, this.words);
     if (version === 0) return Bad.Invalid;
+    if (version === 6 && carriesIpv4(this.words)) {
+      // ::a.b.c.d and 64:ff9b::a.b.c.d answer as a.b.c.d (`ip/embedded.ts`).
+      this.words[0] = 0;
+      version = 4;
+    }
     const p = this.parsed;
     p.version = version;
     // A dotted quad that parsed is already canonical.

@@ -10,7 +10,7 @@
  *   `record`, the record's JSON; or the chosen `fields`. Written as it is
  *   walked; `.gz` in the name compresses it.
  * - `mmdb`: one IPv6 tree (`database_type` `iprecord-Record`) with IPv4 at
- *   ::/96, aliased at ::ffff:0:0/96; each range's record once, its objects
+ *   ::/96, aliased at ::ffff:0:0/96 and 64:ff9b::/96 (`ip/embedded.ts`); each range's record once, its objects
  *   shared by pointers where ranges share them (threat, languages,
  *   currency, time zone). The format has no null: null members are left
  *   out. Built in memory (the default data's is about 2 GB), then written.
@@ -32,6 +32,7 @@ import type { Engine } from '../engine.js';
 import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
 import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, withoutNulls, type StaticRecord } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
+import { IPV4_CARRIERS } from '../ip/embedded.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -278,8 +279,8 @@ function writeMmdb(engine: Engine, walked: Iterable<ExportRange>, path: string, 
       rows++;
     }
   }
-  // IPv4-mapped addresses (::ffff:a.b.c.d) find the IPv4 records, as iprecord answers them.
-  if (ranges.v4 > 0) w.alias([0, 0, 0xffff, 0], [0, 0, 0, 0], 96);
+  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses find the IPv4 records, as iprecord answers them.
+  if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
   progress?.('writing the file', 1);
   const buf = w.toBuffer();
   writeFileSync(path, buf);

@@ -2,9 +2,9 @@
  * The ranges an export holds: a compiled dataset's partition of each
  * family, split where a special-purpose range of the IANA registries
  * starts or ends, without the ranges iprecord answers with an error
- * (private, reserved) and, for IPv6, without ::/96 and ::ffff:0:0/96,
- * whose addresses iprecord answers as IPv4 (an MMDB export files IPv4
- * there), and split where the route changes: a dataset range may run over
+ * (private, reserved) and, for IPv6, without ::/96, ::ffff:0:0/96 and
+ * 64:ff9b::/96, whose addresses iprecord answers as IPv4 (`ip/embedded.ts`;
+ * an MMDB export files IPv4 there), and split where the route changes: a dataset range may run over
  * several networks of one prefix length and one owner (19.64.0.0/10 and
  * 19.128.0.0/10), whose addresses each answer their own `asn.route`.
  * Within one such range every address has the same record, route
@@ -14,6 +14,7 @@
 import { NO_ROUTE, type Dataset } from '../dataset/format.js';
 import { toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
+import { IPV4_CARRIERS } from '../ip/embedded.js';
 import { IPV4_REGISTRY, IPV6_REGISTRY, type Entry } from '../ip/special.js';
 
 const V4_LAST = (1n << 32n) - 1n;
@@ -88,8 +89,11 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
   cuts ??= {
     4: cutsOf(IPV4_REGISTRY, 32, []),
     6: cutsOf(IPV6_REGISTRY, 128, [
-      [0n, (1n << 32n) - 1n],
       [MAPPED, MAPPED + (1n << 32n) - 1n],
+      ...IPV4_CARRIERS.map((w): [bigint, bigint] => {
+        const start = toBigInt({ version: 6, words: [...w] });
+        return [start, start + (1n << 32n) - 1n];
+      }),
     ]),
   };
   const total = ds.starts4.length + ds.starts6.length / 4;

@@ -58,7 +58,7 @@ try {
     for (const n of [lo, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi]) {
       const ip = formatIp(first.version, fromBigInt(first.version, n));
       ips.push(ip);
-      if (first.version === 4) ips.push(`::ffff:${ip}`);
+      if (first.version === 4) ips.push(`::ffff:${ip}`, `::${ip}`, `64:ff9b::${ip}`);
     }
   }
   const want = ips.map((ip) => {
