@@ -11,6 +11,7 @@ import { Sources, type SourceFile } from '../../src/compile/sources.js';
 import { specialTable } from '../../src/compile/run.js';
 import { invalidIpMessage, privateIpMessage, reservedIpMessage } from '../../src/errors.js';
 import { parseIp } from '../../src/ip/address.js';
+import { carriesIpv4 } from '../../src/ip/embedded.js';
 import { formatCidr, formatIp } from '../../src/ip/format.js';
 import { classify, SpecialKind } from '../../src/ip/special.js';
 import type { Found } from '../../src/mmdb/reader.js';
@@ -34,8 +35,10 @@ export class Reference {
 
   /** The record's JSON text at `now` (milliseconds), or `error: ` and the message the engine gives. */
   json(ip: string, count: string, basic: boolean, now: number): string {
-    const a = parseIp(ip);
-    if (a === null) return `error: ${invalidIpMessage(ip)}`;
+    const parsed = parseIp(ip);
+    if (parsed === null) return `error: ${invalidIpMessage(ip)}`;
+    // IPv6 that carries IPv4 answers as the IPv4 address (README, "Decisions").
+    const a = parsed.version === 6 && carriesIpv4(parsed.words) ? { version: 4 as const, words: [0, 0, 0, parsed.words[3]] } : parsed;
     const text = formatIp(a.version, a.words);
     const kind = classify(special, a.version, a.words);
     if (kind === SpecialKind.Private) return `error: ${privateIpMessage(text)}`;
