@@ -2,7 +2,7 @@
  * The README's Spark UDF (`# recipe: spark-udf`) as written, run under
  * pandas with Debian's Python `maxminddb` on an MMDB export of the test
  * fixtures, over address text as logs hold it
- * (`fixtures/address-forms.txt`, plus an empty cell and a missing one):
+ * (`fixtures/logs/address-forms.txt`, plus an empty cell and a missing one):
  * the record where `lookup()` answers one, NULL where it answers an
  * error, and never an exception that would fail the batch. Spark itself
  * cannot run offline: a stand-in `pandas_udf` applies the function to a
@@ -31,7 +31,7 @@ const ready = has('maxminddb') && has('pandas');
 if (!ready) console.log('recipes: the Spark UDF check skipped (apt install python3-maxminddb python3-pandas)');
 
 /** The corpus's lines, as written (surrounding spaces kept), comments and blank lines left out. */
-const ADDRESS_FORMS = readFileSync(join(ROOT, 'fixtures', 'address-forms.txt'), 'utf8')
+const ADDRESS_FORMS = readFileSync(join(ROOT, 'fixtures', 'logs', 'address-forms.txt'), 'utf8')
   .split('\n')
   .filter((l) => l !== '' && !l.startsWith('#'));
 
