@@ -9,16 +9,13 @@
  *   (`EXPORT_COLUMNS`, dotted as `enrich --fields` names them), and
  *   `record`, the record's JSON; or the chosen `fields`. Written as it is
  *   walked; `.gz` in the name compresses it.
- * - `mmdb`: one IPv6 tree (`database_type` `iprecord-Record`) with IPv4 at
- *   ::/96, aliased at ::ffff:0:0/96 and 64:ff9b::/96 (`ip/embedded.ts`); each range's record once, its objects
- *   shared by pointers where ranges share them (threat, languages,
- *   currency, time zone). The format has no null: null members are left
- *   out. Built in memory (the default data's is about 2 GB), then written.
+ * - `mmdb`: one IPv6 tree with IPv4 at ::/96, every value stored once and
+ *   pointed to (`mmdb.ts`).
  * - `parquet`: one file per family (`parquet.ts`), `<out>` with `.ipv4` and
  *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
@@ -29,10 +26,9 @@ import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
-import { MmdbWriter, Pointer, Unshared, type WritableValue } from '../mmdb/writer.js';
-import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, withoutNulls, type StaticRecord } from './record.js';
+import { writeMmdb } from './mmdb.js';
+import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
-import { IPV4_CARRIERS } from '../ip/embedded.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -167,8 +163,10 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
     if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
-    else if (options.format === 'mmdb') written = writeMmdb(engine, walk(ds, options), temps[0], options.progress);
-    else written = await writeParquet(engine, walk(ds, options), temps[0], temps[1]);
+    else if (options.format === 'mmdb') {
+      written = writeMmdb(engine, ds, walk(ds, options), temps[0]);
+      options.progress?.('writing the file', 1);
+    } else written = await writeParquet(engine, walk(ds, options), temps[0], temps[1]);
     targets.forEach((t, i) => renameSync(temps[i], t));
   } catch (e) {
     for (const t of temps) rmSync(t, { force: true });
@@ -184,7 +182,9 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
 /** The temporary files an export writes before it renames them into place (what to remove if it is stopped). */
 export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>): string[] {
   const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
-  return targets.map((t) => `${t}.${process.pid}.tmp`);
+  const temps = targets.map((t) => `${t}.${process.pid}.tmp`);
+  // The MMDB's data section streams to a file beside it.
+  return options.format === 'mmdb' ? [...temps, `${temps[0]}.data`] : temps;
 }
 
 /**
@@ -242,49 +242,6 @@ const csvFields = (options: ExportOptions): readonly string[] => options.fields 
 /** The CIDR blocks of a range. */
 function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
   return rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) });
-}
-
-/** The MMDB export (see the module comment). */
-function writeMmdb(engine: Engine, walked: Iterable<ExportRange>, path: string, progress: ExportOptions['progress']): { ranges: ExportResult['ranges']; rows: number; bytes: number } {
-  const w = new MmdbWriter({ databaseType: 'iprecord-Record', description: { en: 'iprecord records (ip, count and the clock of time_zone left out)' }, languages: ['en'] });
-  const shared = new Map<string, number>();
-  /** An object many ranges share: written once, then pointed to. */
-  const once = (v: WritableValue): Pointer => {
-    const key = JSON.stringify(v);
-    let at = shared.get(key);
-    if (at === undefined) {
-      at = w.value(v);
-      shared.set(key, at);
-    }
-    return new Pointer(at);
-  };
-  const ranges = { v4: 0, v6: 0 };
-  let rows = 0;
-  for (const { version, first, last } of walked) {
-    if (version === 4) ranges.v4++;
-    else ranges.v6++;
-    const r = recordAt(engine, version, first) as unknown as Record<string, unknown>;
-    const value: Record<string, WritableValue> = {};
-    for (const [k, v] of Object.entries(r)) {
-      if (v === null || v === undefined) continue;
-      if (k === 'asn') {
-        const a = withoutNulls(v) as Record<string, WritableValue>;
-        value.asn = { ...a, route: new Unshared(a.route as string) };
-      } else if (k === 'threat' || k === 'languages' || k === 'currency' || k === 'time_zone' || k === 'carrier') value[k] = once(withoutNulls(v) as WritableValue);
-      else value[k] = v as WritableValue;
-    }
-    const at = w.value(value);
-    for (const c of cidrsOf(version, first, last)) {
-      w.insertAt(version, c.words, c.prefix, at);
-      rows++;
-    }
-  }
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses find the IPv4 records, as iprecord answers them.
-  if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
-  progress?.('writing the file', 1);
-  const buf = w.toBuffer();
-  writeFileSync(path, buf);
-  return { ranges, rows, bytes: buf.length };
 }
 
 /** The Parquet export (`parquet.ts`, loaded when asked for: its writer is not needed to look addresses up). */

@@ -26,22 +26,119 @@ export type WritableValue = string | number | bigint | boolean | Uint8Array | Ty
 /** Type numbers of the format. */
 const T = { pointer: 1, string: 2, double: 3, bytes: 4, uint16: 5, uint32: 6, map: 7, int32: 8, uint64: 9, uint128: 10, array: 11, boolean: 14, float: 15 } as const;
 
+/** The bytes of a control byte (and its size bytes) for a value of a type and size. */
+export function controlBytes(type: number, size: number): number[] {
+  const ext = type > 7;
+  const typeBits = ext ? 0 : type << 5;
+  const head: number[] = [];
+  let first: number;
+  if (size < 29) first = typeBits | size;
+  else if (size < 285) {
+    first = typeBits | 29;
+    head.push(size - 29);
+  } else if (size < 65_821) {
+    first = typeBits | 30;
+    const s = size - 285;
+    head.push(s >>> 8, s & 255);
+  } else {
+    first = typeBits | 31;
+    const s = size - 65_821;
+    head.push((s >>> 16) & 255, (s >>> 8) & 255, s & 255);
+  }
+  return ext ? [first, type - 7, ...head] : [first, ...head];
+}
+
+/** The bytes of a pointer to a data section offset (2 to 5 bytes: the smaller the offset, the shorter). */
+export function pointerBytes(target: number): number[] {
+  if (target < 2048) return [0x20 | (target >>> 8), target & 255];
+  if (target < 526_336) {
+    const p = target - 2048;
+    return [0x28 | (p >>> 16), (p >>> 8) & 255, p & 255];
+  }
+  if (target < 134_744_064) {
+    const p = target - 526_336;
+    return [0x30 | (p >>> 24), (p >>> 16) & 255, (p >>> 8) & 255, p & 255];
+  }
+  return [0x38, (target >>> 24) & 255, (target >>> 16) & 255, (target >>> 8) & 255, target & 255];
+}
+
+/** The bytes of a string written where it stands. */
+export function stringBytes(s: string): Buffer {
+  const text = Buffer.from(s, 'utf8');
+  return Buffer.concat([Buffer.from(controlBytes(T.string, text.length)), text]);
+}
+
+/** The bytes of a map's control byte for `entries` members (its keys and values follow). */
+export const mapHeader = (entries: number): number[] => controlBytes(T.map, entries);
+
 export class DataEncoder {
-  /** The section so far: `length` bytes of `buf`, which doubles as it fills. */
+  /** The section since the last spill: `length` bytes of `buf`, which doubles as it fills. */
   private buf = Buffer.allocUnsafe(1 << 16);
   private length = 0;
+  /** Bytes of the section already handed to `spill`. */
+  private spilled = 0;
   /** Offsets of strings already written, for pointers. */
   private readonly strings = new Map<string, number>();
 
+  /**
+   * @param spill when given, takes the section's bytes in order each time
+   *   about `spillAt` bytes are held (a file the section is streamed to), so
+   *   that a section of any size is held a chunk at a time; `finish()` hands
+   *   it the rest. A chunk is lent for the call (write it synchronously).
+   */
+  constructor(
+    private readonly spill?: (chunk: Buffer) => void,
+    private readonly spillAt = 8 << 20,
+  ) {}
+
+  /** The section's size so far. */
+  get size(): number {
+    return this.spilled + this.length;
+  }
+
+  /** The whole section, when nothing was spilled. */
   toBuffer(): Buffer {
+    if (this.spilled > 0) throw new Error('the data section was spilled: finish() hands out the rest');
     return Buffer.from(this.buf.subarray(0, this.length));
+  }
+
+  /** Hands `spill` the bytes not yet handed. */
+  finish(): void {
+    if (this.spill === undefined) throw new Error('finish() is for a section that spills');
+    this.spill(this.buf.subarray(0, this.length));
+    this.spilled += this.length;
+    this.length = 0;
   }
 
   /** Writes a value; returns its offset in the section. */
   write(value: WritableValue): number {
-    const at = this.length;
+    const at = this.size;
     this.value(value);
+    this.maybeSpill();
     return at;
+  }
+
+  /** Writes bytes already encoded, one value in parts (pointers into the section where it lies); returns its offset. */
+  raw(...parts: (Uint8Array | readonly number[])[]): number {
+    const at = this.size;
+    for (const p of parts) this.push(p);
+    this.maybeSpill();
+    return at;
+  }
+
+  /** The offset of a string in the section, written now if it is not there yet (a map key or a value to point to). */
+  stringAt(s: string): number {
+    const known = this.strings.get(s);
+    if (known !== undefined) return known;
+    const at = this.size;
+    this.strings.set(s, at);
+    this.push(stringBytes(s));
+    this.maybeSpill();
+    return at;
+  }
+
+  private maybeSpill(): void {
+    if (this.spill !== undefined && this.length >= this.spillAt) this.finish();
   }
 
   private room(n: number): void {
@@ -61,40 +158,11 @@ export class DataEncoder {
   }
 
   private control(type: number, size: number): void {
-    const head: number[] = [];
-    let first: number;
-    const ext = type > 7;
-    const typeBits = ext ? 0 : type << 5;
-    if (size < 29) first = typeBits | size;
-    else if (size < 285) {
-      first = typeBits | 29;
-      head.push(size - 29);
-    } else if (size < 65_821) {
-      first = typeBits | 30;
-      const s = size - 285;
-      head.push(s >>> 8, s & 255);
-    } else {
-      first = typeBits | 31;
-      const s = size - 65_821;
-      head.push((s >>> 16) & 255, (s >>> 8) & 255, s & 255);
-    }
-    this.push(ext ? [first, type - 7, ...head] : [first, ...head]);
+    this.push(controlBytes(type, size));
   }
 
   private pointer(target: number): void {
-    if (target < 2048) this.push([0x20 | (target >>> 8), target & 255]);
-    else if (target < 526_336) {
-      const p = target - 2048;
-      this.push([0x28 | (p >>> 16), (p >>> 8) & 255, p & 255]);
-    } else if (target < 134_744_064) {
-      const p = target - 526_336;
-      this.push([0x30 | (p >>> 24), (p >>> 16) & 255, (p >>> 8) & 255, p & 255]);
-    } else {
-      const b = Buffer.alloc(5);
-      b[0] = 0x38;
-      b.writeUInt32BE(target, 1);
-      this.push(b);
-    }
+    this.push(pointerBytes(target));
   }
 
   private string(s: string): void {
@@ -105,7 +173,7 @@ export class DataEncoder {
       this.pointer(known);
       return;
     }
-    if (known === undefined) this.strings.set(s, this.length);
+    if (known === undefined) this.strings.set(s, this.size);
     this.control(T.string, bytes.length);
     this.push(bytes);
   }

@@ -4,11 +4,15 @@
  *
  * Networks are inserted into a binary trie of typed arrays. A network
  * inserted inside an existing one splits it (the inner network wins on its
- * range); a network inserted over existing smaller ones replaces them.
+ * range); a network inserted over existing smaller ones replaces them;
+ * halves that end up with the same data are written as one network.
  * Equal data values are stored once, and map keys and repeated strings are
- * written once and referenced by pointers, as the format intends.
+ * written once and referenced by pointers, as the format intends. Records
+ * only the tree points to (`record()`) go after the values they point to,
+ * and may stream to a file (`spillTo`) rather than be held.
  */
 
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { IpVersion } from '../ip/parse.js';
 import { DataEncoder, Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
 
@@ -22,23 +26,42 @@ export interface WriterOptions {
   languages?: string[];
   /** Seconds since the epoch; defaults to now. */
   buildEpoch?: number;
+  /**
+   * A file to stream the records written by `record()` to as they come
+   * (removed once `writeFile` has copied it), so that they are not held in
+   * memory; without it they are held whole.
+   */
+  spillTo?: string;
 }
 
 const DATA_SECTION_SEPARATOR_SIZE = 16;
 const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
 const EMPTY = 0;
+/** Where `record()`'s handles start: a handle past it is a record's offset among the records. */
+const RECORDS = 2 ** 30;
 
 export class MmdbWriter {
   private left = new Int32Array(1024);
   private right = new Int32Array(1024);
   private nodes = 1; // node 0 is the root
-  /** The data section, written as values come (equal values by `insert` once). */
+  /** The data section's values, written as they come (equal values by `insert` and `shared` once). */
   private readonly data = new DataEncoder();
+  /**
+   * Records only the tree points to (`record()`), placed after `data` in
+   * the data section: kept apart, the values records point to stay near the
+   * section's start, where pointers to them are short.
+   */
+  private readonly records: DataEncoder;
   private readonly offsets = new Map<string, number>();
   private readonly options: WriterOptions;
+  /** The file `records` streams to (`spillTo`), or null. */
+  private readonly spill: number | null;
 
   constructor(options: WriterOptions) {
     this.options = options;
+    const fd = options.spillTo === undefined ? null : openSync(options.spillTo, 'w');
+    this.spill = fd;
+    this.records = fd === null ? new DataEncoder() : new DataEncoder((chunk) => writeAll(fd, chunk));
   }
 
   /** Number of trie nodes so far. */
@@ -63,10 +86,35 @@ export class MmdbWriter {
     return this.data.write(value);
   }
 
-  /** Inserts a network whose data is the value at a data section offset (`value`). */
+  /**
+   * The offset of a value equal to this one, written once (a value many
+   * records point to); a string is the one map keys point to.
+   */
+  shared(value: WritableValue): number {
+    return typeof value === 'string' ? this.data.stringAt(value) : this.valueOnce(value);
+  }
+
+  /** Writes bytes already encoded (`encoder.ts`'s byte helpers; pointers to values of `value` or `shared`) as a value others may point to, and returns its offset. */
+  raw(...parts: (Uint8Array | readonly number[])[]): number {
+    return this.data.raw(...parts);
+  }
+
+  /**
+   * Writes a record nothing but the tree points to, encoded
+   * (`encoder.ts`'s byte helpers; pointers to values of `value`, `shared`
+   * or `raw`), and returns what `insertAt` takes for it.
+   */
+  record(...parts: (Uint8Array | readonly number[])[]): number {
+    const at = this.records.raw(...parts);
+    if (at >= RECORDS) throw new RangeError('The records are past 1 GiB.');
+    return RECORDS + at;
+  }
+
+  /** Inserts a network whose data is the value at a data section offset (`value`, `shared`, `raw`) or a record (`record`). */
   insertAt(version: IpVersion, words: ArrayLike<number>, prefix: number, offset: number): void {
     const bits = version === 4 ? prefix + 96 : prefix;
     if (bits < 0 || bits > 128 || !Number.isInteger(prefix)) throw new RangeError(`Invalid prefix length ${prefix}.`);
+    if (offset >= RECORDS * 2) throw new RangeError(`Invalid data offset ${offset}.`);
     const ref = -(offset + 1); // records < 0 are data references
     if (bits === 0) throw new RangeError('Cannot insert the whole address space as one network.');
     let node = 0;
@@ -144,8 +192,69 @@ export class MmdbWriter {
     (bit(from, prefix - 1) === 0 ? this.left : this.right)[node] = target;
   }
 
-  /** Serialises the database. */
+  /**
+   * Replaces each node whose halves hold the same data (or are both empty)
+   * by that data in its parent, bottom up: networks inserted in pieces come
+   * out as the fewest that say the same. A node is made after its parent
+   * (an alias's target before it, and kept), so one pass from the last
+   * node up sees children first.
+   */
+  private collapse(): void {
+    const left = this.left;
+    const right = this.right;
+    const leaf = (c: number, n: number) => c > n && left[c] === right[c] && left[c] <= 0;
+    for (let n = this.nodes - 1; n >= 0; n--) {
+      if (leaf(left[n], n)) left[n] = left[left[n]];
+      if (leaf(right[n], n)) right[n] = left[right[n]];
+    }
+  }
+
+  /** Serialises the database (a writer whose records are not spilled). */
   toBuffer(): Buffer {
+    const chunks: Buffer[] = [];
+    this.serialise(
+      (b) => chunks.push(Buffer.from(b)),
+      (emit) => emit(this.records.toBuffer()),
+    );
+    return Buffer.concat(chunks);
+  }
+
+  /**
+   * Writes the database to a file, a chunk at a time (spilled records are
+   * copied from their file, then removed); returns its size.
+   */
+  writeFile(path: string): number {
+    const fd = openSync(path, 'w');
+    let bytes = 0;
+    try {
+      this.serialise(
+        (b) => {
+          writeAll(fd, b);
+          bytes += b.length;
+        },
+        (emit) => {
+          if (this.spill === null) return emit(this.records.toBuffer());
+          this.records.finish();
+          closeSync(this.spill);
+          const from = openSync(this.options.spillTo!, 'r');
+          try {
+            const chunk = Buffer.allocUnsafe(8 << 20);
+            for (let n; (n = readSync(from, chunk, 0, chunk.length, null)) > 0;) emit(chunk.subarray(0, n));
+          } finally {
+            closeSync(from);
+          }
+          unlinkSync(this.options.spillTo!);
+        },
+      );
+    } finally {
+      closeSync(fd);
+    }
+    return bytes;
+  }
+
+  /** The database's bytes in order, handed to `emit` a chunk at a time (a chunk is lent for the call); `records` emits the records. */
+  private serialise(emit: (chunk: Buffer) => void, records: (emit: (chunk: Buffer) => void) => void): void {
+    this.collapse();
     // Renumber the reachable nodes breadth-first (node 0 stays the root).
     const count = this.nodes;
     const order = new Int32Array(count).fill(-1);
@@ -165,35 +274,46 @@ export class MmdbWriter {
       }
     }
     const nodeCount = numbered;
+    const values = this.data.size;
+    const dataSize = values + this.records.size;
 
-    const dataBuf = this.data.toBuffer();
-
-    const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataBuf.length;
+    const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataSize;
     const recordSize = maxRecord < 2 ** 24 ? 24 : maxRecord < 2 ** 28 ? 28 : 32;
+    if (maxRecord >= 2 ** 32) throw new RangeError("The database is past the format's 4 GiB of tree and data.");
     const nodeBytes = recordSize / 4;
-    const tree = Buffer.alloc(nodeCount * nodeBytes);
     const recordOf = (r: number): number => {
       if (r === EMPTY) return nodeCount;
       if (r > 0) return order[r];
-      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + (-r - 1);
+      const at = -r - 1;
+      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + (at >= RECORDS ? values + at - RECORDS : at);
     };
-    for (let i = 0; i < tail; i++) {
-      const n = queue[i];
-      const o = order[n] * nodeBytes;
-      const l = recordOf(this.left[n]);
-      const r = recordOf(this.right[n]);
-      if (recordSize === 24) {
-        tree.writeUIntBE(l, o, 3);
-        tree.writeUIntBE(r, o + 3, 3);
-      } else if (recordSize === 28) {
-        tree.writeUIntBE(l & 0xffffff, o, 3);
-        tree[o + 3] = ((l >>> 24) << 4) | (r >>> 24);
-        tree.writeUIntBE(r & 0xffffff, o + 4, 3);
-      } else {
-        tree.writeUInt32BE(l, o);
-        tree.writeUInt32BE(r, o + 4);
+    // The tree a block of nodes at a time (nodes are in queue order, numbered 0, 1, ...).
+    const block = 1 << 16;
+    const tree = Buffer.alloc(block * nodeBytes);
+    for (let from = 0; from < tail; from += block) {
+      const to = Math.min(tail, from + block);
+      for (let i = from; i < to; i++) {
+        const n = queue[i];
+        const o = (i - from) * nodeBytes;
+        const l = recordOf(this.left[n]);
+        const r = recordOf(this.right[n]);
+        if (recordSize === 24) {
+          tree.writeUIntBE(l, o, 3);
+          tree.writeUIntBE(r, o + 3, 3);
+        } else if (recordSize === 28) {
+          tree.writeUIntBE(l & 0xffffff, o, 3);
+          tree[o + 3] = ((l >>> 24) << 4) | (r >>> 24);
+          tree.writeUIntBE(r & 0xffffff, o + 4, 3);
+        } else {
+          tree.writeUInt32BE(l, o);
+          tree.writeUInt32BE(r, o + 4);
+        }
       }
+      emit(tree.subarray(0, (to - from) * nodeBytes));
     }
+    emit(Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE));
+    emit(this.data.toBuffer());
+    records(emit);
 
     const meta = new DataEncoder();
     meta.write({
@@ -207,8 +327,14 @@ export class MmdbWriter {
       node_count: new Typed('uint32', nodeCount),
       record_size: new Typed('uint16', recordSize),
     });
-    return Buffer.concat([tree, Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE), dataBuf, METADATA_MARKER, meta.toBuffer()]);
+    emit(METADATA_MARKER);
+    emit(meta.toBuffer());
   }
+}
+
+/** Writes a whole buffer to a file descriptor. */
+function writeAll(fd: number, b: Uint8Array): void {
+  for (let at = 0; at < b.length;) at += writeSync(fd, b, at, b.length - at);
 }
 
 function stableKey(value: WritableValue): string {

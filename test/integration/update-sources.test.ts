@@ -31,7 +31,8 @@ function geoMmdb(city: string, epoch: number): Buffer {
   };
   put('1.0.0.0/24', { city, country_code: 'AU', state1: 'Queensland', latitude: -27.5, longitude: 153 });
   put('5.145.128.0/20', { city: 'Berlin', country_code: 'DE', state1: 'Berlin', latitude: 52.5, longitude: 13.4 });
-  for (let i = 0; i < 300; i++) put(`11.${i >> 8}.${i & 255}.0/24`, { city: 'Somewhere', country_code: 'US', state1: 'California', latitude: 37, longitude: -122 });
+  // Each its own latitude: networks side by side with one record would be one network in the file.
+  for (let i = 0; i < 300; i++) put(`11.${i >> 8}.${i & 255}.0/24`, { city: 'Somewhere', country_code: 'US', state1: 'California', latitude: 37 + i / 1000, longitude: -122 });
   return w.toBuffer();
 }
 
