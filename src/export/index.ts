@@ -29,6 +29,7 @@ import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
 import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, type StaticRecord } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
+import { PerRoute } from './routes.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -220,11 +221,14 @@ async function writeCsv(
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
   await out.write(['network', 'start_ip', 'end_ip', ...fields].join(',') + '\n');
-  for (const { version, first, last } of walked) {
+  const tails = new PerRoute((version, first) => {
+    const record = recordAt(engine, version, first);
+    return fieldValues(record, flatten(record), fields).map(csvText).join(',') + '\n';
+  });
+  for (const { version, first, last, ref } of walked) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
-    const record = recordAt(engine, version, first);
-    const tail = fieldValues(record, flatten(record), fields).map(csvText).join(',') + '\n';
+    const tail = tails.get(version, first, ref);
     for (const c of cidrsOf(version, first, last)) {
       const a = formatIp(version, c.words);
       const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
@@ -249,10 +253,11 @@ async function writeParquet(engine: Engine, walked: Iterable<ExportRange>, v4: s
   const { ParquetOut } = await import('./parquet.js');
   const files = { 4: new ParquetOut(v4, 4), 6: new ParquetOut(v6, 6) };
   const ranges = { v4: 0, v6: 0 };
-  for (const { version, first, last } of walked) {
+  const records = new PerRoute((version, first) => recordAt(engine, version, first));
+  for (const { version, first, last, ref } of walked) {
     if (version === 4) ranges.v4++;
     else ranges.v6++;
-    files[version].add(first, last, recordAt(engine, version, first));
+    files[version].add(first, last, records.get(version, first, ref));
   }
   files[4].finish();
   files[6].finish();

@@ -10,8 +10,7 @@
  * route differs between ranges of one dataset record, so each dataset
  * record is encoded once as the bytes around its `asn` pointer
  * (`Template`), and each record is written once per route it is seen in
- * (ranges of one route are all inside the route's block, so what a route
- * holds is forgotten once the walk is past it). Ranges next to each other
+ * (`routes.ts`). Ranges next to each other
  * with the same record are one network; the tree merges halves that say
  * the same. The data section streams to a file beside the output as it
  * grows; only the tree is held in memory.
@@ -20,27 +19,20 @@
 import type { Engine } from '../engine.js';
 import type { Dataset } from '../dataset/format.js';
 import { NO_ROUTE } from '../dataset/layout.js';
-import { formatCidr, formatIp } from '../ip/format.js';
+import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import { IPV4_CARRIERS } from '../ip/embedded.js';
 import { mapHeader, pointerBytes, stringBytes } from '../mmdb/encoder.js';
 import { MmdbWriter, type WritableValue } from '../mmdb/writer.js';
 import type { ExportRange } from './ranges.js';
+import { Routes } from './routes.js';
 import { staticRecord, withoutNulls } from './record.js';
 
 /** The members of a map around one member left to fill: its bytes before and after that member's value. */
 interface Template {
   readonly head: Buffer;
   readonly tail: Buffer;
-}
-
-/** What is held for a route the walk is in: its end, its text, and its records and `asn` maps by dataset record and by network template. */
-interface Route {
-  readonly end: bigint;
-  readonly text: string;
-  readonly records: Map<number, number>;
-  readonly asns: Map<number, number>;
 }
 
 /** Bytes kept in 16 MiB chunks (a million small buffers would cost more than their bytes); a position is chunk × 2^24 + offset. */
@@ -128,35 +120,23 @@ export function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRa
     asnOf[i] = id;
   };
 
-  const routes = new Map<string, Route>();
-  const routeOf = (version: IpVersion, first: bigint, prefix: number): Route => {
-    const shift = BigInt((version === 4 ? 32 : 128) - prefix);
-    const start = (first >> shift) << shift;
-    const key = `${version}/${start}/${prefix}`;
-    let r = routes.get(key);
-    if (r === undefined) {
-      // Routes the walk is past hold nothing a later range needs.
-      for (const [k, old] of routes) if (old.end < first) routes.delete(k);
-      r = { end: start + (1n << shift) - 1n, text: formatCidr(version, fromBigInt(version, start), prefix), records: new Map(), asns: new Map() };
-      routes.set(key, r);
-    }
-    return r;
-  };
+  const routes = new Routes(() => ({ records: new Map<number, number>(), asns: new Map<number, number>() }));
   /** The record of a range with a route: written once per route. */
   const routed = (version: IpVersion, first: bigint, ref: number): number => {
     const i = ref >>> 8;
-    const route = routeOf(version, first, ref & 255);
-    const known = route.records.get(i);
+    const route = routes.at(version, first, ref & 255);
+    const { records, asns } = route.held;
+    const known = records.get(i);
     if (known !== undefined) return known;
-    let asn = route.asns.get(asnOf[i]);
+    let asn = asns.get(asnOf[i]);
     if (asn === undefined) {
       const t = asnTemplates[asnOf[i]];
       asn = w.raw(t.head, stringBytes(route.text), t.tail);
-      route.asns.set(asnOf[i], asn);
+      asns.set(asnOf[i], asn);
     }
     const bytes = arena.get(at[i], headLength[i] + tailLength[i]);
     const made = w.record(bytes.subarray(0, headLength[i]), pointerBytes(asn), bytes.subarray(headLength[i]));
-    route.records.set(i, made);
+    records.set(i, made);
     return made;
   };
 

@@ -14,7 +14,9 @@
  *   its JSON.
  *
  * Written with hyparquet-writer (pure JavaScript, no native code to build),
- * in row groups of 100 000 rows as they come.
+ * in row groups of 100 000 rows as they come; rows of one record share its
+ * object (the writer converts a shared object once). Statistics on the
+ * address columns only.
  */
 
 import { fileWriter, ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
@@ -74,6 +76,9 @@ function elements(fields: readonly Field[]): SchemaElement[] {
   });
 }
 
+/** The columns whose row groups carry statistics (min, max). */
+const PRUNED = new Set(['start', 'end', 'network_bucket']);
+
 /** Rows per row group. */
 const GROUP = 100_000;
 
@@ -127,7 +132,8 @@ export class ParquetOut {
 
   private flush(): void {
     if (this.columns.get('start')!.length === 0) return;
-    const columnData: ColumnSource[] = [...this.columns].map(([name, data]) => ({ name, data }) as ColumnSource);
+    // Statistics where an engine prunes row groups by them (rows are in address order); elsewhere they cost time and say little.
+    const columnData: ColumnSource[] = [...this.columns].map(([name, data]) => ({ name, data, statistics: PRUNED.has(name) }) as ColumnSource);
     this.writer.write({ columnData, rowGroupSize: GROUP });
     for (const data of this.columns.values()) data.length = 0;
   }

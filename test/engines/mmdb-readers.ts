@@ -9,7 +9,8 @@
  *
  * Exports a dataset of the test fixtures, then asks each reader for the
  * first, last and a random address of every range, the IPv4-mapped form of
- * each IPv4 one, and addresses with no record; every decoded record must
+ * each IPv4 one, addresses with no record, and `fixtures/logs/address-forms.txt`
+ * (text a reader's address parser refuses is no record); every decoded record must
  * deep-equal `lookup()`'s less `ip`, `count`, the clock of `time_zone` and
  * null members, and no record where it answers an error. Prints what it
  * checked; exits 1 on a difference.
@@ -29,6 +30,7 @@ import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { splitCsvLine } from '../../src/text/csv.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { SMALL } from '../helpers/maxmind.js';
+import { ADDRESS_FORMS } from '../helpers/recipes.js';
 
 const HERE = import.meta.dirname;
 const CARGO_REGISTRY = '/usr/share/cargo/registry';
@@ -47,9 +49,9 @@ try {
   await exportDataset(engine, { format: 'csv', out: csv, fields: ['asn.asn'] });
   await exportDataset(engine, { format: 'mmdb', out: mmdb });
 
-  // The addresses: each range's first, a random and its last, IPv4's mapped form, and some with no record.
+  // The addresses: each range's first, a random and its last, IPv4's mapped form, some with no record, and text as logs hold it.
   const next = xorshift32(seed());
-  const ips: string[] = ['10.0.0.1', '192.168.1.1', '127.0.0.1', 'fe80::1', '::1', 'fc00::1'];
+  const ips: string[] = ['10.0.0.1', '192.168.1.1', '127.0.0.1', 'fe80::1', '::1', 'fc00::1', ...ADDRESS_FORMS];
   for (const line of readFileSync(csv, 'utf8').trim().split('\n').slice(1)) {
     const [, start, end] = splitCsvLine(line)!;
     const first = parseIp(start)!;

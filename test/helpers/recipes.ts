@@ -23,3 +23,8 @@ export const statements = (sql: string): string[] =>
     .split(/;\s*\n/)
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/** `fixtures/logs/address-forms.txt`: address text as logs hold it, as written (surrounding spaces kept), comments and blank lines left out. */
+export const ADDRESS_FORMS: readonly string[] = readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'logs', 'address-forms.txt'), 'utf8')
+  .split('\n')
+  .filter((l) => l !== '' && !l.startsWith('#'));

@@ -10,16 +10,15 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
 import { staticRecord, withoutNulls } from '../../src/export/record.js';
 import { openSync } from '../../src/index.js';
-import { ROOT } from '../helpers/env.js';
 import { SMALL } from '../helpers/maxmind.js';
-import { readmeRecipe } from '../helpers/recipes.js';
+import { ADDRESS_FORMS, readmeRecipe } from '../helpers/recipes.js';
 
 const PYTHON = '/usr/bin/python3';
 const has = (module: string) =>
@@ -29,11 +28,6 @@ const has = (module: string) =>
     .trim() === 'True';
 const ready = has('maxminddb') && has('pandas');
 if (!ready) console.log('recipes: the Spark UDF check skipped (apt install python3-maxminddb python3-pandas)');
-
-/** The corpus's lines, as written (surrounding spaces kept), comments and blank lines left out. */
-const ADDRESS_FORMS = readFileSync(join(ROOT, 'fixtures', 'logs', 'address-forms.txt'), 'utf8')
-  .split('\n')
-  .filter((l) => l !== '' && !l.startsWith('#'));
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-recipes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

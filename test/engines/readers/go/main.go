@@ -1,6 +1,7 @@
 // Reads an MMDB with MaxMind's Go reader (github.com/oschwald/maxminddb-golang,
 // as Debian packages it): one address per line on standard input, the record
-// each decodes to as one line of JSON (null when the address has none).
+// each decodes to as one line of JSON (null when the address has none, and
+// for text net.ParseIP does not take: an application would not look it up).
 package main
 
 import (
@@ -24,7 +25,8 @@ func main() {
 	for in.Scan() {
 		ip := net.ParseIP(in.Text())
 		if ip == nil {
-			panic("not an address: " + in.Text())
+			fmt.Fprintln(out, "null")
+			continue
 		}
 		var record interface{}
 		if err := db.Lookup(ip, &record); err != nil {
