@@ -74,7 +74,7 @@ export async function runExport(argv: string[]): Promise<number> {
     const r = await exportDataset(engine, { format, out, progress, ...(fields === undefined ? {} : { fields }) });
     clear();
     process.stderr.write(
-      `wrote ${o.out === '-' ? 'standard output' : o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes${/\.gz$/i.test(out) ? ' before compression' : ''}) in ${((Date.now() - started) / 1000).toFixed(1)} s${r.manifest === null ? '' : `; manifest ${r.manifest}`}\n`,
+      `wrote ${o.out === '-' ? 'standard output' : o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes${r.uncompressed === undefined ? '' : `, ${r.uncompressed} of text before compression`}) in ${((Date.now() - started) / 1000).toFixed(1)} s${r.manifest === null ? '' : `; manifest ${r.manifest}`}\n`,
     );
     return 0;
   } finally {

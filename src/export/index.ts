@@ -55,7 +55,10 @@ export interface ExportResult {
   readonly ranges: { readonly v4: number; readonly v6: number };
   /** Rows written (CSV: CIDR blocks). */
   readonly rows: number;
+  /** The size of what was written: the file or files on disk (gzipped, for a `.gz` CSV), or the bytes sent to standard output. */
   readonly bytes: number;
+  /** A `.gz` CSV's text before compression; absent otherwise. */
+  readonly uncompressed?: number;
   /** The manifest written beside the file; null for standard output. */
   readonly manifest: string | null;
 }
@@ -177,7 +180,8 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const { ranges, rows, bytes } = written;
   const manifest = `${options.out}.manifest.json`;
   writeAtomic(manifest, JSON.stringify(manifestOf(info, options, ranges, rows), null, 2) + '\n');
-  return { ranges, rows, bytes, manifest };
+  const onDisk = targets.reduce((n, t) => n + statSync(t).size, 0);
+  return { ranges, rows, bytes: onDisk, ...(onDisk === bytes ? {} : { uncompressed: bytes }), manifest };
 }
 
 /** The temporary files an export writes before it renames them into place (what to remove if it is stopped). */

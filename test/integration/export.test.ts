@@ -5,11 +5,10 @@
  * and a manifest is written beside.
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { Reader } from 'mmdb-lib';
 import { describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
@@ -56,7 +55,11 @@ describe('exportDataset: csv', () => {
     expect(told.at(-1)).toEqual(['reading the ranges', 1]);
     expect(told.every(([, d], i) => i === 0 || d >= told[i - 1][1])).toBe(true);
     expect(told.length).toBeLessThanOrEqual(502);
-    const lines = gunzipSync(readFileSync(out)).toString('utf8').split('\n');
+    const text = gunzipSync(readFileSync(out));
+    // The size on disk, and the text's before compression.
+    expect(result.bytes).toBe(statSync(out).size);
+    expect(result.uncompressed).toBe(text.length);
+    const lines = text.toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     const header = splitCsvLine(lines[0])!;
     expect(header).toEqual(['network', 'start_ip', 'end_ip', ...EXPORT_COLUMNS, 'record']);
