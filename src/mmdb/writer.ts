@@ -14,6 +14,7 @@
 
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { IpVersion } from '../ip/parse.js';
+import { Trie } from './trie.js';
 import { DataEncoder, Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
 
 export { Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
@@ -36,14 +37,11 @@ export interface WriterOptions {
 
 const DATA_SECTION_SEPARATOR_SIZE = 16;
 const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
-const EMPTY = 0;
 /** Where `record()`'s handles start: a handle past it is a record's offset among the records. */
 const RECORDS = 2 ** 30;
 
 export class MmdbWriter {
-  private left = new Int32Array(1024);
-  private right = new Int32Array(1024);
-  private nodes = 1; // node 0 is the root
+  private readonly trie = new Trie();
   /** The data section's values, written as they come (equal values by `insert` and `shared` once). */
   private readonly data = new DataEncoder();
   /**
@@ -66,7 +64,18 @@ export class MmdbWriter {
 
   /** Number of trie nodes so far. */
   get nodeCount(): number {
-    return this.nodes;
+    return this.trie.nodeCount;
+  }
+
+  /**
+   * Makes a network the same node as another of the same size (MaxMind's
+   * aliases: ::ffff:0:0/96 and 2002::/16 lead to the IPv4 tree at ::/96),
+   * so that both find the same records. Call it after every insert under
+   * the target.
+   * @throws RangeError when the target holds no networks
+   */
+  alias(from: ArrayLike<number>, to: ArrayLike<number>, prefix: number): void {
+    this.trie.alias(from, to, prefix);
   }
 
   /**
@@ -115,42 +124,8 @@ export class MmdbWriter {
     const bits = version === 4 ? prefix + 96 : prefix;
     if (bits < 0 || bits > 128 || !Number.isInteger(prefix)) throw new RangeError(`Invalid prefix length ${prefix}.`);
     if (offset >= RECORDS * 2) throw new RangeError(`Invalid data offset ${offset}.`);
-    const ref = -(offset + 1); // records < 0 are data references
     if (bits === 0) throw new RangeError('Cannot insert the whole address space as one network.');
-    let node = 0;
-    for (let depth = 0; depth < bits - 1; depth++) {
-      const bit = (words[depth >>> 5] >>> (31 - (depth & 31))) & 1;
-      const side = bit === 0 ? this.left : this.right;
-      let next = side[node];
-      if (next <= 0) {
-        // Empty or a data leaf: make a node, both halves inheriting the leaf.
-        const created = this.newNode();
-        this.left[created] = next;
-        this.right[created] = next;
-        (bit === 0 ? this.left : this.right)[node] = created;
-        next = created;
-      }
-      node = next;
-    }
-    const last = bits - 1;
-    const bit = (words[last >>> 5] >>> (31 - (last & 31))) & 1;
-    (bit === 0 ? this.left : this.right)[node] = ref;
-  }
-
-  private newNode(): number {
-    if (this.nodes === this.left.length) {
-      const grow = (a: Int32Array) => {
-        const b = new Int32Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.left = grow(this.left);
-      this.right = grow(this.right);
-    }
-    const n = this.nodes++;
-    this.left[n] = EMPTY;
-    this.right[n] = EMPTY;
-    return n;
+    this.trie.insert(bits, words, -(offset + 1)); // leaves < 0 are data references
   }
 
   /** The offset of a value equal to this one, written once. */
@@ -162,51 +137,6 @@ export class MmdbWriter {
       this.offsets.set(key, at);
     }
     return at;
-  }
-
-  /**
-   * Makes a network the same node as another of the same size (MaxMind's
-   * aliases: ::ffff:0:0/96 and 2002::/16 lead to the IPv4 tree at ::/96),
-   * so that both find the same records. Call it after every insert under
-   * the target.
-   * @throws RangeError when the target holds no networks
-   */
-  alias(from: ArrayLike<number>, to: ArrayLike<number>, prefix: number): void {
-    const bit = (w: ArrayLike<number>, d: number) => (w[d >>> 5] >>> (31 - (d & 31))) & 1;
-    let target = 0;
-    for (let d = 0; d < prefix; d++) {
-      target = (bit(to, d) === 0 ? this.left : this.right)[target];
-      if (target <= 0) throw new RangeError('An alias needs networks under its target.');
-    }
-    let node = 0;
-    for (let d = 0; d < prefix - 1; d++) {
-      const side = bit(from, d) === 0 ? this.left : this.right;
-      if (side[node] <= 0) {
-        const created = this.newNode();
-        this.left[created] = side[node];
-        this.right[created] = side[node];
-        side[node] = created;
-      }
-      node = side[node];
-    }
-    (bit(from, prefix - 1) === 0 ? this.left : this.right)[node] = target;
-  }
-
-  /**
-   * Replaces each node whose halves hold the same data (or are both empty)
-   * by that data in its parent, bottom up: networks inserted in pieces come
-   * out as the fewest that say the same. A node is made after its parent
-   * (an alias's target before it, and kept), so one pass from the last
-   * node up sees children first.
-   */
-  private collapse(): void {
-    const left = this.left;
-    const right = this.right;
-    const leaf = (c: number, n: number) => c > n && left[c] === right[c] && left[c] <= 0;
-    for (let n = this.nodes - 1; n >= 0; n--) {
-      if (leaf(left[n], n)) left[n] = left[left[n]];
-      if (leaf(right[n], n)) right[n] = left[right[n]];
-    }
   }
 
   /** Serialises the database (a writer whose records are not spilled). */
@@ -254,63 +184,14 @@ export class MmdbWriter {
 
   /** The database's bytes in order, handed to `emit` a chunk at a time (a chunk is lent for the call); `records` emits the records. */
   private serialise(emit: (chunk: Buffer) => void, records: (emit: (chunk: Buffer) => void) => void): void {
-    this.collapse();
-    // Renumber the reachable nodes breadth-first (node 0 stays the root).
-    const count = this.nodes;
-    const order = new Int32Array(count).fill(-1);
-    const queue = new Int32Array(count);
-    let head = 0;
-    let tail = 0;
-    queue[tail++] = 0;
-    order[0] = 0;
-    let numbered = 1;
-    while (head < tail) {
-      const n = queue[head++];
-      for (const child of [this.left[n], this.right[n]]) {
-        if (child > 0 && order[child] < 0) {
-          order[child] = numbered++;
-          queue[tail++] = child;
-        }
-      }
-    }
-    const nodeCount = numbered;
+    const nodeCount = this.trie.finish();
     const values = this.data.size;
     const dataSize = values + this.records.size;
 
     const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataSize;
     const recordSize = maxRecord < 2 ** 24 ? 24 : maxRecord < 2 ** 28 ? 28 : 32;
     if (maxRecord >= 2 ** 32) throw new RangeError("The database is past the format's 4 GiB of tree and data.");
-    const nodeBytes = recordSize / 4;
-    const recordOf = (r: number): number => {
-      if (r === EMPTY) return nodeCount;
-      if (r > 0) return order[r];
-      const at = -r - 1;
-      return nodeCount + DATA_SECTION_SEPARATOR_SIZE + (at >= RECORDS ? values + at - RECORDS : at);
-    };
-    // The tree a block of nodes at a time (nodes are in queue order, numbered 0, 1, ...).
-    const block = 1 << 16;
-    const tree = Buffer.alloc(block * nodeBytes);
-    for (let from = 0; from < tail; from += block) {
-      const to = Math.min(tail, from + block);
-      for (let i = from; i < to; i++) {
-        const n = queue[i];
-        const o = (i - from) * nodeBytes;
-        const l = recordOf(this.left[n]);
-        const r = recordOf(this.right[n]);
-        if (recordSize === 24) {
-          tree.writeUIntBE(l, o, 3);
-          tree.writeUIntBE(r, o + 3, 3);
-        } else if (recordSize === 28) {
-          tree.writeUIntBE(l & 0xffffff, o, 3);
-          tree[o + 3] = ((l >>> 24) << 4) | (r >>> 24);
-          tree.writeUIntBE(r & 0xffffff, o + 4, 3);
-        } else {
-          tree.writeUInt32BE(l, o);
-          tree.writeUInt32BE(r, o + 4);
-        }
-      }
-      emit(tree.subarray(0, (to - from) * nodeBytes));
-    }
+    this.trie.write(recordSize, (at) => nodeCount + DATA_SECTION_SEPARATOR_SIZE + (at >= RECORDS ? values + at - RECORDS : at), emit);
     emit(Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE));
     emit(this.data.toBuffer());
     records(emit);
