@@ -26,7 +26,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { isDeepStrictEqual } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Reader, type Response } from 'mmdb-lib';
@@ -79,25 +78,28 @@ function cli(args: string[], stdout: 'ignore' | 'pipe' = 'ignore') {
   return { child, done };
 }
 
-/** The CSV export's rows: each block and its `record` cell (null for a row that is not one). */
-async function* csvRows(input: NodeJS.ReadableStream): AsyncGenerator<{ span: Span; record: string } | { bad: string }> {
-  let header = true;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    if (header) {
-      header = false;
-      if (line !== 'network,start_ip,end_ip,record') yield { bad: `header ${line}` };
-      continue;
-    }
-    // network,start_ip,end_ip (no quotes or commas in them), then the record cell, quoted (its JSON holds commas and quotes).
-    const third = line.indexOf(',', line.indexOf(',', line.indexOf(',') + 1) + 1);
-    const [, start, end] = line.slice(0, third).split(',');
-    const a = start === undefined ? null : parseIp(start);
-    const z = end === undefined ? null : parseIp(end);
-    const cell = line.slice(third + 1);
-    const quoted = cell.length >= 2 && cell.startsWith('"') && cell.endsWith('"') && !cell.slice(1, -1).replaceAll('""', '').includes('"');
-    if (third < 0 || a === null || z === null || !quoted) yield { bad: `row ${line.slice(0, 200)}` };
-    else yield { span: { version: a.version, first: toBigInt(a), last: toBigInt(z) }, record: cell.slice(1, -1).replaceAll('""', '"') };
+/** The CSV export's lines as they come, a chunk's worth at a time (the line after the header first). */
+async function* csvLines(input: NodeJS.ReadableStream): AsyncGenerator<string[]> {
+  let rest = '';
+  // Decoded as text by the stream, so that a character split between chunks is whole.
+  input.setEncoding('utf8');
+  for await (const chunk of input) {
+    const lines = (rest + (chunk as string)).split('\n');
+    rest = lines.pop()!;
+    yield lines;
   }
+  if (rest !== '') yield [rest];
+}
+
+/** A CSV row: its block and its `record` cell as written (quoted), or what is wrong with it. */
+function csvRow(line: string): { span: Span; cell: string } | { bad: string } {
+  // network,start_ip,end_ip (no quotes or commas in them), then the record cell.
+  const third = line.indexOf(',', line.indexOf(',', line.indexOf(',') + 1) + 1);
+  const [, start, end] = line.slice(0, third).split(',');
+  const a = start === undefined ? null : parseIp(start);
+  const z = end === undefined ? null : parseIp(end);
+  if (third < 0 || a === null || z === null) return { bad: `row ${line.slice(0, 200)}` };
+  return { span: { version: a.version, first: toBigInt(a), last: toBigInt(z) }, cell: line.slice(third + 1) };
 }
 
 /** The networks of an MMDB in address order (IPv4's, at ::/96, as IPv4), with their data records; the aliases of ::/96 checked and not walked again. */
@@ -133,8 +135,8 @@ function* mmdbNetworks(buf: Buffer, reader: Reader<Response>, differ: (what: str
   }
 }
 
-/** The Parquet export's rows as DuckDB reads them, each range once (a range over several /16s is a row per /16). */
-async function* parquetRows(files: { 4: string; 6: string }): AsyncGenerator<{ span: Span; record: string }> {
+/** The Parquet export's rows as DuckDB reads them, each range once (a range over several /16s is a row per /16), a chunk at a time. */
+async function* parquetRows(files: { 4: string; 6: string }): AsyncGenerator<{ span: Span; record: string }[]> {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
   try {
@@ -142,11 +144,13 @@ async function* parquetRows(files: { 4: string; 6: string }): AsyncGenerator<{ s
       const result = await c.stream(`SELECT start_ip, end_ip, record::VARCHAR FROM read_parquet('${files[version]}')`);
       let previous = '';
       for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        const rows: { span: Span; record: string }[] = [];
         for (const [a, z, record] of chunk.getRows() as [string, string, string][]) {
           if (a === previous) continue;
           previous = a;
-          yield { span: { version, first: toBigInt(parseIp(a)!), last: toBigInt(parseIp(z)!) }, record };
+          rows.push({ span: { version, first: toBigInt(parseIp(a)!), last: toBigInt(parseIp(z)!) }, record });
         }
+        yield rows;
       }
     }
   } finally {
@@ -181,56 +185,78 @@ try {
   const buf = readFileSync(mmdb);
   const reader = new Reader(buf);
   const networks = mmdbNetworks(buf, reader, differ);
-  const ranges = parquetRows(parquetFiles(parquet));
+  const chunks = parquetRows(parquetFiles(parquet));
+  let held: { span: Span; record: string }[] = [];
+  let taken = 0;
+  /** The next Parquet range, or null past the last. */
+  const nextRange = async () => {
+    while (taken === held.length) {
+      const more = await chunks.next();
+      if (more.done === true) return null;
+      held = more.value;
+      taken = 0;
+    }
+    return held[taken++];
+  };
   /** The data records of the MMDB found to say a record: by record, a hash of its text. */
   const verified = new Map<number, number>();
   /** The Parquet range the blocks are in, and the next block's first address within it. */
-  let range = (await ranges.next()).value ?? null;
+  let range = await nextRange();
   let next = range?.span.first ?? 0n;
   let blocks = 0;
   let addresses = 0;
   let rangesChecked = 0;
 
   const csv = cli(['export', '--format', 'csv', '--fields', 'record', '--out', '-'], 'pipe');
-  for await (const row of csvRows(csv.child.stdout!)) {
-    if ('bad' in row) {
-      differ(`csv: ${row.bad}`);
-      continue;
-    }
-    const { span, record } = row;
-    const { version, first, last } = span;
-    if (++blocks % 2_000_000 === 0) console.log(`exports: ${blocks.toLocaleString('en')} blocks (${secs()} s)`);
-    // lookup() at the first, last and one address inside: one record, the CSV's.
-    const want = expected(version, first);
-    addresses++;
-    if (want !== record) differ(`csv: ${text(span)}: the row says ${record.slice(0, 200)}, lookup() at its first address ${want?.slice(0, 200) ?? 'an error'}`);
-    for (const n of new Set([first + ((BigInt(random()) * (last - first + 1n)) >> 32n), last])) {
-      if (n === first) continue;
+  let header = true;
+  for await (const lines of csvLines(csv.child.stdout!)) {
+    for (const line of lines) {
+      if (header) {
+        header = false;
+        if (line !== 'network,start_ip,end_ip,record') differ(`csv: header ${line}`);
+        continue;
+      }
+      const row = csvRow(line);
+      if ('bad' in row) {
+        differ(`csv: ${row.bad}`);
+        continue;
+      }
+      const { span, cell } = row;
+      const { version, first, last } = span;
+      if (++blocks % 2_000_000 === 0) console.log(`exports: ${blocks.toLocaleString('en')} blocks (${secs()} s)`);
+      // lookup() at the first, last and one address inside: one record, the CSV's (its JSON holds quotes and commas: quoted, quotes doubled).
+      const want = expected(version, first);
       addresses++;
-      const there = expected(version, n);
-      if (there !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
-    }
-    // The MMDB: the same block, the same record.
-    const net = networks.next().value;
-    if (net === undefined || net.span.version !== version || net.span.first !== first || net.span.last !== last)
-      differ(`mmdb: the network after the last is ${net === undefined ? 'none' : text(net.span)}, the CSV's block ${text(span)}`);
-    else if (want !== null && verified.get(net.offset) !== hash(want)) {
-      const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
-      // The text without null members, else (numbers written otherwise) the values.
-      if (JSON.stringify(decoded) === dropNulls(want) || isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) verified.set(net.offset, hash(want));
-      else differ(`mmdb: ${text(span)}: ${JSON.stringify(decoded).slice(0, 200)}`);
-    }
-    // Parquet: the block is the next piece of the range, which holds the same record.
-    if (range === null || range.span.version !== version || first !== next || last > range.span.last) {
-      differ(`parquet: the CSV's block ${text(span)} is not the next piece of the range ${range === null ? 'none' : text(range.span)}`);
-      continue;
-    }
-    if (range.record !== want) differ(`parquet: ${text(range.span)}: the row says ${range.record.slice(0, 200)}`);
-    next = last + 1n;
-    if (last === range.span.last) {
-      rangesChecked++;
-      range = (await ranges.next()).value ?? null;
-      next = range?.span.first ?? 0n;
+      if (want === null || cell !== '"' + want.replaceAll('"', '""') + '"')
+        differ(`csv: ${text(span)}: the row says ${cell.slice(0, 200)}, lookup() at its first address ${want?.slice(0, 200) ?? 'an error'}`);
+      for (const n of new Set([first + ((BigInt(random()) * (last - first + 1n)) >> 32n), last])) {
+        if (n === first) continue;
+        addresses++;
+        const there = expected(version, n);
+        if (there !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
+      }
+      // The MMDB: the same block, the same record.
+      const net = networks.next().value;
+      if (net === undefined || net.span.version !== version || net.span.first !== first || net.span.last !== last)
+        differ(`mmdb: the network after the last is ${net === undefined ? 'none' : text(net.span)}, the CSV's block ${text(span)}`);
+      else if (want !== null && verified.get(net.offset) !== hash(want)) {
+        const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
+        // The text without null members, else (numbers written otherwise) the values.
+        if (JSON.stringify(decoded) === dropNulls(want) || isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) verified.set(net.offset, hash(want));
+        else differ(`mmdb: ${text(span)}: ${JSON.stringify(decoded).slice(0, 200)}`);
+      }
+      // Parquet: the block is the next piece of the range, which holds the same record.
+      if (range === null || range.span.version !== version || first !== next || last > range.span.last) {
+        differ(`parquet: the CSV's block ${text(span)} is not the next piece of the range ${range === null ? 'none' : text(range.span)}`);
+        continue;
+      }
+      if (range.record !== want) differ(`parquet: ${text(range.span)}: the row says ${range.record.slice(0, 200)}`);
+      next = last + 1n;
+      if (last === range.span.last) {
+        rangesChecked++;
+        range = await nextRange();
+        next = range?.span.first ?? 0n;
+      }
     }
   }
   const failed = await csv.done;
