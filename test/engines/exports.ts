@@ -12,8 +12,9 @@
  * - each CSV row is a CIDR block; the record `lookup()` gives at its
  *   first and last address and one inside (less `ip`, `count` and the
  *   clock of `time_zone`) must be one, and be the row's `record` cell;
- * - the MMDB's networks, found by walking the file's tree, must be the
- *   same blocks, each with that record as mmdb-lib decodes it (null
+ * - each of the MMDB's networks, found by walking the file's tree, must
+ *   be exactly a run of those blocks (blocks side by side with one record
+ *   are one network), with that record as mmdb-lib decodes it (null
  *   members left out; IPv4 at ::/96, ::ffff:0:0/96 and 64:ff9b::/96 leading
  *   to it);
  * - each Parquet row (as DuckDB reads it, a range over several /16s once)
@@ -203,6 +204,10 @@ try {
   /** The Parquet range the blocks are in, and the next block's first address within it. */
   let range = await nextRange();
   let next = range?.span.first ?? 0n;
+  /** The MMDB network the blocks are in, and the next block's first address within it. */
+  let net = networks.next().value ?? null;
+  let netNext = net?.span.first ?? 0n;
+  let networksChecked = 0;
   let blocks = 0;
   let addresses = 0;
   let rangesChecked = 0;
@@ -235,15 +240,22 @@ try {
         const there = expected(version, n);
         if (there !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
       }
-      // The MMDB: the same block, the same record.
-      const net = networks.next().value;
-      if (net === undefined || net.span.version !== version || net.span.first !== first || net.span.last !== last)
-        differ(`mmdb: the network after the last is ${net === undefined ? 'none' : text(net.span)}, the CSV's block ${text(span)}`);
-      else if (want !== null && verified.get(net.offset) !== hash(want)) {
-        const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
-        // The text without null members, else (numbers written otherwise) the values.
-        if (JSON.stringify(decoded) === dropNulls(want) || isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) verified.set(net.offset, hash(want));
-        else differ(`mmdb: ${text(span)}: ${JSON.stringify(decoded).slice(0, 200)}`);
+      // The MMDB: the block is the next piece of a network (blocks side by side with one record are one network), which holds the same record.
+      if (net === null || net.span.version !== version || first !== netNext || last > net.span.last) {
+        differ(`mmdb: the CSV's block ${text(span)} is not the next piece of the network ${net === null ? 'none' : text(net.span)}`);
+      } else {
+        if (want !== null && verified.get(net.offset) !== hash(want)) {
+          const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
+          // The text without null members, else (numbers written otherwise) the values.
+          if (JSON.stringify(decoded) === dropNulls(want) || isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) verified.set(net.offset, hash(want));
+          else differ(`mmdb: ${text(net.span)}: ${JSON.stringify(decoded).slice(0, 200)}`);
+        }
+        netNext = last + 1n;
+        if (last === net.span.last) {
+          networksChecked++;
+          net = networks.next().value ?? null;
+          netNext = net?.span.first ?? 0n;
+        }
       }
       // Parquet: the block is the next piece of the range, which holds the same record.
       if (range === null || range.span.version !== version || first !== next || last > range.span.last) {
@@ -261,11 +273,10 @@ try {
   }
   const failed = await csv.done;
   if (failed !== null) differ(failed);
-  const more = networks.next().value;
-  if (more !== undefined) differ(`mmdb: the network ${text(more.span)} is past the CSV's last block`);
+  if (net !== null) differ(`mmdb: the network ${text(net.span)} is past the CSV's last block`);
   if (range !== null) differ(`parquet: the range ${text(range.span)} is past the CSV's last block`);
   console.log(
-    `exports: csv, mmdb, parquet: ${blocks.toLocaleString('en')} blocks (${rangesChecked.toLocaleString('en')} Parquet ranges, ${verified.size.toLocaleString('en')} MMDB records decoded), ${addresses.toLocaleString('en')} addresses, ${different} different (${secs()} s)`,
+    `exports: csv, mmdb, parquet: ${blocks.toLocaleString('en')} blocks (${networksChecked.toLocaleString('en')} MMDB networks, ${verified.size.toLocaleString('en')} of their records decoded; ${rangesChecked.toLocaleString('en')} Parquet ranges), ${addresses.toLocaleString('en')} addresses, ${different} different (${secs()} s)`,
   );
   for (const d of differences) console.log(`  ${d}`);
 } finally {
