@@ -1,14 +1,39 @@
 /**
  * Country facts of the record, per ISO 3166-1 alpha-2 code, built once and
  * frozen: names and continent and calling code and languages from
- * `countries-list`, EU membership from `is-eu-member`, currency names and
- * symbols from CLDR (`Intl`, tabled by `scripts/gen-currencies.ts`), the
- * flag emoji from the code's regional indicator symbols.
+ * `countries-list` but where `DECIDED` says otherwise, EU membership from
+ * the EU's own list, currency names and symbols from CLDR (`Intl`, tabled
+ * by `scripts/gen-currencies.ts`), the flag emoji from the code's regional
+ * indicator symbols. `test/unit/country-facts.test.ts` checks every country
+ * against world-countries, libphonenumber and MaxMind's test data.
  */
 
 import { continents, countries, languages as LANGUAGES } from 'countries-list';
-import { isEuMember } from 'is-eu-member';
 import CURRENCY_ROWS from './currencies.json';
+
+/**
+ * The EU's 27 members by ISO 3166-1 code (https://european-union.europa.eu/principles-countries-history/eu-countries;
+ * the EU writes Greece EL, ISO GR).
+ */
+const EU = new Set(['AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL', 'PL', 'PT', 'RO', 'SK', 'SI', 'ES', 'SE']);
+
+const PAPIAMENTO: Language = { name: 'Papiamento', native: 'Papiamentu', code: 'pap' };
+
+/**
+ * Where `countries-list` is decided against: each value and why (the
+ * test prints every disagreement with the references and fails on one not
+ * decided here or in its own table).
+ */
+export const DECIDED: Readonly<Record<string, { readonly continent?: string; readonly calling_code?: string; readonly languages?: readonly (string | Language)[]; readonly why: string }>> = {
+  RU: { continent: 'EU', why: 'GeoNames, MaxMind and world-countries: Europe (countries-list: Asia)' },
+  CW: { calling_code: '599', languages: ['nl', PAPIAMENTO, 'en'], why: 'ITU and libphonenumber: +599 (5999 is 599 and the area code 9); Papiamento is pap, not pa (Punjabi)' },
+  AW: { languages: ['nl', PAPIAMENTO], why: 'Papiamento is pap (ISO 639-3; it has no 639-1 code), not pa (Punjabi)' },
+  BQ: { calling_code: '599', why: 'ITU and libphonenumber: +599 (5997 is 599 and the area code 7)' },
+  DO: { calling_code: '1', why: 'three NANP area codes (809, 829, 849): the country code is 1 (libphonenumber, world-countries)' },
+  PR: { calling_code: '1', why: 'two NANP area codes (787, 939): the country code is 1 (libphonenumber, world-countries)' },
+  XK: { calling_code: '383', why: 'ITU assigned 383 to Kosovo in 2016 (countries-list lists the codes used before it: 377, 381, 386)' },
+  VA: { calling_code: '39', why: "libphonenumber: Vatican numbers are Italy's +39 06 698; 379 is reserved and not in use" },
+};
 
 export interface Language {
   readonly name: string;
@@ -67,45 +92,28 @@ export class CountryTable {
 function buildFacts(cc: string, flagBase: string): CountryFacts | null {
   const row = COUNTRY_ROWS[cc];
   if (!row || !/^[A-Z]{2}$/.test(cc)) return null;
+  const decided = Object.hasOwn(DECIDED, cc) ? DECIDED[cc] : undefined;
   const points = [...cc].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65);
-  const langs = (row.languages as readonly string[]).map((code) => {
+  const langs = (decided?.languages ?? (row.languages as readonly string[])).map((code) => {
+    if (typeof code !== 'string') return Object.freeze({ ...code });
     const l = LANGUAGE_ROWS[code];
     return Object.freeze({ name: l?.name ?? code, native: l?.native ?? code, code });
   });
+  const continent = decided?.continent ?? row.continent;
+  const phone = (row.phone as readonly number[])[0];
   return Object.freeze({
     country_code: cc,
     country_name: row.name,
-    continent_name: CONTINENTS[row.continent] ?? row.continent,
-    continent_code: row.continent,
-    is_eu: isEuMember(cc),
-    calling_code: callingCode(cc),
+    continent_name: CONTINENTS[continent] ?? continent,
+    continent_code: continent,
+    is_eu: EU.has(cc),
+    calling_code: decided?.calling_code ?? (phone === undefined ? null : String(phone)),
     flag: `${flagBase}/${cc.toLowerCase()}.png`,
     emoji_flag: String.fromCodePoint(...points),
     emoji_unicode: points.map((p) => 'U+' + p.toString(16).toUpperCase()).join(' '),
     languages: Object.freeze(langs),
     currency: currencyOf(cc),
   });
-}
-
-let firstCodes: Map<number, number> | null = null;
-
-/**
- * The country's calling code, digits only. countries-list gives several for
- * some countries (Kosovo: 377, 381, 383, 386); the first one that is not
- * another country's main code is the country's own.
- */
-function callingCode(cc: string): string | null {
-  const phones = COUNTRY_ROWS[cc]?.phone as readonly number[] | undefined;
-  if (!phones || phones.length === 0) return null;
-  if (!firstCodes) {
-    firstCodes = new Map();
-    for (const r of Object.values(COUNTRY_ROWS)) {
-      const p = (r?.phone as readonly number[] | undefined)?.[0];
-      if (p !== undefined) firstCodes.set(p, (firstCodes.get(p) ?? 0) + 1);
-    }
-  }
-  const own = phones.find((p, i) => (i === 0 ? phones.length === 1 || (firstCodes!.get(p) ?? 0) <= 1 : !firstCodes!.has(p)));
-  return String(own ?? phones[0]);
 }
 
 /** The country's currency from the generated table, or null. */

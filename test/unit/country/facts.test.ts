@@ -1,8 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { countries } from 'countries-list';
+import { isEuMember } from 'is-eu-member';
+import { getCountryCallingCode, isSupportedCountry, type CountryCode } from 'libphonenumber-js';
 import { describe, expect, it } from 'vitest';
+import WORLD from 'world-countries';
 import { currencyOf } from '../../../scripts/currency.js';
 import CURRENCIES from '../../../src/country/currencies.json';
-import { CountryTable } from '../../../src/country/facts.js';
+import { CountryTable, DECIDED } from '../../../src/country/facts.js';
+import { hasSharedData, SHARED_DATA } from '../../helpers/env.js';
 
 const CODES = Object.keys(countries);
 const table = new CountryTable('https://flags.example/w320/');
@@ -62,5 +68,92 @@ describe('country facts', () => {
       const row = tabled[cc];
       expect(row === undefined ? null : { name: row[0], code: row[1], symbol: row[2], native: row[3], plural: row[4] }, cc).toEqual(live);
     }
+  });
+});
+
+/** world-countries' region as a continent code (the Americas split at South America). */
+const continentOf = (c: (typeof WORLD)[number]): string =>
+  c.region === 'Americas' ? (c.subregion === 'South America' ? 'SA' : 'NA') : ({ Europe: 'EU', Asia: 'AS', Africa: 'AF', Oceania: 'OC', Antarctic: 'AN' } as Record<string, string>)[c.region];
+
+/** Where the references disagree with what iprecord answers and iprecord keeps its source's value: the value kept, and why. */
+const KEPT: Record<string, string> = {
+  'CC continent': 'AS: GeoNames and MaxMind file the Cocos Islands under Asia (world-countries: Oceania)',
+  'CX continent': 'AS: GeoNames and MaxMind file Christmas Island under Asia (world-countries: Oceania)',
+  'IO continent': 'AS: GeoNames and MaxMind (world-countries: Africa)',
+  'TL continent': 'OC: GeoNames and MaxMind (world-countries: Asia)',
+  'UM continent': 'OC: GeoNames and MaxMind (world-countries: North America)',
+  'UM calling_code': '1: no permanent population, US numbering (libphonenumber has no entry; world-countries: 268)',
+  // countries-list lists languages spoken in the country, world-countries its official ones.
+  ...Object.fromEntries(['AF', 'AM', 'BF', 'CD', 'CY', 'ES', 'FJ', 'GN', 'IQ', 'MF', 'PH'].map((cc) => [`${cc} languages`, 'spoken there, not official (world-countries lists official languages)'])),
+  'AT languages': 'German (world-countries codes the local variety, bar)',
+  'CH languages': 'German (world-countries codes the local variety, gsw)',
+  'NO languages': 'Norwegian: no is the macrolanguage of nb and nn',
+  'BV languages': 'Norwegian Bokmål and Nynorsk: world-countries gives the macrolanguage, no',
+  'ME languages': "Montenegrin is world-countries' cnr (sr-ME); Serbian, Bosnian, Albanian and Croatian are spoken there",
+};
+
+describe('country facts against outside references', () => {
+  const kept = new Set<string>();
+  /** Checks one fact of one country against references that disagree with it; returns the lines it prints. */
+  const disagreements: string[] = [];
+  const check = (cc: string, fact: string, ours: unknown, refs: Record<string, unknown>) => {
+    const given = Object.entries(refs).filter(([, v]) => v !== undefined);
+    const differing = given.filter(([, v]) => v !== ours);
+    if (differing.length === 0) return;
+    // A reference that agrees carries it: printed, not to be decided.
+    if (differing.length < given.length) {
+      disagreements.push(
+        `${cc} ${fact}: iprecord ${JSON.stringify(ours)} as ${given
+          .filter(([, v]) => v === ours)
+          .map(([n]) => n)
+          .join(', ')}; ${differing.map(([n, v]) => `${n} ${JSON.stringify(v)}`).join(', ')}`,
+      );
+      return;
+    }
+    const key = `${cc} ${fact}`;
+    const decided = DECIDED[cc] !== undefined && (DECIDED[cc] as Record<string, unknown>)[fact] !== undefined;
+    disagreements.push(
+      `${key}: iprecord ${JSON.stringify(ours)}, ${differing.map(([n, v]) => `${n} ${JSON.stringify(v)}`).join(', ')}: ${decided ? `decided (${DECIDED[cc].why})` : (KEPT[key] ?? 'NOT DECIDED')}`,
+    );
+    if (!decided) kept.add(key);
+  };
+
+  it('every country: continent, calling code, languages and EU membership, each disagreement decided', () => {
+    const world = new Map(WORLD.map((c) => [c.cca2, c]));
+    for (const cc of CODES) {
+      const f = table.get(cc)!;
+      const w = world.get(cc);
+      check(cc, 'continent', f.continent_code, { 'world-countries': w && continentOf(w) });
+      const idd = w && w.idd.suffixes.length === 1 ? (w.idd.root + w.idd.suffixes[0]).slice(1) : w?.idd.root.slice(1);
+      const phone = isSupportedCountry(cc) ? getCountryCallingCode(cc as CountryCode) : undefined;
+      // NANP countries: libphonenumber gives 1, the country lists 1 and the area code; they are decided only where the lists also disagree.
+      check(cc, 'calling_code', f.calling_code, { 'world-countries': idd || undefined, libphonenumber: phone === '1' && idd !== '1' ? undefined : phone });
+      // Each language iprecord lists is one the country's people speak (world-countries' ISO 639-3 codes, made canonical by Intl).
+      const spoken = new Set(Object.keys(w?.languages ?? {}).flatMap((c) => Intl.getCanonicalLocales(c)));
+      if (w !== undefined && spoken.size > 0) for (const l of f.languages) check(cc, 'languages', l.code, { 'world-countries': spoken.has(l.code) ? undefined : [...spoken].join(',') });
+      // The EU's list: is-eu-member keys Greece by the EU's EL.
+      check(cc, 'is_eu', f.is_eu, { 'is-eu-member': isEuMember(cc === 'GR' ? 'EL' : cc) });
+    }
+    console.log(`country facts: ${CODES.length} countries, ${disagreements.length} disagreements with world-countries, libphonenumber and is-eu-member:\n${disagreements.join('\n')}`);
+    expect([...kept].filter((k) => KEPT[k] === undefined)).toEqual([]);
+    expect(Object.keys(KEPT).filter((k) => !kept.has(k))).toEqual([]);
+    expect(table.get('GR')!.is_eu).toBe(true);
+    expect(table.get('RU')).toMatchObject({ continent_code: 'EU', continent_name: 'Europe' });
+    expect(table.get('CW')).toMatchObject({ calling_code: '599' });
+    expect(table.get('CW')!.languages.map((l) => l.code)).toEqual(['nl', 'pap', 'en']);
+  });
+
+  it.skipIf(!hasSharedData())("every country in MaxMind's test data (GeoNames continents) has its continent", () => {
+    const dir = join(SHARED_DATA, 'maxmind-test', 'source-data');
+    const seen = new Map<string, string>();
+    for (const file of ['GeoIP2-City-Test.json', 'GeoIP2-Country-Test.json', 'GeoLite2-City-Test.json', 'GeoIP2-Enterprise-Test.json']) {
+      for (const entry of JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, { continent?: { code: string }; country?: { iso_code?: string } }>[]) {
+        for (const v of Object.values(entry)) if (v?.continent !== undefined && v.country?.iso_code !== undefined) seen.set(v.country.iso_code, v.continent.code);
+      }
+    }
+    const wrong = [...seen].filter(([cc, continent]) => table.get(cc)?.continent_code !== continent);
+    console.log(`country facts: ${seen.size} countries in MaxMind's test data, ${wrong.length} with another continent`);
+    expect(seen.size).toBeGreaterThan(40);
+    expect(wrong).toEqual([]);
   });
 });
