@@ -270,9 +270,10 @@ async function compileAll(
     const file = files[i] as string;
     reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
   });
-  // The feeds each aggregates, by their place among the feeds compiled (one not loaded is left out).
-  const at = new Map(compiled.map((f, k) => [f.name, k]));
-  const feeds = compileFeeds.map((c, k) => ({ ...c, includes: (compiled[k].includes ?? []).flatMap((n) => at.get(n) ?? []) }));
+  // Each feed's origins, numbered by name: its own and the lists it aggregates (loaded or not).
+  const origin = new Map<string, number>();
+  const id = (name: string) => origin.get(name) ?? origin.set(name, origin.size).size - 1;
+  const feeds = compileFeeds.map((c, k) => ({ ...c, origins: [id(compiled[k].name), ...(compiled[k].includes ?? []).map(id)] }));
   const meta: ThreatMeta = { builtAt: now.toISOString(), feeds: metas, blocklists };
   const other = workers[0];
   const result = await compileThreat(feeds, meta, {

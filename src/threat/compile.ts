@@ -10,9 +10,9 @@
  *    that list all of its addresses: the union of every covering entry.
  * 3. Each distinct set becomes a label: `except` applied (a feed is
  *    dropped where a feed of a category it excepts lists the address),
- *    `includes` applied (a feed an aggregator listing the address includes
- *    is not counted again),
- *    then flags, evidence counts per category, the highest hit count and
+ *    then the feeds' origins: feeds listing the address that carry a
+ *    common origin (a list one includes and the other is, or both include)
+ *    are one piece of evidence, counted once per category; then flags, evidence counts per category, the highest hit count and
  *    the blocklists. Touching ranges with equal labels are joined.
  *
  * IPv4 is compiled in two parts of the address space (the lower one on a
@@ -32,8 +32,14 @@ import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type 
 export interface CompileFeed {
   readonly categories: readonly Category[];
   readonly except: readonly Category[];
-  /** Feeds (by their place in the list compiled) whose listings this one aggregates: their evidence is not counted again where it lists an address too. */
-  readonly includes?: readonly number[];
+  /**
+   * The origins whose listings this feed carries, numbered: its own and
+   * those of the lists it aggregates, loaded or not. Feeds listing an
+   * address that share an origin count as one piece of evidence there
+   * (FireHOL's levels 1 to 3 each carry a DShield list). Absent: its own
+   * origin only.
+   */
+  readonly origins?: readonly number[];
   /** Index into the metadata's blocklists, or -1. */
   readonly blocklist: number;
   /** IPv4 unions, one per hit count. */
@@ -57,7 +63,7 @@ interface Layer {
 export interface Rules {
   readonly categories: readonly Category[];
   readonly except: readonly Category[];
-  readonly includes: readonly number[];
+  readonly origins: readonly number[];
   readonly blocklist: number;
 }
 
@@ -177,15 +183,15 @@ function labeller(feeds: readonly Rules[], layers: readonly Layer[], sets: Layer
     const counts = new Array<number>(CATEGORIES.length).fill(0);
     let flags = 0;
     const bls = new Set<number>();
-    for (const f of kept) {
-      // One origin counts once: a feed that an aggregator listing the address includes adds its flags, not its evidence.
-      const counted = !kept.some((g) => g !== f && feeds[g].includes.includes(f));
-      for (const c of feeds[f].categories) {
-        if (counted) counts[CATEGORIES.indexOf(c)]++;
-        flags |= categoryFlag(c);
-      }
-      if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
+    for (const unit of evidence(kept, feeds)) {
+      let categories = 0;
+      for (const f of unit) for (const c of feeds[f].categories) categories |= categoryFlag(c);
+      CATEGORIES.forEach((c, i) => {
+        if (categories & categoryFlag(c)) counts[i]++;
+      });
+      flags |= categories;
     }
+    for (const f of kept) if (feeds[f].blocklist >= 0) bls.add(feeds[f].blocklist);
     // Hits count only while a listing feed is kept.
     id =
       kept.length === 0
@@ -199,6 +205,23 @@ function labeller(feeds: readonly Rules[], layers: readonly Layer[], sets: Layer
     memo[set] = id;
     return id;
   };
+}
+
+/** Feeds listing an address as pieces of evidence: feeds joined where they share an origin, directly or through another. */
+export function evidence(listing: readonly number[], feeds: readonly Pick<Rules, 'origins'>[]): number[][] {
+  const units: { feeds: number[]; origins: Set<number> }[] = [];
+  for (const f of listing) {
+    const joined = { feeds: [f], origins: new Set(feeds[f].origins) };
+    for (let u = units.length - 1; u >= 0; u--) {
+      if ([...units[u].origins].some((o) => joined.origins.has(o))) {
+        joined.feeds.push(...units[u].feeds);
+        for (const o of units[u].origins) joined.origins.add(o);
+        units.splice(u, 1);
+      }
+    }
+    units.push(joined);
+  }
+  return units.map((u) => u.feeds);
 }
 
 /** Turns a partition of layer sets into a partition of labels: label 0 left out, equal neighbours joined. */
@@ -387,7 +410,9 @@ export async function compileThreat(
   meta: ThreatMeta,
   options: { readonly other?: SliceRunner; readonly compactLabels?: number } = {},
 ): Promise<{ buffer: Buffer; meta: ThreatMeta; stats: CompileStats }> {
-  const rules: Rules[] = feeds.map((f) => ({ categories: f.categories, except: f.except, includes: f.includes ?? [], blocklist: f.blocklist }));
+  // A feed with no origins stated has one of its own, numbered past every stated one.
+  const own = Math.max(0, ...feeds.flatMap((f) => f.origins ?? [])) + 1;
+  const rules: Rules[] = feeds.map((f, k) => ({ categories: f.categories, except: f.except, origins: f.origins ?? [own + k], blocklist: f.blocklist }));
   const layers4: (Layer & Layer4)[] = [];
   feeds.forEach((f, feed) => {
     for (const l of f.v4) if (l.start.length > 0) layers4.push({ feed, hits: l.hits, start: l.start, end: l.end });

@@ -14,9 +14,11 @@
  * read from the configuration file's directory). `except` drops the feed's
  * label where a feed of those categories also lists the address (FireHOL
  * level 1 lists bogon and private ranges besides attackers). `includes`
- * names feeds whose listings this one aggregates: where both list an
- * address, the evidence counts once (FireHOL level 1 includes dshield,
- * feodo and Spamhaus DROP, as its header says). A
+ * names the lists this one aggregates, loaded or not: feeds that carry a
+ * common list (one includes the other, or both include it) count once
+ * where they all list an address (FireHOL level 1 includes dshield, feodo
+ * and Spamhaus DROP, levels 2 and 3 DShield's lists of the last day and
+ * month, as their headers say: named `dshield` here, one origin). A
  * configuration may `extend` the default one (`"extends": "default"`):
  * its feeds are added, and a feed of the same name changes what it states
  * of the default's (`{ "name": "tor_exits", "source": "lists/tor.txt" }`);
@@ -40,7 +42,7 @@ export interface FeedConfig {
   readonly categories: readonly Category[];
   readonly blocklist?: Blocklist;
   readonly except?: readonly Category[];
-  /** Feeds whose listings this one aggregates (FireHOL's levels name theirs): where both list an address, its evidence counts once. */
+  /** Lists this one aggregates, loaded or not (FireHOL's levels name theirs): feeds that carry a common list count once where they all list an address. */
   readonly includes?: readonly string[];
   readonly options?: ParseOptions;
 }

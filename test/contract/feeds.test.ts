@@ -164,3 +164,34 @@ d('engine with the shared feeds compiled', () => {
     }
   });
 });
+
+d('evidence counted once across the FireHOL levels', () => {
+  it("an address DShield lists scores the same whether FireHOL's levels 1 to 3, which each carry a DShield list, list it too or not", async () => {
+    const all = sharedFeedConfig();
+    const only = (names: string[]) => ({ ...all, feeds: all.feeds.filter((f) => names.includes(f.name)) });
+    const levels = only(['dshield', 'firehol_level1', 'firehol_level2', 'firehol_level3']);
+    expect(levels.feeds.find((f) => f.name === 'firehol_level2')!.includes).toContain('dshield');
+    const dirs = [mkdtempSync(join(tmpdir(), 'iprecord-ds-')), mkdtempSync(join(tmpdir(), 'iprecord-ds-'))];
+    try {
+      await buildDataset(levels, dirs[0], dirs[0], { dataset: false });
+      await buildDataset(only(['dshield']), dirs[1], dirs[1], { dataset: false });
+      const [withLevels, alone] = await Promise.all(dirs.map((data) => open({ data })));
+      const listed = readFileSync(join(FEEDS, 'attacker/dshield.netset'), 'utf8')
+        .split('\n')
+        .filter((l) => /^\d/.test(l))
+        .map((l) => l.split('/')[0].replace(/\.0$/, '.1'));
+      let onLevels = 0;
+      for (const ip of listed) {
+        const a = withLevels.threat(ip);
+        if (a.blocklists.length > 1) onLevels++;
+        expect(a.scores, ip).toEqual(alone.threat(ip).scores);
+      }
+      console.log(`evidence: ${listed.length} DShield blocks, ${onLevels} also on FireHOL levels, scores the same as DShield's alone`);
+      expect(onLevels).toBeGreaterThan(listed.length / 2);
+      withLevels.close();
+      alone.close();
+    } finally {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -105,7 +105,9 @@ export function sharedFeedConfig(): ThreatConfig {
 
 /**
  * A FireHOL list's `includes`: the lists its header names, "(includes:
- * dshield feodo fullbogons spamhaus_drop)", that are feeds here too.
+ * dshield feodo fullbogons spamhaus_drop)", loaded here or not, a window
+ * of a list named as the list (dshield_1d and dshield_30d are DShield's:
+ * one origin).
  */
 function withIncludes<F extends { name: string; source: string }>(f: F): F & { includes?: string[] } {
   if (!/\.(net|ip)set$/.test(f.source)) return f;
@@ -113,6 +115,6 @@ function withIncludes<F extends { name: string; source: string }>(f: F): F & { i
     .slice(0, 2000)
     .replace(/\n#/g, ' ');
   const named = /\(includes:([^)]*)\)/.exec(head)?.[1].split(/\s+/) ?? [];
-  const includes = named.filter((n) => n !== '' && SHARED_FEEDS.some((g) => g.name === n));
+  const includes = [...new Set(named.filter((n) => n !== '').map((n) => n.replace(/_\d+d$/, '')))];
   return includes.length === 0 ? f : { ...f, includes };
 }

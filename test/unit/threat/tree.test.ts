@@ -25,14 +25,14 @@ const words = (version: 4 | 6, n: bigint): [number, number, number, number] =>
 interface Plain {
   categories: Category[];
   except: Category[];
-  /** Feeds this one aggregates: a bit per feed's place (its own ignored). */
+  /** Origins it carries besides its own (its place): a bit per place, a place past the feeds standing for a list not loaded. */
   includes?: number;
   blocklist: number;
   v4: [bigint, bigint, number][];
   v6: [bigint, bigint, number][];
 }
 
-function toFeed(f: Plain): CompileFeed {
+function toFeed(f: Plain, place: number): CompileFeed {
   const v4 = new RangeList(4);
   for (const [s, e, h] of f.v4) v4.push(Number(s), Number(e), h);
   const v6 = new RangeList6(4);
@@ -40,22 +40,35 @@ function toFeed(f: Plain): CompileFeed {
   return {
     categories: f.categories,
     except: f.except,
-    includes: includedBy(f),
+    origins: originsOf(f, place),
     blocklist: f.blocklist,
     v4: layers4(v4),
     v6: { words: v6.words.slice(0, v6.length * 8), value: v6.value.slice(0, v6.length) },
   };
 }
 
-/** The places of the feeds a feed includes. */
-const includedBy = (f: Plain): number[] => [0, 1, 2, 3, 4, 5].filter((i) => ((f.includes ?? 0) >> i) & 1);
+/** A feed's origins: its place, and those its bits name. */
+const originsOf = (f: Plain, place: number): number[] => [place, ...[0, 1, 2, 3, 4, 5, 6, 7].filter((i) => ((f.includes ?? 0) >> i) & 1)];
 
-/** Reference: a scan of every feed's entries, `except` applied, then `includes` (counted once), as counts, flags, hits and blocklists. */
+/** Reference: a scan of every feed's entries, `except` applied, then feeds sharing an origin (directly or through another) counted once, as counts, flags, hits and blocklists. */
 function reference(feeds: Plain[], version: 4 | 6, n: bigint) {
   const listing = feeds.map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) })).filter((x) => x.hits.length > 0);
   const kept = listing.filter(({ f, id }) => f.except.length === 0 || !listing.some((g) => g.id !== id && g.f.categories.some((c) => f.except.includes(c))));
-  const counted = kept.filter(({ id }) => !kept.some((g) => g.id !== id && includedBy(g.f).includes(id)));
-  const counts = CATEGORIES.map((c) => counted.filter(({ f }) => f.categories.includes(c)).length);
+  // Pieces of evidence: feeds joined while any two of different pieces share an origin.
+  let units = kept.map((k) => [k]);
+  for (let joined = true; joined;) {
+    joined = false;
+    for (let a = 0; a < units.length && !joined; a++) {
+      for (let b = a + 1; b < units.length && !joined; b++) {
+        const origins = new Set(units[a].flatMap(({ f, id }) => originsOf(f, id)));
+        if (units[b].some(({ f, id }) => originsOf(f, id).some((o) => origins.has(o)))) {
+          units = [...units.filter((_, i) => i !== a && i !== b), [...units[a], ...units[b]]];
+          joined = true;
+        }
+      }
+    }
+  }
+  const counts = CATEGORIES.map((c) => units.filter((u) => u.some(({ f }) => f.categories.includes(c))).length);
   const flags = CATEGORIES.reduce((a, c, bit) => (kept.some(({ f }) => f.categories.includes(c)) ? a | (1 << bit) : a), 0);
   const hits = kept.length === 0 ? 0 : Math.max(0, ...listing.flatMap((x) => x.hits.map((h) => (h > 1 ? h : 0))));
   const blocklists = [...new Set(kept.map(({ f }) => f.blocklist).filter((b) => b >= 0))].sort((a, b) => a - b).map((b) => `bl${b}`);
@@ -96,7 +109,7 @@ const feedArb = fc.record({
   categories: fc.uniqueArray(fc.constantFrom(...CATEGORIES), { minLength: 1, maxLength: 2 }),
   except: fc.uniqueArray(fc.constantFrom<Category>('bogon', 'icloud_relay', 'vpn'), { maxLength: 1 }),
   blocklist: fc.integer({ min: -1, max: 2 }),
-  includes: fc.oneof(fc.constant(0), fc.nat(63)),
+  includes: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(255)),
   v4: fc.array(rangeArb(MAX4, 32), { maxLength: 8 }),
   v6: fc.array(v6Arb, { maxLength: 4 }),
 });
@@ -108,7 +121,11 @@ describe('threat tree', () => {
   ])('answers each address like a scan of every feed (%s labels): union of covering entries, except and includes applied', async (_mode, compact) => {
     await fc.assert(
       fc.asyncProperty(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }), async (plain, probes) => {
-        const { buffer, stats } = await compileThreat(plain.map(toFeed), meta(3), { compactLabels: compact });
+        const { buffer, stats } = await compileThreat(
+          plain.map((f, i) => toFeed(f, i)),
+          meta(3),
+          { compactLabels: compact },
+        );
         const tree = new ThreatTree(buffer, 'prop');
         expect(stats.labels).toBe(tree.labelCount);
         // Random addresses, and the edges of every entry: first, last, one before, one past.
@@ -135,7 +152,7 @@ describe('threat tree', () => {
 
   it('refuses damaged files with a typed error', async () => {
     const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [[0x20010db8n << 96n, (0x20010db8n << 96n) + 255n, 1]] };
-    const good = (await compileThreat([toFeed(feed)], meta(1))).buffer;
+    const good = (await compileThreat([toFeed(feed, 0)], meta(1))).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
     const damaged = (f: (b: Buffer) => Buffer | void) => {
       const b = Buffer.from(good);
@@ -194,7 +211,7 @@ describe('threat tree', () => {
     // [5], [mid-10, mid-1] tor, [mid] tor+vpn, [mid+1, mid+10] tor, [MAX] tor.
     expect(stats.ranges.v4).toBe(5);
     expect(new ThreatTree(buffer, 'mid').ranges.v4).toBe(5);
-    const one = await compileThreat([toFeed(feeds[0])], meta(0));
+    const one = await compileThreat([toFeed(feeds[0], 0)], meta(0));
     expect(one.stats.ranges.v4).toBe(3);
   });
 
