@@ -17,7 +17,7 @@ import { parseIp } from './ip/address.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
 import { findRange, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
-import type { Dataset } from './dataset/format.js';
+import { NO_ROUTE, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { basicThreat } from './record/threat.js';
@@ -187,7 +187,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   private threatFeeds(snap: Snapshot, ds: Dataset, version: IpVersion, ref: number, options: AnswerOptions | undefined): Threat | null {
     const tree = snap.threat;
     if (tree === null || tree.find(version, this.words) === 0) return null;
-    return threatFor(snap.threatObject(version, this.words, threatFlags(ds, ref)), options);
+    return threatFor(snap.threatObject(version, this.words, threatFlags(ds, ref), (ref & 255) !== NO_ROUTE), options);
   }
 
   /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */

@@ -11,7 +11,7 @@ import { ensureDataset } from './dataset/locate.js';
 import { InvalidDatasetError } from './errors.js';
 import type { IpVersion } from './ip/parse.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import { buildThreat, threatOf } from './record/threat.js';
+import { labelledThreat, staleBogon, threatOf } from './record/threat.js';
 import type { Manifest } from './threat/build.js';
 import { resolveDataset } from './dataset/store.js';
 import { ThreatTree } from './threat/tree.js';
@@ -202,15 +202,15 @@ export class Snapshot {
    * single sources (ASN classification, IANA, Anonymous-IP), shared per
    * combination.
    */
-  threatObject(version: IpVersion, words: ArrayLike<number>, extra: number): Threat {
+  threatObject(version: IpVersion, words: ArrayLike<number>, extra: number, routed: boolean): Threat {
     const tree = this.threat;
     if (tree === null) return threatOf(extra);
     const label = tree.find(version, words);
     if (label === 0) return threatOf(extra);
-    const key = label * 256 + extra;
+    const key = (label * 256 + extra) * 2 + (staleBogon(tree, label, routed) ? 1 : 0);
     let t = this.threats.get(key);
     if (t === undefined) {
-      t = buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, extra, tree.blocklists(label));
+      t = labelledThreat(tree, label, extra, routed);
       this.threats.set(key, t);
     }
     return t;

@@ -176,7 +176,7 @@ function refsOf(
   const refs = new Uint32Array(parts.length);
   const noLocation = intern.location(null);
   const noNetwork = { row: intern.network(null), flags: 0 };
-  const noThreat = intern.threat(null, 0, 0);
+  const noThreat = intern.threat(null, 0, 0, false);
   let length = 0;
   for (let r = 0; r < parts.length; r++) {
     let geo = NONE;
@@ -187,7 +187,7 @@ function refsOf(
     let flags = net.flags | (special[r] === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
     for (let a = 0; a < counts.anonymous; a++) if (values[anonymousFrom + a][r] !== NONE) flags |= values[anonymousFrom + a][r];
     const label = labels[r] === NONE ? 0 : labels[r];
-    const threat = label === 0 && flags === 0 ? noThreat : intern.threat(tree, label, flags);
+    const threat = label === 0 && flags === 0 ? noThreat : intern.threat(tree, label, flags, ordinal !== NONE);
     const record = intern.record(geo === NONE ? noLocation : resolved.locations[geo], net.row, threat);
     const ref = ((record << 8) | (ordinal === NONE ? NO_ROUTE : prefixes[ordinal])) >>> 0;
     if (length > 0 && refs[length - 1] === ref) continue;

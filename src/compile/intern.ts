@@ -4,7 +4,7 @@
  */
 
 import { ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
-import { basicThreat, buildThreat, threatOf } from '../record/threat.js';
+import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from '../threat/tree.js';
 import { OTHER } from '../dataset/text.js';
@@ -190,11 +190,13 @@ export class Interner {
   }
 
   /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */
-  threat(tree: ThreatTree | null, label: number, flags: number): number {
-    const key = label * 256 + flags;
+  /** A threat part: the feeds' label and the flags the data sets; `routed`: the network data has a route there (`staleBogon`). */
+  threat(tree: ThreatTree | null, label: number, flags: number, routed: boolean): number {
+    const stale = tree !== null && label !== 0 && staleBogon(tree, label, routed);
+    const key = (label * 256 + flags) * 2 + (stale ? 1 : 0);
     const id = this.tables.threats.find(key);
     if (id >= 0) return id;
-    const t = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, flags, tree.blocklists(label));
+    const t = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
     return this.tables.threats.add(key, this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t))), flags);
   }
 

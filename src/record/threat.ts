@@ -112,6 +112,33 @@ export function buildThreat(e: Evidence, extra: number, blocklists: readonly Blo
   });
 }
 
+/** What a feed label gives (`ThreatTree`'s). */
+export interface LabelSource {
+  counts(label: number): number[];
+  hits(label: number): number;
+  flags(label: number): number;
+  blocklists(label: number): Blocklist[];
+}
+
+/**
+ * Whether a label's bogon listing is out of date at addresses the network
+ * data routes: a bogon list (a full-bogons snapshot) says unallocated, the
+ * routing says announced. The IANA registries' ranges come as flags and
+ * stay.
+ */
+export const staleBogon = (tree: LabelSource, label: number, routed: boolean): boolean => routed && (tree.flags(label) & ThreatFlag.Bogon) !== 0;
+
+/** The frozen threat object of a feed label (not 0) with single-source flags, the label's bogon listing left out where `staleBogon`. */
+export function labelledThreat(tree: LabelSource, label: number, extra: number, routed: boolean): Threat {
+  const counts = tree.counts(label);
+  let flags = tree.flags(label);
+  if (staleBogon(tree, label, routed)) {
+    counts[CATEGORIES.indexOf('bogon')] = 0;
+    flags &= ~ThreatFlag.Bogon;
+  }
+  return buildThreat({ counts, hits: tree.hits(label), flags }, extra, tree.blocklists(label));
+}
+
 const cache = new Map<number, Threat>();
 
 /** The shared threat object of single-source flags alone (no threat feeds loaded). */

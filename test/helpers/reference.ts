@@ -15,7 +15,7 @@ import { carriesIpv4 } from '../../src/ip/embedded.js';
 import { formatCidr, formatIp } from '../../src/ip/format.js';
 import { classify, SpecialKind } from '../../src/ip/special.js';
 import type { Found } from '../../src/mmdb/reader.js';
-import { basicThreat, buildThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
+import { basicThreat, labelledThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
 import type { ThreatTree } from '../../src/threat/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
 
@@ -62,7 +62,7 @@ export class Reference {
     }
     const label = this.threat?.find(a.version, a.words) ?? 0;
     const tree = this.threat;
-    const full = tree === null || label === 0 ? threatOf(flags) : buildThreat({ counts: tree.counts(label), hits: tree.hits(label), flags: tree.flags(label) }, flags, tree.blocklists(label));
+    const full = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, owner !== null);
     const c = geo?.country ?? null;
     const v = <T>(x: T | undefined) => x ?? null;
     return JSON.stringify({

@@ -36,15 +36,24 @@ const threatBin = join(dir, 'threat.bin');
 const blocks: string[] = [];
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A threat.bin of random blocks of both families in three categories, two of them blocklists (built before the tests). */
+/** The bogon list's blocks. */
+const bogons: string[] = [];
+
+/** A threat.bin of random blocks of both families in four categories, two of them blocklists (built before the tests). */
 beforeAll(async () => {
   const next = xorshift32(seed() ^ 0x5eed);
-  const lists = ['attacker', 'vpn', 'abuser'].map((category, i) => {
+  const lists = ['attacker', 'vpn', 'abuser', 'bogon'].map((category, i) => {
     const lines = Array.from({ length: 400 }, (_, j) =>
       j % 3 === 0 ? `${formatIp(6, [0x20010000 | (next() & 0xffff), next(), 0, 0])}/${32 + (next() % 33)}` : `${formatIp(4, [0, 0, 0, next()])}/${8 + (next() % 25)}`,
     );
+    // The bogon list also lists networks the network data routes (as an old full-bogons list does).
+    if (category === 'bogon') {
+      const isp = new MmdbFile(readFileSync(db('GeoIP2-ISP-Fixture')), 'isp');
+      for (const version of [4, 6] as const) isp.forEachNetwork(version, (w, prefix) => void (lines.length < 460 && lines.push(`${formatIp(version, w)}/${prefix}`)));
+    }
     writeFileSync(join(dir, `${category}.txt`), lines.join('\n'));
     blocks.push(...lines);
+    if (category === 'bogon') bogons.push(...lines);
     return { name: category, source: `${category}.txt`, format: 'list', categories: [category], ...(i !== 1 ? { blocklist: { name: category, site: `https://example.com/${category}` } } : {}) };
   });
   const built = await buildThreat(parseThreatConfig({ feeds: lists }, dir), null, { threads: 1 });
@@ -179,6 +188,25 @@ describe('threat feeds compiled into the dataset', () => {
       }
     }
     expect(stable(compiled.bulk(ips.slice(0, 300)))).toEqual(stable(laid.bulk(ips.slice(0, 300))));
+    // A bogon list's listing stands where the network data has no route, and not where it has one.
+    const listed = bogons.map((b) => {
+      const c = parseCidr(b)!;
+      const width = c.address.version === 4 ? 32n : 128n;
+      const lo = (toBigInt(c.address) >> (width - BigInt(c.prefix))) << (width - BigInt(c.prefix));
+      return [c.address.version, lo, lo + (1n << (width - BigInt(c.prefix))) - 1n] as const;
+    });
+    const seen = { routed: 0, unrouted: 0 };
+    for (const ip of ips) {
+      const a = parseCidr(`${ip}/${ip.includes(':') ? 128 : 32}`)!.address;
+      if (!listed.some(([v, lo, hi]) => v === a.version && toBigInt(a) >= lo && toBigInt(a) <= hi)) continue;
+      const r = outcome(() => compiled.lookup(ip)) as { value?: { asn: unknown; threat: { is_bogon: boolean } } };
+      if (r.value === undefined) continue;
+      seen[r.value.asn === null ? 'unrouted' : 'routed']++;
+      expect(r.value.threat.is_bogon, ip).toBe(r.value.asn === null);
+    }
+    console.log(`bogon list: ${JSON.stringify(seen)} listed addresses`);
+    expect(seen.routed).toBeGreaterThan(10);
+    expect(seen.unrouted).toBeGreaterThan(10);
     expect(Object.isFrozen(compiled.threat(ips[0].includes(':') ? '8.8.8.8' : ips[0]))).toBe(true);
     laid.close();
     compiled.close();
