@@ -175,8 +175,10 @@ class Collector {
     this.badLines.push({ line, text: raw.length > 200 ? raw.slice(0, 200) + '…' : raw, reason });
   }
 
+  /** A comment's date makes the list's date when it is newer (a header may give the source's date and its own). */
   comment(text: string): void {
-    if (this.dataDate === null) this.dataDate = commentDate(text);
+    const date = commentDate(text);
+    if (date !== null && (this.dataDate === null || date > this.dataDate)) this.dataDate = date;
   }
 
   lines = 0;

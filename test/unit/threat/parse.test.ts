@@ -63,6 +63,12 @@ describe('feed parsers', () => {
     expect(parseFeed('3.0.0.0,2.0.0.0,x\n', 'range-csv').badLines).toHaveLength(1);
   });
 
+  it("dates a list by the newest date its header gives (FireHOL's: the source's date, then its own update)", () => {
+    const head = '# Source File Date: Sat Aug 22 00:54:28 UTC 2026\n# Last Updated 1787443200\n# Updated: 2026-08-20 10:00:00\n1.2.3.4\n';
+    expect(parseFeed(head, 'list').dataDate).toBe(new Date(1787443200 * 1000).toISOString());
+    expect(parseFeed('# Updated: 2026-08-20 10:00:00\n1.2.3.4\n', 'list').dataDate).toBe('2026-08-20T10:00:00.000Z');
+  });
+
   it('cloud JSON files', () => {
     expect(cidrs(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [{ ip_prefix: '3.5.140.0/22' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }), 'aws-json')).toEqual([
       '3.5.140.0/22',
