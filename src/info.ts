@@ -8,6 +8,7 @@ import type { ResolvedOptions } from './options.js';
 import type { SpecialTable } from './ip/special.js';
 import { CATEGORIES, type Category } from './record/threat.js';
 import { memoryState, type DatabaseInfo, type Snapshot } from './snapshot.js';
+import { TIME_ZONES } from './time/zone.js';
 
 /** State of one threat category in `info()`: whether any loaded source answers for it. */
 export interface ListState {
@@ -47,6 +48,8 @@ export interface EngineInfo {
   readonly lists: readonly ListState[];
   readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
+  /** The time zone rules `time_zone` follows: the IANA tz database release, and the span its table covers. */
+  readonly timeZones: { readonly tzdata: string; readonly from: string; readonly to: string };
   /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
   readonly warnings: readonly string[];
 }
@@ -132,6 +135,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     lists: CATEGORIES.map(list),
     feeds,
     lookups24h: lookups24h,
+    timeZones: TIME_ZONES,
     warnings: staleSources(databases, now),
   };
 }

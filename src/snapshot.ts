@@ -20,7 +20,7 @@ import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
 import { isSealed, writeSeal } from './dataset/seal.js';
 import { verifyOffThread } from './dataset/verify-thread.js';
-import { warmTimeZones, ZoneClock } from './time/zone.js';
+import { ZoneClock } from './time/zone.js';
 import type { Threat } from './types.js';
 
 /** A database the dataset in use was compiled from, for `info()`. */
@@ -162,8 +162,6 @@ export class Snapshot {
       }
       return [l, ds];
     });
-    // The main thread would wait for the reads: start up ICU meanwhile.
-    warmTimeZones();
     const [[file, dataset], threatFiles] = await Promise.all([compiled, threat]);
     return new Snapshot(p, threatFiles, file, dataset, previous);
   }

@@ -1,24 +1,38 @@
 /**
  * The `time_zone` object of a record.
  *
- * The UTC offset and the DST state come from the runtime's own tz data
- * (`Intl`): DST is an offset that will fall back (the next other offset,
- * within 400 days, is lower). The abbreviation is the tz database's for
- * the period so told, its offset and the next other one
- * (`abbreviations.json`; the numeric form when the tz database has no
- * letters, or when its table knows no such period: a runtime whose rules
- * differ from the table's never gets an abbreviation that contradicts its
- * offset). All three are computed once per zone
- * and kept for a week, or until the zone's next offset change when that
- * comes sooner (found by probing a week ahead with `Intl`, then to the
- * millisecond); only `current_time` is computed per lookup, with integer
- * arithmetic (formatting with `Intl` on every call caps a lookup near
- * 155k/s).
+ * Offsets and abbreviations come from one release of the IANA tz database
+ * (`zones.json`, `scripts/gen-tz-rules.ts`: each zone's periods from 2020
+ * to 2038), not from the runtime's ICU data, so that a record is the same
+ * on every Node version. DST is an offset that will fall back (the next
+ * other offset, within 400 days, is lower): summer time in Dublin is DST
+ * though the tz database's own data calls its winter a negative DST. The
+ * facts of a zone are kept until its next transition, or a week on; only
+ * `current_time` is computed per lookup, with integer arithmetic.
  */
 
-import ABBREVIATIONS from './abbreviations.json';
+import ZONES from './zones.json';
 import type { ByteWriter } from '../record/writer.js';
-import { HORIZON_DAYS, numericAbbreviation, offsetColon, offsetHhmm, pad2 } from './abbr.js';
+import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
+
+/** The tz database release of the zone table. */
+export const TZDATA: string = ZONES.tzdata;
+
+/** The zone table's release and span (`info().timeZones`). */
+export const TIME_ZONES = Object.freeze({ tzdata: ZONES.tzdata, from: ZONES.from, to: ZONES.to });
+
+/** A zone's periods: offset (minutes east) and abbreviation of each, and until when each holds (epoch minutes; the last holds on). */
+interface Rules {
+  readonly o: readonly number[];
+  readonly a: readonly string[];
+  readonly u: readonly number[];
+}
+
+const RULES = ZONES.rules as readonly Rules[];
+const AT = ZONES.zones as Readonly<Record<string, number>>;
+
+/** How far ahead the next offset of a zone is looked for, in days: an offset is DST when the next one within it is lower. */
+const HORIZON_DAYS = 400;
 
 export interface TimeZone {
   name: string;
@@ -55,42 +69,13 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
 
-/** The tz database's letter abbreviations of each zone's periods, by `<offset>><next offset>` (`scripts/gen-tz-abbrs.ts`). */
-export function zonePeriods(name: string): Readonly<Record<string, string>> | undefined {
-  const { periods, zones } = ABBREVIATIONS as unknown as { periods: Record<string, string>[]; zones: Record<string, number> };
-  const at = zones[name];
-  return at === undefined ? undefined : periods[at];
-}
-
-/**
- * Loads the runtime's time zone data (ICU): the first `Intl.DateTimeFormat`
- * with a time zone costs about 15 ms, the next ones a fraction of a
- * millisecond. `open()` calls it while the database files are being read.
- */
-export function warmTimeZones(): void {
-  new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', timeZoneName: 'longOffset' }).formatToParts(0);
-}
-
 /** Per-zone offsets and abbreviations, refreshed at each zone's next transition. */
 export class ZoneClock {
   private readonly states = new Map<string, ZoneState>();
-  private readonly formats = new Map<string, Intl.DateTimeFormat>();
-  private readonly valid = new Map<string, boolean>();
 
-  /** Whether the runtime knows the zone. */
+  /** Whether the zone table knows the zone. */
   isValid(name: string): boolean {
-    let ok = this.valid.get(name);
-    if (ok === undefined) {
-      try {
-        // The formatter `offsetAt` uses: one per zone (making one costs about 100 us).
-        this.formatter(name);
-        ok = true;
-      } catch {
-        ok = false;
-      }
-      this.valid.set(name, ok);
-    }
-    return ok;
+    return knownZone(name);
   }
 
   /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
@@ -142,36 +127,20 @@ export class ZoneClock {
 
   /** Offset of a zone at an instant, in minutes east of UTC. */
   offsetAt(name: string, ms: number): number {
-    const parts = this.formatter(name).formatToParts(ms);
-    let text = '';
-    for (const p of parts) if (p.type === 'timeZoneName') text = p.value;
-    // "GMT", "GMT-07:00", "GMT+05:30"
-    if (text.length <= 3) return 0;
-    const sign = text.charCodeAt(3) === 45 /* - */ ? -1 : 1;
-    const h = Number(text.slice(4, 6));
-    const m = text.length > 6 ? Number(text.slice(7, 9)) : 0;
-    return sign * (h * 60 + m);
-  }
-
-  /** @throws RangeError for a zone the runtime does not know */
-  private formatter(name: string): Intl.DateTimeFormat {
-    let f = this.formats.get(name);
-    if (!f) {
-      f = new Intl.DateTimeFormat('en-US', { timeZone: name, timeZoneName: 'longOffset' });
-      this.formats.set(name, f);
-    }
-    return f;
+    const r = rulesOf(name);
+    return r.o[periodAt(r, ms)];
   }
 
   private compute(name: string, nowMs: number): ZoneState {
     const now = Math.floor(nowMs);
-    const offset = this.offsetAt(name, now);
-    const until = this.nextTransition(name, now, offset);
-    // The period is told by its offset and the next other one: DST is an offset that will fall back, and the tz
-    // database's abbreviation is the one of that period (its table is keyed the same way: a runtime whose rules are
-    // older or newer than the table's finds its own period's, or the numeric form).
-    const next = this.nextOffset(name, now, offset);
-    const abbr = zonePeriods(name)?.[`${offset}>${next}`] ?? numericAbbreviation(offset);
+    const r = rulesOf(name);
+    const i = periodAt(r, now);
+    const offset = r.o[i];
+    // The facts hold until the next transition, or a week on (DST looks 400 days ahead).
+    const until = Math.min(i < r.u.length ? r.u[i] * 60_000 : Infinity, now + WEEK);
+    let next = offset;
+    for (let k = i; k < r.u.length && r.u[k] * 60_000 <= now + HORIZON_DAYS * DAY && next === offset; k++) next = r.o[k + 1];
+    const abbr = r.a[i];
     const isDst = offset > next;
     const hhmm = offsetHhmm(offset);
     const colon = offsetColon(offset);
@@ -193,39 +162,33 @@ export class ZoneClock {
     };
   }
 
-  /**
-   * Until when `offset` holds from `from`: its next change, to the
-   * millisecond, when that is within a week; else a week on (the facts are
-   * worked out again then: a zone's offset does not change twice in a
-   * week, and one probe a week costs less than searching a year ahead for
-   * each zone a lookup meets).
-   */
-  private nextTransition(name: string, from: number, offset: number): number {
-    let lo = from;
-    let hi = from + WEEK;
-    if (this.offsetAt(name, hi) === offset) return hi;
-    // Bisect to the millisecond: the first instant with the new offset.
-    while (hi - lo > 1) {
-      const mid = lo + Math.floor((hi - lo) / 2);
-      if (this.offsetAt(name, mid) === offset) lo = mid;
-      else hi = mid;
-    }
-    return hi;
-  }
-
-  /** The next offset other than `offset` within HORIZON_DAYS of `from` (looked for week by week), else `offset`. */
-  private nextOffset(name: string, from: number, offset: number): number {
-    for (let t = from + WEEK; t <= from + HORIZON_DAYS * DAY; t += WEEK) {
-      const o = this.offsetAt(name, t);
-      if (o !== offset) return o;
-    }
-    return offset;
-  }
-
   /** Forgets the cached states (for tests and reload). */
   clear(): void {
     this.states.clear();
   }
+}
+
+/** Whether the zone table knows a zone name. */
+export const knownZone = (name: string): boolean => Object.hasOwn(AT, name);
+
+/** @throws RangeError for a zone the table does not know */
+function rulesOf(name: string): Rules {
+  if (!Object.hasOwn(AT, name)) throw new RangeError(`Invalid time zone specified: ${name}`);
+  return RULES[AT[name]];
+}
+
+/** The period of a zone in effect at `ms` (the first one before 2020, the last after 2038). */
+function periodAt(r: Rules, ms: number): number {
+  const minute = ms / 60_000;
+  let lo = 0;
+  let hi = r.u.length;
+  // The first period whose end is past the instant.
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (r.u[mid] <= minute) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**

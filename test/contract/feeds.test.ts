@@ -114,11 +114,12 @@ d('engine with the shared feeds compiled', () => {
     flag('abuser/blocklist_de.ipset', 'is_known_abuser');
   });
 
-  it('does not call bogons attackers because firehol_level1 lists them', () => {
-    // 23.135.225.0/24 is in Team Cymru's fullbogons and in firehol_level1 (which includes fullbogons).
-    const t = engine.threat('23.135.225.1');
-    expect(t.is_bogon).toBe(true);
-    expect(t.blocklists.map((b) => b.name)).not.toContain('firehol_level1');
+  it('does not call bogons attackers because firehol_level1 lists them, nor routed space bogons because an old list does', () => {
+    // 23.135.225.0/24 is in Team Cymru's fullbogons and in firehol_level1 (which includes fullbogons); the network data routes it now.
+    const r = engine.lookup('23.135.225.1');
+    expect(r.asn).not.toBeNull();
+    expect(r.threat.is_bogon).toBe(false);
+    expect(r.threat.blocklists.map((b) => b.name)).not.toContain('firehol_level1');
     // Apple relay egress addresses are in X4BNet's VPN list, but are relay, not VPN.
     const relay = engine.threat(firstOf('relay/ipranges-apple-proxy/ipv4.txt', 1)[0]);
     expect(relay).toMatchObject({ is_icloud_relay: true, is_vpn: false });
