@@ -31,6 +31,7 @@ const SYSTEM_TZ = (() => {
 })();
 const ZDUMP = ['/usr/sbin/zdump', '/usr/bin/zdump'].find((p) => existsSync(p));
 const REFERENCE = ZDUMP !== undefined && SYSTEM_TZ === TZDATA;
+if (!REFERENCE && process.env.IPRECORD_REQUIRE_ZONEINFO === '1') throw new Error(`IPRECORD_REQUIRE_ZONEINFO=1: zdump and zoneinfo at tz ${TZDATA} are required (found ${SYSTEM_TZ ?? 'none'})`);
 if (!REFERENCE) console.warn(`skipping the zoneinfo reference: it needs zdump and the system's tz database at release ${TZDATA} (apt install tzdata); found ${SYSTEM_TZ ?? 'none'}`);
 
 /** Seconds east of UTC of zdump's offset text: `-08`, `+0530`, `+054500`. */
