@@ -11,8 +11,9 @@
  *   the current codes, their level (`parent`), type and names, English
  *   names from `iso_3166-2/en.po`. Authoritative: nothing else adds a code.
  *   Pass a checkout: ISO_CODES=/path/to/iso-codes (v4.20.1 for the table in
- *   the repository). Also writes the entries as they are, with their English
- *   names, to fixtures/reference/iso-3166-2.json.gz, the tests' reference.
+ *   the repository); it also writes the entries as they are, with their
+ *   English names, to fixtures/reference/iso-3166-2.json.gz, the tests'
+ *   reference. Without one, that file is the source.
  * - iso3166-2-db (npm i --no-save iso3166-2-db@2): the English and GeoNames
  *   names that geo databases use. Its codes are out of date in places (Iran's
  *   renumbered provinces), so an entry joins a current code only when one of
@@ -26,17 +27,21 @@
  */
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { normalizeRegion, coreRegion } from '../src/country/normalize.js';
 import { encodeRows, jaroWinkler, subdivisionType } from '../src/country/regions.js';
 
 const require = createRequire(import.meta.url);
 const root = process.env.ISO_CODES;
-if (!root) throw new Error('ISO_CODES=<iso-codes checkout> is required');
-const iso = JSON.parse(readFileSync(join(root, 'data/iso_3166-2.json'), 'utf8'))['3166-2'];
-const english = new Map();
-{
+const REFERENCE = new URL('../fixtures/reference/iso-3166-2.json.gz', import.meta.url);
+// Without a checkout, iso-codes' entries as the last run tabled them (the tests' reference) are the source.
+const tabled = root ? null : JSON.parse(gunzipSync(readFileSync(REFERENCE)).toString('utf8'));
+const iso = tabled
+  ? tabled.subdivisions.map(([code, name, type, parent]) => ({ code, name, type, ...(parent === null ? {} : { parent }) }))
+  : JSON.parse(readFileSync(join(root, 'data/iso_3166-2.json'), 'utf8'))['3166-2'];
+const english = new Map(tabled ? tabled.subdivisions.filter((s) => s[4] !== null).map((s) => [s[0], s[4]]) : []);
+if (root) {
   // "#. Name for XX-YY" then msgid and msgstr; a fuzzy entry is a guess (Bashkortostan as "Tatarstan"), left out.
   let code = null;
   for (const line of readFileSync(join(root, 'iso_3166-2/en.po'), 'utf8').split('\n')) {
@@ -58,6 +63,10 @@ const geonames = require('iso3166-2-db/i18n/geonames.json');
  * name -> code. Each group says why.
  */
 const ALIASES = {
+  // Nicaragua: the autonomous regions' English names since 2014 (iso-codes gives the Spanish).
+  NI: { 'north caribbean coast': 'AN', 'south caribbean coast': 'AS' },
+  // Yemen: "Sanaa" alone is the capital's own municipality (SA); the governorate around it is SN.
+  YE: { 'sanaa governorate': 'SN', sanaa: 'SA' },
   // France: the 22 metropolitan regions merged into 13 on 1 January 2016 (loi n° 2015-29).
   FR: {
     alsace: 'GES',
@@ -109,7 +118,8 @@ const ALIASES = {
   IQ: { Duhok: 'KR' },
   TZ: { Pwani: '19' },
   UZ: { Fergana: 'FA', 'Tashkent Region': 'TO' },
-  BH: { 'Southern Governorate': '14' },
+  // Bahrain: DB-IP writes the Capital Governorate by its city, Manama.
+  BH: { 'Southern Governorate': '14', manama: '13' },
   PL: { Subcarpathia: '18' },
   FI: { Tampere: '11' },
   // Indonesia: Papua's provinces of 2022; Mauritania: Nouakchott's three regions (against a close name's match).
@@ -152,9 +162,11 @@ const parentOf = (s) => (s.parent ? byCode.get(s.parent.includes('-') ? s.parent
 /**
  * Whether a subdivision is first-level: it has no parent, or its parent is a
  * group of them that is not an administration (Indonesia's islands, whose
- * provinces are the first level; the Marshall Islands' two chains).
+ * provinces are the first level; the Marshall Islands' two chains;
+ * Uganda's four and Cape Verde's two geographical regions, whose districts
+ * and municipalities are).
  */
-const isGroup = (s) => s.type === 'Geographical unit' || s.type === 'Chain (of islands)';
+const isGroup = (s) => s.type === 'Geographical unit' || s.type === 'Geographical region' || s.type === 'Chain (of islands)';
 const firstLevel = (s) => !isGroup(s) && (!s.parent || isGroup(parentOf(s)));
 /** The first-level subdivision a subdivision lies in (itself when first-level; null for a group). */
 function top(s) {
@@ -260,10 +272,12 @@ for (const [cc, subs] of [...table].sort(([a], [b]) => a.localeCompare(b))) {
 }
 writeFileSync(new URL('../src/country/subdivisions.json', import.meta.url), JSON.stringify(out) + '\n');
 // The reference the tests check against: iso-codes' entries as they are, with their English names.
-const version = /version: '([^']+)'/.exec(readFileSync(join(root, 'meson.build'), 'utf8'))[1];
-const reference = { source: `iso-codes ${version} (data/iso_3166-2.json, iso_3166-2/en.po)`, subdivisions: iso.map((s) => [s.code, s.name, s.type, s.parent ?? null, english.get(s.code) ?? null]) };
-mkdirSync(new URL('../fixtures/reference/', import.meta.url), { recursive: true });
-writeFileSync(new URL('../fixtures/reference/iso-3166-2.json.gz', import.meta.url), gzipSync(JSON.stringify(reference), { level: 9 }));
+if (root) {
+  const version = /version: '([^']+)'/.exec(readFileSync(join(root, 'meson.build'), 'utf8'))[1];
+  const reference = { source: `iso-codes ${version} (data/iso_3166-2.json, iso_3166-2/en.po)`, subdivisions: iso.map((s) => [s.code, s.name, s.type, s.parent ?? null, english.get(s.code) ?? null]) };
+  mkdirSync(new URL('../fixtures/reference/', import.meta.url), { recursive: true });
+  writeFileSync(REFERENCE, gzipSync(JSON.stringify(reference), { level: 9 }));
+}
 console.log(`codes out of date in the name source: ${[...stale].sort().join(' ')}`);
 if (process.env.VERBOSE) console.log(`joined by code alone:\n${byCodeAlone.join('\n')}`);
 console.log(`wrote ${Object.keys(out).length} countries, ${Object.values(out).reduce((a, l) => a + l.split('|').length, 0)} subdivisions`);

@@ -17,13 +17,17 @@ const GENERIC = new Set(
   ).split(' '),
 );
 
+/** Latin letters that no accent decomposition turns into ASCII, as geo databases write them (Trøndelag, Xgħajra, Xocalı). */
+const LETTERS: Readonly<Record<string, string>> = { ı: 'i', ə: 'e', ǝ: 'e', æ: 'ae', đ: 'd', ð: 'd', þ: 'th', ħ: 'h', ø: 'o', ł: 'l', ß: 'ss', œ: 'oe' };
+
 /** Lower case, no accents or apostrophes, words separated by one space. */
 export function normalizeRegion(name: string): string {
   return name
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
-    .replace(/['’`ʼ‘]/g, '')
+    .replace(/[ıəǝæđðþħøłßœ]/g, (c) => LETTERS[c])
+    .replace(/['’`ʼ‘ʻʿʾ]/g, '')
     .replace(/[^a-z0-9\u0080-\uffff]+/g, ' ')
     .trim();
 }

@@ -22,7 +22,7 @@ import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, readCounts } fro
 import { InvalidDatasetError } from '../errors.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
-export const COMPILER_VERSION = 5;
+export const COMPILER_VERSION = 6;
 
 /** The databases a dataset is compiled from; null: the default data. */
 export interface DatasetSources {

@@ -29,7 +29,8 @@ const reference = JSON.parse(gunzipSync(readFileSync(`${ROOT}/fixtures/reference
 
 const byCode = new Map(reference.subdivisions.map((e) => [e[0], e]));
 const parentOf = (e: Entry) => (e[3] === null ? undefined : byCode.get(e[3].includes('-') ? e[3] : `${e[0].slice(0, 2)}-${e[3]}`));
-const isGroup = (e: Entry) => e[2] === 'Geographical unit' || e[2] === 'Chain (of islands)';
+// Groups of first-level subdivisions, not administrations: Indonesia's islands, the Marshall Islands' chains, Uganda's and Cape Verde's geographical regions.
+const isGroup = (e: Entry) => e[2] === 'Geographical unit' || e[2] === 'Geographical region' || e[2] === 'Chain (of islands)';
 const firstLevel = (e: Entry) => !isGroup(e) && (e[3] === null || isGroup(parentOf(e)!));
 function top(e: Entry | undefined): Entry | undefined {
   while (e !== undefined && !firstLevel(e)) e = parentOf(e);
