@@ -112,6 +112,20 @@ export interface ResolvedOptions {
   readonly shared: ReadonlyMap<string, SharedFile>;
 }
 
+/** Levenshtein distance of two short strings. */
+function edits(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** Every option `open()` takes. */
+const OPTION_NAMES: readonly string[] = ['geo', 'asn', 'anonymous', 'data', 'watch', 'threat', 'dataset', 'staleAfterDays', 'memory', 'flagBaseUrl', 'shared'] satisfies readonly (keyof OpenOptions)[];
+
 export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
 export const DEFAULT_STALE_AFTER_DAYS = 7;
 
@@ -140,6 +154,12 @@ function sharedFiles(value: unknown): ReadonlyMap<string, SharedFile> {
  */
 export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('Options must be an object.');
+  // A misspelt option would otherwise be ignored, and the engine answer from data the caller did not mean.
+  for (const key of Object.keys(options)) {
+    if (OPTION_NAMES.includes(key)) continue;
+    const near = OPTION_NAMES.find((n) => n.toLowerCase() === key.toLowerCase()) ?? OPTION_NAMES.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
+    throw new InvalidOptionsError(`Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${OPTION_NAMES.join(', ')}.`);
+  }
   const flagBaseUrl = options.flagBaseUrl ?? DEFAULT_FLAG_BASE_URL;
   if (typeof flagBaseUrl !== 'string') throw new InvalidOptionsError('Option "flagBaseUrl" must be a string.');
   const one = (v: unknown, name: string): string | null => {

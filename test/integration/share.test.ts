@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InvalidOptionsError, isIprecordError, openSync, type Engine, type IpRecord, type OpenOptions } from '../../src/index.js';
+import { InvalidOptionsError, isIprecordError, open, openSync, type Engine, type IpRecord, type OpenOptions } from '../../src/index.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { seed } from '../helpers/env.js';
 import { startWorker } from '../../src/threat/pool.js';
@@ -81,6 +81,12 @@ describe('share() and open({ shared })', () => {
     for (const bad of [null, {}, { files: 'x' }, { files: [{ path: 'a', stamp: 's', readAt: 'r', bytes: new ArrayBuffer(4) }] }]) {
       expect(() => openSync({ shared: bad as never })).toThrow(InvalidOptionsError);
     }
+  });
+
+  it('refuses an option it does not know, naming the one meant, rather than answer from data the caller did not mean', async () => {
+    expect(() => openSync({ datadir: '/x' } as never)).toThrow(/Unknown option "datadir" \(did you mean "data"\?\)/);
+    await expect(open({ Geo: '/x' } as never)).rejects.toThrow(/did you mean "geo"/);
+    expect(() => openSync({ cache: true } as never)).toThrow(InvalidOptionsError);
   });
 
   it("a worker thread opened with shared answers as the main thread, over the main thread's memory", async () => {
