@@ -45,6 +45,8 @@ Options:
   --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA
   -v, --version    the version of iprecord
   -h, --help       this help (iprecord build --help for build)
+  --quiet          no warnings on standard error, with any command (also
+                   IPRECORD_QUIET=1); errors are still written
 
 With -, each line of standard input is an address; blank lines and lines
 starting with # are skipped. --threat, --field and --fields exclude each other.

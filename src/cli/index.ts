@@ -15,11 +15,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   process.exit(2);
 });
 
+// `--quiet` (any command, anywhere) or IPRECORD_QUIET=1: no warnings on standard error; errors still are.
+const argv = process.argv.slice(2).filter((a) => a !== '--quiet');
+const quiet = argv.length < process.argv.length - 2 || process.env.IPRECORD_QUIET === '1';
+
 // Process warnings (the library's: codes IPRECORD_*) as lines of the command's own, each once.
 process.removeAllListeners('warning');
 const told = new Set<string>();
 process.on('warning', (w: Error & { code?: string }) => {
-  if (told.has(w.message)) return;
+  if (quiet || told.has(w.message)) return;
   told.add(w.message);
   process.stderr.write(w.code?.startsWith('IPRECORD_') ? `iprecord: ${w.message}\n` : `${w.name}: ${w.message}\n`);
 });
@@ -29,7 +33,7 @@ async function run(argv: string[]): Promise<number> {
   return (await import('./commands.js')).main(argv);
 }
 
-run(process.argv.slice(2)).then(
+run(argv).then(
   (code) => {
     process.exitCode = code;
   },

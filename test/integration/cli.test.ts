@@ -35,6 +35,14 @@ describe('iprecord', () => {
     expect(lines[0]).toMatch(/^iprecord: no loaded source answers for tor, vpn, proxy, icloud_relay, attacker, abuser: /);
   });
 
+  it('--quiet (anywhere, any command) or IPRECORD_QUIET=1 leaves warnings out; errors are still said', () => {
+    const plain = run(['8.8.8.8', '--fields', 'ip']);
+    for (const r of [run(['--quiet', '8.8.8.8', '--fields', 'ip']), run(['8.8.8.8', '--fields', 'ip', '--quiet'])]) expect(r).toEqual({ ...plain, err: '' });
+    const env = spawnSync(process.execPath, [CLI, '8.8.8.8'], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '', IPRECORD_QUIET: '1' } });
+    expect(env.stderr).toBe('');
+    expect(run(['--quiet', 'export', '--format', 'csv', '--out', '-', '--data', '/nonexistent']).err).toMatch(/nonexistent/);
+  });
+
   it('--version and -v print the package version', () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     for (const flag of ['--version', '-v']) expect(run([flag])).toEqual({ out: `iprecord ${version}\n`, err: '', code: 0 });
