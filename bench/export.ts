@@ -21,7 +21,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { SHARED_DATA } from '../test/helpers/env.js';
-import { SHARED_FEEDS } from '../test/helpers/feeds.js';
+import { SHARED_FEEDS, sharedFeeds } from '../test/helpers/feeds.js';
 import { runCli, uniformRow, writeCsv } from './cli.js';
 
 const FEEDS = join(SHARED_DATA, 'feeds');
@@ -47,7 +47,7 @@ const sizeOf = (prefix: string) =>
 try {
   console.log(`machine: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`);
   const config = join(dir, 'feeds.json');
-  writeFileSync(config, JSON.stringify({ feeds: SHARED_FEEDS.map((f) => ({ ...f, source: join(FEEDS, f.source) })) }));
+  writeFileSync(config, JSON.stringify({ feeds: sharedFeeds() }));
   const data = join(dir, 'data');
   const build = await runCli(['build', '--config', config, '--out', data]);
   console.log(`build (default data + ${SHARED_FEEDS.length} shared feeds): ${secs(build.secs)}, peak ${mib(build.peak)}`);

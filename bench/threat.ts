@@ -27,7 +27,7 @@ import { union, RangeList } from '../src/threat/ranges.js';
 import { memoryMapper } from '../src/native.js';
 import { ThreatTree } from '../src/threat/tree.js';
 import { xorshift32 } from '../test/helpers/env.js';
-import { SHARED_FEEDS } from '../test/helpers/feeds.js';
+import { sharedFeeds } from '../test/helpers/feeds.js';
 
 const FEEDS = join(import.meta.dirname, '..', '..', 'shared', 'data', 'feeds');
 const RANDOM = 6_000_000;
@@ -53,7 +53,7 @@ try {
   for (let i = 0; i < RANDOM; i++) random[i] = next();
   const randomFile = join(dir, 'random.txt');
   writeFileSync(randomFile, Array.from(random, formatV4).join('\n') + '\n');
-  const config = parseThreatConfig({ feeds: [...SHARED_FEEDS, { name: 'random_6m', source: randomFile, format: 'list', categories: ['attacker'] }] }, FEEDS);
+  const config = parseThreatConfig({ feeds: [...sharedFeeds(), { name: 'random_6m', source: randomFile, format: 'list', categories: ['attacker'] }] }, FEEDS);
 
   // Compile, three times; the median.
   const builds: number[] = [];

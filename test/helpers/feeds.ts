@@ -99,8 +99,11 @@ export const SHARED_FEEDS = [
   { name: 'fullbogons_ipv6', source: 'bogon/fullbogons-ipv6.txt', format: 'list', categories: ['bogon'] },
 ] as const;
 
+/** The shared feeds as a configuration file states them: absolute sources, FireHOL's `includes` from their headers. */
+export const sharedFeeds = () => SHARED_FEEDS.map((f) => ({ ...withIncludes(f), source: join(SHARED_DATA, 'feeds', f.source) }));
+
 export function sharedFeedConfig(): ThreatConfig {
-  return parseThreatConfig({ feeds: SHARED_FEEDS.map((f) => withIncludes(f)) }, join(SHARED_DATA, 'feeds'));
+  return parseThreatConfig({ feeds: sharedFeeds() }, join(SHARED_DATA, 'feeds'));
 }
 
 /**

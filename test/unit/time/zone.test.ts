@@ -155,7 +155,9 @@ describe.skipIf(!REFERENCE)("ZoneClock against the system's zoneinfo (zdump, the
         checked++;
       }
     }
-    console.log(`time zones (tz ${TZDATA}): ${ZONES.length} zones, ${checked} periods checked against zoneinfo; is_dst decided otherwise: ${[...new Set(decided)].join(', ') || 'none'}`);
+    console.log(
+      `time zones (tz ${TZDATA}): ${ZONES.length} zones, ${checked} periods checked against zoneinfo; decided otherwise (is_dst or abbreviation): ${[...new Set(decided)].join(', ') || 'none'}`,
+    );
     expect(checked).toBeGreaterThan(ZONES.length);
     // Every decision is still needed.
     for (const zone of [...Object.keys(DST_DECIDED), ...Object.keys(ABBR_DECIDED)])
