@@ -14,7 +14,7 @@ import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { carriesIpv4 } from './ip/embedded.js';
 import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
 import { parseIp } from './ip/address.js';
-import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
+import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
 import { findRange, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
 import { NO_ROUTE, type Dataset } from './dataset/format.js';
@@ -349,6 +349,16 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   share(): SharedFiles {
     return this.live().share();
+  }
+
+  /**
+   * Options that open this engine's current data in a worker thread of
+   * this process, over its files (`share()`).
+   * @internal For exports, which write each family on its own thread.
+   * @throws ClosedError
+   */
+  threadOptions(): OpenOptions {
+    return threadOptions(this.options, this.share());
   }
 
   /** Whether the missing-lists warning was considered (once per engine). */

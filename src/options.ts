@@ -112,6 +112,26 @@ export interface ResolvedOptions {
   readonly shared: ReadonlyMap<string, SharedFile>;
 }
 
+/**
+ * Options that open what `resolved` opened again, in a worker thread of
+ * this process over its files (`shared`, from `Engine.share()`); never watching.
+ */
+export function threadOptions(resolved: ResolvedOptions, shared: SharedFiles): OpenOptions {
+  const given = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+  return {
+    geo: given(resolved.geo),
+    asn: given(resolved.asn),
+    anonymous: resolved.anonymous.length === 0 ? undefined : [...resolved.anonymous],
+    data: given(resolved.data),
+    threat: given(resolved.threat),
+    dataset: given(resolved.dataset),
+    staleAfterDays: resolved.staleAfterDays,
+    memory: resolved.memory,
+    flagBaseUrl: resolved.flagBaseUrl,
+    shared,
+  };
+}
+
 /** Levenshtein distance of two short strings. */
 function edits(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);

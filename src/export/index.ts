@@ -20,6 +20,7 @@ import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
+import type { Worker } from 'node:worker_threads';
 import type { Dataset } from '../dataset/format.js';
 import { writeAtomic } from '../files/write.js';
 import { formatIp } from '../ip/format.js';
@@ -27,9 +28,11 @@ import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
-import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, staticRecord, type StaticRecord } from './record.js';
+import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, recordAt } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
 import { PerRoute } from './routes.js';
+import type { FamilyWritten } from './parquet.js';
+import { startWorker } from '../threat/pool.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -75,11 +78,6 @@ function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
     yield r;
   }
   tell?.('reading the ranges', 1);
-}
-
-/** A range's static record: the engine's answer at its first address, less what depends on the address or the moment. */
-function recordAt(engine: Engine, version: IpVersion, first: bigint): StaticRecord {
-  return staticRecord(engine.lookup(formatIp(version, fromBigInt(version, first))));
 }
 
 /**
@@ -170,7 +168,7 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
     else if (options.format === 'mmdb') {
       written = writeMmdb(engine, ds, walk(ds, options), temps[0]);
       options.progress?.('writing the file', 1);
-    } else written = await writeParquet(engine, walk(ds, options), temps[0], temps[1]);
+    } else written = await writeParquet(engine, ds, options, temps[0], temps[1]);
     targets.forEach((t, i) => renameSync(temps[i], t));
   } catch (e) {
     for (const t of temps) rmSync(t, { force: true });
@@ -252,20 +250,58 @@ function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
   return rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) });
 }
 
-/** The Parquet export (`parquet.ts`, loaded when asked for: its writer is not needed to look addresses up). */
-async function writeParquet(engine: Engine, walked: Iterable<ExportRange>, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
-  const { ParquetOut } = await import('./parquet.js');
-  const files = { 4: new ParquetOut(v4, 4), 6: new ParquetOut(v6, 6) };
-  const ranges = { v4: 0, v6: 0 };
-  const records = new PerRoute((version, first) => recordAt(engine, version, first));
-  for (const { version, first, last, ref } of walked) {
-    if (version === 4) ranges.v4++;
-    else ranges.v6++;
-    files[version].add(first, last, records.get(version, first, ref));
+/**
+ * The Parquet export (`parquet.ts`, loaded when asked for: its writer is
+ * not needed to look addresses up): IPv4 on this thread while a worker
+ * thread writes IPv6 (`parquet-worker.ts`) from an engine over the same
+ * files; the two families hold about as many ranges. Where no worker
+ * thread starts, IPv6 is written here after IPv4.
+ */
+async function writeParquet(engine: Engine, ds: Dataset, options: ExportOptions, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+  const { writeFamily } = await import('./parquet.js');
+  const tell = options.progress;
+  // Each family's share of the walk done; the two are told as one figure.
+  const done = { 4: 0, 6: 0 };
+  let next = 0;
+  const told = (version: IpVersion, share: number) => {
+    done[version] = share;
+    if (tell === undefined || done[4] + done[6] < next) return;
+    tell('reading the ranges', done[4] + done[6]);
+    next = done[4] + done[6] + 1 / 500;
+  };
+  const worker = startFamilyWorker(engine, v6, (share) => told(6, share));
+  try {
+    const four = await writeFamily(engine, ds, 4, v4, (share) => told(4, share));
+    const six = worker === null ? await writeFamily(engine, ds, 6, v6, (share) => told(6, share)) : await worker.written;
+    tell?.('reading the ranges', 1);
+    return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
+  } finally {
+    await worker?.stop();
   }
-  files[4].finish();
-  files[6].finish();
-  return { ranges, rows: files[4].rows + files[6].rows, bytes: statSync(v4).size + statSync(v6).size };
+}
+
+/** A worker thread writing one family's Parquet file; null when none starts. */
+function startFamilyWorker(engine: Engine, file: string, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
+  const fromSource = import.meta.url.endsWith('.ts');
+  let worker: Worker;
+  try {
+    worker = startWorker(new URL(fromSource ? './parquet-worker.ts' : './parquet-worker.js', import.meta.url), {
+      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version: 6 },
+    });
+  } catch {
+    return null;
+  }
+  const written = new Promise<FamilyWritten>((resolve, reject) => {
+    worker.on('message', (m: { done?: number; written?: FamilyWritten }) => {
+      if (m.done !== undefined) told(m.done);
+      if (m.written !== undefined) resolve(m.written);
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the Parquet writer's worker thread exited (${code}) before it was done`)));
+  });
+  // Seen by whoever waits for it; a failure on this thread first stops the worker.
+  written.catch(() => undefined);
+  return { written, stop: async () => void (await worker.terminate()) };
 }
 
 /** The last address of a CIDR block, as a number of its family. */

@@ -21,9 +21,13 @@
 
 import { fileWriter, ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
 import { formatIp } from '../ip/format.js';
-import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
+import { fromBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
-import type { StaticRecord } from './record.js';
+import type { Dataset } from '../dataset/format.js';
+import type { Engine } from '../engine.js';
+import { exportRanges } from './ranges.js';
+import { recordAt, type StaticRecord } from './record.js';
+import { PerRoute } from './routes.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -88,6 +92,8 @@ export class ParquetOut {
   private readonly writer: ParquetWriter;
   private readonly columns: Map<string, unknown[]>;
   private readonly version: IpVersion;
+  /** The record's columns, in `RECORD`'s order. */
+  private readonly fields: unknown[][];
 
   constructor(path: string, version: IpVersion) {
     this.version = version;
@@ -103,6 +109,7 @@ export class ParquetOut {
     const record: SchemaElement = { name: 'record', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'REQUIRED' };
     const names = [...own.map((e) => e.name), ...RECORD.map(([n]) => n), 'record'];
     this.columns = new Map(names.map((n) => [n, []]));
+    this.fields = RECORD.map(([name]) => this.columns.get(name)!);
     const schema: SchemaElement[] = [{ name: 'root', num_children: names.length }, ...own, ...elements(RECORD), record];
     this.writer = new ParquetWriter({ writer: fileWriter(path), schema });
   }
@@ -111,18 +118,21 @@ export class ParquetOut {
   add(first: bigint, last: bigint, record: StaticRecord): void {
     const v = this.version;
     const shift = BigInt(v === 4 ? 16 : 112);
-    const cidrs = rangeToCidrs({ version: v, words: fromBigInt(v, first) }, { version: v, words: fromBigInt(v, last) });
-    const network = cidrs.length === 1 ? `${formatIp(v, cidrs[0].words)}/${cidrs[0].prefix}` : null;
+    const startIp = formatIp(v, fromBigInt(v, first));
+    const endIp = formatIp(v, fromBigInt(v, last));
+    // One CIDR block: a power of two in size, starting at a multiple of it.
+    const size = last - first + 1n;
+    const network = (size & (size - 1n)) === 0n && (first & (size - 1n)) === 0n ? `${startIp}/${(v === 4 ? 33 : 129) - size.toString(2).length}` : null;
     const r = record as unknown as Record<string, unknown>;
     for (let bucket = first >> shift; bucket <= last >> shift; bucket++) {
       const c = this.columns;
       c.get('start')!.push(v === 4 ? first : bytes16(first));
       c.get('end')!.push(v === 4 ? last : bytes16(last));
-      c.get('start_ip')!.push(formatIp(v, fromBigInt(v, first)));
-      c.get('end_ip')!.push(formatIp(v, fromBigInt(v, last)));
+      c.get('start_ip')!.push(startIp);
+      c.get('end_ip')!.push(endIp);
       c.get('network')!.push(network);
       c.get('network_bucket')!.push(`${formatIp(v, fromBigInt(v, bucket << shift))}/16`);
-      for (const [name] of RECORD) c.get(name)!.push(r[name] ?? null);
+      for (let i = 0; i < RECORD.length; i++) this.fields[i].push(r[RECORD[i][0]] ?? null);
       // hyparquet-writer writes a JSON column's values as JSON.stringify gives them.
       c.get('record')!.push(record);
       this.rows++;
@@ -153,4 +163,34 @@ function bytes16(n: bigint): Uint8Array {
     n >>= 8n;
   }
   return out;
+}
+
+/** What writing one family gave: its ranges and rows. */
+export interface FamilyWritten {
+  readonly ranges: number;
+  readonly rows: number;
+}
+
+/**
+ * Writes one family's file from the engine's compiled dataset, telling
+ * `told` the share of the dataset's ranges walked, a few hundred times;
+ * lets other work of the thread run as it does.
+ */
+export async function writeFamily(engine: Engine, ds: Dataset, version: IpVersion, path: string, told: (share: number) => void): Promise<FamilyWritten> {
+  const out = new ParquetOut(path, version);
+  const records = new PerRoute((v, first) => recordAt(engine, v, first));
+  let ranges = 0;
+  let next = 0;
+  for (const { first, last, ref, done } of exportRanges(ds, version)) {
+    ranges++;
+    out.add(first, last, records.get(version, first, ref));
+    if (done >= next) {
+      told(done);
+      next = done + 1 / 500;
+      // The other family's progress (from its worker thread) is heard.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  out.finish();
+  return { ranges, rows: out.rows };
 }

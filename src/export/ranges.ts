@@ -84,8 +84,8 @@ export interface ExportRange {
   readonly done: number;
 }
 
-/** Each exportable range of a dataset, in address order, IPv4 first. */
-export function* exportRanges(ds: Dataset): Generator<ExportRange> {
+/** Each exportable range of a dataset, in address order, IPv4 first; or of one family. */
+export function* exportRanges(ds: Dataset, family?: IpVersion): Generator<ExportRange> {
   cuts ??= {
     4: cutsOf(IPV4_REGISTRY, 32, []),
     6: cutsOf(IPV6_REGISTRY, 128, [
@@ -112,7 +112,8 @@ export function* exportRanges(ds: Dataset): Generator<ExportRange> {
     }
   }
   const n4 = ds.starts4.length;
-  for (let i = 0; i < n4; i++) yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i], i);
+  if (family !== 6) for (let i = 0; i < n4; i++) yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i], i);
+  if (family === 4) return;
   const s = ds.starts6;
   const n6 = s.length / 4;
   const at = (i: number) => toBigInt({ version: 6, words: [s[i * 4], s[i * 4 + 1], s[i * 4 + 2], s[i * 4 + 3]] });

@@ -5,6 +5,10 @@
  * `enrich --fields` names them (`asn.name`), for the tabular formats.
  */
 
+import type { Engine } from '../engine.js';
+import { formatIp } from '../ip/format.js';
+import type { IpVersion } from '../ip/parse.js';
+import { fromBigInt } from '../ip/ranges.js';
 import { FIELD_NAMES } from '../record/fields.js';
 import type { IpRecord } from '../types.js';
 
@@ -19,6 +23,11 @@ export function staticRecord(r: IpRecord): StaticRecord {
     out[k] = k === 'time_zone' ? (v === null ? null : { name: (v as { name: string }).name }) : v;
   }
   return out as StaticRecord;
+}
+
+/** A range's static record: the engine's answer at its first address, less what depends on the address or the moment. */
+export function recordAt(engine: Engine, version: IpVersion, first: bigint): StaticRecord {
+  return staticRecord(engine.lookup(formatIp(version, fromBigInt(version, first))));
 }
 
 /** The members of the record's objects, in their key order (CONTRACT.md); `threat.scores` nested once more. */
