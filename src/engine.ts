@@ -16,11 +16,10 @@ import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './i
 import { parseIp } from './ip/address.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, threatFlags, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
-import { NO_ROUTE, type Dataset } from './dataset/format.js';
+import { findRange, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
+import type { Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
-import { basicThreat } from './record/threat.js';
 import { Snapshot } from './snapshot.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 
@@ -99,7 +98,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.snapshot = snapshot;
     this.options = options;
     this.special = specialTable();
-    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1), threat: null };
+    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1) };
     if (options.watch && options.data !== null) this.watch(options.data);
   }
 
@@ -159,7 +158,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.parsed;
   }
 
-  /** Fills the per-lookup members of a record from a compiled dataset (`threat` as text left to the caller). */
+  /** Fills the per-lookup members of a record from a compiled dataset. */
   private renderState(text: string, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
     s.now = nowMicros();
@@ -167,39 +166,19 @@ export class Engine extends EventEmitter<EngineEvents> {
     s.ownCount = options === undefined || options.count === undefined;
     s.basic = options !== undefined && options.basicThreat === true;
     s.text = text;
-    s.threat = null;
     return s;
-  }
-
-  /** `renderState` with the threat object's text when threat feeds laid over the dataset list the address. */
-  private textState(snap: Snapshot, ds: Dataset, { version, text }: Parsed, ref: number, options: AnswerOptions | undefined): RenderState {
-    const s = this.renderState(text, options);
-    const laid = this.threatFeeds(snap, ds, version, ref, options);
-    if (laid !== null) s.threat = JSON.stringify(laid);
-    return s;
-  }
-
-  /**
-   * The threat object of the address in `this.words` when threat feeds
-   * loaded beside the dataset list it (their label with the flags the
-   * dataset's single sources assert), else null: the dataset's own.
-   */
-  private threatFeeds(snap: Snapshot, ds: Dataset, version: IpVersion, ref: number, options: AnswerOptions | undefined): Threat | null {
-    const tree = snap.threat;
-    if (tree === null || tree.find(version, this.words) === 0) return null;
-    return threatFor(snap.threatObject(version, this.words, threatFlags(ds, ref), (ref & 255) !== NO_ROUTE), options);
   }
 
   /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
   private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(ds, parsed.version, this.words);
-    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.textState(snap, ds, parsed, ref, options), out);
+    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
     const ref = findRange(ds, parsed.version, this.words);
-    return snap.objects.json(snap.clock, parsed.version, this.words, ref, this.textState(snap, ds, parsed, ref, options));
+    return snap.objects.json(snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options));
   }
 
   /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
@@ -228,7 +207,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const parsed = this.address(ip);
     const ref = findRange(ds, parsed.version, this.words);
     const s = this.renderState(parsed.text, options);
-    const threat = this.threatFeeds(snap, ds, parsed.version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
+    const threat = this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
     const record = snap.objects.record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
     return fields === null ? record : pick(record, fields);
   }
@@ -315,7 +294,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.counter.tick(Date.now());
     const ds = snap.dataset;
     const ref = findRange(ds, version, this.words);
-    return this.threatFeeds(snap, ds, version, ref, options) ?? this.compiledThreat(ds, threatFragment(ds, ref, options?.basicThreat === true));
+    return this.compiledThreat(ds, threatFragment(ds, ref, options?.basicThreat === true));
   }
 
   /**
@@ -452,11 +431,6 @@ interface Parsed {
   version: IpVersion;
   text: string;
   kind: SpecialKind;
-}
-
-/** The threat object as the plan gives it: without `is_vpn` and `scores` when `basicThreat`. */
-function threatFor(threat: Threat, options: AnswerOptions | undefined): Threat {
-  return options?.basicThreat === true ? basicThreat(threat) : threat;
 }
 
 function countOf(own: string, options: AnswerOptions | undefined): string {

@@ -77,7 +77,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
   const now = Date.now();
   const staleMs = options.staleAfterDays * 86_400_000;
   const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
-  const threatMeta = snap.threat?.meta ?? snap.dataset.meta.threat ?? null;
+  const threatMeta = snap.dataset.meta.threat ?? null;
   const feeds: FeedState[] = (threatMeta?.feeds ?? []).map((f) => {
     // The data's own date, else when it was downloaded (a local file: last modified).
     const date = f.dataDate ?? f.fetchedAt;

@@ -40,7 +40,8 @@ export interface OpenOptions {
    */
   watch?: boolean;
   /**
-   * A `threat.bin` file to use (instead of the one of `data`).
+   * A `threat.bin` file (from `iprecord build`) whose feeds are compiled
+   * into the dataset of the databases given (instead of those of `data`).
    */
   threat?: string;
   /**

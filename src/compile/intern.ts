@@ -11,7 +11,7 @@ import { OTHER } from '../dataset/text.js';
 import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
-const MAX_RECORDS = 1 << 24;
+export const MAX_RECORDS = 1 << 24;
 
 /** Rows of one table, each stored once. */
 class Table {
@@ -47,7 +47,7 @@ class Table {
  * combination held a million boxed numbers and allocated one per lookup
  * of the ten million ranges: a third of the default compile was GC.
  */
-class TripleIndex {
+export class TripleIndex {
   private keys = new Int32Array(3 << 16);
   private ids = new Int32Array(1 << 16).fill(-1);
   private count = 0;

@@ -3,21 +3,22 @@
  * process (`main.ts`) runs. Build time only.
  */
 
-import { closeSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomic } from '../files/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
-import type { DatasetSources } from '../dataset/locate.js';
+import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';
 import { parseIp } from '../ip/address.js';
 import { buildSpecialTable } from '../ip/special.js';
-import { compileDataset, type Progress } from './dataset.js';
+import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
+import { mergeThreat } from './merge.js';
 import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from '../threat/tree.js';
 import { Dataset } from '../dataset/format.js';
 import { MAX_TEXT_BYTES, textCuts } from '../geo/adapters/values.js';
 import { writeSeal } from '../dataset/seal.js';
-import { openRegular } from '../files/read.js';
+import { openRegular, readFileRange } from '../files/read.js';
 
 /** Seals a dataset just written from a buffer that passed `verify()`. */
 function sealWritten(path: string): void {
@@ -44,31 +45,48 @@ export function openSources(sources: DatasetSources): Sources {
 
 /**
  * Compiles `sources` and writes the dataset to the first of `places` that
- * can be written, with the threat feeds of `threatPath` (a threat.bin) when
- * given; its path. `say` is told what happens.
+ * can be written; its path. With threat feeds (`sources.threat`, a
+ * threat.bin), the dataset of the databases alone (the base: found in its
+ * place, else compiled and written there) gets the feeds merged in
+ * (`merge.ts`), so that a build whose databases did not change takes
+ * seconds. `say` is told what happens.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress, threatPath?: string): string {
+export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): string {
   const started = Date.now();
-  const what =
-    (sources.geo === null && sources.asn === null ? 'the default data' : threatPath === undefined ? 'the databases given to open()' : 'the configured databases') +
-    (threatPath === undefined ? '' : ' and the threat feeds');
+  if (sources.threat !== undefined) {
+    const { threat: threatPath, ...databases } = sources;
+    const baseKey = datasetKey(databases);
+    const basePlaces = candidates(databases);
+    const found = basePlaces.find((p) => existsSync(p) && readDatasetKey(p) === baseKey);
+    const base = readFileRange(found ?? compileTo(databases, baseKey, basePlaces, say, progress), Buffer.allocUnsafe);
+    progress?.('merging the threat feeds', 0.99);
+    // A FIFO or a device named as threat.bin is refused, not waited on.
+    const merged = mergeThreat(base, new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath), key);
+    return place(merged, places, say, started, 'the threat feeds merged');
+  }
+  const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given';
   say(`compiling ${what} into one dataset (once; the default data takes 30-40 s)...`);
   progress?.('reading the sources', 0);
-  const threat = threatPath === undefined ? null : new ThreatTree(readFileSync(threatPath), threatPath);
-  const compiled = compileDataset(openSources(sources), threat, specialTable(), key, new Date(), progress);
+  const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
   if (textCuts.count > 0) say(`${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`);
-  // What the compiler wrote passes the check every open makes; the seal spares the first open the same work.
-  progress?.('checking the dataset', 0.97);
+  return place(compiled, places, say, started, 'compiled');
+}
+
+/**
+ * Checks a dataset just made (what every open checks; the seal spares
+ * the first open the same work) and writes it to the first of `places`
+ * that can be written; its path.
+ */
+function place(compiled: CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string): string {
   new Dataset(compiled.buffer, 'the compiled dataset').verify();
-  progress?.('writing the dataset', 0.99);
   let lastError: unknown;
   for (const path of places) {
     try {
       mkdirSync(dirname(path), { recursive: true });
       writeAtomic(path, compiled.buffer);
       sealWritten(path);
-      say(`compiled ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      say(`${what}: ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return path;
     } catch (e) {
       lastError = e;

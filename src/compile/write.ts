@@ -5,7 +5,22 @@
  */
 
 import { crc32 } from 'node:zlib';
-import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, INDEX_SHIFT, INDEX_WORDS, layout, pad8, TABLE_NAMES, TABLES, type Counts, type DatasetMeta } from '../dataset/format.js';
+import {
+  countWords,
+  CRC_AT,
+  DATASET_FORMAT_VERSION,
+  DATASET_MAGIC,
+  HEADER,
+  INDEX_SHIFT,
+  INDEX_WORDS,
+  layout,
+  pad8,
+  TABLE_NAMES,
+  TABLES,
+  type Counts,
+  type DatasetMeta,
+  type TableName,
+} from '../dataset/format.js';
 import type { Interner } from './intern.js';
 
 /** A family's ranges and refs (record << 8 | route prefix), merged where neighbours share a ref. */
@@ -15,21 +30,48 @@ export interface Family {
   readonly length: number;
 }
 
-/** The dataset file's bytes. */
+/** What a dataset holds besides its ranges: the tables' rows, the fragments, the text. */
+export interface Sections {
+  readonly tables: Readonly<Record<TableName, { readonly rows: Uint32Array; readonly count: number }>>;
+  /** The fragments' bytes, and where each starts (and the last ends). */
+  readonly fragments: Buffer;
+  readonly fragmentOffsets: Uint32Array;
+  /** The text's ASCII part, and its other part in UTF-8 with its length in UTF-16 code units. */
+  readonly ascii: Buffer;
+  readonly other: Buffer;
+  readonly otherUnits: number;
+}
+
+/** The dataset file's bytes, from what the compiler interned. */
 export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buffer {
-  const fragments = Buffer.from(intern.fragments.list.join(''), 'utf8');
-  const ascii = Buffer.from(intern.text.ascii.join(''), 'latin1');
   const otherText = intern.text.other.join('');
-  const other = Buffer.from(otherText, 'utf8');
+  return writeSections(
+    v4,
+    v6,
+    {
+      tables: intern.tables,
+      fragments: Buffer.from(intern.fragments.list.join(''), 'utf8'),
+      fragmentOffsets: offsets(intern.fragments.list),
+      ascii: Buffer.from(intern.text.ascii.join(''), 'latin1'),
+      other: Buffer.from(otherText, 'utf8'),
+      otherUnits: otherText.length,
+    },
+    meta,
+  );
+}
+
+/** The dataset file's bytes. */
+export function writeSections(v4: Family, v6: Family, sections: Sections, meta: DatasetMeta): Buffer {
+  const { fragments, ascii, other, tables } = sections;
   const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
   const counts: Counts = {
     v4: v4.length,
     v6: v6.length,
-    rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, intern.tables[t].count])) as Counts['rows'],
-    fragments: intern.fragments.list.length,
+    rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, tables[t].count])) as Counts['rows'],
+    fragments: sections.fragmentOffsets.length - 1,
     fragmentBytes: fragments.length,
     asciiBytes: ascii.length,
-    otherUnits: otherText.length,
+    otherUnits: sections.otherUnits,
     otherBytes: other.length,
     metaBytes: pad8(metaText.length),
   };
@@ -53,8 +95,8 @@ export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMet
   );
   put(at.starts6, v6.starts);
   put(at.refs6, v6.refs);
-  for (const t of TABLE_NAMES) put(at[t], intern.tables[t].rows.subarray(0, intern.tables[t].count * TABLES[t].length));
-  put(at.fragmentOffsets, offsets(intern.fragments.list));
+  for (const t of TABLE_NAMES) put(at[t], tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
+  put(at.fragmentOffsets, sections.fragmentOffsets);
   fragments.copy(buf, at.fragments);
   ascii.copy(buf, at.ascii);
   other.copy(buf, at.other);

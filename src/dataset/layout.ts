@@ -74,7 +74,8 @@ export const NO_ROUTE = 255;
  * - networks: fragments before and after the route, then `asn`, name,
  *   domain, type, and the carrier's name, mcc and mnc (no mcc: no carrier)
  * - threats: the object and its form without is_vpn and scores, then the
- *   threat flags of single sources (for threat feeds laid over at run time)
+ *   threat flags of single sources (what a build merging threat feeds
+ *   into the dataset combines with their labels: `compile/merge.ts`)
  */
 const TEXT = ['text', 'end'] as const;
 export const TABLES = {

@@ -24,11 +24,12 @@ import { InvalidDatasetError } from '../errors.js';
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
 export const COMPILER_VERSION = 6;
 
-/** The databases a dataset is compiled from; null: the default data. */
+/** The databases a dataset is compiled from (null: the default data), and the threat feeds compiled in (a threat.bin), if any. */
 export interface DatasetSources {
   readonly geo: readonly string[] | null;
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
+  readonly threat?: string;
 }
 
 /** The user's cache folder of iprecord: `$XDG_CACHE_HOME/iprecord`, else `~/.cache/iprecord`. */
@@ -48,7 +49,8 @@ export function datasetKey(sources: DatasetSources): string {
   };
   const geo = sources.geo === null ? defaultGeoPaths().map((p) => `default:${p}:${statSync(p).size}`) : sources.geo.map(identity);
   const asn = sources.asn === null ? [`default:${defaultAsnSources().source}`] : sources.asn.map(identity);
-  return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity) });
+  const threat = sources.threat === undefined ? {} : { threat: identity(sources.threat) };
+  return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity), ...threat });
 }
 
 /**
@@ -59,9 +61,12 @@ export function datasetKey(sources: DatasetSources): string {
  * it is up to date.
  */
 export function candidates(sources: DatasetSources): string[] {
-  if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0) return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
+  if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0 && sources.threat === undefined) {
+    return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
+  }
   const real = (paths: readonly string[] | null) => paths?.map((p) => realpathSync(p)) ?? null;
-  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous) });
+  const threat = sources.threat === undefined ? {} : { threat: realpathSync(sources.threat) };
+  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous), ...threat });
   return [join(cacheDir(), 'datasets', `${createHash('sha256').update(name).digest('hex').slice(0, 24)}.iprd`)];
 }
 
@@ -103,7 +108,7 @@ export function ensureDataset(sources: DatasetSources): string {
 
 /**
  * Compiles a dataset in a child process without blocking (`iprecord
- * build`: the sources and the threat feeds' threat.bin); its path.
+ * build`); its path.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
 export function compileInChild(job: CompileJob): Promise<string> {
@@ -142,12 +147,11 @@ function compiledPath(status: number | null, stdout: string, failure: string): s
   throw new InvalidDatasetError(answer.error ?? `The dataset compiler failed (${failure}).`);
 }
 
-/** What the compiler process is asked: the sources, the key to write into the dataset, the places to try in order, and the threat feeds' threat.bin to compile in. */
+/** What the compiler process is asked: the sources, the key to write into the dataset, the places to try in order. */
 export interface CompileJob {
   readonly sources: DatasetSources;
   readonly key: string;
   readonly places: readonly string[];
-  readonly threat?: string;
   /** The process that started the compile: it stops when that one is gone (`compile/main.ts`). */
   readonly parent?: number;
 }

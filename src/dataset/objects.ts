@@ -168,7 +168,7 @@ export class RecordObjects {
       ',"time_zone":' +
       (zone === NO_ZONE ? 'null' : clock.timeZoneJson(ds.meta.zones[zone], s.now)) +
       ',"threat":' +
-      (s.threat ?? this.threatText(ds.records[rec + 2] * 2 + (s.basic ? 1 : 0))) +
+      this.threatText(ds.records[rec + 2] * 2 + (s.basic ? 1 : 0)) +
       ',"count":' +
       (s.ownCount ? '"' + s.count + '"' : JSON.stringify(s.count)) +
       '}'

@@ -24,8 +24,6 @@ export interface RenderState {
   basic: boolean;
   /** The base URL of `flag`, as JSON string text (escaped, without quotes). */
   flagBase: string;
-  /** The threat object's JSON when threat feeds laid over the dataset list the address, else null (the record's own). */
-  threat: string | null;
 }
 
 /**
@@ -75,8 +73,7 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
   if (zone === NO_ZONE) out.latin1('null');
   else clock.writeTimeZone(ds.meta.zones[zone], s.now, out);
   out.latin1(',"threat":');
-  if (s.threat !== null) out.text(s.threat);
-  else fragment(ds, ds.threats[threat + (s.basic ? 1 : 0)], out);
+  fragment(ds, ds.threats[threat + (s.basic ? 1 : 0)], out);
   out.latin1(',"count":');
   if (s.ownCount) {
     out.latin1('"');
@@ -91,11 +88,6 @@ export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, w
 /** The fragment id of the threat object (or its basic form) of a range. */
 export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
   return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? 1 : 0)];
-}
-
-/** The threat flags single sources (ASN type, registry, Anonymous-IP) assert for a range. */
-export function threatFlags(ds: Dataset, ref: number): number {
-  return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + 2];
 }
 
 function fragment(ds: Dataset, id: number, out: ByteWriter): void {

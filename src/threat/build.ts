@@ -8,7 +8,7 @@
  * file and line and never stops the build.
  */
 
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { writeAtomic } from '../files/write.js';
@@ -315,7 +315,10 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
   writeAtomic(join(dir, 'threat.bin'), result.buffer);
   const compile = options.dataset !== false;
   const sources = localSources(config.sources, dataDir);
-  if (compile) await compileInChild({ sources, key: datasetKey(sources), places: [join(dir, DATASET_FILE)], threat: join(dir, 'threat.bin') });
+  if (compile) {
+    const withFeeds = { ...sources, threat: join(dir, 'threat.bin') };
+    await compileInChild({ sources: withFeeds, key: datasetKey(withFeeds), places: [join(dir, DATASET_FILE)] });
+  }
   const manifest: Manifest = {
     format: 1,
     builtAt: result.meta.builtAt,

@@ -13,6 +13,8 @@ import { buildDataset, type BuildResult } from '../../src/threat/build.js';
 import { coveredAddresses } from '../../src/threat/prepare.js';
 import { parseFeed, type FeedFormat, type ParseOptions } from '../../src/threat/parse.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { testDb } from '../helpers/maxmind.js';
+import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SHARED_FEEDS, sharedFeedConfig } from '../helpers/feeds.js';
 
 const present = hasSharedData();
@@ -148,7 +150,8 @@ d('engine with the shared feeds compiled', () => {
     const own = mkdtempSync(join(tmpdir(), 'iprecord-reload-'));
     const path = join(own, 'threat.bin');
     copyFileSync(join(dir, 'threat.bin'), path);
-    const e = await open({ threat: path });
+    // Fixture databases: each reload merges the feeds into their small dataset (into the default data's, it takes seconds).
+    const e = await open({ threat: path, geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'), asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture') });
     try {
       const before = e.threat('77.90.185.20');
       expect(before.is_known_attacker).toBe(true);
@@ -176,7 +179,8 @@ d('evidence counted once across the FireHOL levels', () => {
     try {
       await buildDataset(levels, dirs[0], dirs[0], { dataset: false });
       await buildDataset(only(['dshield']), dirs[1], dirs[1], { dataset: false });
-      const [withLevels, alone] = await Promise.all(dirs.map((data) => open({ data })));
+      // Scores come from the feeds alone: fixture databases keep the two merges small.
+      const [withLevels, alone] = await Promise.all(dirs.map((data) => open({ data, geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'), asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture') })));
       const listed = readFileSync(join(FEEDS, 'attacker/dshield.netset'), 'utf8')
         .split('\n')
         .filter((l) => /^\d/.test(l))

@@ -1,0 +1,175 @@
+/**
+ * Threat feeds compiled into a dataset compiled without them (the base),
+ * in one sweep: what `iprecord build` and `update` do when only feeds
+ * changed, so that the geo and ASN sources (most of a compile) are
+ * compiled again only when they change. Build time only.
+ *
+ * The base's ranges are cut where a feed's label starts or ends (the
+ * overlay of the full compile, `partition.ts`, over two layers); a range
+ * with a label gets a record of the same location and network and the
+ * threat of that label with the flags the base's threat row holds (the
+ * ASN type's, the registry's and Anonymous-IP's: its third column), the
+ * way the full compile makes it (`intern.ts`). The base's tables, text
+ * and fragments are kept as they are; threat rows, their fragments and
+ * records are added after them. Neighbours that end up with one ref are
+ * merged, as the full compile merges them, so both compiles give the same
+ * partition and the same answers (`test/unit/compile/merge.test.ts`).
+ */
+
+import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import type { IpVersion } from '../ip/parse.js';
+import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
+import type { ThreatTree } from '../threat/tree.js';
+import type { CompiledDataset } from './dataset.js';
+import { MAX_RECORDS, TripleIndex } from './intern.js';
+import { NONE, overlay, Ranges } from './partition.js';
+import { writeSections, type Family } from './write.js';
+
+/** Rows of a table that grows past the base's. */
+class Rows {
+  rows: Uint32Array;
+  count: number;
+  constructor(
+    base: Uint32Array,
+    private readonly width: number,
+  ) {
+    this.count = base.length / width;
+    this.rows = new Uint32Array(Math.max(base.length * 2, width * 1024));
+    this.rows.set(base);
+  }
+  add(...values: number[]): number {
+    if (this.rows.length < (this.count + 1) * this.width) {
+      const grown = new Uint32Array(this.rows.length * 2);
+      grown.set(this.rows);
+      this.rows = grown;
+    }
+    this.rows.set(values, this.count * this.width);
+    return this.count++;
+  }
+}
+
+/**
+ * The base dataset with `tree`'s feeds compiled in; `key` names what it
+ * was compiled from (kept in its metadata).
+ * @throws InvalidDatasetError when the base is not a dataset; Error when the base holds feeds already, or past MAX_RECORDS
+ */
+export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, builtAt = new Date()): CompiledDataset {
+  const base = new Dataset(baseBytes, 'the base dataset');
+  if (base.meta.threat !== undefined) throw new Error('the base dataset has threat feeds compiled in already');
+  const counts = readCounts(baseBytes);
+  const at = layout(counts);
+  const records = new Rows(base.records, RECORD);
+  const threats = new Rows(base.threats, THREAT);
+  const added: string[] = [];
+  const fragmentIds = new Map<string, number>();
+  const fragment = (text: string): number => {
+    let id = fragmentIds.get(text);
+    if (id === undefined) {
+      id = counts.fragments + added.push(text) - 1;
+      fragmentIds.set(text, id);
+    }
+    return id;
+  };
+  const threatIds = new Map<number, number>();
+  const recordIds = new TripleIndex();
+  /** The ref of a range of the base ref `ref` that the feeds label `label`. */
+  const labelled = (ref: number, label: number): number => {
+    const prefix = ref & 255;
+    const rec = (ref >>> 8) * RECORD;
+    const flags = base.threats[base.records[rec + 2] * THREAT + 2];
+    const routed = prefix !== NO_ROUTE;
+    const threatKey = (label * 256 + flags) * 2 + (staleBogon(tree, label, routed) ? 1 : 0);
+    let threat = threatIds.get(threatKey);
+    if (threat === undefined) {
+      const t = labelledThreat(tree, label, flags, routed);
+      threat = threats.add(fragment(JSON.stringify(t)), fragment(JSON.stringify(basicThreat(t))), flags);
+      threatIds.set(threatKey, threat);
+    }
+    const location = base.records[rec];
+    const network = base.records[rec + 1];
+    let record = recordIds.find(location, network, threat);
+    if (record < 0) {
+      if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
+      record = records.add(location, network, threat);
+      recordIds.add(location, network, threat, record);
+    }
+    return ((record << 8) | prefix) >>> 0;
+  };
+  const families = ([4, 6] as const).map((version) => mergeFamily(base, tree, version, labelled));
+  const fragments = Buffer.concat([base.fragments, Buffer.from(added.join(''), 'utf8')]);
+  const fragmentOffsets = new Uint32Array(counts.fragments + added.length + 1);
+  fragmentOffsets.set(base.fragmentOffsets);
+  added.forEach((text, i) => (fragmentOffsets[counts.fragments + i + 1] = fragmentOffsets[counts.fragments + i] + Buffer.byteLength(text, 'utf8')));
+  const tables = Object.fromEntries(
+    TABLE_NAMES.map((t): [TableName, { rows: Uint32Array; count: number }] => {
+      if (t === 'records') return [t, records];
+      if (t === 'threats') return [t, threats];
+      return [t, { rows: new Uint32Array(baseBytes.buffer, baseBytes.byteOffset + at[t], counts.rows[t] * TABLES[t].length), count: counts.rows[t] }];
+    }),
+  ) as Record<TableName, { rows: Uint32Array; count: number }>;
+  const meta: DatasetMeta = { ...base.meta, builtAt: builtAt.toISOString(), key, threat: tree.meta };
+  const buffer = writeSections(
+    families[0],
+    families[1],
+    {
+      tables,
+      fragments,
+      fragmentOffsets,
+      ascii: baseBytes.subarray(at.ascii, at.ascii + counts.asciiBytes),
+      other: baseBytes.subarray(at.other, at.other + counts.otherBytes),
+      otherUnits: counts.otherUnits,
+    },
+    meta,
+  );
+  return { buffer, ranges: { v4: families[0].length, v6: families[1].length }, records: records.count, fragments: fragmentOffsets.length - 1 };
+}
+
+/** One family's ranges: the base's cut by the feeds' labels, merged where neighbours share a ref. */
+function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labelled: (ref: number, label: number) => number): Family {
+  const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
+  const refs = version === 4 ? base.refs4 : base.refs6;
+  const n = refs.length;
+  const baseLayer = new Ranges();
+  const lo = new Uint32Array(4);
+  const hi = new Uint32Array(4);
+  for (let i = 0; i < n; i++) {
+    startOf(base, version, i, lo);
+    if (i + 1 < n) {
+      startOf(base, version, i + 1, hi);
+      before(hi);
+    } else hi.set(last);
+    baseLayer.push(lo, hi, i);
+  }
+  const threatLayer = new Ranges();
+  tree.forEachRange(version, (a, b, label) => label !== 0 && threatLayer.push(a, b, label));
+  const parts = overlay([baseLayer, threatLayer], last);
+  const starts = new Uint32Array(parts.length * 4);
+  const out = new Uint32Array(parts.length);
+  let length = 0;
+  const [ranges, labels] = parts.values;
+  for (let r = 0; r < parts.length; r++) {
+    const ref = labels[r] === NONE ? refs[ranges[r]] : labelled(refs[ranges[r]], labels[r]);
+    if (length > 0 && out[length - 1] === ref) continue;
+    out[length] = ref;
+    starts.set(parts.starts.subarray(r * 4, r * 4 + 4), length * 4);
+    length++;
+  }
+  return { starts: starts.subarray(0, length * 4), refs: out.subarray(0, length), length };
+}
+
+/** The first address of a base range, as four words. */
+function startOf(ds: Dataset, version: IpVersion, i: number, out: Uint32Array): void {
+  if (version === 4) out.set([0, 0, 0, ds.starts4[i]]);
+  else out.set(ds.starts6.subarray(i * 4, i * 4 + 4));
+}
+
+/** The address before (never the first of a family: a range starts there). */
+function before(a: Uint32Array): void {
+  for (let w = 3; w >= 0; w--) {
+    if (a[w] !== 0) {
+      a[w]--;
+      return;
+    }
+    a[w] = 0xffffffff;
+  }
+}
