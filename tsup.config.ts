@@ -11,7 +11,7 @@ export default defineConfig([
       ...PUBLIC,
       cli: 'src/cli/index.ts',
       compile: 'src/compile/main.ts',
-      'threat-worker': 'src/threat/worker.ts',
+      'threat-worker': 'src/compile/feeds/worker.ts',
       'enrich-worker': 'src/cli/enrich-worker.ts',
       'verify-worker': 'src/dataset/verify-worker.ts',
       'parquet-worker': 'src/export/parquet-worker.ts',

@@ -21,11 +21,11 @@ import { Bench } from 'tinybench';
 import { rangeToCidrs } from '../src/ip/ranges.js';
 import { formatCidr, formatV4 } from '../src/ip/format.js';
 import { parseIpInto } from '../src/ip/parse.js';
-import { parseThreatConfig } from '../src/threat/config.js';
-import { parseFeed } from '../src/threat/parse.js';
-import { union, RangeList } from '../src/threat/ranges.js';
+import { parseThreatConfig } from '../src/compile/feeds/config.js';
+import { parseFeed } from '../src/compile/feeds/parse.js';
+import { union, RangeList } from '../src/compile/feeds/ranges.js';
 import { memoryMapper } from '../src/native.js';
-import { ThreatTree } from '../src/threat/tree.js';
+import { ThreatTree } from '../src/compile/feeds/tree.js';
 import { xorshift32 } from '../test/helpers/env.js';
 import { sharedFeeds } from '../test/helpers/feeds.js';
 

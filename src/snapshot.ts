@@ -4,13 +4,10 @@
  */
 
 import { join } from 'node:path';
-import { readRegularText } from './files/read.js';
 import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from './dataset/load.js';
 import { ensureDataset } from './dataset/locate.js';
-import { InvalidDatasetError } from './errors.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import type { Manifest } from './threat/build.js';
-import { resolveDataset } from './dataset/store.js';
+import { readManifest, resolveDataset, type Manifest } from './dataset/store.js';
 import { Dataset, type SourceInfo } from './dataset/format.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
@@ -64,24 +61,6 @@ function resolvePaths(options: ResolvedOptions): Paths {
   const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
   const compiled = ensureDataset({ geo: options.geo, asn: options.asn, anonymous: options.anonymous, ...(threat === null ? {} : { threat }) });
   return { manifest, compiled, threat };
-}
-
-/** The manifest of a dataset directory's build, or null when there is none. @throws InvalidDatasetError when it is unreadable */
-function readManifest(dataset: string | null): Manifest | null {
-  if (dataset === null) return null;
-  const path = join(dataset, 'manifest.json');
-  let text: string;
-  try {
-    text = readRegularText(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
-  }
-  try {
-    return JSON.parse(text) as Manifest;
-  } catch (e) {
-    throw new InvalidDatasetError(`${path} is not valid JSON.`, { cause: e });
-  }
 }
 
 /**

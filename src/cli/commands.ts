@@ -16,9 +16,9 @@
 import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
-import { buildAndSwap } from '../threat/update.js';
+import { buildAndSwap } from '../compile/feeds/update.js';
 import { availableParallelism } from 'node:os';
-import { startPool, type PoolWorker } from '../threat/pool.js';
+import { startPool, type PoolWorker } from '../threads.js';
 import { commandOptions, dataDir, fieldList, options, ownVersion } from './args.js';
 import { listAddress } from './rows.js';
 import { runExport } from './export.js';

@@ -6,7 +6,7 @@ import { openSync } from '../engine.js';
 import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../export/index.js';
 import { checkCsvFields } from '../export/record.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
-import { terminalProgress } from './progress.js';
+import { terminalProgress } from '../compile/progress.js';
 
 const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--data dir]
 

@@ -13,7 +13,7 @@ import type { IpVersion } from '../ip/parse.js';
 import { Interner } from './intern.js';
 import { write, type Family } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
-import type { ThreatTree } from '../threat/tree.js';
+import type { ThreatTree } from './feeds/tree.js';
 import type { Sources } from './sources.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 

@@ -14,8 +14,8 @@
  * comments. Build time only.
  */
 
-import { flatGeo } from '../geo/adapters/flat.js';
-import type { GeoFacts } from '../geo/facts.js';
+import { flatGeo } from './geo/adapters/flat.js';
+import type { GeoFacts } from './geo/facts.js';
 import { parseIp } from '../ip/address.js';
 import { toBigInt } from '../ip/ranges.js';
 import { forEachCsvRow } from '../text/csv.js';

@@ -6,7 +6,7 @@
 import { ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
-import type { ThreatTree } from '../threat/tree.js';
+import type { ThreatTree } from './feeds/tree.js';
 import { OTHER } from '../dataset/text.js';
 import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 

@@ -7,7 +7,7 @@
  */
 
 import type { CompileJob } from '../dataset/locate.js';
-import { terminalProgress } from '../cli/progress.js';
+import { terminalProgress } from './progress.js';
 import { memoryMapper } from '../native.js';
 import { compileTo } from './run.js';
 

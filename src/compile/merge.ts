@@ -19,7 +19,7 @@
 import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
-import type { ThreatTree } from '../threat/tree.js';
+import type { ThreatTree } from './feeds/tree.js';
 import type { CompiledDataset } from './dataset.js';
 import { MAX_RECORDS, TripleIndex } from './intern.js';
 import { NONE, overlay, Ranges } from './partition.js';

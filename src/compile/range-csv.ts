@@ -11,7 +11,7 @@
  */
 
 import { statSync } from 'node:fs';
-import { readAsnCsv, type BadLine } from '../asn/compile.js';
+import { readAsnCsv, type BadLine } from './asn/compile.js';
 import type { Address } from '../ip/address.js';
 import { rangeToCidrs, toBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';

@@ -14,9 +14,9 @@ import { buildSpecialTable } from '../ip/special.js';
 import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';
 import { Sources, type SourceFile } from './sources.js';
-import { ThreatTree } from '../threat/tree.js';
+import { ThreatTree } from './feeds/tree.js';
 import { Dataset } from '../dataset/format.js';
-import { MAX_TEXT_BYTES, textCuts } from '../geo/adapters/values.js';
+import { MAX_TEXT_BYTES, textCuts } from './geo/adapters/values.js';
 import { writeSeal } from '../dataset/seal.js';
 import { openRegular, readFileRange } from '../files/read.js';
 

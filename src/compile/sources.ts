@@ -7,21 +7,21 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { classifyAsn } from '../asn/classify.js';
+import { classifyAsn } from './asn/classify.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
 import { InvalidDatasetError } from '../errors.js';
-import { flatGeo } from '../geo/adapters/flat.js';
-import { ipinfoAsn, ipinfoGeo } from '../geo/adapters/ipinfo.js';
-import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from '../geo/adapters/maxmind.js';
-import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema } from '../geo/facts.js';
-import { detectSchema, ROLES } from '../geo/schema.js';
+import { flatGeo } from './geo/adapters/flat.js';
+import { ipinfoAsn, ipinfoGeo } from './geo/adapters/ipinfo.js';
+import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from './geo/adapters/maxmind.js';
+import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema } from './geo/facts.js';
+import { detectSchema, ROLES } from './geo/schema.js';
 import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
 import type { IpVersion } from '../ip/parse.js';
 import { RangeCsv, readAsnRows, type RangeReader } from './range-csv.js';
 import { readGeoRows } from './geo-csv.js';
-import { describeOrigin } from '../sources/origin.js';
+import { describeOrigin } from './origins/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../options.js';
 import { ThreatFlag } from '../record/threat.js';

@@ -37,7 +37,7 @@
  * numbers and slices of the text, without parsing.
  */
 
-import type { ThreatMeta } from '../threat/tree.js';
+import type { ThreatMeta } from '../compile/feeds/tree.js';
 
 export const DATASET_MAGIC = 'IPRDSET2';
 export const DATASET_FORMAT_VERSION = 2;
@@ -181,7 +181,7 @@ export interface SourceInfo {
   readonly ipVersion: 4 | 6;
   readonly nodeCount: number;
   readonly bytes: number;
-  /** The installed default data package, a download by `iprecord update`, or a file of the user's (`sources/origin.ts`). */
+  /** The installed default data package, a download by `iprecord update`, or a file of the user's (`compile/origins/origin.ts`). */
   readonly origin: 'package' | 'download' | 'file';
   /** The package and version, the URL, or the path. */
   readonly from: string;

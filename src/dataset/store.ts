@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { InvalidDatasetError } from '../errors.js';
 import { readRegularText } from '../files/read.js';
+import type { Category } from '../record/threat.js';
 
 /** A build's files. */
 export const DATASET_FILE = 'dataset.iprd';
@@ -40,4 +41,43 @@ export function resolveDataset(dir: string): string {
     throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
   return pointer === '' ? dir : join(dir, pointer);
+}
+
+/** A feed's state in a build: `ok`: compiled; `missing`: no local copy of a URL yet; `failed`: unreadable. */
+export type FeedState = 'ok' | 'missing' | 'failed';
+
+/** A build's `manifest.json`: when it was built, its files, and each configured feed's state. */
+export interface Manifest {
+  readonly format: 1;
+  readonly builtAt: string;
+  readonly threat: string;
+  /** The compiled dataset with the feeds compiled in, when the build made one. */
+  readonly dataset?: string;
+  readonly feeds: readonly {
+    readonly name: string;
+    readonly state: FeedState;
+    /** What the configuration says it lists (a feed that failed has no other record of it). */
+    readonly categories?: readonly Category[];
+    readonly entries: number;
+    readonly badLines: number;
+    readonly error?: string;
+  }[];
+}
+
+/** The manifest of a dataset directory's build (`resolveDataset`), or null when there is none. @throws InvalidDatasetError when it is unreadable */
+export function readManifest(build: string | null): Manifest | null {
+  if (build === null) return null;
+  const path = join(build, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readRegularText(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    return JSON.parse(text) as Manifest;
+  } catch (e) {
+    throw new InvalidDatasetError(`${path} is not valid JSON.`, { cause: e });
+  }
 }

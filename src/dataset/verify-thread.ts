@@ -7,7 +7,7 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
-import { startWorker } from '../threat/pool.js';
+import { startWorker } from '../threads.js';
 import type { Dataset } from './format.js';
 
 const fromSource = import.meta.url.endsWith('.ts');

@@ -32,7 +32,7 @@ import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, recordAt } from '
 import { exportRanges, type ExportRange } from './ranges.js';
 import { PerRoute } from './routes.js';
 import type { FamilyWritten } from './parquet.js';
-import { startWorker } from '../threat/pool.js';
+import { startWorker } from '../threads.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
+import { parseThreatConfig, type ThreatConfig } from '../../src/compile/feeds/config.js';
 import { SHARED_DATA } from './env.js';
 
 const base = (file: string) => file.replace(/\.\w+$/, '');

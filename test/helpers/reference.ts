@@ -16,7 +16,7 @@ import { formatCidr, formatIp } from '../../src/ip/format.js';
 import { classify, SpecialKind } from '../../src/ip/special.js';
 import type { Found } from '../../src/mmdb/reader.js';
 import { basicThreat, labelledThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
-import type { ThreatTree } from '../../src/threat/tree.js';
+import type { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
 
 const special = specialTable();

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildThreat } from '../../src/threat/build.js';
-import { parseThreatConfig } from '../../src/threat/config.js';
+import { buildThreat } from '../../src/compile/feeds/build.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-threads-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

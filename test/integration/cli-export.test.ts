@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseThreatConfig } from '../../src/threat/config.js';
-import { buildAndSwap } from '../../src/threat/update.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { ROOT } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 

@@ -14,8 +14,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync as openFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { parseThreatConfig } from '../../src/threat/config.js';
-import { buildThreat } from '../../src/threat/build.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { buildThreat } from '../../src/compile/feeds/build.js';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError, isIprecordError, open, openSync, type Engine, type OpenOptions } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
@@ -28,7 +28,7 @@ import { Reference } from '../helpers/reference.js';
 import { compileDataset } from '../../src/compile/dataset.js';
 import { specialTable } from '../../src/compile/run.js';
 import { Sources } from '../../src/compile/sources.js';
-import { ThreatTree } from '../../src/threat/tree.js';
+import { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-dataset-'));

@@ -12,7 +12,7 @@ import { splitCsvLine } from '../../src/text/csv.js';
 import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
 import { hasSubdivisions, matchRegion } from '../../src/country/regions.js';
 import { defaultAsnSources, defaultGeoPaths } from '../../src/data.js';
-import { isRow } from '../../src/geo/adapters/values.js';
+import { isRow } from '../../src/compile/geo/adapters/values.js';
 import { isIprecordError, open, type Engine } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';

@@ -16,8 +16,8 @@ import {
   type IpRecord,
 } from '../../src/index.js';
 import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { buildAndSwap } from '../../src/threat/update.js';
-import { parseThreatConfig } from '../../src/threat/config.js';
+import { buildAndSwap } from '../../src/compile/feeds/update.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
-import { resolveDataset } from '../../src/threat/build.js';
-import { parseThreatConfig } from '../../src/threat/config.js';
-import { buildAndSwap } from '../../src/threat/update.js';
+import { resolveDataset } from '../../src/compile/feeds/build.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { ROOT } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 

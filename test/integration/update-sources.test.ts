@@ -16,10 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, openSync } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { MmdbWriter } from '../../src/mmdb/writer.js';
-import { localSources, sourcePath } from '../../src/sources/local.js';
-import { updateSources } from '../../src/sources/update.js';
-import { MAX_CSV_SOURCE_BYTES, parseThreatConfig } from '../../src/threat/config.js';
-import { updateDataset, type UpdateOptions } from '../../src/threat/update.js';
+import { localSources, sourcePath } from '../../src/compile/origins/local.js';
+import { updateSources } from '../../src/compile/origins/update.js';
+import { MAX_CSV_SOURCE_BYTES, parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { updateDataset, type UpdateOptions } from '../../src/compile/feeds/update.js';
 import { ROOT } from '../helpers/env.js';
 
 /** A DB-IP City Lite MMDB: 1.0.0.0/24 in `city` (Australia), Berlin, and 300 more /24 networks. */

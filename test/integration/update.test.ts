@@ -13,9 +13,9 @@ import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
-import { feedCachePath, resolveDataset } from '../../src/threat/build.js';
-import { parseThreatConfig, type ThreatConfig } from '../../src/threat/config.js';
-import { updateDataset } from '../../src/threat/update.js';
+import { feedCachePath, resolveDataset } from '../../src/compile/feeds/build.js';
+import { parseThreatConfig, type ThreatConfig } from '../../src/compile/feeds/config.js';
+import { updateDataset } from '../../src/compile/feeds/update.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { open, type Threat } from '../../src/index.js';
-import { parseThreatConfig } from '../../src/threat/config.js';
-import { buildAndSwap } from '../../src/threat/update.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 

@@ -1,0 +1,204 @@
+/**
+ * `iprecord update`: downloads the configured URL databases
+ * (`compile/origins/update.ts`) and feeds into a dataset directory, validates
+ * each one, compiles, and swaps the new build in.
+ *
+ * Per feed: a download by the rules of `files/http.ts` (conditional GET,
+ * timeout, size cap, retries with backoff). The body must then pass
+ * validation: at least `minEntries` entries, not fewer
+ * than `1 - maxShrink` times the last good version's, and at most
+ * `maxBadShare` of its lines bad. A feed that fails keeps its last good
+ * download, is reported, and makes the result not ok. Downloads are written
+ * to a temporary file and renamed into place.
+ *
+ * The build goes to a new directory under `builds/`; the `current` file,
+ * which names the build in use, is then replaced by one rename, so a reader
+ * sees the old build or the new one, never a mix.
+ */
+
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { withDirectoryLock } from '../../files/lock.js';
+import { join } from 'node:path';
+import { writeAtomic } from '../../files/write.js';
+import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
+import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
+import { parseFeed } from './parse.js';
+import { download } from '../../files/http.js';
+import type { SourceUpdate } from '../origins/update.js';
+
+export interface UpdateOptions {
+  /** Per request. @default 30000 */
+  readonly timeoutMs?: number;
+  /** Largest body accepted. @default 64 MiB */
+  readonly maxBytes?: number;
+  /** Retries after the first attempt. @default 3 */
+  readonly retries?: number;
+  /** First backoff; doubles each retry. @default 500 */
+  readonly backoffMs?: number;
+  /** Fewest entries a download must have. @default 1 */
+  readonly minEntries?: number;
+  /** Largest accepted drop in entries (feeds) or networks (sources) against the last good download (0.5: half may go). @default 0.5 */
+  readonly maxShrink?: number;
+  /** Largest accepted drop in the addresses a source's networks cover, per family. @default 0.1 */
+  readonly maxCoverageShrink?: number;
+  /** Take smaller downloads knowingly: the shrink rules are not checked. @default false */
+  readonly allowShrink?: boolean;
+  /** Largest share of bad lines. @default 0.1 */
+  readonly maxBadShare?: number;
+  /** Per database download (geo, ASN, Anonymous-IP sources given as URLs). @default 600000 */
+  readonly sourceTimeoutMs?: number;
+  /** Largest database accepted, downloaded or decompressed. @default 1 GiB */
+  readonly sourceMaxBytes?: number;
+}
+
+export interface FeedUpdate {
+  readonly name: string;
+  readonly source: string;
+  /** `updated`: a new download passed; `unchanged`: 304; `failed`: kept the last good download (if any); `local`: a path, not downloaded. */
+  readonly state: 'updated' | 'unchanged' | 'failed' | 'local';
+  readonly entries?: number;
+  readonly error?: string;
+}
+
+export interface UpdateResult {
+  readonly ok: boolean;
+  /** The databases given as URLs. */
+  readonly sources: readonly SourceUpdate[];
+  readonly feeds: readonly FeedUpdate[];
+  readonly build: BuildResult;
+  readonly buildDir: string;
+}
+
+/** What the last good download of a feed was. */
+interface FeedState {
+  readonly etag?: string;
+  readonly lastModified?: string;
+  readonly entries: number;
+  readonly fetchedAt: string;
+}
+
+function readState(dir: string, name: string): FeedState | null {
+  try {
+    return JSON.parse(readFileSync(feedCachePath(dir, name) + '.json', 'utf8')) as FeedState;
+  } catch {
+    return null;
+  }
+}
+
+async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptions>): Promise<FeedUpdate> {
+  const base = { name: feed.name, source: feed.source };
+  if (!isUrl(feed.source)) return { ...base, state: 'local' };
+  const state = readState(dir, feed.name);
+  let got: Awaited<ReturnType<typeof download>>;
+  try {
+    got = await download(feed.source, state, o);
+  } catch (e) {
+    return { ...base, state: 'failed', error: (e as Error).message + (state ? '; kept the last good download' : '') };
+  }
+  if (got === null) {
+    // A 304 answers a conditional request; with no earlier download there was none to answer.
+    if (state === null) return { ...base, state: 'failed', error: 'the server answered 304 Not Modified, but there is no earlier download' };
+    return { ...base, state: 'unchanged', entries: state.entries };
+  }
+  const text = got.body.toString('utf8');
+  const parsed = parseFeed(text, feed.format, feed.options);
+  const lines = parsed.entries + parsed.badLines.length + parsed.skipped;
+  const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (state ? '; kept the last good download' : '') });
+  if (parsed.entries < o.minEntries) return reject(`${parsed.entries} entries, fewer than the minimum ${o.minEntries}`);
+  if (state && !o.allowShrink && parsed.entries < state.entries * (1 - o.maxShrink))
+    return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
+  if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
+  const path = feedCachePath(dir, feed.name);
+  writeAtomic(path, got.body);
+  const next: FeedState = { etag: got.etag, lastModified: got.lastModified, entries: parsed.entries, fetchedAt: new Date().toISOString() };
+  writeAtomic(path + '.json', JSON.stringify(next) + '\n');
+  return { ...base, state: 'updated', entries: parsed.entries };
+}
+
+/**
+ * Updates a dataset directory: downloads, validates, builds into
+ * `builds/<time>`, and points `current` at it.
+ */
+export async function updateDataset(config: ThreatConfig, dir: string, options: UpdateOptions = {}): Promise<UpdateResult> {
+  const o: Required<UpdateOptions> = {
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxBytes: options.maxBytes ?? 64 << 20,
+    retries: options.retries ?? 3,
+    backoffMs: options.backoffMs ?? 500,
+    minEntries: options.minEntries ?? 1,
+    maxShrink: options.maxShrink ?? 0.5,
+    maxCoverageShrink: options.maxCoverageShrink ?? 0.1,
+    allowShrink: options.allowShrink ?? false,
+    maxBadShare: options.maxBadShare ?? 0.1,
+    sourceTimeoutMs: options.sourceTimeoutMs ?? 600_000,
+    sourceMaxBytes: options.sourceMaxBytes ?? 1 << 30,
+  };
+  mkdirSync(join(dir, 'feeds'), { recursive: true });
+  mkdirSync(join(dir, 'builds'), { recursive: true });
+  return withDirectoryLock(dir, async () => {
+    // Loaded here: checking a download needs the compiler, which a lookup never does.
+    const { updateSources } = await import('../origins/update.js');
+    const sources = await updateSources(config.sources, dir, {
+      timeoutMs: o.sourceTimeoutMs,
+      maxBytes: o.sourceMaxBytes,
+      retries: o.retries,
+      backoffMs: o.backoffMs,
+      maxShrink: o.maxShrink,
+      maxCoverageShrink: o.maxCoverageShrink,
+      allowShrink: o.allowShrink,
+    });
+    // Two downloads at a time: polite to the sources, and enough to hide latency.
+    const feeds: FeedUpdate[] = new Array(config.feeds.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < config.feeds.length) {
+        const i = next++;
+        feeds[i] = await updateFeed(config.feeds[i], dir, o);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    const { build, buildDir } = await swap(config, dir);
+    const ok = sources.every((s) => s.state !== 'failed') && feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok');
+    return { ok, sources, feeds, build, buildDir };
+  });
+}
+
+/** The names of builds that `buildAndSwap` makes: `<time>-<process id>`. */
+const BUILD_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-\d+$/;
+
+/**
+ * Builds into a new `builds/<time>` directory and replaces the `current`
+ * file with one rename, holding the directory's lock (a second build or
+ * update waits for it). Then removes the builds it made before, all but
+ * the one `current` named until now (a reader may still be opening it):
+ * which builds stay is decided by what `current` names, never by the
+ * order of names, and other entries of `builds/` are left alone.
+ */
+export async function buildAndSwap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
+  mkdirSync(join(dir, 'builds'), { recursive: true });
+  return withDirectoryLock(dir, () => swap(config, dir, options));
+}
+
+/** `buildAndSwap` with the lock held. */
+async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const name = `${stamp}-${process.pid}`;
+  const buildDir = join(dir, 'builds', name);
+  const previous = currentBuild(dir);
+  const build = await buildDataset(config, buildDir, dir, options);
+  writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
+  for (const old of readdirSync(join(dir, 'builds'))) {
+    if (old !== name && old !== previous && BUILD_NAME.test(old)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
+  }
+  return { build, buildDir };
+}
+
+/** The build that `current` names (`builds/<name>`), or null. */
+function currentBuild(dir: string): string | null {
+  try {
+    const pointer = readFileSync(join(dir, 'current'), 'utf8').trim();
+    return pointer.startsWith('builds/') ? pointer.slice('builds/'.length) : null;
+  } catch {
+    return null;
+  }
+}

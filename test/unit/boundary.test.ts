@@ -1,0 +1,79 @@
+/**
+ * Build code stays out of the process that looks addresses up: no module
+ * the runtime loads (the engine, the default engine, the server, exports
+ * and their worker threads) reaches `src/compile/` through its imports,
+ * static or dynamic, and in the published `dist/` the chunks that the one
+ * defining `openSync` loads hold none of the compiler's functions. The
+ * compiler runs in its own process (`dataset/locate.ts` starts it by path).
+ */
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SRC = join(ROOT, 'src');
+const BUILD = join(SRC, 'compile') + '/';
+
+/** The runtime's entry modules. */
+const RUNTIME = ['engine.ts', 'default-engine.ts', 'server/index.ts', 'export/index.ts', 'dataset/verify-worker.ts', 'cli/enrich-worker.ts', 'export/parquet-worker.ts'];
+
+/** The modules a module loads: its imports that are not type-only, static and dynamic, as source paths. */
+function loads(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^;]*?\bfrom\s+['"](\.[^'"]+)['"]/gms)) if (m[2] === undefined) out.push(m[3]);
+  for (const m of text.matchAll(/^\s*import\s+['"](\.[^'"]+)['"]/gm)) out.push(m[1]);
+  for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) out.push(m[1]);
+  return out.map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+}
+
+describe('the runtime and the compiler', () => {
+  it('no runtime module reaches build code (src/compile/) through its imports', () => {
+    const path = new Map<string, string | null>(RUNTIME.map((f) => [join(SRC, f), null]));
+    const queue = [...path.keys()];
+    const reached: string[] = [];
+    while (queue.length > 0) {
+      const file = queue.shift()!;
+      if (file.startsWith(BUILD)) {
+        // How it is reached, for the message.
+        const chain = [file];
+        for (let f = path.get(file); f != null; f = path.get(f)) chain.unshift(f);
+        reached.push(chain.map((f) => relative(SRC, f)).join(' -> '));
+        continue;
+      }
+      if (!file.endsWith('.ts') || !existsSync(file)) continue;
+      for (const next of loads(file)) {
+        if (path.has(next)) continue;
+        path.set(next, file);
+        queue.push(next);
+      }
+    }
+    expect(reached).toEqual([]);
+    // The walk saw the runtime (a broken pattern would see nothing and pass).
+    expect(path.size).toBeGreaterThan(30);
+  });
+
+  const DIST = join(ROOT, 'dist');
+  it.skipIf(!existsSync(join(DIST, 'index.js')))('the published chunk that defines openSync, and every chunk it loads, holds none of the compiler', () => {
+    const chunks = readdirSync(DIST).filter((f) => f.endsWith('.js'));
+    const text = (f: string) => readFileSync(join(DIST, f), 'utf8');
+    const home = chunks.filter((f) => /\bfunction openSync\(/.test(text(f)));
+    expect(home).toHaveLength(1);
+    const seen = new Set(home);
+    const queue = [...home];
+    while (queue.length > 0) {
+      const f = queue.shift()!;
+      for (const m of text(f).matchAll(/^import\s[^;]*?['"]\.\/([\w.-]+\.js)['"]/gm)) {
+        if (!seen.has(m[1])) {
+          seen.add(m[1]);
+          queue.push(m[1]);
+        }
+      }
+    }
+    // Functions only the compiler defines: the dataset compiler, the merge, the feed parser and builder, the source readers.
+    const compiler = /\bfunction (compileDataset|mergeThreat|parseFeed|buildDataset|openSources)\(/;
+    expect([...seen].filter((f) => compiler.test(text(f)))).toEqual([]);
+    expect(chunks.some((f) => compiler.test(text(f)))).toBe(true);
+  });
+});

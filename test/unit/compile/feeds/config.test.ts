@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CHECKS, defaultThreatConfig, NO_SOURCES, parseThreatConfig } from '../../../../src/compile/feeds/config.js';
+import DEFAULT_FEEDS from '../../../../src/compile/feeds/default-feeds.json';
+
+const byName = (config: { feeds: readonly { name: string }[] }, name: string) => config.feeds.find((f) => f.name === name);
+
+describe('feed configuration extending the default', () => {
+  it('a feed named like a default feed changes only what it states, in its place', () => {
+    const config = parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', source: 'lists/tor.txt' }] }, '/conf');
+    const base = defaultThreatConfig();
+    expect(config.feeds.map((f) => f.name)).toEqual(base.feeds.map((f) => f.name));
+    expect(byName(config, 'tor_exits')).toEqual({ ...byName(base, 'tor_exits'), source: '/conf/lists/tor.txt' });
+  });
+
+  it('options change member by member; other members replace the default whole', () => {
+    const config = parseThreatConfig({ extends: 'default', feeds: [{ name: 'ipsum', options: { minHits: 5 }, categories: ['abuser'] }] }, '/conf');
+    const ipsum = DEFAULT_FEEDS.feeds.find((f) => f.name === 'ipsum') as { options: object; source: string };
+    expect(byName(config, 'ipsum')).toMatchObject({ source: ipsum.source, categories: ['abuser'], options: { ...ipsum.options, minHits: 5 } });
+  });
+
+  it('every default feed stated again unchanged gives the default configuration', () => {
+    const again = parseThreatConfig({ extends: 'default', feeds: DEFAULT_FEEDS.feeds.map((f) => ({ name: f.name })) }, '/conf');
+    expect(again).toEqual(defaultThreatConfig());
+  });
+
+  it('a new feed is added after the defaults and must state everything', () => {
+    const feed = { name: 'mine', source: '/lists/mine.txt', format: 'list', categories: ['attacker'] };
+    const config = parseThreatConfig({ extends: 'default', disable: ['tor_exits'], feeds: [feed] }, '/conf');
+    expect(config.feeds.at(-1)).toMatchObject(feed);
+    expect(byName(config, 'tor_exits')).toBeUndefined();
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'mine', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
+    // Without "extends", a default feed's name is just a name.
+    expect(() => parseThreatConfig({ feeds: [{ name: 'tor_exits', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
+  });
+
+  it('a feed name is a file name under feeds/: "..", "." and hidden names are refused', () => {
+    for (const name of ['..', '.', '.hidden', 'a/b', '']) {
+      expect(() => parseThreatConfig({ feeds: [{ name, source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf'), name).toThrow(/feeds\[0\]: "name" must be/);
+    }
+    expect(parseThreatConfig({ feeds: [{ name: 'tor.v2-list_1', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0].name).toBe('tor.v2-list_1');
+  });
+
+  it('a bad value stated over a default feed is refused with its place', () => {
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(/feeds\[0\]: "categories"/);
+  });
+});
+
+describe('the default configuration', () => {
+  it('names every blocklist for people, as the service does (not the feed id), with its site', () => {
+    const listing = defaultThreatConfig().feeds.filter((f) => f.blocklist !== undefined);
+    expect(listing.length).toBeGreaterThan(10);
+    for (const f of listing) {
+      expect(f.blocklist!.name, f.name).not.toBe(f.name);
+      expect(f.blocklist!.name, f.name).toMatch(/^[\w. ()-]{2,40}$/);
+      expect(f.blocklist!.site, f.name).toMatch(/^https:\/\//);
+    }
+    expect(new Set(listing.map((f) => f.blocklist!.name)).size).toBe(listing.length);
+  });
+});
+
+describe('the databases a build compiles the feeds with', () => {
+  it('default to the default data; paths are read from the folder of the configuration, URLs kept', () => {
+    expect(parseThreatConfig({ feeds: [] }, '/conf').sources).toEqual(NO_SOURCES);
+    expect(parseThreatConfig({ feeds: [], sources: { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv', 'https://example.com/asn.csv.gz'] } }, '/conf').sources).toEqual({
+      geo: ['/conf/city.mmdb', '/db/country.mmdb'],
+      asn: ['/conf/asn.csv', 'https://example.com/asn.csv.gz'],
+      anonymous: [],
+      checks: DEFAULT_CHECKS,
+      minNetworks: 1000,
+      maxCsvBytes: 128 << 20,
+    });
+    const own = parseThreatConfig({ feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5, maxCsvBytes: 1e9 } }, '/conf').sources;
+    expect([own.checks, own.minNetworks, own.maxCsvBytes]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5, 1e9]);
+  });
+
+  it('of a configuration that extends the default one are the default URLs, unless it names its own', () => {
+    const inherited = parseThreatConfig({ extends: 'default', feeds: [] }, '/conf').sources;
+    expect(inherited).toEqual(defaultThreatConfig().sources);
+    expect(inherited.geo?.every((u) => u.startsWith('https://github.com/sapics/ip-location-db/releases/'))).toBe(true);
+    expect(parseThreatConfig({ extends: 'default', feeds: [], sources: { geo: ['g.mmdb'] } }, '/conf').sources.geo).toEqual(['/conf/g.mmdb']);
+  });
+
+  it.each([
+    [[], /"sources" must be an object/],
+    [{ geo: 'city.mmdb' }, /"sources.geo" must be a list of URLs or file paths/],
+    [{ asn: [] }, /"sources.asn" must be a list of URLs or file paths/],
+    [{ isp: ['isp.mmdb'] }, /unknown member "isp"/],
+    [{ checks: [{ country: 'US' }] }, /"sources.checks" must be a list of \{ "ip", "country", "asn" \}/],
+    [{ checks: [{ ip: '8.8.8.8', asn: 'AS15169' }] }, /"sources.checks"/],
+    [{ minNetworks: -1 }, /"sources.minNetworks" must be a whole number/],
+    [{ maxCsvBytes: '1GB' }, /"sources.maxCsvBytes" must be a whole number of bytes/],
+  ])('refuse %j', (sources, message) => {
+    expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
+  });
+});
+
+describe('feeds that aggregate others', () => {
+  it('name them in "includes"; the default configuration names only feeds it loads', () => {
+    const config = parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: ['part'] }] }, '/conf');
+    expect(config.feeds[0].includes).toEqual(['part']);
+    expect(() => parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: 'part' }] }, '/conf')).toThrow(
+      /"includes" must be a list of feed names/,
+    );
+    const defaults = defaultThreatConfig();
+    const names = new Set(defaults.feeds.map((f) => f.name));
+    const aggregators = defaults.feeds.filter((f) => f.includes !== undefined);
+    expect(aggregators.map((f) => f.name)).toEqual(['firehol_level1', 'firehol_level2', 'firehol_level3', 'firehol_level4', 'firehol_abusers_30d']);
+    for (const f of aggregators) for (const n of f.includes ?? []) expect(names.has(n), `${f.name} includes ${n}`).toBe(true);
+  });
+});
