@@ -12,8 +12,7 @@ import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, inval
 import { formatIp } from './ip/format.js';
 import { parseIpInto, type IpVersion } from './ip/parse.js';
 import { carriesIpv4 } from './ip/embedded.js';
-import { buildSpecialTable, classify, SpecialKind, type SpecialTable } from './ip/special.js';
-import { parseIp } from './ip/address.js';
+import { classify, SpecialKind, specialTable, type SpecialTable } from './ip/special.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
 import { findRange, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
@@ -46,12 +45,6 @@ export interface AnswerOptions {
    * @default false
    */
   basicThreat?: boolean;
-}
-
-let special: SpecialTable | null = null;
-function specialTable(): SpecialTable {
-  if (special === null) special = buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
-  return special;
 }
 
 /** An opened dataset. Lookups are synchronous; `reload()` swaps the data atomically. */
@@ -242,7 +235,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (parsed === null) return null;
     const out = this.scratch;
     out.used = 0;
-    this.writeParsed(snap, parsed, options, out);
+    this.writeCompiled(snap, snap.dataset, parsed, options, out);
     return out.buf.toString('latin1', 0, out.used);
   }
 
@@ -257,7 +250,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const parsed = this.checked(ip, failure);
     if (parsed === null) return false;
-    this.writeParsed(snap, parsed, options, out);
+    this.writeCompiled(snap, snap.dataset, parsed, options, out);
     return true;
   }
 
@@ -267,11 +260,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (bad === Bad.None) return this.parsed;
     failure.message = bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
     return null;
-  }
-
-  /** The record's UTF-8 JSON text. */
-  private writeParsed(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    this.writeCompiled(snap, snap.dataset, parsed, options, out);
   }
 
   /**

@@ -3,7 +3,7 @@
  * exact message (CONTRACT.md, "Errors"); `code` tells the causes apart.
  */
 
-export type IprecordErrorCode = 'INVALID_IP' | 'PRIVATE_IP' | 'RESERVED_IP' | 'INVALID_FIELD' | 'INVALID_BULK' | 'INVALID_DATASET' | 'INVALID_OPTIONS' | 'CLOSED';
+export type IprecordErrorCode = 'INVALID_IP' | 'PRIVATE_IP' | 'RESERVED_IP' | 'INVALID_FIELD' | 'INVALID_BULK' | 'INVALID_DATASET' | 'INVALID_OPTIONS' | 'EXPORT_FAILED' | 'CLOSED';
 
 export interface ErrorOptions {
   cause?: unknown;
@@ -88,6 +88,14 @@ export class InvalidOptionsError extends IprecordError {
   }
 }
 InvalidOptionsError.prototype.name = 'InvalidOptionsError';
+
+/** An export could not write its file (status 500); the message names the file, `cause` holds the system's error. */
+export class ExportError extends IprecordError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, 'EXPORT_FAILED', 500, options);
+  }
+}
+ExportError.prototype.name = 'ExportError';
 
 /** The engine was closed (status 500). */
 export class ClosedError extends IprecordError {

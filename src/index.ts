@@ -9,6 +9,7 @@ export {
   InvalidBulkError,
   InvalidDatasetError,
   InvalidOptionsError,
+  ExportError,
   ClosedError,
   isIprecordError,
 } from './errors.js';

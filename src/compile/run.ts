@@ -9,8 +9,7 @@ import { writeAtomic } from '../files/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
 import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';
-import { parseIp } from '../ip/address.js';
-import { buildSpecialTable } from '../ip/special.js';
+import { specialTable } from '../ip/special.js';
 import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';
 import { Sources, type SourceFile } from './sources.js';
@@ -25,11 +24,6 @@ function sealWritten(path: string): void {
   const { fd, stat } = openRegular(path);
   closeSync(fd);
   writeSeal(path, stat);
-}
-
-/** The special-purpose registry as the compiler uses it. */
-export function specialTable() {
-  return buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
 }
 
 /** The sources opened for the compiler (the default data where none is given). */

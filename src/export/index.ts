@@ -22,6 +22,7 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
 import type { Dataset } from '../dataset/format.js';
+import { ExportError, InvalidOptionsError } from '../errors.js';
 import { writeAtomic } from '../files/write.js';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
@@ -143,19 +144,19 @@ class Out {
 /**
  * Exports an engine's compiled dataset. The engine answers each range's
  * record (so an export says what `lookup()` says).
- * @throws Error when the file cannot be written
+ * @throws InvalidOptionsError for a bad format or fields; ExportError when a file cannot be written (no such folder, a directory in its place, a full disk: the message names the file)
  */
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
-  if (!EXPORT_FORMATS.includes(options.format)) throw new Error(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
+  if (!EXPORT_FORMATS.includes(options.format)) throw new InvalidOptionsError(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
   if (options.fields !== undefined) {
-    if (options.format !== 'csv') throw new Error(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
+    if (options.format !== 'csv') throw new InvalidOptionsError(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
     checkCsvFields(options.fields);
   }
   const info = engine.info();
   // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
   const ds = engine.compiledDataset();
   if (options.out === '-') {
-    if (options.format !== 'csv') throw new Error(`a ${options.format} export is written to a file, not to standard output (-)`);
+    if (options.format !== 'csv') throw new InvalidOptionsError(`a ${options.format} export is written to a file, not to standard output (-)`);
     const { ranges, rows, bytes } = await writeCsv(engine, walk(ds, options), process.stdout, false, csvFields(options));
     return { ranges, rows, bytes, manifest: null };
   }
@@ -173,7 +174,7 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   } catch (e) {
     for (const t of temps) rmSync(t, { force: true });
     // A system's error (ENOSPC, EIO, ...) names no file: this one does.
-    throw (e as NodeJS.ErrnoException).code === undefined ? e : new Error(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
+    throw (e as NodeJS.ErrnoException).code === undefined ? e : new ExportError(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
   }
   const { ranges, rows, bytes } = written;
   const manifest = `${options.out}.manifest.json`;
@@ -194,21 +195,21 @@ export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>):
  * Refuses, before any work, a path an export cannot rightly replace: one
  * in a folder that is not there, or one that is there and is not a regular
  * file (a directory, a device, a FIFO, a symbolic link: name the file itself).
- * @throws Error naming the path
+ * @throws ExportError naming the path
  */
 function checkTarget(path: string): void {
   let st;
   try {
     st = lstatSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new ExportError(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
     const parent = dirname(path);
-    if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new Error(`cannot write ${path}: ${parent} is not a folder`);
+    if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new ExportError(`cannot write ${path}: ${parent} is not a folder`);
     return;
   }
   if (st.isFile()) return;
   const what = st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link (name the file itself)' : 'not a regular file';
-  throw new Error(`cannot write ${path}: it is ${what}`);
+  throw new ExportError(`cannot write ${path}: it is ${what}`);
 }
 
 /** The CSV export (see the module comment). */

@@ -9,6 +9,7 @@ import type { Engine } from '../engine.js';
 import { formatIp } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { fromBigInt } from '../ip/ranges.js';
+import { InvalidOptionsError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
 import type { IpRecord } from '../types.js';
 
@@ -75,11 +76,11 @@ export const CSV_FIELDS: readonly string[] = [...new Set([...EXPORT_COLUMNS, ...
 
 /** Checks chosen CSV fields; the error names the first unknown one and why. */
 export function checkCsvFields(fields: readonly string[]): void {
-  if (fields.length === 0) throw new Error('fields is empty: name at least one field (or leave it out for every column and record)');
+  if (fields.length === 0) throw new InvalidOptionsError('fields is empty: name at least one field (or leave it out for every column and record)');
   for (const f of fields) {
     if (CSV_FIELDS.includes(f)) continue;
-    if (f === 'ip' || f === 'count' || f.startsWith('time_zone.')) throw new Error(`${f} depends on the address or the moment and is not exported (time_zone.name is)`);
-    throw new Error(`${f} is not an exported field (a dotted column such as asn.name, a top-level key such as asn, or record)`);
+    if (f === 'ip' || f === 'count' || f.startsWith('time_zone.')) throw new InvalidOptionsError(`${f} depends on the address or the moment and is not exported (time_zone.name is)`);
+    throw new InvalidOptionsError(`${f} is not an exported field (a dotted column such as asn.name, a top-level key such as asn, or record)`);
   }
 }
 

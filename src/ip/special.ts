@@ -16,6 +16,7 @@
  * `is_bogon` is true.
  */
 
+import { parseIp } from './address.js';
 import type { IpVersion } from './parse.js';
 
 export const enum SpecialKind {
@@ -121,8 +122,16 @@ function markHint(hint: Uint8Array, first: number, prefix: number): void {
   else hint.fill(1, top, top + (1 << (16 - prefix)));
 }
 
-/** Builds the table with the address parser (kept out of module scope to stay side-effect free). */
-export function buildSpecialTable(parse: (text: string) => number[]): SpecialTable {
+let table: SpecialTable | null = null;
+
+/** The registries' table, made at its first use (not when the module loads) and kept: the engine and the compiler classify with it. */
+export function specialTable(): SpecialTable {
+  table ??= buildSpecialTable((text) => [...(parseIp(text)?.words ?? [0, 0, 0, 0])]);
+  return table;
+}
+
+/** Builds the table with the address parser. */
+function buildSpecialTable(parse: (text: string) => number[]): SpecialTable {
   const bySpecificity = (a: Range, b: Range) => b.prefix - a.prefix;
   const v4 = IPV4_REGISTRY.map((e) => toRange(e, 4, parse)).sort(bySpecificity);
   const v6 = IPV6_REGISTRY.map((e) => toRange(e, 6, parse)).sort(bySpecificity);

@@ -8,7 +8,7 @@
  */
 
 import { Sources, type SourceFile } from '../../src/compile/sources.js';
-import { specialTable } from '../../src/compile/run.js';
+import { specialTable } from '../../src/ip/special.js';
 import { invalidIpMessage, privateIpMessage, reservedIpMessage } from '../../src/errors.js';
 import { parseIp } from '../../src/ip/address.js';
 import { carriesIpv4 } from '../../src/ip/embedded.js';

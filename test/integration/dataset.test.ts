@@ -26,7 +26,7 @@ import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { testDb } from '../helpers/maxmind.js';
 import { Reference } from '../helpers/reference.js';
 import { compileDataset } from '../../src/compile/dataset.js';
-import { specialTable } from '../../src/compile/run.js';
+import { specialTable } from '../../src/ip/special.js';
 import { Sources } from '../../src/compile/sources.js';
 import { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';

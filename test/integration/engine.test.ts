@@ -23,7 +23,6 @@ import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
 import { seed } from '../helpers/env.js';
-import { formatIp } from '../../src/ip/format.js';
 
 let engine: Engine;
 beforeAll(async () => {

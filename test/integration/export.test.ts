@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { Reader } from 'mmdb-lib';
 import { describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
+import { ExportError, isIprecordError, type IprecordError } from '../../src/errors.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, withoutNulls, type StaticRecord } from '../../src/export/record.js';
 import { parseIp } from '../../src/ip/address.js';
 import { carriesIpv4 } from '../../src/ip/embedded.js';
@@ -122,6 +123,35 @@ describe('exportDataset: csv', () => {
     expect(await runExport(['--format', 'xml', '--out', out])).toBe(2);
     expect(await runExport(['--format', 'csv'])).toBe(2);
   }, 60_000);
+
+  it('refuses bad options and unwritable targets with typed errors, before writing anything', async () => {
+    const refused = async (options: Parameters<typeof exportDataset>[1]) => {
+      const e = await exportDataset(t.engine, options).then(
+        () => null,
+        (x: unknown) => x,
+      );
+      expect(isIprecordError(e), JSON.stringify(options)).toBe(true);
+      return e as IprecordError;
+    };
+    const out = join(dir, 'typed.csv');
+    for (const options of [
+      { format: 'xml', out },
+      { format: 'mmdb', out, fields: ['asn.asn'] },
+      { format: 'parquet', out: '-' },
+      { format: 'csv', out, fields: [] },
+      { format: 'csv', out, fields: ['ip'] },
+      { format: 'csv', out, fields: ['nope'] },
+    ] as Parameters<typeof exportDataset>[1][]) {
+      expect((await refused(options)).code).toBe('INVALID_OPTIONS');
+    }
+    for (const target of [join(dir, 'no-such-folder', 'x.csv'), dir]) {
+      const e = await refused({ format: 'csv', out: target });
+      expect(e).toBeInstanceOf(ExportError);
+      expect([e.code, e.status]).toEqual(['EXPORT_FAILED', 500]);
+      expect(e.message).toContain(`cannot write ${target}`);
+    }
+    expect(existsSync(out)).toBe(false);
+  });
 
   it('csv --fields: the chosen columns, each as the full export has it; unknown and dynamic fields are usage errors', async () => {
     const full = join(dir, 'full.csv');

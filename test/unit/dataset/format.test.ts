@@ -4,7 +4,7 @@ import { compileDataset } from '../../../src/compile/dataset.js';
 import { CRC_AT, Dataset, HEADER, layout, readCounts } from '../../../src/dataset/format.js';
 import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
-import { specialTable } from '../../../src/compile/run.js';
+import { specialTable } from '../../../src/ip/special.js';
 import { Sources } from '../../../src/compile/sources.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';

@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { IPv4, IPv4CidrRange, IPv6, IPv6CidrRange } from 'ip-num';
 import { describe, expect, it } from 'vitest';
 import { fromBigInt } from '../../../src/ip/ranges.js';
-import { buildSpecialTable, classify, IPV4_REGISTRY, IPV6_REGISTRY, SpecialKind, specialName, type Entry } from '../../../src/ip/special.js';
+import { classify, specialTable, IPV4_REGISTRY, IPV6_REGISTRY, SpecialKind, specialName, type Entry } from '../../../src/ip/special.js';
 import { parseIp } from '../../../src/ip/address.js';
 import { seed } from '../../helpers/env.js';
 
-const table = buildSpecialTable((text) => [...parseIp(text)!.words]);
+const table = specialTable();
 
 /**
  * Reference classification, slow and obvious: ip-num's CIDR ranges built
