@@ -4,8 +4,8 @@
  * changed, so that the geo and ASN sources (most of a compile) are
  * compiled again only when they change. Build time only.
  *
- * The base's ranges are cut where a feed's label starts or ends (the
- * overlay of the full compile, `partition.ts`, over two layers); a range
+ * The base's ranges are cut where a feed's label starts or ends, in one
+ * walk of both lists; a range
  * with a label gets a record of the same location and network and the
  * threat of that label with the flags the base's threat row holds (the
  * ASN type's, the registry's and Anonymous-IP's: its third column), the
@@ -22,7 +22,7 @@ import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { CompiledDataset } from './dataset.js';
 import { MAX_RECORDS, TripleIndex } from './intern.js';
-import { NONE, overlay, Ranges } from './partition.js';
+import { Ranges } from './partition.js';
 import { writeSections, type Family } from './write.js';
 
 /** Rows of a table that grows past the base's. */
@@ -124,43 +124,68 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   return { buffer, ranges: { v4: families[0].length, v6: families[1].length }, records: records.count, fragments: fragmentOffsets.length - 1 };
 }
 
-/** One family's ranges: the base's cut by the feeds' labels, merged where neighbours share a ref. */
+/**
+ * One family's ranges: the base's, cut where a feed's range starts or
+ * ends, in one walk of both (sorted, neither overlapping itself); merged
+ * where neighbours share a ref.
+ */
 function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labelled: (ref: number, label: number) => number): Family {
-  const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
   const refs = version === 4 ? base.refs4 : base.refs6;
   const n = refs.length;
-  const baseLayer = new Ranges();
-  const lo = new Uint32Array(4);
-  const hi = new Uint32Array(4);
-  for (let i = 0; i < n; i++) {
-    startOf(base, version, i, lo);
-    if (i + 1 < n) {
-      startOf(base, version, i + 1, hi);
-      before(hi);
-    } else hi.set(last);
-    baseLayer.push(lo, hi, i);
-  }
-  const threatLayer = new Ranges();
-  tree.forEachRange(version, (a, b, label) => label !== 0 && threatLayer.push(a, b, label));
-  const parts = overlay([baseLayer, threatLayer], last);
-  const starts = new Uint32Array(parts.length * 4);
-  const out = new Uint32Array(parts.length);
+  const feeds = new Ranges();
+  tree.forEachRange(version, (a, b, label) => label !== 0 && feeds.push(a, b, label));
+  const m = feeds.length;
+  // Each feed range cuts at most two base ranges.
+  const starts = new Uint32Array((n + 2 * m) * 4);
+  const out = new Uint32Array(n + 2 * m);
   let length = 0;
-  const [ranges, labels] = parts.values;
-  for (let r = 0; r < parts.length; r++) {
-    const ref = labels[r] === NONE ? refs[ranges[r]] : labelled(refs[ranges[r]], labels[r]);
-    if (length > 0 && out[length - 1] === ref) continue;
+  const emit = (from: Uint32Array, at: number, ref: number) => {
+    if (length > 0 && out[length - 1] === ref) return;
     out[length] = ref;
-    starts.set(parts.starts.subarray(r * 4, r * 4 + 4), length * 4);
+    starts.set(from.subarray(at, at + 4), length * 4);
     length++;
+  };
+  const p = new Uint32Array(4);
+  const end = new Uint32Array(4);
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    startOf(base, version, i, p);
+    if (i + 1 < n) {
+      startOf(base, version, i + 1, end);
+      before(end);
+    } else end.fill(0xffffffff, version === 4 ? 3 : 0);
+    // Feed ranges that end before this base range are behind.
+    while (t < m && compare(feeds.hi, t * 4, p, 0) < 0) t++;
+    for (;;) {
+      if (t < m && compare(feeds.lo, t * 4, p, 0) <= 0) {
+        // Feed range t holds p: labelled from p to its end or the base range's.
+        emit(p, 0, labelled(refs[i], feeds.value[t]));
+        if (compare(feeds.hi, t * 4, end, 0) >= 0) break;
+        p.set(feeds.hi.subarray(t * 4, t * 4 + 4));
+        after(p);
+        t++;
+      } else {
+        emit(p, 0, refs[i]);
+        if (t >= m || compare(feeds.lo, t * 4, end, 0) > 0) break;
+        p.set(feeds.lo.subarray(t * 4, t * 4 + 4));
+      }
+    }
   }
   return { starts: starts.subarray(0, length * 4), refs: out.subarray(0, length), length };
 }
 
+/** Compares the address at `a[ai..]` with the one at `b[bi..]`. */
+function compare(a: Uint32Array, ai: number, b: Uint32Array, bi: number): number {
+  for (let w = 0; w < 4; w++) if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
+  return 0;
+}
+
 /** The first address of a base range, as four words. */
 function startOf(ds: Dataset, version: IpVersion, i: number, out: Uint32Array): void {
-  if (version === 4) out.set([0, 0, 0, ds.starts4[i]]);
-  else out.set(ds.starts6.subarray(i * 4, i * 4 + 4));
+  if (version === 4) {
+    out.fill(0, 0, 3);
+    out[3] = ds.starts4[i];
+  } else out.set(ds.starts6.subarray(i * 4, i * 4 + 4));
 }
 
 /** The address before (never the first of a family: a range starts there). */
@@ -171,5 +196,16 @@ function before(a: Uint32Array): void {
       return;
     }
     a[w] = 0xffffffff;
+  }
+}
+
+/** The address after (never the last of a family: a feed range ends before the base range's end). */
+function after(a: Uint32Array): void {
+  for (let w = 3; w >= 0; w--) {
+    if (a[w] !== 0xffffffff) {
+      a[w]++;
+      return;
+    }
+    a[w] = 0;
   }
 }
