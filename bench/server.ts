@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     'iprecord serve --workers 2',
     4303,
     ['dist/cli.js', 'serve', '--port', '4303', '--workers', '2', '--keys', join(dir, 'keys.json'), '--access-log', 'off'],
-    /listening[^]*listening/,
+    /listening[\s\S]*listening/,
     `?api-key=${BIZ}`,
   );
   const targets = [base, ours, two];
@@ -214,7 +214,14 @@ async function main(): Promise<void> {
     stopping = true;
     // The servers write their files as they stop: the directory goes once they have.
     await Promise.all(
-      targets.map((t) => new Promise((resolve) => (t.child.exitCode !== null || t.child.signalCode !== null ? resolve(null) : (t.child.once('exit', resolve), t.child.kill('SIGTERM'))))),
+      targets.map(
+        (t) =>
+          new Promise((resolve) => {
+            if (t.child.exitCode !== null || t.child.signalCode !== null) return resolve(null);
+            t.child.once('exit', resolve);
+            t.child.kill('SIGTERM');
+          }),
+      ),
     );
     rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   }

@@ -119,7 +119,7 @@ try {
     for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, starts[i]] }, { version: 4, words: [0, 0, 0, ends[i]] })) cidrs.push(formatCidr(4, c.words, c.prefix));
   }
   cidrs.length = Math.min(cidrs.length, CIDR_MATCHER_ENTRIES);
-  let t = performance.now();
+  const t = performance.now();
   const matcher = new CidrMatcher(cidrs);
   const matcherBuild = performance.now() - t;
 

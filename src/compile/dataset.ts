@@ -107,7 +107,7 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
     return layer;
   });
   // Anonymous-IP layers: the threat flags each asserts (every database counts, not only the first).
-  const anonymousLayers = snap.anonymous.map((src, i) => {
+  const anonymousLayers = snap.anonymous.map((src) => {
     const layer = new Ranges();
     const flags = new Map<number, number>();
     src.file.forEachNetwork(version, (words, prefix, offset) => {

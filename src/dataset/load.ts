@@ -54,8 +54,14 @@ export function withFile<T>(path: string, work: (file: OpenedFile) => T): T {
     return result;
   }
   return result.then(
-    (v: unknown) => (closeSync(file.fd), v),
-    (e: unknown) => (closeSync(file.fd), wrapRead(path, e)),
+    (v: unknown) => {
+      closeSync(file.fd);
+      return v;
+    },
+    (e: unknown) => {
+      closeSync(file.fd);
+      return wrapRead(path, e);
+    },
   ) as T;
 }
 

@@ -83,8 +83,8 @@ export class RecordObjects {
       continent_name: c.continent_name,
       continent_code: c.continent_code,
       // NaN: null.
-      latitude: latitude === latitude ? latitude : null,
-      longitude: longitude === longitude ? longitude : null,
+      latitude: Number.isNaN(latitude) ? null : latitude,
+      longitude: Number.isNaN(longitude) ? null : longitude,
       postal: ds.string(locations, loc + LOC.postal),
       calling_code: c.calling_code,
       flag: c.flagPath === null ? null : flagBase + c.flagPath,

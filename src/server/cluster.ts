@@ -165,7 +165,7 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
   cluster.setupPrimary({ execArgv: workerExecArgv() });
   for (let i = 0; i < workers; i++) fork();
   const broadcast = setInterval(() => {
-    for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && w.isConnected()) w.send({ iprecord: 'offsets', offsets: offsetsFor(w) });
+    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: offsetsFor(w) });
   }, REPORT_MS);
   const saver = setInterval(save, SAVE_MS);
 
@@ -197,7 +197,7 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
       stopping = true;
       failed = signal === 'too many worker exits';
       log(`${signal}, stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
-      for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && w.isConnected()) w.send({ iprecord: 'stop' });
+      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'stop' });
     }
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));

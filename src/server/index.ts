@@ -25,7 +25,7 @@ import { byteText } from '../record/bytes.js';
 import { isFieldName, selectsNothing } from '../record/fields.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import { Flags } from './flags.js';
-import { Account, KeyStore, type KeysConfig } from './keys.js';
+import { type Account, KeyStore, type KeysConfig } from './keys.js';
 import { WorkerLink } from './cluster.js';
 import { AccessLog } from './log.js';
 

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it as itAlways } from 'vitest';
 import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
-import { InvalidDatasetError, isIprecordError, openSync, type Engine } from '../../src/index.js';
+import { InvalidDatasetError, isIprecordError, openSync } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { MmdbFile } from '../../src/mmdb/reader.js';
@@ -75,7 +75,6 @@ const at =
 function check(
   suite: Suite,
   role: 'geo' | 'asn' | 'isp' | 'anonymous',
-  engine: Engine,
   name: string,
   expectations: (r: SourceRecord) => Record<string, unknown>,
   pick: (ip: string, source: SourceRecord) => Record<string, unknown>,
@@ -108,7 +107,6 @@ describe.each(SUITES)('$label', (suite) => {
     check(
       suite,
       'geo',
-      engine,
       name,
       (r) => ({
         country_code: at('country.iso_code')(r) ?? at('registered_country.iso_code')(r),
@@ -144,7 +142,6 @@ describe.each(SUITES)('$label', (suite) => {
     check(
       suite,
       'asn',
-      engine,
       suite.asn,
       (r) => ({ asn: `AS${r.autonomous_system_number as number}`, name: r.autonomous_system_organization ?? null }),
       (ip) => {
@@ -159,7 +156,6 @@ describe.each(SUITES)('$label', (suite) => {
     check(
       suite,
       'isp',
-      engine,
       suite.isp,
       (r) => ({
         asn: r.autonomous_system_number === undefined ? null : `AS${r.autonomous_system_number as number}`,
@@ -180,7 +176,6 @@ describe.each(SUITES)('$label', (suite) => {
     check(
       suite,
       'anonymous',
-      engine,
       suite.anonymous,
       (r) => ({
         is_tor: r.is_tor_exit_node === true,

@@ -78,7 +78,7 @@ try {
       .toString()
       .trimEnd()
       .split('\n');
-    const wrong = ips.filter((ip, i) => !isDeepStrictEqual(JSON.parse(lines[i] ?? 'undefined') as unknown, want[i]));
+    const wrong = ips.filter((_ip, i) => !isDeepStrictEqual(JSON.parse(lines[i] ?? 'undefined') as unknown, want[i]));
     const records = want.filter((w) => w !== null).length;
     console.log(`mmdb readers: ${name}: ${ips.length} addresses (${records} records, ${ips.length - records} none), ${wrong.length} different`);
     for (const ip of wrong.slice(0, 5)) console.log(`  ${ip}: reader ${lines[ips.indexOf(ip)]?.slice(0, 200)}, lookup() ${JSON.stringify(want[ips.indexOf(ip)]).slice(0, 200)}`);

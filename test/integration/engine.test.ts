@@ -255,9 +255,17 @@ describe('reload', () => {
         copyFileSync(sources[swap % 2], next);
         renameSync(next, geo);
         const reloading = e.reload();
-        for (let i = 0; i < 200; i++) for (const ip of probes) (answer(ip), lookups++);
+        for (let i = 0; i < 200; i++) {
+          for (const ip of probes) {
+            answer(ip);
+            lookups++;
+          }
+        }
         await reloading;
-        for (const ip of probes) (answer(ip), lookups++);
+        for (const ip of probes) {
+          answer(ip);
+          lookups++;
+        }
         // Records written as bytes answer from the new data, as lookup() does.
         for (const ip of probes) {
           const text = answer(ip);

@@ -45,7 +45,14 @@ describe('dataset file', () => {
       ['index out of order', crafted((b) => b.writeUInt32LE(0xffff, HEADER + 4)), /index/],
       // Counts with bit 31 set: a typed error, not a RangeError from the arithmetic.
       ['count past 2^31', crafted((b) => b.writeUInt32LE(0x80000004, 12)), /past 2\^31/],
-      ['counts that wrap', crafted((b) => (b.writeUInt32LE(0xfffffff8, 12 + 4 * 8), b.writeUInt32LE(0xfffffff8, 12 + 4 * 9))), /past 2\^31/],
+      [
+        'counts that wrap',
+        crafted((b) => {
+          b.writeUInt32LE(0xfffffff8, 12 + 4 * 8);
+          b.writeUInt32LE(0xfffffff8, 12 + 4 * 9);
+        }),
+        /past 2\^31/,
+      ],
     ];
     for (const [name, buf, message] of cases) {
       expect(() => new Dataset(buf, name), name).toThrow(InvalidDatasetError);

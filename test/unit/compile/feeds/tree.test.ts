@@ -154,9 +154,11 @@ describe('threat tree', () => {
     const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [[0x20010db8n << 96n, (0x20010db8n << 96n) + 255n, 1]] };
     const good = (await compileThreat([toFeed(feed, 0)], meta(1))).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
-    const damaged = (f: (b: Buffer) => Buffer | void) => {
+    /** The good file changed in place by `f`, or what `f` gives instead. */
+    const damaged = (f: (b: Buffer) => unknown): Buffer => {
       const b = Buffer.from(good);
-      return f(b) ?? b;
+      const made = f(b);
+      return made instanceof Buffer ? made : b;
     };
     const cases: [string, Buffer, RegExp][] = [
       ['magic', damaged((b) => void b.write('XXXX', 0)), /bad magic/],
