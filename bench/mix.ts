@@ -90,3 +90,65 @@ export function zipfMix(n: number, draws: number, seed = SEED + 2): string[] {
     return pool[lo];
   });
 }
+
+/** `n` distinct private addresses of 10.0.0.0/8 in a seeded order: what a service behind a load balancer logs. */
+export function privateAddresses(n: number, seed = SEED + 3): string[] {
+  const rand = prng(seed);
+  const seen = new Set<string>();
+  while (seen.size < n) {
+    const x = Math.floor(rand() * 2 ** 24);
+    seen.add(`10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`);
+  }
+  return [...seen];
+}
+
+/**
+ * `n` addresses as a web server's log holds them, none seen twice: 60 %
+ * public IPv4 and 10 % IPv6 inside networks of the ASN data, 30 % private
+ * and reserved (RFC 1918, loopback, link-local, ULA, multicast,
+ * documentation), in a seeded order.
+ */
+export function logMix(n: number, seed = SEED + 4): string[] {
+  const rand = prng(seed);
+  const special = specialTable();
+  const next = picker(seed + 1);
+  const pub = { 4: [] as string[], 6: [] as string[] };
+  // The picker draws 80 % IPv4, 15 % IPv6, 5 % IPv4-mapped: drawn until each share is full.
+  const want = { 4: Math.round(n * 0.6), 6: Math.round(n * 0.1) };
+  const seen = new Set<string>();
+  while (pub[4].length < want[4] || pub[6].length < want[6]) {
+    const ip = next();
+    if (ip.startsWith('::ffff:') || seen.has(ip)) continue;
+    const a = parseIp(ip)!;
+    const kind = classify(special, a.version, a.words);
+    if (kind === SpecialKind.Private || kind === SpecialKind.Reserved || pub[a.version].length >= want[a.version]) continue;
+    seen.add(ip);
+    pub[a.version].push(ip);
+  }
+  const byte = () => Math.floor(rand() * 256);
+  const hex = () => Math.floor(rand() * 65536).toString(16);
+  const privateForms = [
+    () => `10.${byte()}.${byte()}.${byte()}`,
+    () => `192.168.${byte()}.${byte()}`,
+    () => `172.${16 + Math.floor(rand() * 16)}.${byte()}.${byte()}`,
+    () => `127.0.${byte()}.${byte()}`,
+    () => `fe80::${hex()}:${hex()}:${hex()}:${hex()}`,
+    () => `fd${hex().padStart(2, '0').slice(0, 2)}:${hex()}::${hex()}`,
+    () => `224.${byte()}.${byte()}.${byte()}`,
+    () => `192.0.2.${byte()}`,
+  ];
+  const out = [...pub[4], ...pub[6]];
+  while (out.length < n) {
+    const ip = privateForms[Math.floor(rand() * privateForms.length)]();
+    if (!seen.has(ip)) {
+      seen.add(ip);
+      out.push(ip);
+    }
+  }
+  // A seeded shuffle: the kinds interleaved as in a log.
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}

@@ -5,11 +5,15 @@
  *
  * - **distinct** (the headline): 1 200 000 addresses, each looked up once
  *   by each task (no cache of either side has seen it before);
+ * - **private 10/8**: 3 000 000 distinct private addresses (each an error);
+ * - **log-like** (the other headline): 1 200 000 distinct addresses, 60 %
+ *   public IPv4, 10 % IPv6, 30 % private and reserved;
  * - **cycled**: the 100 000-address mix, again and again;
  * - **Zipf**: lookups over 50 000 addresses with Zipf weights.
  *
- * For each, `lookup()` against `get()`, and `lookupJson()` against `get()`
- * plus `JSON.stringify`. Then: private memory after one million distinct
+ * For each, `lookup()` (errors caught) and `tryLookup()` against `get()`,
+ * and `lookupJson()` against `get()` plus `JSON.stringify`, each answer
+ * written into a buffer as a socket or a file would take it. Then: private memory after one million distinct
  * lookups, in a fresh process; cold `open()` to the first record, in five.
  *
  * `--min-ratio x` fails (exit 1) when the distinct mix's median
@@ -24,7 +28,7 @@ import maxmind from 'maxmind';
 import { Bench } from 'tinybench';
 import { defaultGeoPaths } from '../src/data.js';
 import { open } from '../src/index.js';
-import { addressMix, distinctAddresses, SEED, zipfMix } from './mix.js';
+import { addressMix, distinctAddresses, logMix, privateAddresses, SEED, zipfMix } from './mix.js';
 
 /** Operations per task call. */
 const BATCH = 1000;
@@ -73,17 +77,23 @@ async function main(): Promise<void> {
   const cold = coldOpen();
   const distinct = distinctAddresses(DISTINCT);
   const memory = privateGrowth(distinct.slice(0, 1_000_000));
-  const mixes: [string, string[], boolean][] = [
-    ['distinct', distinct, false],
-    ['cycled 100 000', addressMix(), true],
-    ['Zipf over 50 000', zipfMix(50_000, 1_000_000), true],
+  // name, addresses, whether a task may walk them again (a distinct mix never: a cache would answer), whether a first pass warms the caches.
+  const mixes: [string, string[], boolean, boolean][] = [
+    ['distinct', distinct, false, false],
+    // 16 M private addresses in all: walked again only after millions, past any cache of either side.
+    ['private 10/8, distinct', privateAddresses(3_000_000), true, false],
+    ['log-like, distinct', logMix(DISTINCT), true, false],
+    ['cycled 100 000', addressMix(), true, true],
+    ['Zipf over 50 000', zipfMix(50_000, 1_000_000), true, true],
   ];
   const engine = await open();
   const [geo4, geo6] = (await Promise.all(defaultGeoPaths().map((p) => maxmind.open(p)))) as Peer[];
   let sink = 0;
   const results: { mix: string; task: string; rates: number[] }[] = [];
   const ratios: Record<string, number[]> = {};
-  for (const [mix, ips, cycles] of mixes) {
+  // Where JSON answers are written, as a socket or a file would take them.
+  const out = Buffer.alloc(1 << 16);
+  for (const [mix, ips, cycles, warm] of mixes) {
     const v6 = ips.map((ip) => ip.includes(':') && !ip.startsWith('::ffff:'));
     const plain = ips.map((ip) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip));
     // Each task walks the list with its own cursor: on the distinct mix no task meets an address twice.
@@ -99,14 +109,29 @@ async function main(): Promise<void> {
         }
       };
     };
+    // An address without a record throws from lookup() and lookupJson(): caught, as a loop over a log must.
+    const caught = (f: (k: number) => number) => (k: number) => {
+      try {
+        return f(k);
+      } catch {
+        return 0;
+      }
+    };
     const tasks: [string, () => void][] = [
-      ['iprecord lookup()', task((k) => engine.lookup(ips[k]).ip.length)],
+      ['iprecord lookup()', task(caught((k) => engine.lookup(ips[k]).ip.length))],
+      [
+        'iprecord tryLookup()',
+        task((k) => {
+          const r = engine.tryLookup(ips[k]);
+          return 'code' in r ? r.status : r.ip.length;
+        }),
+      ],
       ['maxmind get()', task((k) => ((v6[k] ? geo6 : geo4).get(plain[k]) === null ? 0 : 1))],
-      ['iprecord lookupJson()', task((k) => engine.lookupJson(ips[k]).length)],
-      ['maxmind get() + JSON.stringify', task((k) => (JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? '').length)],
+      ['iprecord lookupJson(), written', task(caught((k) => out.write(engine.lookupJson(ips[k]), 0)))],
+      ['maxmind get() + JSON.stringify, written', task((k) => out.write(JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? 'null', 0))],
     ];
-    // A cycled mix is walked once first (the steady state is measured, not the first pass); the distinct one never repeats.
-    if (cycles) for (let k = 0; k < ips.length; k += BATCH) for (const [, fn] of tasks) fn();
+    // A cycled mix is walked once first (the steady state is measured, not the first pass); a distinct one is not.
+    if (warm) for (let k = 0; k < ips.length; k += BATCH) for (const [, fn] of tasks) fn();
     const rates: number[][] = tasks.map(() => []);
     // This machine's speed drifts: short rounds, every task in each, ratios per round, medians of the rounds.
     for (let round = 0; round < ROUNDS; round++) {
@@ -119,8 +144,9 @@ async function main(): Promise<void> {
       });
     }
     tasks.forEach(([name], k) => results.push({ mix, task: name, rates: rates[k] }));
-    ratios[`${mix}: lookup()/get()`] = rates[0].map((r, k) => r / rates[1][k]);
-    ratios[`${mix}: lookupJson()/get()+stringify`] = rates[2].map((r, k) => r / rates[3][k]);
+    ratios[`${mix}: lookup()/get()`] = rates[0].map((r, k) => r / rates[2][k]);
+    ratios[`${mix}: tryLookup()/get()`] = rates[1].map((r, k) => r / rates[2][k]);
+    ratios[`${mix}: lookupJson()/get()+stringify, written`] = rates[3].map((r, k) => r / rates[4][k]);
   }
   console.table(results.map((r) => ({ mix: r.mix, task: r.task, 'ops/s (median)': Math.round(median(r.rates)), min: Math.round(Math.min(...r.rates)), max: Math.round(Math.max(...r.rates)) })));
   for (const [name, rs] of Object.entries(ratios)) console.log(`${name} = ${median(rs).toFixed(2)}x (rounds ${rs.map((r) => r.toFixed(2)).join(', ')})`);

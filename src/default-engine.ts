@@ -1,5 +1,5 @@
 /**
- * Top-level `lookup`, `field`, `threat` and `bulk`: the same operations on a
+ * Top-level `lookup`, `tryLookup`, `field`, `threat` and `bulk`: the same operations on a
  * default engine over the embedded data, opened on first use.
  */
 
@@ -17,6 +17,11 @@ export function defaultEngine(): Engine {
 /** `Engine.lookup` on the default engine. */
 export function lookup(ip: string, options?: LookupOptions): IpRecord {
   return defaultEngine().lookup(ip, options);
+}
+
+/** `Engine.tryLookup` on the default engine: an address without a record answers its error as a value. */
+export function tryLookup(ip: string, options?: LookupOptions): IpRecord | BulkError {
+  return defaultEngine().tryLookup(ip, options);
 }
 
 /** `Engine.field` on the default engine. */

@@ -196,8 +196,30 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookup(ip: string, options?: LookupOptions): IpRecord {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
+    return this.record(snap, this.address(ip), fields, options);
+  }
+
+  /**
+   * `lookup()` that answers an address without a record with its error as
+   * a value, `{ message, code, status }` as `bulk()` gives it, instead of
+   * throwing: for loops over logs, where private and malformed addresses
+   * are many (it costs what the check costs; a thrown error, about 0.5 µs
+   * more). Tell the two apart with `'code' in answer`.
+   * @throws InvalidFieldError, ClosedError
+   */
+  tryLookup(ip: string, options?: LookupOptions): IpRecord | BulkError {
+    const snap = this.live();
+    const fields = options?.fields === undefined ? null : parseFields(options.fields);
+    const bad = this.check(ip);
+    if (bad === Bad.None) return this.record(snap, this.parsed, fields, options);
+    if (bad === Bad.Invalid) return { message: invalidIpMessage(ip), code: 'INVALID_IP', status: 400 };
+    if (bad === Bad.Private) return { message: privateIpMessage(this.parsed.text), code: 'PRIVATE_IP', status: 400 };
+    return { message: reservedIpMessage(this.parsed.text), code: 'RESERVED_IP', status: 400 };
+  }
+
+  /** The record of the parsed address (in `this.words`), or its chosen fields. */
+  private record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: LookupOptions | undefined): IpRecord {
     const ds = snap.dataset;
-    const parsed = this.address(ip);
     const ref = findRange(ds, parsed.version, this.words);
     const s = this.renderState(parsed.text, options);
     const threat = this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
@@ -297,8 +319,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (options?.fields !== undefined) parseFields(options.fields);
     return ips.map((ip) => {
       try {
-        return this.lookup(ip, options);
+        return this.tryLookup(ip, options);
       } catch (e) {
+        // A dataset error at one address (`InvalidDatasetError`) is that entry's answer too.
         if (!isIprecordError(e) || e.code === 'CLOSED') throw e;
         return { message: e.message, code: e.code, status: e.status };
       }

@@ -1,5 +1,5 @@
 export { open, openSync, Engine } from './engine.js';
-export { lookup, field, threat, bulk, defaultEngine } from './default-engine.js';
+export { lookup, tryLookup, field, threat, bulk, defaultEngine } from './default-engine.js';
 export {
   IprecordError,
   InvalidIpError,

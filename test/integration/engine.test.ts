@@ -22,7 +22,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
-import { seed } from '../helpers/env.js';
+import { seed, xorshift32 } from '../helpers/env.js';
+import { ADDRESS_FORMS } from '../helpers/recipes.js';
+import { formatIp } from '../../src/ip/format.js';
 
 let engine: Engine;
 beforeAll(async () => {
@@ -379,6 +381,32 @@ describe('errors', () => {
     expect(err).toBeInstanceOf(cls);
     expect((err as Error).message).toBe(message);
     expect((err as { status: number }).status).toBe(400);
+  });
+
+  it('tryLookup answers what lookup answers, an error as the value { message, code, status } it throws; thrown address errors carry no stack frames', () => {
+    const next = xorshift32(seed());
+    const ips: unknown[] = [...ADDRESS_FORMS, '', '10.0.0.1', 'fe80::1', '224.0.0.1', null, 42];
+    for (let i = 0; i < 3000; i++) ips.push(i % 3 === 0 ? formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]) : formatIp(4, [0, 0, 0, next()]));
+    const without = (s: string) => s.replace(/"current_time":"[^"]*"/, '');
+    const seen = { records: 0, errors: 0 };
+    for (const ip of ips) {
+      const got = engine.tryLookup(ip as string, { count: '1' });
+      let want: unknown;
+      try {
+        want = engine.lookup(ip as string, { count: '1' });
+      } catch (e) {
+        const err = e as PrivateIpError;
+        expect(err).toBeInstanceOf(Error);
+        expect(err.stack?.split('\n').filter((l) => l.trimStart().startsWith('at '))).toEqual([]);
+        want = { message: err.message, code: err.code, status: err.status };
+      }
+      expect(without(JSON.stringify(got)), String(ip)).toBe(without(JSON.stringify(want)));
+      seen['code' in got ? 'errors' : 'records']++;
+    }
+    expect(seen.records).toBeGreaterThan(1000);
+    expect(seen.errors).toBeGreaterThan(100);
+    expect(engine.tryLookup('10.0.0.1')).toEqual({ message: '10.0.0.1 is a private IP address', code: 'PRIVATE_IP', status: 400 });
+    expect(Object.keys(engine.tryLookup('8.8.8.8', { fields: 'ip,country_code' }))).toEqual(['ip', 'country_code']);
   });
 
   it('non-strings are invalid addresses, never a crash', () => {
