@@ -15,9 +15,6 @@ import ZONES from './zones.json';
 import type { ByteWriter } from '../record/writer.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
-/** The tz database release of the zone table. */
-export const TZDATA: string = ZONES.tzdata;
-
 /** The zone table's release and span (`info().timeZones`). */
 export const TIME_ZONES = Object.freeze({ tzdata: ZONES.tzdata, from: ZONES.from, to: ZONES.to });
 
@@ -123,12 +120,6 @@ export class ZoneClock {
       this.states.set(name, s);
     }
     return s;
-  }
-
-  /** Offset of a zone at an instant, in minutes east of UTC. */
-  offsetAt(name: string, ms: number): number {
-    const r = rulesOf(name);
-    return r.o[periodAt(r, ms)];
   }
 
   private compute(name: string, nowMs: number): ZoneState {

@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoLocal, TZDATA, ZoneClock } from '../../../src/time/zone.js';
+import { isoLocal, TIME_ZONES, ZoneClock } from '../../../src/time/zone.js';
+
+const TZDATA = TIME_ZONES.tzdata;
 import ZONE_TABLE from '../../../src/time/zones.json';
 import { seed } from '../../helpers/env.js';
 
