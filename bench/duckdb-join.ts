@@ -1,5 +1,5 @@
 /**
- * One run of the README's DuckDB recipe for `bench/export.ts`, in a process
+ * One run of the DuckDB recipe (docs/exports.md) for `bench/export.ts`, in a process
  * of its own (so that its peak resident size is its own):
  *
  *     node --import tsx bench/duckdb-join.ts <dir> <variant>
@@ -7,7 +7,7 @@
  * `<dir>` holds `log.csv` and the Parquet export `records.ipv4.parquet`,
  * `records.ipv6.parquet`. Variants: `record` (the recipe as written),
  * `record-4gb` (the same under `SET memory_limit = '4GB'`), `fields` (three
- * nested columns instead of the record, as the README suggests). The result
+ * nested columns instead of the record, as docs/exports.md suggests). The result
  * is written as a Parquet file. Prints one line of JSON: seconds, peak
  * resident bytes, rows, rows with a record, bytes written.
  */
@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { residentBytes } from '../test/helpers/env.js';
-import { readmeRecipe, statements } from '../test/helpers/recipes.js';
+import { docRecipe, statements } from '../test/helpers/recipes.js';
 
 const [dir, variant] = process.argv.slice(2);
 const RECORD = 'if(l.k <= r."end", r.record, NULL) AS record';
@@ -31,7 +31,7 @@ const started = performance.now();
 if (variant === 'record-4gb') await c.run(`SET memory_limit = '4GB'`);
 await c.run(`CREATE TABLE logs AS SELECT * FROM read_csv('${join(dir, 'log.csv')}', header = true, columns = {'id': 'BIGINT', 'client_ip': 'VARCHAR', 'path': 'VARCHAR'})`);
 const out = join(dir, `enriched-${variant}.parquet`);
-for (const sql of statements(readmeRecipe('duckdb'))) {
+for (const sql of statements(docRecipe('duckdb'))) {
   let local = sql.replaceAll("'records.ipv4.parquet'", `'${join(dir, 'records.ipv4.parquet')}'`).replaceAll("'records.ipv6.parquet'", `'${join(dir, 'records.ipv6.parquet')}'`);
   if (variant === 'fields') local = local.replaceAll(RECORD, FIELDS);
   // The recipe's table, written as a file instead of held in memory.

@@ -5,7 +5,7 @@
  * format (wall time, peak resident size, file sizes). Then 10 million log
  * rows (`id,client_ip,path`, uniform addresses: 90 % IPv4, 10 % IPv6)
  * enriched on every core by `iprecord enrich` (full records as NDJSON;
- * three fields as CSV) and by DuckDB running the README's recipe against
+ * three fields as CSV) and by DuckDB running the recipe of docs/exports.md against
  * the Parquet export in a process of its own (`bench/duckdb-join.ts`:
  * reading the log CSV, the ASOF joins, the result written as a Parquet
  * file; full records, full records under a 4 GB memory limit, three
@@ -83,7 +83,7 @@ try {
     if (run.status !== 0) throw new Error(`bench/duckdb-join.ts ${variant}: ${run.stderr}`);
     const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { secs: number; peak: number; rows: number; records: number; bytes: number };
     console.log(
-      `DuckDB, the README's recipe, ${label} (read the CSV, join, write Parquet): ${secs(r.secs)}, ${rate(LOG_ROWS, r.secs)} (${(peer.secs / r.secs).toFixed(2)}x enrich), peak ${mib(r.peak)}; ${r.rows} rows, ${r.records} with a record, ${mib(r.bytes)}`,
+      `DuckDB, the recipe of docs/exports.md, ${label} (read the CSV, join, write Parquet): ${secs(r.secs)}, ${rate(LOG_ROWS, r.secs)} (${(peer.secs / r.secs).toFixed(2)}x enrich), peak ${mib(r.peak)}; ${r.rows} rows, ${r.records} with a record, ${mib(r.bytes)}`,
     );
   }
 } finally {

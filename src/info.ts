@@ -149,6 +149,6 @@ export function missingListsWarning(info: EngineInfo): string | null {
   if (missing.length === 0) return null;
   return (
     `no loaded source answers for ${missing.join(', ')}: those flags are false for every address and the scores count only what is loaded. ` +
-    'Compile threat feeds into a dataset directory (iprecord build or update) and open it (--data, open({ data })); README, "Threat feeds".'
+    'Compile threat feeds into a dataset directory (iprecord build or update) and open it (--data, open({ data })); docs/threat-feeds.md.'
   );
 }

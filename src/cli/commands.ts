@@ -67,7 +67,7 @@ read from the directory's feeds/ downloads (iprecord update). Each feed's
 entries and bad lines (file and line) are reported on standard error.
 
 Options:
-  --config file    feed configuration (see README, "Threat feeds")
+  --config file    feed configuration (see docs/threat-feeds.md)
   --out dir        dataset directory; default $IPRECORD_DATA, else ./iprecord-data
   -h, --help       this help
 

@@ -17,7 +17,7 @@ export const SERVE_USAGE = `Usage: iprecord serve [options]
 
 Answers the hosted service's HTTP API (GET /, /<ip>, /<field>, /<ip>/<field>,
 /<ip>/threat, POST /bulk, ?fields=, ?callback=) from local data, plus
-GET /healthz and the flag images under /flags/. See README, "Server".
+GET /healthz and the flag images under /flags/. See docs/server.md.
 
 Options:
   --port n           port; default 8080 ($PORT)

@@ -1,6 +1,6 @@
 /**
  * IPv6 addresses answered as the IPv4 address they carry: the one rule of
- * address forms, for `lookup()` and every export (README, "Decisions").
+ * address forms, for `lookup()` and every export (docs/decisions.md).
  * From the IANA special-purpose registries:
  *
  * - `::ffff:0:0/96`, IPv4-mapped (RFC 4291 2.5.5.2): the parser already

@@ -9,7 +9,7 @@
  * (ipsum: on how many blocklists the address is). A flag no loaded source
  * covers stays false.
  *
- * Scores (integers 0..100; the README states the same rules):
+ * Scores (integers 0..100; docs/decisions.md states the same rules):
  * - `vpn_score`: with n VPN sources, 80 + 5 (n - 1); else 10 on a
  *   datacenter network (where commercial VPN exits live); else 0.
  * - `proxy_score`: with n Tor sources 85 + 5 (n - 1), with n proxy sources

@@ -6,7 +6,7 @@
  * IPv4 keys with IPv6 ones in one trie), and checks that `dictGetString`
  * gives, for the first, last and a random address of every row and for
  * addresses between rows, the record JSON `lookup()` gives (none where it
- * answers an error), and runs the README's query as written over a log of
+ * answers an error), and runs the query of docs/exports.md as written over a log of
  * `fixtures/logs/address-forms.txt`, those addresses and the IPv4 ones in
  * IPv6 forms that carry IPv4. Prints what it checked; exits 1 on a
  * difference.
@@ -25,7 +25,7 @@ import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { splitCsvLine } from '../../src/text/csv.js';
 import { SMALL } from '../helpers/maxmind.js';
-import { ADDRESS_FORMS, readmeRecipe } from '../helpers/recipes.js';
+import { ADDRESS_FORMS, docRecipe } from '../helpers/recipes.js';
 
 const SERVER = ['/usr/bin/clickhouse-server', '/usr/sbin/clickhouse-server'].find((p) => existsSync(p));
 if (SERVER === undefined) {
@@ -139,7 +139,7 @@ try {
       if (got.get(ip) !== want) wrong.push(`${ip}: ClickHouse ${got.get(ip)?.slice(0, 80)}, lookup() ${want.slice(0, 80)}`);
     }
   }
-  // The README's query, as written, over a log of the corpus, the probes, and the IPv4 probes in the IPv6 forms that carry IPv4.
+  // The query of docs/exports.md, as written, over a log of the corpus, the probes, and the IPv4 probes in the IPv6 forms that carry IPv4.
   const carried = probes[4]
     .filter((_, i) => i % 7 === 0)
     .flatMap((ip) => {
@@ -150,7 +150,7 @@ try {
   const log = [...new Set([...ADDRESS_FORMS, '', ...probes[4], ...probes[6], ...carried])];
   await query('CREATE TABLE logs (client_ip String) ENGINE = Memory');
   await query(`INSERT INTO logs FORMAT JSONEachRow\n${log.map((ip) => JSON.stringify({ client_ip: ip })).join('\n')}`);
-  const recipe = readmeRecipe('clickhouse').trim().replace(/;$/, '');
+  const recipe = docRecipe('clickhouse').trim().replace(/;$/, '');
   const answered = new Map((JSON.parse(await query(`${recipe} FORMAT JSONCompact`)) as { data: [string, string | null][] }).data);
   const recipeWrong: string[] = [];
   let recipeNone = 0;
@@ -164,7 +164,7 @@ try {
     if (answered.get(ip) !== want) recipeWrong.push(`${JSON.stringify(ip)}: recipe ${answered.get(ip)?.slice(0, 80)}, lookup() ${want?.slice(0, 80)}`);
   }
   console.log(
-    `clickhouse: the README's query over ${log.length} log addresses (${ADDRESS_FORMS.length} of fixtures/logs/address-forms.txt, ${carried.length} IPv4 in IPv6 forms; ${recipeNone} where lookup() answers an error): ${recipeWrong.length} different`,
+    `clickhouse: the recipe's query over ${log.length} log addresses (${ADDRESS_FORMS.length} of fixtures/logs/address-forms.txt, ${carried.length} IPv4 in IPv6 forms; ${recipeNone} where lookup() answers an error): ${recipeWrong.length} different`,
   );
   if (answered.size !== log.length || recipeWrong.length > 0) {
     console.log(`${answered.size} rows answered for ${log.length}\n${recipeWrong.slice(0, 20).join('\n')}`);

@@ -1,5 +1,5 @@
 /**
- * The README's recipes, as written there: a fenced block whose first line
+ * The recipes of docs/exports.md, as written there: a fenced block whose first line
  * is `-- recipe: <name>` (or `# recipe: <name>`), so that a test runs what
  * a user copies.
  */
@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const README = join(import.meta.dirname, '..', '..', 'README.md');
+const DOC = join(import.meta.dirname, '..', '..', 'docs', 'exports.md');
 
-/** The text of the README's recipe `name`, its marker line left out. */
-export function readmeRecipe(name: string): string {
-  const text = readFileSync(README, 'utf8');
+/** The text of the recipe `name`, its marker line left out. */
+export function docRecipe(name: string): string {
+  const text = readFileSync(DOC, 'utf8');
   const m = new RegExp('```\\w*\\n(?:--|#) recipe: ' + name + '\\n([\\s\\S]*?)```').exec(text);
-  if (m === null) throw new Error(`README.md has no recipe ${name}`);
+  if (m === null) throw new Error(`docs/exports.md has no recipe ${name}`);
   return m[1];
 }
 

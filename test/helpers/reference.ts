@@ -37,7 +37,7 @@ export class Reference {
   json(ip: string, count: string, basic: boolean, now: number): string {
     const parsed = parseIp(ip);
     if (parsed === null) return `error: ${invalidIpMessage(ip)}`;
-    // IPv6 that carries IPv4 answers as the IPv4 address (README, "Decisions").
+    // IPv6 that carries IPv4 answers as the IPv4 address (docs/decisions.md).
     const a = parsed.version === 6 && carriesIpv4(parsed.words) ? { version: 4 as const, words: [0, 0, 0, parsed.words[3]] } : parsed;
     const text = formatIp(a.version, a.words);
     const kind = classify(special, a.version, a.words);

@@ -17,7 +17,7 @@ import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { smallEngineFor } from '../helpers/maxmind.js';
-import { ADDRESS_FORMS, readmeRecipe, statements } from '../helpers/recipes.js';
+import { ADDRESS_FORMS, docRecipe, statements } from '../helpers/recipes.js';
 
 describe('exportDataset: parquet in DuckDB', () => {
   const t = smallEngineFor('iprecord-duckdb-');
@@ -81,8 +81,8 @@ describe('exportDataset: parquet in DuckDB', () => {
     await c.run(`CREATE TABLE logs AS SELECT * FROM read_csv('${csv}', header = true, columns = {'id': 'INTEGER', 'client_ip': 'VARCHAR'})`);
     await c.run(`INSERT INTO logs VALUES ${forms.map((f, i) => `(${log.length + i}, ${f === null ? 'NULL' : `'${f.replaceAll("'", "''")}'`})`).join(', ')}`);
     log.push(...(forms as string[]));
-    // The README's recipe, as a user copies it.
-    for (const sql of statements(readmeRecipe('duckdb'))) await c.run(sql.replaceAll("'records.ipv4.parquet'", `'${files[4]}'`).replaceAll("'records.ipv6.parquet'", `'${files[6]}'`));
+    // The recipe of docs/exports.md, as a user copies it.
+    for (const sql of statements(docRecipe('duckdb'))) await c.run(sql.replaceAll("'records.ipv4.parquet'", `'${files[4]}'`).replaceAll("'records.ipv6.parquet'", `'${files[6]}'`));
     const joined = (await rows(`SELECT id, CAST(record AS VARCHAR) AS record FROM enriched ORDER BY id`)) as { id: number; record: string | null }[];
     expect(joined.length).toBe(log.length);
     let records = 0;

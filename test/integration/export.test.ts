@@ -24,7 +24,7 @@ import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { SMALL_SOURCES, smallEngineFor } from '../helpers/maxmind.js';
-import { readmeRecipe } from '../helpers/recipes.js';
+import { docRecipe } from '../helpers/recipes.js';
 
 /** A plain CSV export's lines, the header first, split into cells. */
 const csvRows = (file: string): string[][] =>
@@ -231,9 +231,9 @@ describe('exportDataset: csv', () => {
     const mmdblookup = '/usr/bin/mmdblookup';
     if (!existsSync(mmdblookup)) console.log('mmdb export: libmaxminddb check skipped (apt install mmdb-bin)');
     else {
-      // The README's Fluent Bit recipe: its geoip2 filter asks libmaxminddb (MMDB_aget_value, as mmdblookup does) for each
+      // The Fluent Bit recipe (docs/exports.md): its geoip2 filter asks libmaxminddb (MMDB_aget_value, as mmdblookup does) for each
       // Record's dotted path and gives scalars; a missing member is null.
-      const paths = [...readmeRecipe('fluent-bit').matchAll(/^\s*Record\s+\S+\s+\S+\s+%\{([^}]+)\}\s*$/gm)].map((m) => m[1]);
+      const paths = [...docRecipe('fluent-bit').matchAll(/^\s*Record\s+\S+\s+\S+\s+%\{([^}]+)\}\s*$/gm)].map((m) => m[1]);
       expect(paths.length).toBeGreaterThan(5);
       const scalar = (text: string): unknown => {
         if (/No data was found at the lookup path/.test(text)) return null;

@@ -1,5 +1,5 @@
 /**
- * The README's Spark UDF (`# recipe: spark-udf`) as written, run under
+ * The Spark UDF of docs/exports.md (`# recipe: spark-udf`) as written, run under
  * pandas with Debian's Python `maxminddb` on an MMDB export of the test
  * fixtures, over address text as logs hold it
  * (`fixtures/logs/address-forms.txt`, plus an empty cell and a missing one):
@@ -18,7 +18,7 @@ import { exportDataset } from '../../src/export/index.js';
 import { staticRecord, withoutNulls } from '../../src/export/record.js';
 import { openSync } from '../../src/index.js';
 import { SMALL } from '../helpers/maxmind.js';
-import { ADDRESS_FORMS, readmeRecipe } from '../helpers/recipes.js';
+import { ADDRESS_FORMS, docRecipe } from '../helpers/recipes.js';
 
 const PYTHON = '/usr/bin/python3';
 const has = (module: string) =>
@@ -55,7 +55,7 @@ exec(recipe.replace('/data/records.mmdb', sys.argv[2]))
 out = iprecord(pandas.Series(cells, dtype=object))
 print(json.dumps([None if v is None else json.loads(v) for v in out]))
 `;
-    const got = JSON.parse(execFileSync(PYTHON, ['-c', script, JSON.stringify(cells), mmdb], { input: readmeRecipe('spark-udf') }).toString()) as unknown[];
+    const got = JSON.parse(execFileSync(PYTHON, ['-c', script, JSON.stringify(cells), mmdb], { input: docRecipe('spark-udf') }).toString()) as unknown[];
     const wrong: string[] = [];
     let records = 0;
     cells.forEach((ip, i) => {
