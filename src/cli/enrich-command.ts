@@ -1,0 +1,145 @@
+/**
+ * `iprecord enrich`: its options, the input's format, worker threads, and
+ * what it says when done (the rows themselves: enrich.ts).
+ */
+
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { startPool, type PoolWorker } from '../threads.js';
+import { commandOptions, dataDir, fieldList, options } from './args.js';
+import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
+import { openSync, type Engine } from '../index.js';
+
+const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
+
+Adds the record of each row's address to a CSV, NDJSON or plain list file
+(gzip-compressed or not; standard input when the file is - or absent),
+streaming, and writes the result to standard output. A row whose address
+is bad is kept, with the error in its error column (CSV) or as
+{"error": ...} under the key (NDJSON); a malformed line is kept the same way,
+with its line number. A progress line shows on standard error when it is a
+terminal; a summary is printed there at the end.
+
+Options:
+  --format f       input: csv, ndjson or lines; default from the file name
+                   (.csv, .ndjson or .jsonl, else lines; .gz ignored), else lines
+  --column c       CSV: the address column, by header name or 0-based index;
+                   default a column named ip, ip_address, address, client_ip,
+                   remote_addr, ipaddress or src_ip, else the first
+  --path a.b       NDJSON: where the address is in each object; default ip
+  --output o       csv or ndjson; default csv for CSV input, else ndjson
+  --fields a,b     only these fields; for CSV output dotted paths reach into
+                   the record (asn.name, threat.is_tor); default the whole
+                   record (CSV: one column per top-level field, objects as JSON)
+  --key k          NDJSON output: the key the record goes under; default iprecord
+  --data dir       a dataset directory; default $IPRECORD_DATA
+  --threads n      worker threads (sharing this process's copy of the data),
+                   output in input order; default one per core for files
+                   of 8 MiB or more, else 1 (this thread)
+  -h, --help       this help
+
+Exit codes: 0 every row enriched, 1 some rows bad or malformed (kept in the output), 2 usage or data error.
+`;
+
+function formatOf(file: string | null): EnrichFormat {
+  const name = (file ?? '').toLowerCase().replace(/\.gz$/, '');
+  if (name.endsWith('.csv')) return 'csv';
+  if (name.endsWith('.ndjson') || name.endsWith('.jsonl')) return 'ndjson';
+  return 'lines';
+}
+
+export async function runEnrich(argv: string[]): Promise<number> {
+  const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
+  const flags = argv.filter((a) => !positional.includes(a));
+  // `-h` does not start with `--`, so it is among the positional arguments.
+  const parsed = commandOptions('enrich', ENRICH_USAGE, argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads']));
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
+  if (positional.length > 1) return usage(`one input file at most (got ${positional.join(', ')})`);
+  const file = positional.length === 0 || positional[0] === '-' ? null : positional[0];
+  const input = (o.format ?? formatOf(file)) as EnrichFormat;
+  if (!['csv', 'ndjson', 'lines'].includes(input)) return usage(`--format must be csv, ndjson or lines, not ${o.format}`);
+  const output = (o.output ?? (input === 'csv' ? 'csv' : 'ndjson')) as 'csv' | 'ndjson';
+  if (output !== 'csv' && output !== 'ndjson') return usage(`--output must be csv or ndjson, not ${o.output}`);
+  // Options that the formats chosen would leave unused are refused, not ignored.
+  if (o.column !== undefined && input !== 'csv') return usage(`--column applies to CSV input (the input is ${input})`);
+  if (o.path !== undefined && input !== 'ndjson') return usage(`--path applies to NDJSON input (the input is ${input})`);
+  if (o.key !== undefined && output !== 'ndjson') return usage('--key applies to NDJSON output (the output is csv)');
+  const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
+  const fields = fieldList(o.fields);
+  if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
+  const data = dataDir(o.data);
+  const openOptions = data === undefined ? {} : { data };
+  let opened: Awaited<ReturnType<typeof openInput>>;
+  let size: number;
+  try {
+    opened = await openInput(file);
+    size = file === null ? 0 : statSync(file).size;
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
+  }
+  // Worker threads pay off for large files.
+  const threads = o.threads !== undefined ? Number(o.threads) : size >= 8 << 20 ? availableParallelism() : 1;
+  let engine: Engine;
+  try {
+    engine = openSync(openOptions);
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
+  }
+  // Worker threads' engines do not tell it: said here, once.
+  engine.warnMissingLists();
+  let workers: PoolWorker[] = [];
+  const startThreads = (config: RowConfig): BatchRunner[] => {
+    if (threads === 1) return [];
+    workers = startPool(
+      threads,
+      {
+        source: new URL('./enrich-worker.ts', import.meta.url),
+        built: new URL('./enrich-worker.js', import.meta.url),
+        fromSource: import.meta.url.endsWith('.ts'),
+      },
+      // The workers' engines use this one's files: read ones from shared memory, not copies.
+      { options: { ...openOptions, shared: engine.share() }, config },
+    );
+    if (workers.length < threads) process.stderr.write(`iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`);
+    return workers.map((w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]));
+  };
+  const started = Date.now();
+  const tty = process.stderr.isTTY === true;
+  let shown = 0;
+  const progress = (s: EnrichSummary) => {
+    const now = Date.now();
+    if (!tty || now - shown < 200) return;
+    shown = now;
+    const secs = (now - started) / 1000;
+    const rate = s.rows / Math.max(secs, 0.001);
+    const read = opened.bytesRead();
+    const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
+    process.stderr.write(`\r${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}   `);
+  };
+  try {
+    const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key }, progress, startThreads);
+    const secs = (Date.now() - started) / 1000;
+    if (tty) process.stderr.write('\r');
+    if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
+    if (summary.replaced > 0) {
+      process.stderr.write(
+        `iprecord enrich: ${summary.replaced} rows held bytes that are not UTF-8, written with U+FFFD in their place (a CSV row of as many cells as the header is copied as read; other output is text)\n`,
+      );
+    }
+    const on = workers.length === 0 ? 'on 1 thread' : `on ${workers.length} worker threads`;
+    process.stderr.write(
+      `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s, ${on})\n`,
+    );
+    return summary.bad > 0 ? 1 : 0;
+  } catch (e) {
+    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    return 2;
+  } finally {
+    for (const w of workers) w.close();
+  }
+}
+
+/** Every command but `serve`; the exit code. */
