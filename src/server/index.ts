@@ -18,58 +18,19 @@
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { open, type Engine } from '../engine.js';
-import { InvalidOptionsError, isIprecordError } from '../errors.js';
-import { parseIp } from '../ip/index.js';
-import type { OpenOptions } from '../options.js';
+import { isIprecordError } from '../errors.js';
 import { byteText } from '../record/bytes.js';
-import { isFieldName, selectsNothing } from '../record/fields.js';
-import { clientAddress, type TrustProxy } from './client.js';
+import { clientAddress } from './client.js';
 import { Flags } from './flags.js';
-import { type Account, KeyStore, type KeysConfig } from './keys.js';
+import { type Account, KeyStore } from './keys.js';
 import { WorkerLink } from './cluster.js';
+import { checkOptions, type Config, type ServerOptions } from './options.js';
+import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './request.js';
 import { AccessLog } from './log.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
 export type { TrustProxy } from './client.js';
-
-export interface ServerOptions {
-  /** An opened engine to answer from (closing it stays with the caller). Default: one opened with `open`. */
-  engine?: Engine;
-  /** Options of the engine the server opens when `engine` is not given. */
-  open?: OpenOptions;
-  /**
-   * API keys: a keys file's path or its parsed content. Without keys every
-   * request is answered, as the Business plan, and `count` counts them all.
-   */
-  keys?: string | KeysConfig;
-  /** Where the keys' counts are saved (every minute and on `close()`), so that `count` survives a restart. */
-  countsFile?: string;
-  /**
-   * Whose address `GET /` looks up: false (default) the socket's peer; true
-   * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
-   * address n proxies back (1: the last entry, added by the one proxy in front).
-   */
-  trustProxy?: TrustProxy;
-  /**
-   * Paths the API is also served under, as the service's EU base address
-   * (`['/eu']`: `/eu/8.8.8.8` answers as `/8.8.8.8`). The root is always served.
-   */
-  basePaths?: readonly string[];
-  /** Host names answered (any port); others get 404. Default: any host. */
-  hosts?: readonly string[];
-  /** Largest `POST /bulk` body in bytes (413 above). @default 65536 */
-  bodyLimit?: number;
-  /** Where access log lines go (`process.stdout`, a file stream). Default: none. */
-  accessLog?: NodeJS.WritableStream | null;
-  /** Time allowed to send the request headers, in ms. @default 10000 */
-  headersTimeout?: number;
-  /** Time allowed to send the whole request, in ms. @default 30000 */
-  requestTimeout?: number;
-  /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
-  keepAliveTimeout?: number;
-  /** @internal A worker of `iprecord serve --workers`: counts go to the cluster's primary (cluster.ts). */
-  clusterWorker?: boolean;
-}
+export type { ServerOptions } from './options.js';
 
 export interface IprecordServer {
   /** The `node:http` server (already listening after `listen()`). */
@@ -112,29 +73,6 @@ const MESSAGES = {
   internal: 'Internal server error.',
 } as const;
 
-/** What a request asks for, once its target is parsed. */
-const enum Op {
-  Lookup,
-  Field,
-  Bulk,
-  Health,
-  Flag,
-}
-
-interface Route {
-  op: Op;
-  /** The address in the path; null for the caller's own. */
-  ip: string | null;
-  /** The field (Field), or the flag file name (Flag). */
-  name: string;
-}
-
-interface Query {
-  key: string | null;
-  fields: string | null;
-  callback: string | null;
-}
-
 /** One request and what is known of it so far. */
 interface Exchange {
   readonly req: IncomingMessage;
@@ -144,8 +82,6 @@ interface Exchange {
   /** A valid JSONP callback of the request. */
   callback: string | null;
 }
-
-const NO_QUERY: Query = { key: null, fields: null, callback: null };
 
 /**
  * Opens the engine (unless given) and builds the server; `listen()` starts it.
@@ -159,48 +95,6 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
   const owned = options.engine === undefined;
   const engine = options.engine ?? (await open(options.open));
   return new ApiServer(engine, owned, keys, config, options, link);
-}
-
-interface Config {
-  bodyLimit: number;
-  trustProxy: TrustProxy;
-  basePaths: string[];
-  hosts: Set<string> | null;
-}
-
-function checkOptions(o: ServerOptions): Config {
-  if (o === null || typeof o !== 'object') throw new InvalidOptionsError('Server options must be an object.');
-  const bodyLimit = o.bodyLimit ?? 64 * 1024;
-  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2) throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
-  const trustProxy = o.trustProxy ?? false;
-  if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
-    throw new InvalidOptionsError('Option "trustProxy" must be true, false or a number of proxies.');
-  }
-  const strings = (v: unknown, name: string): readonly string[] | undefined => {
-    if (v === undefined) return undefined;
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) throw new InvalidOptionsError(`Option "${name}" must be an array of strings.`);
-    return v;
-  };
-  const e = o.engine as Partial<Engine> | null | undefined;
-  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
-    throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
-  if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
-  if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
-  const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
-    if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
-    return p.replace(/\/$/, '');
-  });
-  // Longer paths first: /eu/v1 before /eu.
-  basePaths.sort((a, b) => b.length - a.length);
-  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout'] as const) {
-    const v = o[t];
-    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
-  }
-  const log = o.accessLog as { write?: unknown } | null | undefined;
-  if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
-  const hostList = strings(o.hosts, 'hosts');
-  const hosts = hostList === undefined ? null : new Set(hostList.map((h) => h.toLowerCase()));
-  return { bodyLimit, trustProxy, basePaths, hosts };
 }
 
 class ApiServer implements IprecordServer {
@@ -520,57 +414,4 @@ class ApiServer implements IprecordServer {
     }
     return path;
   }
-}
-
-/** The path and query of an absolute-form target (`http://host/8.8.8.8?x`), or null. */
-function absolutePath(target: string): string | null {
-  const m = /^https?:\/\/[^/?#]*/i.exec(target);
-  if (m === null) return null;
-  const rest = target.slice(m[0].length);
-  return rest === '' || rest.charCodeAt(0) === 63 /* ? */ ? '/' + rest : rest;
-}
-
-function hostName(host: string | undefined): string {
-  if (host === undefined) return '';
-  const h = host.toLowerCase();
-  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
-  const colon = h.indexOf(':');
-  return colon < 0 ? h : h.slice(0, colon);
-}
-
-function decodeSegment(s: string): string {
-  if (s.indexOf('%') < 0) return s;
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-/** The operation of a path (`/`, `/<ip>`, `/<field>`, `/<ip>/<field>`, ...), or null (404). */
-function parsePath(path: string): Route | null {
-  if (path === '/' || path === '') return { op: Op.Lookup, ip: null, name: '' };
-  const parts = path.slice(1).split('/');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  if (parts.length > 2 || parts.some((p) => p === '')) return null;
-  const first = decodeSegment(parts[0]);
-  if (parts.length === 1) {
-    if (first === 'bulk') return { op: Op.Bulk, ip: null, name: '' };
-    if (first === 'healthz') return { op: Op.Health, ip: null, name: '' };
-    if (isFieldName(first)) return { op: Op.Field, ip: null, name: first };
-    return { op: Op.Lookup, ip: first, name: '' };
-  }
-  if (first === 'flags') return { op: Op.Flag, ip: null, name: decodeSegment(parts[1]) };
-  const name = decodeSegment(parts[1]);
-  // `/<ip>/<unknown>` is a field error; `/<unknown>/<anything else>` (`/euro/8.8.8.8`) no path of the API.
-  if (!isFieldName(name) && parseIp(first) === null) return null;
-  return { op: Op.Field, ip: first, name };
-}
-
-/** `api-key`, `fields` and `callback` (the first of each); a `fields` that names no field (`fields=`) is none. */
-function parseQuery(text: string): Query {
-  if (text === '') return NO_QUERY;
-  const params = new URLSearchParams(text);
-  const fields = params.get('fields');
-  return { key: params.get('api-key'), fields: fields === null || selectsNothing(fields) ? null : fields, callback: params.get('callback') };
 }

@@ -1,0 +1,91 @@
+/**
+ * The server's options (`createServer()`, `iprecord serve`) and their
+ * checks, before anything is opened.
+ */
+
+import type { Engine } from '../engine.js';
+import { InvalidOptionsError } from '../errors.js';
+import type { OpenOptions } from '../options.js';
+import type { TrustProxy } from './client.js';
+import type { KeysConfig } from './keys.js';
+
+export interface ServerOptions {
+  /** An opened engine to answer from (closing it stays with the caller). Default: one opened with `open`. */
+  engine?: Engine;
+  /** Options of the engine the server opens when `engine` is not given. */
+  open?: OpenOptions;
+  /**
+   * API keys: a keys file's path or its parsed content. Without keys every
+   * request is answered, as the Business plan, and `count` counts them all.
+   */
+  keys?: string | KeysConfig;
+  /** Where the keys' counts are saved (every minute and on `close()`), so that `count` survives a restart. */
+  countsFile?: string;
+  /**
+   * Whose address `GET /` looks up: false (default) the socket's peer; true
+   * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
+   * address n proxies back (1: the last entry, added by the one proxy in front).
+   */
+  trustProxy?: TrustProxy;
+  /**
+   * Paths the API is also served under, as the service's EU base address
+   * (`['/eu']`: `/eu/8.8.8.8` answers as `/8.8.8.8`). The root is always served.
+   */
+  basePaths?: readonly string[];
+  /** Host names answered (any port); others get 404. Default: any host. */
+  hosts?: readonly string[];
+  /** Largest `POST /bulk` body in bytes (413 above). @default 65536 */
+  bodyLimit?: number;
+  /** Where access log lines go (`process.stdout`, a file stream). Default: none. */
+  accessLog?: NodeJS.WritableStream | null;
+  /** Time allowed to send the request headers, in ms. @default 10000 */
+  headersTimeout?: number;
+  /** Time allowed to send the whole request, in ms. @default 30000 */
+  requestTimeout?: number;
+  /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
+  keepAliveTimeout?: number;
+  /** @internal A worker of `iprecord serve --workers`: counts go to the cluster's primary (cluster.ts). */
+  clusterWorker?: boolean;
+}
+
+export interface Config {
+  bodyLimit: number;
+  trustProxy: TrustProxy;
+  basePaths: string[];
+  hosts: Set<string> | null;
+}
+
+export function checkOptions(o: ServerOptions): Config {
+  if (o === null || typeof o !== 'object') throw new InvalidOptionsError('Server options must be an object.');
+  const bodyLimit = o.bodyLimit ?? 64 * 1024;
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2) throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
+  const trustProxy = o.trustProxy ?? false;
+  if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
+    throw new InvalidOptionsError('Option "trustProxy" must be true, false or a number of proxies.');
+  }
+  const strings = (v: unknown, name: string): readonly string[] | undefined => {
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) throw new InvalidOptionsError(`Option "${name}" must be an array of strings.`);
+    return v;
+  };
+  const e = o.engine as Partial<Engine> | null | undefined;
+  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
+    throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
+  if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
+  if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
+  const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
+    if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
+    return p.replace(/\/$/, '');
+  });
+  // Longer paths first: /eu/v1 before /eu.
+  basePaths.sort((a, b) => b.length - a.length);
+  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout'] as const) {
+    const v = o[t];
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
+  }
+  const log = o.accessLog as { write?: unknown } | null | undefined;
+  if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
+  const hostList = strings(o.hosts, 'hosts');
+  const hosts = hostList === undefined ? null : new Set(hostList.map((h) => h.toLowerCase()));
+  return { bodyLimit, trustProxy, basePaths, hosts };
+}
