@@ -17,23 +17,14 @@
 
 import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Writable } from 'node:stream';
-import { once } from 'node:events';
-import { createGzip } from 'node:zlib';
-import type { Worker } from 'node:worker_threads';
 import type { Dataset } from '../dataset/format.js';
 import { ExportError, InvalidOptionsError } from '../errors.js';
 import { writeAtomic } from '../files/write.js';
-import { formatIp } from '../ip/format.js';
-import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
-import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
-import { checkCsvFields, EXPORT_COLUMNS, fieldValues, flatten, recordAt } from './record.js';
+import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
-import { PerRoute } from './routes.js';
-import type { FamilyWritten } from './parquet.js';
-import { startWorker } from '../threads.js';
+import { writeCsv } from './csv.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -82,66 +73,6 @@ function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
 }
 
 /**
- * A CSV cell: quoted where it holds a quote, comma or line break, and where
- * it starts with an apostrophe (the city 's-Gravendeel): ClickHouse reads a
- * cell that starts with one as a single-quoted string unless told
- * `format_csv_allow_single_quotes=0`.
- */
-export const csvText = (v: string | number | boolean | null | undefined): string => {
-  if (v === null || v === undefined) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) || s.charCodeAt(0) === 0x27 ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-/** Writes chunks, waiting when the stream asks to; the first error of the file or the compressor fails the next call. */
-class Out {
-  bytes = 0;
-  private readonly head: Writable;
-  /** Rejects with the first error of either stream. */
-  private readonly broken: Promise<never>;
-  private pending: string[] = [];
-  private size = 0;
-  constructor(
-    private readonly file: Writable,
-    gzip: boolean,
-  ) {
-    if (gzip) {
-      const z = createGzip();
-      z.pipe(this.file);
-      this.head = z;
-    } else this.head = this.file;
-    this.broken = new Promise<never>((_, reject) => {
-      this.file.once('error', reject);
-      this.head.once('error', reject);
-    });
-    // Seen by whichever call comes next.
-    this.broken.catch(() => undefined);
-  }
-  async write(text: string): Promise<void> {
-    this.pending.push(text);
-    this.size += text.length;
-    if (this.size >= 1 << 20) await this.flush();
-  }
-  private async flush(): Promise<void> {
-    const chunk = this.pending.join('');
-    this.pending = [];
-    this.size = 0;
-    this.bytes += Buffer.byteLength(chunk);
-    if (!this.head.write(chunk)) await Promise.race([once(this.head, 'drain'), this.broken]);
-  }
-  async end(): Promise<void> {
-    await this.flush();
-    if (this.file === process.stdout) {
-      // Standard output is not ended (the process goes on writing to it): what was written is out once an empty write is.
-      await Promise.race([new Promise<void>((resolve, reject) => this.file.write('', (e) => (e ? reject(e) : resolve()))), this.broken]);
-      return;
-    }
-    this.head.end();
-    await Promise.race([once(this.file, 'finish'), this.broken]);
-  }
-}
-
-/**
  * Exports an engine's compiled dataset. The engine answers each range's
  * record (so an export says what `lookup()` says).
  * @throws InvalidOptionsError for a bad format or fields; ExportError when a file cannot be written (no such folder, a directory in its place, a full disk: the message names the file)
@@ -169,7 +100,11 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
     else if (options.format === 'mmdb') {
       written = writeMmdb(engine, ds, walk(ds, options), temps[0]);
       options.progress?.('writing the file', 1);
-    } else written = await writeParquet(engine, ds, options, temps[0], temps[1]);
+    } else {
+      // Loaded when asked for: its writer is not needed to look addresses up.
+      const { writeParquet } = await import('./parquet.js');
+      written = await writeParquet(engine, ds, options, temps[0], temps[1]);
+    }
     targets.forEach((t, i) => renameSync(temps[i], t));
   } catch (e) {
     for (const t of temps) rmSync(t, { force: true });
@@ -212,105 +147,8 @@ function checkTarget(path: string): void {
   throw new ExportError(`cannot write ${path}: it is ${what}`);
 }
 
-/** The CSV export (see the module comment). */
-async function writeCsv(
-  engine: Engine,
-  walked: Iterable<ExportRange>,
-  file: Writable,
-  gzip: boolean,
-  fields: readonly string[],
-): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
-  const out = new Out(file, gzip);
-  const ranges = { v4: 0, v6: 0 };
-  let rows = 0;
-  await out.write(['network', 'start_ip', 'end_ip', ...fields].join(',') + '\n');
-  const tails = new PerRoute((version, first) => {
-    const record = recordAt(engine, version, first);
-    return fieldValues(record, flatten(record), fields).map(csvText).join(',') + '\n';
-  });
-  for (const { version, first, last, ref } of walked) {
-    if (version === 4) ranges.v4++;
-    else ranges.v6++;
-    const tail = tails.get(version, first, ref);
-    for (const c of cidrsOf(version, first, last)) {
-      const a = formatIp(version, c.words);
-      const z = formatIp(version, fromBigInt(version, lastOf(version, c.words, c.prefix)));
-      await out.write(`${a}/${c.prefix},${a},${z},${tail}`);
-      rows++;
-    }
-  }
-  await out.end();
-  return { ranges, rows, bytes: out.bytes };
-}
-
 /** A CSV export's columns after the addresses. */
 const csvFields = (options: ExportOptions): readonly string[] => options.fields ?? [...EXPORT_COLUMNS, 'record'];
-
-/** The CIDR blocks of a range. */
-function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
-  return rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) });
-}
-
-/**
- * The Parquet export (`parquet.ts`, loaded when asked for: its writer is
- * not needed to look addresses up): IPv4 on this thread while a worker
- * thread writes IPv6 (`parquet-worker.ts`) from an engine over the same
- * files; the two families hold about as many ranges. Where no worker
- * thread starts, IPv6 is written here after IPv4.
- */
-async function writeParquet(engine: Engine, ds: Dataset, options: ExportOptions, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
-  const { writeFamily } = await import('./parquet.js');
-  const tell = options.progress;
-  // Each family's share of the walk done; the two are told as one figure.
-  const done = { 4: 0, 6: 0 };
-  let next = 0;
-  const told = (version: IpVersion, share: number) => {
-    done[version] = share;
-    if (tell === undefined || done[4] + done[6] < next) return;
-    tell('reading the ranges', done[4] + done[6]);
-    next = done[4] + done[6] + 1 / 500;
-  };
-  const worker = startFamilyWorker(engine, v6, (share) => told(6, share));
-  try {
-    const four = await writeFamily(engine, ds, 4, v4, (share) => told(4, share));
-    const six = worker === null ? await writeFamily(engine, ds, 6, v6, (share) => told(6, share)) : await worker.written;
-    tell?.('reading the ranges', 1);
-    return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
-  } finally {
-    await worker?.stop();
-  }
-}
-
-/** A worker thread writing one family's Parquet file; null when none starts. */
-function startFamilyWorker(engine: Engine, file: string, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
-  const fromSource = import.meta.url.endsWith('.ts');
-  let worker: Worker;
-  try {
-    worker = startWorker(new URL(fromSource ? './parquet-worker.ts' : './parquet-worker.js', import.meta.url), {
-      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version: 6 },
-    });
-  } catch {
-    return null;
-  }
-  const written = new Promise<FamilyWritten>((resolve, reject) => {
-    worker.on('message', (m: { done?: number; written?: FamilyWritten }) => {
-      if (m.done !== undefined) told(m.done);
-      if (m.written !== undefined) resolve(m.written);
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the Parquet writer's worker thread exited (${code}) before it was done`)));
-  });
-  // Seen by whoever waits for it; a failure on this thread first stops the worker.
-  written.catch(() => undefined);
-  return { written, stop: async () => void (await worker.terminate()) };
-}
-
-/** The last address of a CIDR block, as a number of its family. */
-function lastOf(version: IpVersion, words: ArrayLike<number>, prefix: number): bigint {
-  const bits = version === 4 ? 32 : 128;
-  const first = version === 4 ? BigInt(words[3]) : (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3]);
-  return first + (1n << BigInt(bits - prefix)) - 1n;
-}
 
 /** What an export was made from, under which terms. */
 function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ranges: ExportResult['ranges'], rows: number) {

@@ -28,6 +28,10 @@ import type { Engine } from '../engine.js';
 import { exportRanges } from './ranges.js';
 import { recordAt, type StaticRecord } from './record.js';
 import { PerRoute } from './routes.js';
+import { statSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../threads.js';
+import type { ExportOptions, ExportResult } from './index.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -193,4 +197,56 @@ export async function writeFamily(engine: Engine, ds: Dataset, version: IpVersio
   }
   out.finish();
   return { ranges, rows: out.rows };
+}
+
+/**
+ * The Parquet export: IPv4 on this thread while a worker
+ * thread writes IPv6 (`parquet-worker.ts`) from an engine over the same
+ * files; the two families hold about as many ranges. Where no worker
+ * thread starts, IPv6 is written here after IPv4.
+ */
+export async function writeParquet(engine: Engine, ds: Dataset, options: ExportOptions, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+  const tell = options.progress;
+  // Each family's share of the walk done; the two are told as one figure.
+  const done = { 4: 0, 6: 0 };
+  let next = 0;
+  const told = (version: IpVersion, share: number) => {
+    done[version] = share;
+    if (tell === undefined || done[4] + done[6] < next) return;
+    tell('reading the ranges', done[4] + done[6]);
+    next = done[4] + done[6] + 1 / 500;
+  };
+  const worker = startFamilyWorker(engine, v6, (share) => told(6, share));
+  try {
+    const four = await writeFamily(engine, ds, 4, v4, (share) => told(4, share));
+    const six = worker === null ? await writeFamily(engine, ds, 6, v6, (share) => told(6, share)) : await worker.written;
+    tell?.('reading the ranges', 1);
+    return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
+  } finally {
+    await worker?.stop();
+  }
+}
+
+/** A worker thread writing one family's Parquet file; null when none starts. */
+function startFamilyWorker(engine: Engine, file: string, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
+  const fromSource = import.meta.url.endsWith('.ts');
+  let worker: Worker;
+  try {
+    worker = startWorker(new URL(fromSource ? './parquet-worker.ts' : './parquet-worker.js', import.meta.url), {
+      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version: 6 },
+    });
+  } catch {
+    return null;
+  }
+  const written = new Promise<FamilyWritten>((resolve, reject) => {
+    worker.on('message', (m: { done?: number; written?: FamilyWritten }) => {
+      if (m.done !== undefined) told(m.done);
+      if (m.written !== undefined) resolve(m.written);
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the Parquet writer's worker thread exited (${code}) before it was done`)));
+  });
+  // Seen by whoever waits for it; a failure on this thread first stops the worker.
+  written.catch(() => undefined);
+  return { written, stop: async () => void (await worker.terminate()) };
 }

@@ -17,7 +17,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { csvText, exportDataset } from '../../src/export/index.js';
+import { exportDataset } from '../../src/export/index.js';
+import { csvText } from '../../src/export/csv.js';
 import { staticRecord } from '../../src/export/record.js';
 import { open } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
