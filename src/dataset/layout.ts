@@ -37,7 +37,7 @@
  * numbers and slices of the text, without parsing.
  */
 
-import type { ThreatMeta } from '../compile/feeds/tree.js';
+import type { ThreatMeta } from './threat-meta.js';
 
 export const DATASET_MAGIC = 'IPRDSET2';
 export const DATASET_FORMAT_VERSION = 2;

@@ -20,7 +20,7 @@ import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } 
 import { startPool, type PoolWorker } from '../../threads.js';
 import type { BadLine } from './parse.js';
 import { joinParts, prepareFeed, type Prepared, type PrepareTask } from './prepare.js';
-import type { FeedMeta, ThreatMeta } from './tree.js';
+import type { FeedMeta, ThreatMeta } from '../../dataset/threat-meta.js';
 
 export interface FeedReport {
   readonly name: string;

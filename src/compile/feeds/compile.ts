@@ -26,7 +26,9 @@
 import { CATEGORIES, categoryFlag, type Category } from '../../record/threat.js';
 import { coverage4, fromLayer, join4, span6, type Layer4 } from './prepare.js';
 import { byValue, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
-import { BUCKETS, COMPACT_LABELS, encodeSlice4, encodeThreat, LABEL_WORDS, type Slice4, type ThreatMeta } from './tree.js';
+import type { ThreatMeta } from '../../dataset/threat-meta.js';
+import { encodeSlice4, encodeThreat } from './tree-encode.js';
+import { BUCKETS, COMPACT_LABELS, LABEL_WORDS, type Slice4 } from './tree-format.js';
 
 /** A feed as the compiler needs it (see `prepareFeed`). */
 export interface CompileFeed {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitBucket } from '../../../../src/compile/feeds/compile.js';
-import { BUCKETS } from '../../../../src/compile/feeds/tree.js';
+import { BUCKETS } from '../../../../src/compile/feeds/tree-format.js';
 import { seed } from '../../../helpers/env.js';
 
 /** A layer of ranges in order of their starts (only the starts count). */

@@ -6,7 +6,8 @@ import { buildThreat, CATEGORIES, scoresOf, type Category } from '../../../../sr
 import { compileThreat, type CompileFeed } from '../../../../src/compile/feeds/compile.js';
 import { coveredAddresses, layers4 } from '../../../../src/compile/feeds/prepare.js';
 import { RangeList, RangeList6 } from '../../../../src/compile/feeds/ranges.js';
-import { BUCKETS, ThreatTree } from '../../../../src/compile/feeds/tree.js';
+import { BUCKETS } from '../../../../src/compile/feeds/tree-format.js';
+import { ThreatTree } from '../../../../src/compile/feeds/tree.js';
 import { seed } from '../../../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 150 };
