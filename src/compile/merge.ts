@@ -22,7 +22,7 @@ import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { CompiledDataset } from './dataset.js';
 import { MAX_RECORDS, TripleIndex } from './intern.js';
-import { Ranges } from './partition.js';
+import { compare, next, Ranges } from './partition.js';
 import { writeSections, type Family } from './write.js';
 
 /** Rows of a table that grows past the base's. */
@@ -162,7 +162,7 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
         emit(p, 0, labelled(refs[i], feeds.value[t]));
         if (compare(feeds.hi, t * 4, end, 0) >= 0) break;
         p.set(feeds.hi.subarray(t * 4, t * 4 + 4));
-        after(p);
+        next(p, 0, p);
         t++;
       } else {
         emit(p, 0, refs[i]);
@@ -172,12 +172,6 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
     }
   }
   return { starts: starts.subarray(0, length * 4), refs: out.subarray(0, length), length };
-}
-
-/** Compares the address at `a[ai..]` with the one at `b[bi..]`. */
-function compare(a: Uint32Array, ai: number, b: Uint32Array, bi: number): number {
-  for (let w = 0; w < 4; w++) if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
-  return 0;
 }
 
 /** The first address of a base range, as four words. */
@@ -196,16 +190,5 @@ function before(a: Uint32Array): void {
       return;
     }
     a[w] = 0xffffffff;
-  }
-}
-
-/** The address after (never the last of a family: a feed range ends before the base range's end). */
-function after(a: Uint32Array): void {
-  for (let w = 3; w >= 0; w--) {
-    if (a[w] !== 0xffffffff) {
-      a[w]++;
-      return;
-    }
-    a[w] = 0;
   }
 }

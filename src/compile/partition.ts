@@ -87,13 +87,13 @@ function isNext(a: Uint32Array, at: number, b: ArrayLike<number>): boolean {
 }
 
 /** Compares the address at `a[ai..]` with the one at `b[bi..]`. */
-function compare(a: Uint32Array, ai: number, b: Uint32Array, bi: number): number {
+export function compare(a: Uint32Array, ai: number, b: Uint32Array, bi: number): number {
   for (let w = 0; w < 4; w++) if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
   return 0;
 }
 
 /** `out` := the address after the one at `a[at..]`; false when it has none (the last address of the space). */
-function next(a: Uint32Array, at: number, out: Uint32Array): boolean {
+export function next(a: Uint32Array, at: number, out: Uint32Array): boolean {
   let carry = 1;
   for (let w = 3; w >= 0; w--) {
     const sum = a[at + w] + carry;

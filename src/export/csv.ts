@@ -12,7 +12,7 @@ import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { Engine } from '../engine.js';
 import { fieldValues, flatten, recordAt } from './record.js';
-import { type ExportRange } from './ranges.js';
+import type { ExportRange } from './ranges.js';
 import { PerRoute } from './routes.js';
 import type { ExportResult } from './index.js';
 

@@ -6,7 +6,8 @@
 
 import { parseIp, type Address } from '../../ip/address.js';
 import { parseIpInto } from '../../ip/parse.js';
-import { RangeList, RangeList6, compareWords } from './ranges.js';
+import { RangeList } from './ranges.js';
+import { compareWords, RangeList6 } from './ranges6.js';
 
 export interface ParseOptions {
   /** `csv`: the column of the address, by header name or 0-based index. Default 0. */

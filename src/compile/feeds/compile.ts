@@ -25,7 +25,8 @@
 
 import { CATEGORIES, categoryFlag, type Category } from '../../record/threat.js';
 import { coverage4, fromLayer, join4, span6, type Layer4 } from './prepare.js';
-import { byValue, overlay, RangeList, RangeList6, Ranks6, union } from './ranges.js';
+import { byValue, overlay, RangeList, union } from './ranges.js';
+import { RangeList6, Ranks6 } from './ranges6.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
 import { encodeSlice4, encodeThreat } from './tree-encode.js';
 import { BUCKETS, COMPACT_LABELS, LABEL_WORDS, type Slice4 } from './tree-format.js';

@@ -9,7 +9,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFileRange } from '../../files/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
-import { byValue, compareWords, RangeList, RangeList6, Ranks6, span, union } from './ranges.js';
+import { byValue, RangeList, span, union } from './ranges.js';
+import { compareWords, RangeList6, Ranks6 } from './ranges6.js';
 
 export interface PrepareTask {
   /** The file to read (a local feed, or the download of a URL feed). */

@@ -4,7 +4,8 @@
  */
 
 import { crc32 } from 'node:zlib';
-import type { RangeList, RangeList6 } from './ranges.js';
+import type { RangeList } from './ranges.js';
+import type { RangeList6 } from './ranges6.js';
 import { END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE, type Slice4, type ThreatTables } from './tree-format.js';
 
 /**

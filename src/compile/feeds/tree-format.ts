@@ -46,7 +46,7 @@
 
 import { endianness } from 'node:os';
 import { InvalidDatasetError } from '../../errors.js';
-import type { RangeList6 } from './ranges.js';
+import type { RangeList6 } from './ranges6.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
 
 export const THREAT_MAGIC = 'IPRTHRT1';
