@@ -212,9 +212,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
     if (bad === Bad.None) return this.record(snap, this.parsed, fields, options);
-    if (bad === Bad.Invalid) return { message: invalidIpMessage(ip), code: 'INVALID_IP', status: 400 };
-    if (bad === Bad.Private) return { message: privateIpMessage(this.parsed.text), code: 'PRIVATE_IP', status: 400 };
-    return { message: reservedIpMessage(this.parsed.text), code: 'RESERVED_IP', status: 400 };
+    return { message: this.badMessage(bad, ip), code: BAD_CODES[bad], status: 400 };
   }
 
   /** The record of the parsed address (in `this.words`), or its chosen fields. */
@@ -280,8 +278,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   private checked(ip: string, failure: { message: string }): Parsed | null {
     const bad = this.check(ip);
     if (bad === Bad.None) return this.parsed;
-    failure.message = bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+    failure.message = this.badMessage(bad, ip);
     return null;
+  }
+
+  /** The service's message for what `check(ip)` found (the address as parsed in `this.parsed`). */
+  private badMessage(bad: Bad, ip: unknown): string {
+    return bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
   }
 
   /**
@@ -436,6 +439,9 @@ const enum Bad {
   Private,
   Reserved,
 }
+
+/** The error code of each finding of `check()` (`IprecordError.code`). */
+const BAD_CODES = ['', 'INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP'] as const;
 
 /** An address parsed and checked. */
 interface Parsed {

@@ -14,12 +14,20 @@ import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 export const MAX_RECORDS = 1 << 24;
 
 /** Rows of one table, each stored once. */
-class Table {
+export class Table {
   rows: Uint32Array;
   count = 0;
   private readonly ids = new Map<string | number, number>();
-  constructor(private readonly width: number) {
-    this.rows = new Uint32Array(width * 1024);
+  /** An empty table, or one that goes on from the rows of a compiled dataset's (`base`, found by other means than a key). */
+  constructor(
+    private readonly width: number,
+    base?: Uint32Array,
+  ) {
+    this.rows = new Uint32Array(Math.max((base?.length ?? 0) * 2, width * 1024));
+    if (base !== undefined) {
+      this.rows.set(base);
+      this.count = base.length / width;
+    }
   }
 
   /** The id of the row with this key, or -1. */

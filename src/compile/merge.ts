@@ -21,32 +21,9 @@ import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { CompiledDataset } from './dataset.js';
-import { MAX_RECORDS, TripleIndex } from './intern.js';
+import { MAX_RECORDS, Table, TripleIndex } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
 import { writeSections, type Family } from './write.js';
-
-/** Rows of a table that grows past the base's. */
-class Rows {
-  rows: Uint32Array;
-  count: number;
-  constructor(
-    base: Uint32Array,
-    private readonly width: number,
-  ) {
-    this.count = base.length / width;
-    this.rows = new Uint32Array(Math.max(base.length * 2, width * 1024));
-    this.rows.set(base);
-  }
-  add(...values: number[]): number {
-    if (this.rows.length < (this.count + 1) * this.width) {
-      const grown = new Uint32Array(this.rows.length * 2);
-      grown.set(this.rows);
-      this.rows = grown;
-    }
-    this.rows.set(values, this.count * this.width);
-    return this.count++;
-  }
-}
 
 /**
  * The base dataset with `tree`'s feeds compiled in; `key` names what it
@@ -58,8 +35,8 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   if (base.meta.threat !== undefined) throw new Error('the base dataset has threat feeds compiled in already');
   const counts = readCounts(baseBytes);
   const at = layout(counts);
-  const records = new Rows(base.records, RECORD);
-  const threats = new Rows(base.threats, THREAT);
+  const records = new Table(RECORD, base.records);
+  const threats = new Table(THREAT, base.threats);
   const added: string[] = [];
   const fragmentIds = new Map<string, number>();
   const fragment = (text: string): number => {
@@ -82,7 +59,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     let threat = threatIds.get(threatKey);
     if (threat === undefined) {
       const t = labelledThreat(tree, label, flags, routed);
-      threat = threats.add(fragment(JSON.stringify(t)), fragment(JSON.stringify(basicThreat(t))), flags);
+      threat = threats.add(null, fragment(JSON.stringify(t)), fragment(JSON.stringify(basicThreat(t))), flags);
       threatIds.set(threatKey, threat);
     }
     const location = base.records[rec];
@@ -90,7 +67,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     let record = recordIds.find(location, network, threat);
     if (record < 0) {
       if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
-      record = records.add(location, network, threat);
+      record = records.add(null, location, network, threat);
       recordIds.add(location, network, threat, record);
     }
     return ((record << 8) | prefix) >>> 0;
