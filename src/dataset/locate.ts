@@ -65,7 +65,9 @@ export function candidates(sources: DatasetSources): string[] {
     return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
   }
   const real = (paths: readonly string[] | null) => paths?.map((p) => realpathSync(p)) ?? null;
-  const threat = sources.threat === undefined ? {} : { threat: realpathSync(sources.threat) };
+  // Feeds merged in: one file per set of databases, whichever threat.bin (a new build's is a new path each time, and
+  // one file per build would pile up); the key tells whether it holds this one.
+  const threat = sources.threat === undefined ? {} : { threat: true };
   const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous), ...threat });
   return [join(cacheDir(), 'datasets', `${createHash('sha256').update(name).digest('hex').slice(0, 24)}.iprd`)];
 }

@@ -14,6 +14,17 @@ describe('datasets of given databases', () => {
     expect(statSync(path).mtimeMs).toBe(written);
   });
 
+  it('feeds merged in: one place per set of databases, whichever threat.bin (builds do not pile up), apart from the databases alone; the key tells them apart', () => {
+    const sources = { geo: [...SMALL.geo], asn: [...SMALL.asn], anonymous: [] };
+    const [a, b] = [
+      { ...sources, threat: SMALL.geo[0] },
+      { ...sources, threat: SMALL.asn[0] },
+    ];
+    expect(candidates(a)).toEqual(candidates(b));
+    expect(candidates(a)).not.toEqual(candidates(sources));
+    expect(datasetKey(a)).not.toBe(datasetKey(b));
+  });
+
   it('reads no key from what is not a dataset', () => {
     expect(readDatasetKey(SMALL.geo[0])).toBeNull();
     expect(readDatasetKey('/nonexistent/file.iprd')).toBeNull();
