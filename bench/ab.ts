@@ -2,8 +2,9 @@
  * This build against another (a checkout with `dist/` built), in one
  * process: both builds' engines over the default data (files read), the
  * distinct and log-like mixes (`mix.ts`) in alternating slices of 40 000
- * addresses, 14 rounds; `lookup()` (errors caught) and `lookupJson()`
- * written into a buffer. Prints each side's median µs per address and
+ * addresses, 14 rounds; `lookup()` (errors caught), `lookupJson()`
+ * written into a buffer and the bytes path (`jsonBytes()`, as the server
+ * writes it). Prints each side's median µs per address and
  * the ratio of times (new/old: below 1 is faster).
  *
  *     npm run build && node --import tsx bench/ab.ts <other checkout>
@@ -23,7 +24,7 @@ const SLICE = 40_000;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let sink = 0;
 for (const [mix, ips] of Object.entries(mixes)) {
-  for (const task of ['lookup()', 'lookupJson() written'] as const) {
+  for (const task of ['lookup()', 'lookupJson() written', 'jsonBytes() written'] as const) {
     const times: Record<'old' | 'new', number[]> = { old: [], new: [] };
     for (let round = 0, at = 0; round < 14; round++, at += SLICE) {
       for (const side of round % 2 === 0 ? (['old', 'new'] as const) : (['new', 'old'] as const)) {
@@ -32,7 +33,9 @@ for (const [mix, ips] of Object.entries(mixes)) {
         for (let k = 0; k < SLICE; k++) {
           const ip = ips[(at + k) % ips.length];
           try {
-            sink += task === 'lookup()' ? e.lookup(ip).ip.length : out.write(e.lookupJson(ip), 0);
+            if (task === 'lookup()') sink += e.lookup(ip).ip.length;
+            else if (task === 'lookupJson() written') sink += out.write(e.lookupJson(ip), 0);
+            else sink += out.write(e.jsonBytes(ip), 0, 'latin1');
           } catch {
             sink++;
           }

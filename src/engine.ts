@@ -1,8 +1,8 @@
 /**
  * The engine: `open()` once, then synchronous lookups. A record is its
- * range's static fragments from the compiled dataset (`dataset/`), with
- * what changes per lookup written between them: `ip`, `asn.route`,
- * `time_zone`'s clock and `count`.
+ * range's static values from the compiled dataset (`dataset/`), with what
+ * changes per lookup written between them: `ip`, `asn.route`,
+ * `time_zone`'s clock and `count` (`record/template.ts`).
  */
 
 import { EventEmitter } from 'node:events';
@@ -15,8 +15,8 @@ import { carriesIpv4 } from './ip/embedded.js';
 import { classify, SpecialKind, specialTable, type SpecialTable } from './ip/special.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
-import { findRange, threatFragment, writeRecord, type RenderState } from './dataset/render.js';
-import type { Dataset } from './dataset/format.js';
+import { findRange, type RenderState } from './dataset/render.js';
+import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
@@ -75,13 +75,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
-  /** What a record from a compiled dataset is written with besides its fragments, reused. */
+  /** What a record from a compiled dataset is written with besides its static values, reused. */
   private readonly render: RenderState;
   /**
-   * Threat objects of the dataset, parsed from their fragments, by
-   * fragment id: the one cache of the engine, bounded (the default data
-   * has a few dozen threat fragments; a dataset with threat feeds compiled
-   * in, some thousands).
+   * Threat objects of the dataset, parsed from their text, by where its
+   * threat table holds it: the one cache of the engine, bounded (the
+   * default data has a few threat rows; a dataset with threat feeds
+   * compiled in, some thousands).
    */
   private readonly threats = new Map<number, Threat>();
 
@@ -165,7 +165,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
   private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(ds, parsed.version, this.words);
-    writeRecord(ds, snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options), out);
+    snap.objects.write(snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
@@ -174,16 +174,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     return snap.objects.json(snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options));
   }
 
-  /** A threat fragment as a frozen object, kept by fragment (a dataset has few: one per label and flags). */
-  private compiledThreat(ds: Dataset, id: number): Threat {
-    let t = this.threats.get(id);
+  /** The threat object (or its basic form) of a range, frozen, kept by where the dataset holds its text (a dataset has few: one per label and flags). */
+  private compiledThreat(ds: Dataset, ref: number, basic: boolean): Threat {
+    const at = ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? THR.basic : THR.object);
+    let t = this.threats.get(at);
     if (t === undefined) {
-      const parsed = JSON.parse(ds.fragment(id).toString('utf8')) as Threat;
+      const parsed = JSON.parse(ds.json(ds.threats, at)) as Threat;
       Object.freeze(parsed.blocklists);
       if (parsed.scores !== undefined) Object.freeze(parsed.scores);
       t = Object.freeze(parsed);
       if (this.threats.size >= THREAT_CACHE_SIZE) this.threats.clear();
-      this.threats.set(id, t);
+      this.threats.set(at, t);
     }
     return t;
   }
@@ -220,7 +221,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const ds = snap.dataset;
     const ref = findRange(ds, parsed.version, this.words);
     const s = this.renderState(parsed.text, options);
-    const threat = this.compiledThreat(ds, threatFragment(ds, ref, s.basic));
+    const threat = this.compiledThreat(ds, ref, s.basic);
     const record = snap.objects.record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
     return fields === null ? record : pick(record, fields);
   }
@@ -307,7 +308,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.counter.tick(Date.now());
     const ds = snap.dataset;
     const ref = findRange(ds, version, this.words);
-    return this.compiledThreat(ds, threatFragment(ds, ref, options?.basicThreat === true));
+    return this.compiledThreat(ds, ref, options?.basicThreat === true);
   }
 
   /**
@@ -406,7 +407,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const run = this.reloading.then(async () => {
       const next = await Snapshot.open(this.options, this.snapshot);
       if (this.snapshot === null) return;
-      // Threat objects are kept by fragment id: another dataset numbers its fragments anew.
+      // Threat objects are kept by where a dataset holds them: another dataset has other rows.
       if (next.dataset !== this.snapshot.dataset) this.threats.clear();
       this.snapshot = next;
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });

@@ -46,8 +46,8 @@ export interface OpenOptions {
   threat?: string;
   /**
    * A compiled dataset file (`compile/dataset.ts`) to answer from: every
-   * static part of every record already resolved, so a lookup copies
-   * fragments. The geo, ASN, Anonymous-IP and threat options are then not
+   * static value of every record already resolved, so a lookup copies
+   * them. The geo, ASN, Anonymous-IP and threat options are then not
    * read.
    * @internal Until `iprecord build` writes datasets and `open()` compiles its sources.
    */

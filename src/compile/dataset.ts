@@ -3,8 +3,8 @@
  * every network of every geo and ASN database and the special-purpose
  * registry overlaid into one partition per family, each range's static
  * record resolved once per distinct source record (region, zone, country
- * facts, network type, threat flags) and rendered as JSON fragments,
- * each fragment and record stored once. Build time only.
+ * facts, network type, threat flags), each value, row and record stored
+ * once as `record/template.ts` and `dataset/layout.ts` say. Build time only.
  */
 
 import { NO_ROUTE, type DatasetMeta } from '../dataset/format.js';
@@ -27,7 +27,6 @@ export interface CompiledDataset {
   readonly buffer: Buffer;
   readonly ranges: { readonly v4: number; readonly v6: number };
   readonly records: number;
-  readonly fragments: number;
 }
 
 /** Rows of what each geo or ASN database record resolved to, by its place in the lists below. */
@@ -62,7 +61,6 @@ export function compileDataset(snap: Sources, threat: ThreatTree | null, special
     buffer: write(families[0], families[1], intern, meta),
     ranges: { v4: families[0].length, v6: families[1].length },
     records: intern.tables.records.count,
-    fragments: intern.fragments.list.length,
   };
 }
 

@@ -1,14 +1,13 @@
 /**
- * Fragments, table rows and zone names of a dataset being compiled, each
+ * Table rows, values and zone names of a dataset being compiled, each
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { COUNTRY_VALUES, ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { OTHER } from '../dataset/text.js';
-import { countryPieces, locationPieces, networkPieces } from './fragments.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
 export const MAX_RECORDS = 1 << 24;
@@ -114,17 +113,33 @@ class Texts {
 
 /** The JSON text of the tables' values, each once, in the two parts of `dataset/text.ts`. */
 export class TextPool {
-  /** Values of ASCII only, and the others. */
+  /** Values of ASCII only, and the others (after those of a compiled dataset's text: `base`). */
   readonly ascii: string[] = [];
   readonly other: string[] = [];
-  private asciiUnits = 0;
-  private otherUnits = 0;
+  private asciiUnits: number;
+  private otherUnits: number;
   private readonly starts = new Map<string, number>();
+
+  constructor(base?: { asciiBytes: number; otherUnits: number }) {
+    this.asciiUnits = base?.asciiBytes ?? 0;
+    this.otherUnits = base?.otherUnits ?? 0;
+  }
+
   /** A value's start and end (ESCAPED set for a string with escapes; null: NO_STRING twice). */
-  slice(value: string | number | null): [number, number] {
-    if (value === null || (typeof value === 'number' && !Number.isFinite(value))) return [NO_STRING, NO_STRING];
+  slice(value: unknown): [number, number] {
+    if (value === null || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return [NO_STRING, NO_STRING];
     // -0 is written as 0, as JSON.stringify writes it.
     const json = JSON.stringify(typeof value === 'number' ? value + 0 : value);
+    return this.add(json, typeof value === 'string' && json.length !== value.length + 2);
+  }
+
+  /** Makes JSON text of the base's text at `start` known, so that it is not stored again. */
+  known(json: string, start: number): void {
+    this.starts.set(json, start);
+  }
+
+  /** JSON text's start and end (ESCAPED set when `escaped`). */
+  add(json: string, escaped = false): [number, number] {
     let start = this.starts.get(json);
     if (start === undefined) {
       if (/^[\x00-\x7f]*$/.test(json)) {
@@ -139,7 +154,6 @@ export class TextPool {
       if (this.asciiUnits >= OTHER || this.otherUnits >= ESCAPED - OTHER) throw new Error('too much text for one dataset');
       this.starts.set(json, start);
     }
-    const escaped = typeof value === 'string' && json.length !== value.length + 2;
     return [start, (start + json.length + (escaped ? ESCAPED : 0)) >>> 0];
   }
 }
@@ -153,17 +167,12 @@ function numberWords(v: number | null | undefined): [number, number] {
   return [f64Words[0], f64Words[1]];
 }
 
-/** Fragments, rows, strings and zones, each stored once. */
+/** Rows, values and zones, each stored once. */
 export class Interner {
-  readonly fragments = new Texts();
   readonly text = new TextPool();
   readonly zones = new Texts();
   readonly tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Table(TABLES[t].length)])) as Record<TableName, Table>;
   private readonly records = new TripleIndex();
-
-  fragment(text: string): number {
-    return this.fragments.id(text);
-  }
 
   zone(name: string | null): number {
     return name === null ? NO_ZONE : this.zones.id(name);
@@ -174,30 +183,30 @@ export class Interner {
     const country = part?.country ?? null;
     const code = country?.country_code ?? '';
     const { countries, locations, places } = this.tables;
+    const { text } = this;
     let c = countries.find(code);
-    if (c < 0) c = countries.add(code, ...countryPieces(country).map((t) => this.fragment(t)));
-    const [place, point] = locationPieces(part).map((t) => this.fragment(t));
+    if (c < 0) c = countries.add(code, ...COUNTRY_VALUES.flatMap((k) => text.slice(country === null ? null : country[k])));
+    const placeValues = [part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => text.slice(v ?? null));
+    const placeKey = placeValues.join(',');
+    let p = places.find(placeKey);
+    if (p < 0) p = places.add(placeKey, ...placeValues);
+    const [latitude, longitude] = [part?.latitude ?? null, part?.longitude ?? null];
+    const values = [part?.postal ?? null, latitude, longitude].flatMap((v) => text.slice(v));
     const zone = this.zone(part?.zone ?? null);
-    const key = `${c},${place},${point},${zone}`;
+    const key = `${c},${p},${zone},${values.join(',')}`;
     const id = locations.find(key);
     if (id >= 0) return id;
-    let p = places.find(place);
-    if (p < 0) p = places.add(place, ...[part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => this.text.slice(v ?? null)));
-    const { text } = this;
-    const [latitude, longitude] = [part?.latitude ?? null, part?.longitude ?? null];
-    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, place, point, zone, p, ...text.slice(part?.postal ?? null), ...text.slice(latitude), ...text.slice(longitude), 0);
+    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, zone, p, ...values, 0);
   }
 
   /** A network owner's row; null: no network. */
   network(n: NetworkOwner | null): number {
-    const [h, t] = n === null ? [this.fragment(',"asn":null'), this.fragment('')] : networkPieces(n).map((f) => this.fragment(f));
-    const id = this.tables.networks.find(`${h},${t}`);
-    if (id >= 0) return id;
-    const strings = [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].flatMap((v) => this.text.slice(v ?? null));
-    return this.tables.networks.add(`${h},${t}`, h, t, ...strings);
+    const values = [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].flatMap((v) => this.text.slice(v ?? null));
+    const key = values.join(',');
+    const id = this.tables.networks.find(key);
+    return id >= 0 ? id : this.tables.networks.add(key, ...values);
   }
 
-  /** The threat row of a threat feeds' label (0: none) with the flags single sources assert (ASN type, registry, Anonymous-IP). */
   /** A threat part: the feeds' label and the flags the data sets; `routed`: the network data has a route there (`staleBogon`). */
   threat(tree: ThreatTree | null, label: number, flags: number, routed: boolean): number {
     const stale = tree !== null && label !== 0 && staleBogon(tree, label, routed);
@@ -205,9 +214,8 @@ export class Interner {
     const id = this.tables.threats.find(key);
     if (id >= 0) return id;
     const t = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
-    return this.tables.threats.add(key, this.fragment(JSON.stringify(t)), this.fragment(JSON.stringify(basicThreat(t))), flags);
+    return this.tables.threats.add(key, ...this.text.add(JSON.stringify(t)), ...this.text.add(JSON.stringify(basicThreat(t))), flags);
   }
-
   /** @throws Error past MAX_RECORDS */
   record(location: number, network: number, threat: number): number {
     const found = this.records.find(location, network, threat);

@@ -9,19 +9,19 @@
  * with a label gets a record of the same location and network and the
  * threat of that label with the flags the base's threat row holds (the
  * ASN type's, the registry's and Anonymous-IP's: its third column), the
- * way the full compile makes it (`intern.ts`). The base's tables, text
- * and fragments are kept as they are; threat rows, their fragments and
- * records are added after them. Neighbours that end up with one ref are
+ * way the full compile makes it (`intern.ts`). The base's tables and text
+ * are kept as they are; threat rows, their text and records are added
+ * after them. Neighbours that end up with one ref are
  * merged, as the full compile merges them, so both compiles give the same
  * partition and the same answers (`test/unit/compile/merge.test.ts`).
  */
 
-import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { CompiledDataset } from './dataset.js';
-import { MAX_RECORDS, Table, TripleIndex } from './intern.js';
+import { MAX_RECORDS, Table, TextPool, TripleIndex } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
 import { writeSections, type Family } from './write.js';
 
@@ -37,29 +37,21 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   const at = layout(counts);
   const records = new Table(RECORD, base.records);
   const threats = new Table(THREAT, base.threats);
-  const added: string[] = [];
-  const fragmentIds = new Map<string, number>();
-  const fragment = (text: string): number => {
-    let id = fragmentIds.get(text);
-    if (id === undefined) {
-      id = counts.fragments + added.push(text) - 1;
-      fragmentIds.set(text, id);
-    }
-    return id;
-  };
+  const text = new TextPool(counts);
+  for (let at = 0; at < base.threats.length; at += THREAT) for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
   const threatIds = new Map<number, number>();
   const recordIds = new TripleIndex();
   /** The ref of a range of the base ref `ref` that the feeds label `label`. */
   const labelled = (ref: number, label: number): number => {
     const prefix = ref & 255;
     const rec = (ref >>> 8) * RECORD;
-    const flags = base.threats[base.records[rec + 2] * THREAT + 2];
+    const flags = base.threats[base.records[rec + 2] * THREAT + THR.flags];
     const routed = prefix !== NO_ROUTE;
     const threatKey = (label * 256 + flags) * 2 + (staleBogon(tree, label, routed) ? 1 : 0);
     let threat = threatIds.get(threatKey);
     if (threat === undefined) {
       const t = labelledThreat(tree, label, flags, routed);
-      threat = threats.add(null, fragment(JSON.stringify(t)), fragment(JSON.stringify(basicThreat(t))), flags);
+      threat = threats.add(null, ...text.add(JSON.stringify(t)), ...text.add(JSON.stringify(basicThreat(t))), flags);
       threatIds.set(threatKey, threat);
     }
     const location = base.records[rec];
@@ -73,10 +65,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     return ((record << 8) | prefix) >>> 0;
   };
   const families = ([4, 6] as const).map((version) => mergeFamily(base, tree, version, labelled));
-  const fragments = Buffer.concat([base.fragments, Buffer.from(added.join(''), 'utf8')]);
-  const fragmentOffsets = new Uint32Array(counts.fragments + added.length + 1);
-  fragmentOffsets.set(base.fragmentOffsets);
-  added.forEach((text, i) => (fragmentOffsets[counts.fragments + i + 1] = fragmentOffsets[counts.fragments + i] + Buffer.byteLength(text, 'utf8')));
+  const otherText = text.other.join('');
   const tables = Object.fromEntries(
     TABLE_NAMES.map((t): [TableName, { rows: Uint32Array; count: number }] => {
       if (t === 'records') return [t, records];
@@ -90,15 +79,13 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     families[1],
     {
       tables,
-      fragments,
-      fragmentOffsets,
-      ascii: baseBytes.subarray(at.ascii, at.ascii + counts.asciiBytes),
-      other: baseBytes.subarray(at.other, at.other + counts.otherBytes),
-      otherUnits: counts.otherUnits,
+      ascii: Buffer.concat([baseBytes.subarray(at.ascii, at.ascii + counts.asciiBytes), Buffer.from(text.ascii.join(''), 'latin1')]),
+      other: Buffer.concat([baseBytes.subarray(at.other, at.other + counts.otherBytes), Buffer.from(otherText, 'utf8')]),
+      otherUnits: counts.otherUnits + otherText.length,
     },
     meta,
   );
-  return { buffer, ranges: { v4: families[0].length, v6: families[1].length }, records: records.count, fragments: fragmentOffsets.length - 1 };
+  return { buffer, ranges: { v4: families[0].length, v6: families[1].length }, records: records.count };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The bytes of a dataset file (`dataset/format.ts`) from what the compiler
- * made: both families' ranges, the interned rows and fragments, the
- * metadata. Build time only.
+ * made: both families' ranges, the interned rows and text, the metadata.
+ * Build time only.
  */
 
 import { crc32 } from 'node:zlib';
@@ -30,12 +30,9 @@ export interface Family {
   readonly length: number;
 }
 
-/** What a dataset holds besides its ranges: the tables' rows, the fragments, the text. */
+/** What a dataset holds besides its ranges: the tables' rows and the text. */
 export interface Sections {
   readonly tables: Readonly<Record<TableName, { readonly rows: Uint32Array; readonly count: number }>>;
-  /** The fragments' bytes, and where each starts (and the last ends). */
-  readonly fragments: Buffer;
-  readonly fragmentOffsets: Uint32Array;
   /** The text's ASCII part, and its other part in UTF-8 with its length in UTF-16 code units. */
   readonly ascii: Buffer;
   readonly other: Buffer;
@@ -50,8 +47,6 @@ export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMet
     v6,
     {
       tables: intern.tables,
-      fragments: Buffer.from(intern.fragments.list.join(''), 'utf8'),
-      fragmentOffsets: offsets(intern.fragments.list),
       ascii: Buffer.from(intern.text.ascii.join(''), 'latin1'),
       other: Buffer.from(otherText, 'utf8'),
       otherUnits: otherText.length,
@@ -62,14 +57,12 @@ export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMet
 
 /** The dataset file's bytes. */
 export function writeSections(v4: Family, v6: Family, sections: Sections, meta: DatasetMeta): Buffer {
-  const { fragments, ascii, other, tables } = sections;
+  const { ascii, other, tables } = sections;
   const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
   const counts: Counts = {
     v4: v4.length,
     v6: v6.length,
     rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, tables[t].count])) as Counts['rows'],
-    fragments: sections.fragmentOffsets.length - 1,
-    fragmentBytes: fragments.length,
     asciiBytes: ascii.length,
     otherUnits: sections.otherUnits,
     otherBytes: other.length,
@@ -96,21 +89,12 @@ export function writeSections(v4: Family, v6: Family, sections: Sections, meta: 
   put(at.starts6, v6.starts);
   put(at.refs6, v6.refs);
   for (const t of TABLE_NAMES) put(at[t], tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
-  put(at.fragmentOffsets, sections.fragmentOffsets);
-  fragments.copy(buf, at.fragments);
   ascii.copy(buf, at.ascii);
   other.copy(buf, at.other);
   buf.fill(0x20, at.meta, at.size);
   metaText.copy(buf, at.meta);
   buf.writeUInt32LE(crc32(buf.subarray(HEADER)), CRC_AT);
   return buf;
-}
-
-/** Where each fragment starts, and where the last ends, in bytes. */
-function offsets(list: readonly string[]): Uint32Array {
-  const o = new Uint32Array(list.length + 1);
-  list.forEach((s, i) => (o[i + 1] = o[i] + Buffer.byteLength(s, 'utf8')));
-  return o;
 }
 
 /** For each block of an address's first 20 bits, the first range whose start (its first word: `top`) is in it or after it. */

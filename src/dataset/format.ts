@@ -1,9 +1,11 @@
 /**
  * The compiled dataset as typed arrays over its bytes, checked at open
- * (`layout.ts` says what the file holds and where).
+ * (`layout.ts` says what the file holds and where, `docs/dataset-format.md`
+ * why).
  */
 
 import { InvalidDatasetError } from '../errors.js';
+import type { ByteWriter } from '../record/writer.js';
 import { DatasetText } from './text.js';
 import { verifyDataset } from './verify.js';
 import {
@@ -41,9 +43,6 @@ export class Dataset {
   readonly countries: Uint32Array;
   readonly networks: Uint32Array;
   readonly threats: Uint32Array;
-  readonly fragmentOffsets: Uint32Array;
-  /** The fragment bytes (a view of the file). */
-  readonly fragments: Buffer;
   readonly meta: DatasetMeta;
   readonly bytes: number;
 
@@ -55,8 +54,8 @@ export class Dataset {
   private readonly text: DatasetText;
 
   /**
-   * Checks the header, the sections' sizes, the metadata, both indexes and
-   * the fragment offsets, in a few milliseconds; not the
+   * Checks the header, the sections' sizes, the metadata and both indexes,
+   * in a few milliseconds; not the
    * checksum, the ranges' refs nor the tables' rows (reads of the whole
    * file: `verify()`), so that opening costs nothing per range or record.
    * A range whose ref names no record is a typed error when a lookup meets
@@ -92,8 +91,6 @@ export class Dataset {
     this.countries = words(at.countries, c.rows.countries * TABLES.countries.length);
     this.networks = words(at.networks, c.rows.networks * TABLES.networks.length);
     this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
-    this.fragmentOffsets = words(at.fragmentOffsets, c.fragments + 1);
-    this.fragments = b.subarray(at.fragments, at.fragments + c.fragmentBytes);
     this.text = new DatasetText(b.subarray(at.ascii, at.ascii + c.asciiBytes), b.subarray(at.other, at.other + c.otherBytes), c.otherUnits, name);
     let meta: DatasetMeta | null = null;
     try {
@@ -115,9 +112,6 @@ export class Dataset {
       if (!ascending(index)) bad(`a block of the ${label} index ends before it starts`);
     }
     if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
-    const offsets = this.fragmentOffsets;
-    if (offsets[0] !== 0 || offsets[c.fragments] > c.fragmentBytes) bad('the fragment offsets do not span the fragments');
-    if (!ascending(offsets)) bad('a fragment ends before it starts');
   }
 
   /**
@@ -147,6 +141,13 @@ export class Dataset {
     const start = row[at];
     if (start === NO_STRING) return 'null';
     return this.text.slice(start, (row[at + 1] & ~ESCAPED) >>> 0);
+  }
+
+  /** Writes the JSON text of the value a table row holds at `at` and `at + 1` as UTF-8 (`null` for none). */
+  writeJson(row: Uint32Array, at: number, out: ByteWriter): void {
+    const start = row[at];
+    if (start === NO_STRING) out.latin1('null');
+    else this.text.write(start, (row[at + 1] & ~ESCAPED) >>> 0, out);
   }
 
   /** The error of a range whose ref names no record. */
@@ -193,11 +194,6 @@ export class Dataset {
       else hi = mid;
     }
     return this.refs6[lo - 1];
-  }
-
-  /** A fragment's bytes (a view of the file). */
-  fragment(id: number): Buffer {
-    return this.fragments.subarray(this.fragmentOffsets[id], this.fragmentOffsets[id + 1]);
   }
 }
 

@@ -1,46 +1,15 @@
 /**
- * The compiled dataset: every static part of every record, for the whole
+ * The compiled dataset: every static value of every record, for the whole
  * address space, in one file that is mapped (or read) and answered from
- * without parsing. `src/compile/` writes it; the engine reads it.
- *
- * The IPv4 and IPv6 spaces are each one partition into ranges, each
- * range with one static record and the prefix length of the ASN network
- * it lies in (`asn.route` is the address masked to it). A static record is
- * a row of fragment ids: pieces of the record's JSON text, fully resolved
- * and rendered when the dataset was compiled, each stored once however
- * many records use it.
- *
- * File layout (little-endian; every section a multiple of 8 bytes, read as
- * typed arrays):
- *
- *     0  magic "IPRDSET2" (8 bytes)    8  u32 format version
- *    12  u32 counts: IPv4 ranges R4, IPv6 ranges R6, then the rows of each
- *        table (records, locations, places, countries, networks, threats),
- *        fragments F, fragment bytes, the text's ASCII bytes, its other
- *        part's length in UTF-16 code units and in bytes, metadata bytes:
- *        14 words to 68
- *    68  u32 CRC-32 of bytes 80..end   72  reserved (zeros) to 80
- *    80  IPv4 index: 2^20 + 1 × u32 (first range starting in each block of 4 096 addresses)
- *        IPv4 starts: R4 × u32;  IPv4 refs: R4 × u32 (record << 8 | route prefix)
- *        IPv6 index: 2^20 + 1 × u32 (by the first 20 bits)
- *        IPv6 starts: R6 × 4 u32;  IPv6 refs: R6 × u32
- *        the tables, rows of u32 (`TABLES`): records, locations, places,
- *          countries, networks, threats
- *        fragment offsets: F + 1 × u32 into the fragment bytes
- *        fragment bytes (UTF-8 JSON text; see compile/fragments.ts)
- *        text: every string and number of the tables as JSON text, each
- *          once: values of ASCII only, then the others in UTF-8 (`text.ts`)
- *        metadata: JSON (zones, sources, build time), padded with spaces.
- *
- * Every section starts at a multiple of 8 bytes. Records as JSON copy
- * fragments; records as objects read the same values from the tables'
- * numbers and slices of the text, without parsing.
+ * without parsing. `src/compile/` writes it; the engine reads it. The
+ * format is written down in `docs/dataset-format.md`; this module is its
+ * statement in code.
  */
 
 import type { ThreatMeta } from './threat-meta.js';
 
-export const DATASET_MAGIC = 'IPRDSET2';
-export const DATASET_FORMAT_VERSION = 2;
+export const DATASET_MAGIC = 'IPRDSET3';
+export const DATASET_FORMAT_VERSION = 3;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
 export const CRC_AT = 68;
@@ -58,33 +27,35 @@ export const NO_ROUTE = 255;
 
 /**
  * The tables after the ranges: rows of this many words. A word names a row
- * of the table named (`zones` may be null: NO_ZONE); `text` and `end` are
- * a value's JSON text (a string quoted, a number), the start and end of
- * its slice of the text (`text.ts`; a start of NO_STRING: null; ESCAPED
- * set in the end: a string with escapes); `f64` pairs are a number (NaN:
- * null); `pad` is zero. A row holds every value a record as an object
- * reads of it: no value needs a read of another section.
+ * of the table named (`zones` may be NO_ZONE); `text` and `end` are a
+ * value's JSON text (a string quoted, a number, a boolean, an array or an
+ * object), the start and end of its slice of the text (`text.ts`; a start
+ * of NO_STRING: null; ESCAPED set in the end: a string with escapes);
+ * `f64` pairs are a number (NaN: null); `pad` is zero. Every value is
+ * stored once, as JSON text; a row holds every value a record reads of it.
  *
  * - records: a range's location, network and threat
- * - locations: latitude and longitude, country, place and point
- *   fragments, zone, place row, postal code, latitude and longitude as text
+ * - locations: latitude and longitude as float64 (what records as objects
+ *   read: the one value kept in a second form), country, zone, place,
+ *   postal code, latitude and longitude as text
  * - places: city, region, region code, region type
- * - countries: fragments before the city, after the region, before the
- *   flag's base URL, after it, and the facts (`compile/fragments.ts`)
- * - networks: fragments before and after the route, then `asn`, name,
- *   domain, type, and the carrier's name, mcc and mnc (no mcc: no carrier)
- * - threats: the object and its form without is_vpn and scores, then the
- *   threat flags of single sources (what a build merging threat feeds
- *   into the dataset combines with their labels: `compile/merge.ts`)
+ * - countries: `COUNTRY_VALUES` in order (`flag` is made from the code)
+ * - networks: `asn`, name, domain, type, and the carrier's name, mcc and
+ *   mnc (no `asn`: no network; no mcc: no carrier)
+ * - threats: the threat object and its form without is_vpn and scores,
+ *   then the threat flags of single sources (what a build merging threat
+ *   feeds into the dataset combines with their labels: `compile/merge.ts`)
  */
 const TEXT = ['text', 'end'] as const;
+/** The values of a country row, in its order. */
+export const COUNTRY_VALUES = ['is_eu', 'country_name', 'country_code', 'continent_name', 'continent_code', 'calling_code', 'emoji_flag', 'emoji_unicode', 'languages', 'currency'] as const;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
-  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'fragments', 'fragments', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
+  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
   places: [...TEXT, ...TEXT, ...TEXT, ...TEXT],
-  countries: ['fragments', 'fragments', 'fragments', 'fragments', 'fragments'],
-  networks: ['fragments', 'fragments', ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT],
-  threats: ['fragments', 'fragments', 'flags'],
+  countries: COUNTRY_VALUES.flatMap(() => TEXT),
+  networks: [...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT],
+  threats: [...TEXT, ...TEXT, 'flags'],
 } as const;
 export type TableName = keyof typeof TABLES;
 /** Row widths, in words. */
@@ -95,11 +66,15 @@ export const COUNTRY = TABLES.countries.length;
 export const NETWORK = TABLES.networks.length;
 export const THREAT = TABLES.threats.length;
 /** Where a location row holds each value (latitude and longitude as float64 at words 0 and 2). */
-export const LOC = { country: 4, placeFragment: 5, pointFragment: 6, zone: 7, place: 8, postal: 9, latitude: 11, longitude: 13 } as const;
+export const LOC = { country: 4, zone: 5, place: 6, postal: 7, latitude: 9, longitude: 11 } as const;
 /** Where a place row holds each text. */
 export const PL = { city: 0, region: 2, regionCode: 4, regionType: 6 } as const;
-/** Where a network row holds each value: the fragments before and after the route, then texts. */
-export const NET = { head: 0, tail: 1, asn: 2, name: 4, domain: 6, type: 8, carrierName: 10, mcc: 12, mnc: 14 } as const;
+/** Where a network row holds each value. */
+export const NET = { asn: 0, name: 2, domain: 4, type: 6, carrierName: 8, mcc: 10, mnc: 12 } as const;
+/** Where a country row holds each value (`COUNTRY_VALUES`). */
+export const CTY = Object.fromEntries(COUNTRY_VALUES.map((k, i) => [k, i * 2])) as Record<(typeof COUNTRY_VALUES)[number], number>;
+/** Where a threat row holds its object, its basic form and its flags. */
+export const THR = { object: 0, basic: 2, flags: 4 } as const;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /** The counts of a dataset's header, in order. */
@@ -107,8 +82,6 @@ export interface Counts {
   readonly v4: number;
   readonly v6: number;
   readonly rows: Readonly<Record<TableName, number>>;
-  readonly fragments: number;
-  readonly fragmentBytes: number;
   /** The text's ASCII part, in bytes; its other part, in UTF-16 code units and in UTF-8 bytes. */
   readonly asciiBytes: number;
   readonly otherUnits: number;
@@ -116,19 +89,19 @@ export interface Counts {
   readonly metaBytes: number;
 }
 
-const COUNT_WORDS = 8 + TABLE_NAMES.length;
+const COUNT_WORDS = 6 + TABLE_NAMES.length;
 
 /** The header's count words. */
 export function countWords(c: Counts): number[] {
-  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.fragments, c.fragmentBytes, c.asciiBytes, c.otherUnits, c.otherBytes, c.metaBytes];
+  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.asciiBytes, c.otherUnits, c.otherBytes, c.metaBytes];
 }
 
 /** The counts of a header (at least HEADER bytes). */
 export function readCounts(buf: Buffer): Counts {
   const w = Array.from({ length: COUNT_WORDS }, (_, i) => buf.readUInt32LE(12 + i * 4));
   const rows = Object.fromEntries(TABLE_NAMES.map((t, i) => [t, w[2 + i]])) as Record<TableName, number>;
-  const [fragments, fragmentBytes, asciiBytes, otherUnits, otherBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
-  return { v4: w[0], v6: w[1], rows, fragments, fragmentBytes, asciiBytes, otherUnits, otherBytes, metaBytes };
+  const [asciiBytes, otherUnits, otherBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
+  return { v4: w[0], v6: w[1], rows, asciiBytes, otherUnits, otherBytes, metaBytes };
 }
 
 /** Bytes padded to a multiple of 8 (in doubles: a header's counts may be anything). */
@@ -150,8 +123,6 @@ export function layout(c: Counts) {
     starts6: next(c.v6 * 16),
     refs6: next(c.v6 * 4),
     ...(Object.fromEntries(TABLE_NAMES.map((t) => [t, next(c.rows[t] * TABLES[t].length * 4)])) as Record<TableName, number>),
-    fragmentOffsets: next((c.fragments + 1) * 4),
-    fragments: next(c.fragmentBytes),
     ascii: next(c.asciiBytes),
     other: next(c.otherBytes),
     meta: next(c.metaBytes),

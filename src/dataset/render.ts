@@ -1,15 +1,19 @@
 /**
- * A record's JSON from the dataset: its range's static fragments copied as
- * they are, with what changes per lookup written between them (`ip`,
- * `asn.route`, `time_zone`, `count`). See `compile/fragments.ts` for the
- * order of the pieces.
+ * A record's JSON from the dataset, as text or as UTF-8 bytes, by one
+ * writer: the members of `record/template.ts` in order, the static values
+ * copied as the dataset stores them (JSON text), with what changes per
+ * lookup written between them (`ip`, the flag's base URL, `asn.route`,
+ * `time_zone`, `count`). A sink takes the pieces: `TextSink` joins them
+ * into a string, `ByteSink` writes them into a buffer.
  */
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
+import { memberText } from '../record/template.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
-import { COUNTRY, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_ZONE, RECORD, THREAT, type Dataset } from './format.js';
+import type { Countries, CountryRow } from './countries.js';
+import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -26,6 +30,24 @@ export interface RenderState {
   flagBase: string;
 }
 
+/** Where a record's pieces go. */
+export interface RecordSink {
+  /** ASCII text, as it is. */
+  raw(text: string): void;
+  /** Text, UTF-8 encoded where it goes. */
+  text(text: string): void;
+  /** The JSON text of the value a table row holds at `at` (`null` for none). */
+  value(row: Uint32Array, at: number): void;
+  /** Run `i` of a country row's members (`Countries`). */
+  country(c: CountryRow, i: number): void;
+  /** `"a.b.c.d/p"` or an IPv6 network, quoted. */
+  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void;
+  /** The `time_zone` object of a zone at a moment. */
+  zone(clock: ZoneClock, name: string, now: number): void;
+  /** `,"count":` and the count's text (the engine's own: digits, written without escapes), then `}`. */
+  count(text: string, own: boolean): void;
+}
+
 /**
  * The range of an address: its ref (record << 8 | route prefix).
  * @throws InvalidDatasetError when the ref names no record (a damaged file: `Dataset.verify()`)
@@ -36,63 +58,174 @@ export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<numb
   return ref;
 }
 
-/** Writes the record of the address in `words` (in range `ref`) as UTF-8 JSON. */
-export function writeRecord(ds: Dataset, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: ByteWriter): void {
+const M = {
+  region: memberText('region'),
+  region_code: memberText('region_code'),
+  region_type: memberText('region_type'),
+  longitude: memberText('longitude'),
+  postal: memberText('postal'),
+  carrier: memberText('carrier'),
+  threat: memberText('threat'),
+  count: memberText('count'),
+  asnAsn: memberText('asn', true),
+  name: memberText('name'),
+  domain: memberText('domain'),
+  route: memberText('route'),
+  type: memberText('type'),
+  carrierName: memberText('name', true),
+  mcc: memberText('mcc'),
+  mnc: memberText('mnc'),
+};
+const IP = memberText('ip', true) + '"';
+const COUNT = M.count + '"';
+
+/** Writes the record of the address in `words` (in range `ref`) to `out`. */
+export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: RecordSink): void {
   const rec = (ref >>> 8) * RECORD;
-  const prefix = ref & 255;
   const records = ds.records;
-  const loc = records[rec] * LOCATION;
-  const net = records[rec + 1] * NETWORK;
-  const threat = records[rec + 2] * THREAT;
   const locations = ds.locations;
-  const country = locations[loc + LOC.country] * COUNTRY;
-  const countries = ds.countries;
-  out.latin1('{"ip":"');
+  const loc = records[rec] * LOCATION;
+  const country = countries.get(locations[loc + LOC.country]);
+  const places = ds.places;
+  const place = locations[loc + LOC.place] * PLACE;
+  out.raw(IP);
   // A canonical address needs no escapes.
-  out.latin1(s.text);
-  out.latin1('"');
-  fragment(ds, countries[country], out);
-  fragment(ds, locations[loc + LOC.placeFragment], out);
-  fragment(ds, countries[country + 1], out);
-  fragment(ds, locations[loc + LOC.pointFragment], out);
-  fragment(ds, countries[country + 2], out);
-  const after = countries[country + 3];
-  if (ds.fragmentOffsets[after + 1] > ds.fragmentOffsets[after]) {
-    out.text(s.flagBase);
-    fragment(ds, after, out);
+  out.raw(s.text);
+  out.raw('"');
+  // Each run of the country's members ends with the key of the member after it.
+  out.country(country, 0);
+  out.value(places, place + PL.city);
+  out.raw(M.region);
+  out.value(places, place + PL.region);
+  out.raw(M.region_code);
+  out.value(places, place + PL.regionCode);
+  out.raw(M.region_type);
+  out.value(places, place + PL.regionType);
+  out.country(country, 1);
+  out.value(locations, loc + LOC.latitude);
+  out.raw(M.longitude);
+  out.value(locations, loc + LOC.longitude);
+  out.raw(M.postal);
+  out.value(locations, loc + LOC.postal);
+  out.country(country, 2);
+  if (country.flagPath !== null) out.text(s.flagBase);
+  out.country(country, 3);
+  const net = records[rec + 1] * NETWORK;
+  const networks = ds.networks;
+  const prefix = ref & 255;
+  if (networks[net + NET.asn] === NO_STRING || prefix === NO_ROUTE) out.raw('null');
+  else {
+    out.raw(M.asnAsn);
+    out.value(networks, net + NET.asn);
+    out.raw(M.name);
+    out.value(networks, net + NET.name);
+    out.raw(M.domain);
+    out.value(networks, net + NET.domain);
+    out.raw(M.route);
+    out.route(version, words, prefix);
+    out.raw(M.type);
+    out.value(networks, net + NET.type);
+    out.raw('}');
+    if (networks[net + NET.mcc] !== NO_STRING) {
+      out.raw(M.carrier);
+      out.raw(M.carrierName);
+      out.value(networks, net + NET.carrierName);
+      out.raw(M.mcc);
+      out.value(networks, net + NET.mcc);
+      out.raw(M.mnc);
+      out.value(networks, net + NET.mnc);
+      out.raw('}');
+    }
   }
-  fragment(ds, ds.networks[net + NET.head], out);
-  if (prefix !== NO_ROUTE) {
+  out.country(country, 4);
+  const zone = locations[loc + LOC.zone];
+  if (zone === NO_ZONE) out.raw('null');
+  else out.zone(clock, ds.meta.zones[zone], s.now);
+  out.raw(M.threat);
+  out.value(ds.threats, records[rec + 2] * THREAT + (s.basic ? THR.basic : THR.object));
+  out.count(s.count, s.ownCount);
+}
+
+/** A record's JSON as a string. */
+export class TextSink implements RecordSink {
+  /** The text written since it was last emptied. */
+  s = '';
+
+  constructor(private readonly ds: Dataset) {}
+
+  raw(text: string): void {
+    this.s += text;
+  }
+
+  text(text: string): void {
+    this.s += text;
+  }
+
+  value(row: Uint32Array, at: number): void {
+    this.s += this.ds.json(row, at);
+  }
+
+  country(c: CountryRow, i: number): void {
+    this.s += c.texts[i];
+  }
+
+  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
+    this.s += '"' + formatCidr(version, words, prefix) + '"';
+  }
+
+  zone(clock: ZoneClock, name: string, now: number): void {
+    this.s += clock.timeZoneJson(name, now);
+  }
+
+  count(text: string, own: boolean): void {
+    this.s += own ? COUNT + text + '"}' : M.count + JSON.stringify(text) + '}';
+  }
+}
+
+/** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
+export class ByteSink implements RecordSink {
+  out: ByteWriter | null = null;
+
+  constructor(private readonly ds: Dataset) {}
+
+  raw(text: string): void {
+    (this.out as ByteWriter).latin1(text);
+  }
+
+  text(text: string): void {
+    (this.out as ByteWriter).text(text);
+  }
+
+  value(row: Uint32Array, at: number): void {
+    this.ds.writeJson(row, at, this.out as ByteWriter);
+  }
+
+  country(c: CountryRow, i: number): void {
+    (this.out as ByteWriter).bytes(c.bytes[i]);
+  }
+
+  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
+    const out = this.out as ByteWriter;
     if (version === 4) writeRoute4(out, words[3], prefix);
     else out.latin1('"' + formatCidr(6, words, prefix) + '"');
-    fragment(ds, ds.networks[net + NET.tail], out);
   }
-  fragment(ds, countries[country + 4], out);
-  const zone = locations[loc + LOC.zone];
-  out.latin1(',"time_zone":');
-  if (zone === NO_ZONE) out.latin1('null');
-  else clock.writeTimeZone(ds.meta.zones[zone], s.now, out);
-  out.latin1(',"threat":');
-  fragment(ds, ds.threats[threat + (s.basic ? 1 : 0)], out);
-  out.latin1(',"count":');
-  if (s.ownCount) {
-    out.latin1('"');
-    out.latin1(s.count);
-    out.latin1('"}');
-  } else {
-    out.jsonString(s.count);
-    out.latin1('}');
+
+  zone(clock: ZoneClock, name: string, now: number): void {
+    clock.writeTimeZone(name, now, this.out as ByteWriter);
   }
-}
 
-/** The fragment id of the threat object (or its basic form) of a range. */
-export function threatFragment(ds: Dataset, ref: number, basic: boolean): number {
-  return ds.threats[ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? 1 : 0)];
-}
-
-function fragment(ds: Dataset, id: number, out: ByteWriter): void {
-  const offsets = ds.fragmentOffsets;
-  out.slice(ds.fragments, offsets[id], offsets[id + 1]);
+  count(text: string, own: boolean): void {
+    const out = this.out as ByteWriter;
+    if (own) {
+      out.latin1(COUNT);
+      out.latin1(text);
+      out.latin1('"}');
+    } else {
+      out.latin1(M.count);
+      out.jsonString(text);
+      out.latin1('}');
+    }
+  }
 }
 
 /** `"a.b.c.d/p"`: an IPv4 address masked to a prefix, quoted. */

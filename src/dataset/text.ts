@@ -10,6 +10,7 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
+import type { ByteWriter } from '../record/writer.js';
 
 /** Where values of the second part start. */
 export const OTHER = 0x40000000;
@@ -40,6 +41,16 @@ export class DatasetText {
     if ((end - 1) >>> CHUNK_BITS !== k) return this.ascii.toString('latin1', start, end);
     const base = k << CHUNK_BITS;
     return (this.chunks[k] ?? this.chunk(k)).slice(start - base, end - base);
+  }
+
+  /**
+   * Writes the text from `start` to `end` as UTF-8: the bytes of the first
+   * part as they are.
+   * @throws InvalidDatasetError as `slice`
+   */
+  write(start: number, end: number, out: ByteWriter): void {
+    if (start < OTHER) out.slice(this.ascii, start, end);
+    else out.text((this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER));
   }
 
   /** Whether `start` to `end` is a slice of one part (the second part decoded to check it). */

@@ -9,13 +9,13 @@
  *   holds the address, not a neighbour);
  * - every range's record in its table, its route prefix within the family
  *   (or none), and a route exactly where its network writes one;
- * - every table row's ids inside their tables, every text slice inside the
- *   text and valid JSON (a string without escapes where it says so);
- * - every fragment valid JSON text in the place the record puts it
- *   (`compile/fragments.ts`), and every zone name one the runtime knows.
+ * - every table row's ids inside their tables, every value's slice inside
+ *   the text and valid JSON (a string without escapes where it says so),
+ *   so that every record the writers put together is JSON text
+ *   (`dataset/render.ts`); country codes strings, threat values objects;
+ * - every zone name one the runtime knows.
  *
- * About 1 s for the default data (checksum 0.12 s, indexes 0.13 s,
- * tables and text 0.35 s, fragments 0.3 s, ranges 0.13 s), off the lookup
+ * Under 1 s for the default data, off the lookup
  * thread where the engine can (`verify-thread.ts`), and once per file
  * (`seal.ts`).
  */
@@ -23,9 +23,9 @@
 import { knownZone } from '../time/zone.js';
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
-import { COUNTRY, CRC_AT, ESCAPED, HEADER, INDEX_SHIFT, INDEX_WORDS, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THREAT, type Counts } from './layout.js';
+import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, INDEX_SHIFT, INDEX_WORDS, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, type Counts } from './layout.js';
 import type { Dataset } from './format.js';
-import { isJsonValue, isValueThenMembers } from './json-scan.js';
+import { isJsonValue } from './json-scan.js';
 import { OTHER, type DatasetText } from './text.js';
 
 /** What the check reads of a dataset besides its public sections. */
@@ -47,7 +47,7 @@ export function verifyDataset(ds: Dataset, parts: VerifyParts): void {
   text.verify();
   checkTables(ds, counts, text, bad);
   checkTexts(ds, text, bad);
-  const hasRoute = checkFragments(ds, bad);
+  const hasRoute = checkValues(ds, bad);
   checkRefs(ds, hasRoute, bad);
   checkZones(ds, bad);
 }
@@ -86,7 +86,7 @@ function checkIndex6(ds: Dataset, bad: Bad): void {
 
 /** Every id of a table row inside the table it names; every text slice inside the text. */
 function checkTables(ds: Dataset, counts: Counts, text: DatasetText, bad: Bad): void {
-  const sizes: Record<string, number> = { ...counts.rows, fragments: counts.fragments, zones: ds.meta.zones.length, flags: 256 };
+  const sizes: Record<string, number> = { ...counts.rows, zones: ds.meta.zones.length, flags: 256 };
   for (const table of TABLE_NAMES) {
     const cols: readonly string[] = TABLES[table];
     const a = ds[table];
@@ -143,7 +143,7 @@ function checkTexts(ds: Dataset, text: DatasetText, bad: Bad): void {
           const t = text.slice(start, escaped ? (end & ~ESCAPED) >>> 0 : end);
           try {
             const v: unknown = JSON.parse(t);
-            ok = escaped || typeof v === 'number' || (typeof v === 'string' && t.length === v.length + 2);
+            ok = typeof v !== 'string' ? !escaped && t[0] !== '"' : escaped || t.length === v.length + 2;
           } catch {
             ok = false;
           }
@@ -161,51 +161,25 @@ function plainString(b: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
-/** Whether each fragment of a column, put in its place in a record, is valid JSON there (`compile/fragments.ts`); per network row, whether it writes a route. */
-function checkFragments(ds: Dataset, bad: Bad): Uint8Array {
-  const piece = (id: number) => ds.fragment(id).toString('utf8');
-  const parses = (t: string) => {
-    try {
-      JSON.parse(t);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  // Countries (a few hundred rows): the whole country part of a record.
+/**
+ * What the writers read of a value besides its being JSON: a country code
+ * that is a string or null (`flag` is made from it), threat objects that
+ * are objects; per network row, whether it writes a route (it has an AS
+ * number).
+ */
+function checkValues(ds: Dataset, bad: Bad): Uint8Array {
   const c = ds.countries;
-  for (let row = 0; row * COUNTRY < c.length; row++) {
-    const at = row * COUNTRY;
-    const after = piece(c[at + 3]);
-    const t = `{"ip":""${piece(c[at])}null${piece(c[at + 1])}0,"longitude":0,"postal":null${piece(c[at + 2])}${after === '' ? '' : 'x' + after},"asn":null${piece(c[at + 4])}}`;
-    if (!parses(t)) bad(`country row ${row} is not valid JSON text in a record`);
-  }
-  // Place and point fragments, each once.
-  const checked = new Uint8Array(ds.fragmentOffsets.length);
-  const l = ds.locations;
-  for (let at = 0; at < l.length; at += LOCATION) {
-    // Both follow a key: the city's, the latitude's.
-    for (let col = LOC.placeFragment; col <= LOC.pointFragment; col++) {
-      const id = l[at + col];
-      if (checked[id] === 1) continue;
-      checked[id] = 1;
-      if (!isValueThenMembers(ds.fragment(id))) bad(`location row ${at / LOCATION} has a ${col === LOC.placeFragment ? 'place' : 'point'} that is not valid JSON text in a record`);
-    }
-  }
-  // Networks: a head that ends in a route's key is followed by the route and the tail; any other head ends the network.
-  const n = ds.networks;
-  const hasRoute = new Uint8Array(n.length / NETWORK);
-  for (let row = 0; row < hasRoute.length; row++) {
-    const head = piece(n[row * NETWORK + NET.head]);
-    hasRoute[row] = head.endsWith('"route":') ? 1 : 0;
-    const t = hasRoute[row] === 1 ? `{"a":0${head}"0.0.0.0/0"${piece(n[row * NETWORK + NET.tail])}}` : `{"a":0${head}}`;
-    if (!parses(t)) bad(`network row ${row} is not valid JSON text in a record`);
-    if ((hasRoute[row] === 1) !== (n[row * NETWORK + NET.asn] !== NO_STRING)) bad(`network row ${row} has a route in its text and no AS number, or the reverse`);
+  for (let at = 0; at < c.length; at += COUNTRY) {
+    const code: unknown = JSON.parse(ds.json(c, at + CTY.country_code));
+    if (code !== null && typeof code !== 'string') bad(`country row ${at / COUNTRY} has a country code that is not a string`);
   }
   const th = ds.threats;
   for (let at = 0; at < th.length; at += THREAT) {
-    if (!parses(`{"threat":${piece(th[at])}}`) || !parses(`{"threat":${piece(th[at + 1])}}`)) bad(`threat row ${at / THREAT} is not valid JSON text`);
+    if (!ds.json(th, at + THR.object).startsWith('{') || !ds.json(th, at + THR.basic).startsWith('{')) bad(`threat row ${at / THREAT} is not a JSON object`);
   }
+  const n = ds.networks;
+  const hasRoute = new Uint8Array(n.length / NETWORK);
+  for (let row = 0; row < hasRoute.length; row++) hasRoute[row] = n[row * NETWORK + NET.asn] === NO_STRING ? 0 : 1;
   return hasRoute;
 }
 

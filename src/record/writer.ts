@@ -43,7 +43,14 @@ export class ByteWriter {
   slice(b: Buffer, from: number, to: number): void {
     const n = to - from;
     this.room(n);
-    this.used += b.copy(this.buf, this.used, from, to);
+    if (n > SHORT) {
+      this.used += b.copy(this.buf, this.used, from, to);
+      return;
+    }
+    const buf = this.buf;
+    const at = this.used - from;
+    for (let i = from; i < to; i++) buf[at + i] = b[i];
+    this.used += n;
   }
 
   /** Text whose every character is below 256, one byte each: ASCII, or byte text (`record/bytes.ts`). */

@@ -7,7 +7,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isJsonValue, isValueThenMembers } from '../../src/dataset/json-scan.js';
+import { isJsonValue } from '../../src/dataset/json-scan.js';
 import { seed } from '../helpers/env.js';
 
 const params = { seed: seed(), numRuns: 20_000 };
@@ -37,15 +37,6 @@ describe('JSON scanner', () => {
     fc.assert(
       fc.property(jsonish, (t) => {
         expect(isJsonValue(bytes(t)), t).toBe(parses(t));
-      }),
-      params,
-    );
-  });
-
-  it('reads a value then members as a record puts them after a key', () => {
-    fc.assert(
-      fc.property(jsonish, (t) => {
-        expect(isValueThenMembers(bytes(t)), t).toBe(parses(`{"k":${t}}`));
       }),
       params,
     );

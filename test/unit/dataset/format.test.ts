@@ -1,7 +1,8 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
-import { CRC_AT, Dataset, HEADER, layout, readCounts } from '../../../src/dataset/format.js';
+import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_STRING, PL, PLACE, readCounts, THR } from '../../../src/dataset/format.js';
+import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
 import { specialTable } from '../../../src/ip/special.js';
@@ -62,8 +63,8 @@ describe('dataset file', () => {
 
   it('finds at verify() what opening does not read: a flipped bit anywhere (checksum), a range naming no record', () => {
     new Dataset(good, 'good').verify();
-    // A bit of a fragment's text.
-    const flipped = damaged((b) => void (b[at.fragments + 1] ^= 1));
+    // A bit of a value's text.
+    const flipped = damaged((b) => void (b[at.ascii + 1] ^= 1));
     expect(() => new Dataset(flipped, 'flipped').verify()).toThrow(/checksum mismatch/);
     // A crafted range: opens, and a lookup that meets it is a typed error, not a wrong record.
     const crafted0 = crafted((b) => b.writeUInt32LE(0xffffff00, at.refs4));
@@ -87,7 +88,7 @@ describe('dataset file', () => {
     ).toThrow(/places row 0 refers to text/);
     // A second part of the text (values not all ASCII) that decodes to another length than the header's.
     const short = new Dataset(
-      crafted((b) => b.writeUInt32LE(b.readUInt32LE(12 + 4 * 11) + 1, 12 + 4 * 11)),
+      crafted((b) => b.writeUInt32LE(b.readUInt32LE(12 + 4 * 9) + 1, 12 + 4 * 9)),
       'units',
     );
     expect(() => short.verify()).toThrow(/its text is/);
@@ -116,15 +117,22 @@ describe('dataset file', () => {
     const metaText = good.toString('utf8', meta, good.length);
     const zone = JSON.parse(metaText).zones[0] as string;
     refuses('zone', (b) => b.write(metaText.replace(JSON.stringify(zone), JSON.stringify('X'.repeat(zone.length))), meta, 'utf8'), /zone "X+" is not a time zone/);
-    // A place fragment with a quote taken out: the record's text would not parse.
-    const id = new Dataset(good, 'good').locations[5];
-    const offsets = new Dataset(good, 'good').fragmentOffsets;
-    refuses('place', (b) => void (b[at.fragments + offsets[id]] = 0x20), /location row 0 has a place/);
-    // A threat object cut short.
-    refuses('threat', (b) => void (b[at.fragments + offsets[new Dataset(good, 'good').threats[0]]] = 0x5b), /threat row 0/);
-    // A network's text as a value of another kind: a number where a string without escapes is said.
     const ds = new Dataset(good, 'good');
-    const row = ds.networks.findIndex((v, i) => i % 16 === 4 && v !== 0xffffffff);
-    refuses('name', (b) => b.writeUInt32LE(ds.locations[11], at.networks + row * 4), /networks row .* refers to text that is not a JSON value/);
+    // A city's text with its first quote taken out: the record's text would not parse.
+    const city = ds.places.findIndex((v, i) => i % PLACE === PL.city && v < OTHER);
+    refuses('place', (b) => void (b[at.ascii + ds.places[city]] = 0x20), /places row .* refers to text that is not a JSON value/);
+    // A threat object cut short, and one that is another JSON value (a location's latitude).
+    refuses('threat', (b) => void (b[at.ascii + ds.threats[THR.object]] = 0x5b), /threats row 0 refers to text that is not a JSON value/);
+    refuses(
+      'threat number',
+      (b) => {
+        b.writeUInt32LE(ds.locations[LOC.latitude], at.threats + THR.object * 4);
+        b.writeUInt32LE(ds.locations[LOC.latitude + 1], at.threats + (THR.object + 1) * 4);
+      },
+      /threat row 0 is not a JSON object/,
+    );
+    // A network's text as a value of another kind: a number where a string without escapes is said.
+    const row = ds.networks.findIndex((v, i) => i % NETWORK === NET.name && v !== NO_STRING);
+    refuses('name', (b) => b.writeUInt32LE(ds.locations[LOC.latitude], at.networks + row * 4), /networks row .* refers to text that is not a JSON value/);
   });
 });

@@ -1,0 +1,90 @@
+/**
+ * The record's template: its members in CONTRACT.md's order and where
+ * each value comes from. The dataset stores the static values, each once
+ * (`dataset/layout.ts`); records as objects (`dataset/objects.ts`) and as
+ * JSON text and UTF-8 bytes (`dataset/render.ts`, one writer for both)
+ * follow this order, and `test/unit/record/template.test.ts` checks each
+ * output's members against it.
+ *
+ * Sources: a table of the dataset (a static value of the range's row of
+ * it), `lookup` (written per lookup: the address, the count), `clock`
+ * (the location's zone, with the time and offset of the moment).
+ * Members partly per lookup: `flag` (the base URL, an option of `open()`,
+ * before the country's path), `asn.route` (the address masked to the
+ * range's prefix), `threat` (its basic form per option).
+ */
+
+export const RECORD_TEMPLATE = {
+  ip: 'lookup',
+  is_eu: 'countries',
+  city: 'places',
+  region: 'places',
+  region_code: 'places',
+  region_type: 'places',
+  country_name: 'countries',
+  country_code: 'countries',
+  continent_name: 'countries',
+  continent_code: 'countries',
+  latitude: 'locations',
+  longitude: 'locations',
+  postal: 'locations',
+  calling_code: 'countries',
+  flag: 'countries',
+  emoji_flag: 'countries',
+  emoji_unicode: 'countries',
+  asn: 'networks',
+  carrier: 'networks',
+  languages: 'countries',
+  currency: 'countries',
+  time_zone: 'clock',
+  threat: 'threats',
+  count: 'lookup',
+} as const;
+
+export type RecordMember = keyof typeof RECORD_TEMPLATE;
+
+/** The record's members in order. */
+export const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE)) as readonly RecordMember[];
+/** The members of `asn` (`route` per lookup) and of `carrier`. */
+export const ASN_MEMBERS = ['asn', 'name', 'domain', 'route', 'type'] as const;
+export const CARRIER_MEMBERS = ['name', 'mcc', 'mnc'] as const;
+
+/** The JSON text before a member's value: `,"key":` (the first member's: `{"key":`). */
+export function memberText(key: string, first = false): string {
+  return (first ? '{' : ',') + JSON.stringify(key) + ':';
+}
+
+/** `flag` after its base URL, for a country code. */
+export function flagPath(countryCode: string): string {
+  return `/${countryCode.toLowerCase()}.png`;
+}
+
+/**
+ * The runs of members a country's row gives (consecutive in the template),
+ * each as the members' JSON text with `value(key)` the JSON text of each,
+ * and the key of the member after it (`,"city":`); `flag` splits its run
+ * in two: up to its value, which is `null` with no country code, else `"`
+ * and the base URL goes between the two.
+ */
+export function countryRuns(value: (key: RecordMember) => string, countryCode: string | null): string[] {
+  const runs: string[] = [];
+  let run: string | null = null;
+  for (const key of RECORD_MEMBERS) {
+    if (RECORD_TEMPLATE[key] !== 'countries') {
+      if (run !== null) runs.push(run + memberText(key));
+      run = null;
+      continue;
+    }
+    run = (run ?? '') + memberText(key);
+    if (key !== 'flag') run += value(key);
+    else if (countryCode === null) {
+      runs.push(run + 'null');
+      run = '';
+    } else {
+      runs.push(run + '"');
+      run = JSON.stringify(flagPath(countryCode)).slice(1);
+    }
+  }
+  if (run !== null) runs.push(run);
+  return runs;
+}
