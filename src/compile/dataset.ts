@@ -11,7 +11,9 @@ import { NO_ROUTE, type DatasetMeta } from '../dataset/format.js';
 import { classify, SpecialKind, type SpecialTable } from '../ip/special.js';
 import type { IpVersion } from '../ip/parse.js';
 import { Interner } from './intern.js';
-import { write, type Family } from './write.js';
+import { CompiledDataset, internedSections, type Family } from './write.js';
+
+export { CompiledDataset } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { Sources } from './sources.js';
@@ -22,12 +24,6 @@ export type Progress = (step: string, done: number) => void;
 
 /** Where each family's work starts and how much of the whole it is (measured on the default data). */
 const SHARE = { 4: [0.12, 0.37], 6: [0.49, 0.42] } as const;
-
-export interface CompiledDataset {
-  readonly buffer: Buffer;
-  readonly ranges: { readonly v4: number; readonly v6: number };
-  readonly records: number;
-}
 
 /** Rows of what each geo or ASN database record resolved to, by its place in the lists below. */
 interface Resolved {
@@ -57,11 +53,7 @@ export function compileDataset(snap: Sources, threat: ThreatTree | null, special
     sources: snap.databases(),
     ...(threat === null ? {} : { threat: threat.meta }),
   };
-  return {
-    buffer: write(families[0], families[1], intern, meta),
-    ranges: { v4: families[0].length, v6: families[1].length },
-    records: intern.tables.records.count,
-  };
+  return new CompiledDataset(families[0], families[1], internedSections(intern), meta);
 }
 
 function compileFamily(snap: Sources, threat: ThreatTree | null, special: SpecialTable, version: IpVersion, intern: Interner, resolved: Resolved, progress: Progress): Family {
@@ -121,7 +113,7 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
   const layers = [...geoLayers, ...asnLayers, ...anonymousLayers, threatLayer, specialRanges(special, version, last)];
   progress(`overlay of ${layers.reduce((n, l) => n + l.length, 0).toLocaleString('en')} ranges`, 0.53);
   const parts = overlay(layers, last);
-  return refsOf(parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
+  return refsOf(version, parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
 }
 
 /** The registry's kinds as ranges: cut at every entry's edges (and IPv6's 2000::/3), each piece classified at its start. */
@@ -156,6 +148,7 @@ function toWords(x: bigint): number[] {
 
 /** Each range's record and route prefix; neighbours with the same ref merged. */
 function refsOf(
+  version: IpVersion,
   parts: Overlay,
   counts: { geo: number; asn: number; anonymous: number },
   tree: ThreatTree | null,
@@ -170,7 +163,8 @@ function refsOf(
   const anonymousFrom = geoCount + asnCount;
   const labels = values[anonymousFrom + counts.anonymous];
   const special = values[anonymousFrom + counts.anonymous + 1];
-  const starts = new Uint32Array(parts.length * 4);
+  const width = version === 4 ? 1 : 4;
+  const starts = new Uint32Array(parts.length * width);
   const refs = new Uint32Array(parts.length);
   const noLocation = intern.location(null);
   const noNetwork = { row: intern.network(null), flags: 0 };
@@ -190,8 +184,8 @@ function refsOf(
     const ref = ((record << 8) | (ordinal === NONE ? NO_ROUTE : prefixes[ordinal])) >>> 0;
     if (length > 0 && refs[length - 1] === ref) continue;
     refs[length] = ref;
-    for (let w = 0; w < 4; w++) starts[length * 4 + w] = parts.starts[r * 4 + w];
+    for (let w = 0; w < width; w++) starts[length * width + w] = parts.starts[r * 4 + 4 - width + w];
     length++;
   }
-  return { starts: starts.subarray(0, length * 4), refs: refs.subarray(0, length), length };
+  return { starts: starts.subarray(0, length * width), refs: refs.subarray(0, length), length };
 }

@@ -20,10 +20,9 @@ import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES
 import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
-import type { CompiledDataset } from './dataset.js';
 import { MAX_RECORDS, Table, TextPool, TripleIndex } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
-import { writeSections, type Family } from './write.js';
+import { CompiledDataset, type Family } from './write.js';
 
 /**
  * The base dataset with `tree`'s feeds compiled in; `key` names what it
@@ -74,7 +73,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     }),
   ) as Record<TableName, { rows: Uint32Array; count: number }>;
   const meta: DatasetMeta = { ...base.meta, builtAt: builtAt.toISOString(), key, threat: tree.meta };
-  const buffer = writeSections(
+  return new CompiledDataset(
     families[0],
     families[1],
     {
@@ -85,7 +84,6 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     },
     meta,
   );
-  return { buffer, ranges: { v4: families[0].length, v6: families[1].length }, records: records.count };
 }
 
 /**
@@ -100,13 +98,15 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
   tree.forEachRange(version, (a, b, label) => label !== 0 && feeds.push(a, b, label));
   const m = feeds.length;
   // Each feed range cuts at most two base ranges.
-  const starts = new Uint32Array((n + 2 * m) * 4);
+  const width = version === 4 ? 1 : 4;
+  const starts = new Uint32Array((n + 2 * m) * width);
   const out = new Uint32Array(n + 2 * m);
   let length = 0;
   const emit = (from: Uint32Array, at: number, ref: number) => {
     if (length > 0 && out[length - 1] === ref) return;
     out[length] = ref;
-    starts.set(from.subarray(at, at + 4), length * 4);
+    if (width === 1) starts[length] = from[at + 3];
+    else starts.set(from.subarray(at, at + 4), length * 4);
     length++;
   };
   const p = new Uint32Array(4);
@@ -135,7 +135,7 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
       }
     }
   }
-  return { starts: starts.subarray(0, length * 4), refs: out.subarray(0, length), length };
+  return { starts: starts.subarray(0, length * width), refs: out.subarray(0, length), length };
 }
 
 /** The first address of a base range, as four words. */

@@ -3,9 +3,8 @@
  * process (`main.ts`) runs. Build time only.
  */
 
-import { closeSync, existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeAtomic } from '../files/write.js';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
 import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';
@@ -53,36 +52,69 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
     const baseKey = datasetKey(databases);
     const basePlaces = candidates(databases);
     const found = basePlaces.find((p) => existsSync(p) && readDatasetKey(p) === baseKey);
-    const base = readFileRange(found ?? compileTo(databases, baseKey, basePlaces, say, progress), Buffer.allocUnsafe);
+    const basePath = found ?? compileTo(databases, baseKey, basePlaces, say, progress);
     progress?.('merging the threat feeds', 0.99);
-    // A FIFO or a device named as threat.bin is refused, not waited on.
-    const merged = mergeThreat(base, new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath), key);
-    return place(merged, places, say, started, 'the threat feeds merged');
+    return place(
+      // A FIFO or a device named as threat.bin is refused, not waited on.
+      () => mergeThreat(readFileRange(basePath, Buffer.allocUnsafe), new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath), key),
+      places,
+      say,
+      started,
+      'the threat feeds merged',
+    );
   }
   const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given';
   say(`compiling ${what} into one dataset (once; the default data takes 30-40 s)...`);
   progress?.('reading the sources', 0);
-  const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
-  if (textCuts.count > 0) say(`${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`);
-  return place(compiled, places, say, started, 'compiled');
+  return place(
+    () => {
+      const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
+      if (textCuts.count > 0) say(`${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`);
+      return compiled;
+    },
+    places,
+    say,
+    started,
+    'compiled',
+  );
 }
 
 /**
- * Checks a dataset just made (what every open checks; the seal spares
- * the first open the same work) and writes it to the first of `places`
- * that can be written; its path.
+ * Makes a dataset and writes it beside the first of `places` that can be
+ * written, checks the file as written (what every open checks; the seal
+ * spares the first open the same work), and renames it into place; its
+ * path. What `make` built is let go before the file is read back (the
+ * compiler process runs with `--expose-gc`), so the peak is the larger of
+ * the two, not their sum.
+ * @throws InvalidDatasetError when the file fails its check or no place can be written
  */
-function place(compiled: CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string): string {
-  new Dataset(compiled.buffer, 'the compiled dataset').verify();
+function place(make: () => CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string): string {
+  const written = writeFirst(make, places);
+  (globalThis as { gc?: () => void }).gc?.();
+  try {
+    new Dataset(readFileRange(written.tmp, Buffer.allocUnsafe), 'the compiled dataset').verify();
+    renameSync(written.tmp, written.path);
+  } catch (e) {
+    rmSync(written.tmp, { force: true });
+    throw e;
+  }
+  sealWritten(written.path);
+  say(`${what}: ${written.ranges} ranges into ${written.path} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return written.path;
+}
+
+/** Makes a dataset and writes it to a temporary file beside the first of `places` that can be written. */
+function writeFirst(make: () => CompiledDataset, places: readonly string[]): { path: string; tmp: string; size: number; ranges: number } {
+  const compiled = make();
   let lastError: unknown;
   for (const path of places) {
+    const tmp = `${path}.${process.pid}.tmp`;
     try {
       mkdirSync(dirname(path), { recursive: true });
-      writeAtomic(path, compiled.buffer);
-      sealWritten(path);
-      say(`${what}: ${compiled.ranges.v4 + compiled.ranges.v6} ranges into ${path} (${(compiled.buffer.length / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return path;
+      const size = compiled.writeFile(tmp);
+      return { path, tmp, size, ranges: compiled.ranges.v4 + compiled.ranges.v6 };
     } catch (e) {
+      rmSync(tmp, { force: true });
       lastError = e;
     }
   }

@@ -1,9 +1,12 @@
 /**
- * The bytes of a dataset file (`dataset/format.ts`) from what the compiler
- * made: both families' ranges, the interned rows and text, the metadata.
- * Build time only.
+ * A dataset file (`docs/dataset-format.md`) from what the compiler made:
+ * both families' ranges, the interned rows and text, the metadata; as
+ * bytes in memory or written to a file section by section (the file is
+ * never whole in memory: a merge's peak is the base and the ranges). Build
+ * time only.
  */
 
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import {
   countWords,
@@ -23,7 +26,7 @@ import {
 } from '../dataset/format.js';
 import type { Interner } from './intern.js';
 
-/** A family's ranges and refs (record << 8 | route prefix), merged where neighbours share a ref. */
+/** A family's ranges as the file holds them (starts: one word per IPv4 range, four per IPv6 range) and refs (record << 8 | route prefix), merged where neighbours share a ref. */
 export interface Family {
   readonly starts: Uint32Array;
   readonly refs: Uint32Array;
@@ -39,62 +42,106 @@ export interface Sections {
   readonly otherUnits: number;
 }
 
-/** The dataset file's bytes, from what the compiler interned. */
-export function write(v4: Family, v6: Family, intern: Interner, meta: DatasetMeta): Buffer {
+/** The sections of what the compiler interned. */
+export function internedSections(intern: Interner): Sections {
   const otherText = intern.text.other.join('');
-  return writeSections(
-    v4,
-    v6,
-    {
-      tables: intern.tables,
-      ascii: Buffer.from(intern.text.ascii.join(''), 'latin1'),
-      other: Buffer.from(otherText, 'utf8'),
-      otherUnits: otherText.length,
-    },
-    meta,
-  );
+  return {
+    tables: intern.tables,
+    ascii: Buffer.from(intern.text.ascii.join(''), 'latin1'),
+    other: Buffer.from(otherText, 'utf8'),
+    otherUnits: otherText.length,
+  };
 }
 
-/** The dataset file's bytes. */
-export function writeSections(v4: Family, v6: Family, sections: Sections, meta: DatasetMeta): Buffer {
-  const { ascii, other, tables } = sections;
-  const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
-  const counts: Counts = {
-    v4: v4.length,
-    v6: v6.length,
-    rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, tables[t].count])) as Counts['rows'],
-    asciiBytes: ascii.length,
-    otherUnits: sections.otherUnits,
-    otherBytes: other.length,
-    metaBytes: pad8(metaText.length),
-  };
-  const at = layout(counts);
-  const buf = Buffer.alloc(at.size);
-  buf.write(DATASET_MAGIC, 0, 'latin1');
-  [DATASET_FORMAT_VERSION, ...countWords(counts)].forEach((v, i) => buf.writeUInt32LE(v, 8 + i * 4));
-  const put = (section: number, a: ArrayLike<number>) => new Uint32Array(buf.buffer, buf.byteOffset + section, a.length).set(a);
-  put(
-    at.index4,
-    index(v4, (i) => v4.starts[i * 4 + 3]),
-  );
-  put(
-    at.starts4,
-    Uint32Array.from({ length: v4.length }, (_, i) => v4.starts[i * 4 + 3]),
-  );
-  put(at.refs4, v4.refs);
-  put(
-    at.index6,
-    index(v6, (i) => v6.starts[i * 4]),
-  );
-  put(at.starts6, v6.starts);
-  put(at.refs6, v6.refs);
-  for (const t of TABLE_NAMES) put(at[t], tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
-  ascii.copy(buf, at.ascii);
-  other.copy(buf, at.other);
-  buf.fill(0x20, at.meta, at.size);
-  metaText.copy(buf, at.meta);
-  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), CRC_AT);
-  return buf;
+/** A compiled dataset, to be written as a file or made into bytes. */
+export class CompiledDataset {
+  constructor(
+    readonly v4: Family,
+    readonly v6: Family,
+    readonly sections: Sections,
+    readonly meta: DatasetMeta,
+  ) {}
+
+  get ranges(): { v4: number; v6: number } {
+    return { v4: this.v4.length, v6: this.v6.length };
+  }
+
+  get records(): number {
+    return this.sections.tables.records.count;
+  }
+
+  /** The file's bytes. */
+  toBuffer(): Buffer {
+    const chunks: Uint8Array[] = [];
+    const header = this.emit((bytes) => chunks.push(bytes));
+    return Buffer.concat([header, ...chunks]);
+  }
+
+  /** Writes the file to `path` (made or emptied); its size in bytes. */
+  writeFile(path: string): number {
+    const fd = openSync(path, 'w');
+    try {
+      let size = HEADER;
+      writeAll(fd, Buffer.alloc(HEADER), 0);
+      const header = this.emit((bytes) => {
+        writeAll(fd, bytes, size);
+        size += bytes.length;
+      });
+      writeAll(fd, header, 0);
+      return size;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Gives the bytes after the header to `out` in order; the header (with their checksum). */
+  private emit(out: (bytes: Uint8Array) => void): Buffer {
+    const { v4, v6, sections, meta } = this;
+    const { ascii, other, tables } = sections;
+    const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
+    const counts: Counts = {
+      v4: v4.length,
+      v6: v6.length,
+      rows: Object.fromEntries(TABLE_NAMES.map((t) => [t, tables[t].count])) as Counts['rows'],
+      asciiBytes: ascii.length,
+      otherUnits: sections.otherUnits,
+      otherBytes: other.length,
+      metaBytes: pad8(metaText.length),
+    };
+    let crc = 0;
+    let at = HEADER;
+    const put = (a: Uint8Array | Uint32Array) => {
+      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      crc = crc32(bytes, crc);
+      out(bytes);
+      at += bytes.length;
+      const pad = pad8(at) - at;
+      if (pad > 0) put(new Uint8Array(pad));
+    };
+    put(index(v4, (i) => v4.starts[i]));
+    put(v4.starts.subarray(0, v4.length));
+    put(v4.refs.subarray(0, v4.length));
+    put(index(v6, (i) => v6.starts[i * 4]));
+    put(v6.starts.subarray(0, v6.length * 4));
+    put(v6.refs.subarray(0, v6.length));
+    for (const t of TABLE_NAMES) put(tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
+    put(ascii);
+    put(other);
+    const metaBytes = Buffer.alloc(counts.metaBytes, 0x20);
+    metaText.copy(metaBytes);
+    put(metaBytes);
+    if (at !== layout(counts).size) throw new Error(`the dataset's sections add up to ${at} bytes, its layout to ${layout(counts).size}`);
+    const header = Buffer.alloc(HEADER);
+    header.write(DATASET_MAGIC, 0, 'latin1');
+    [DATASET_FORMAT_VERSION, ...countWords(counts)].forEach((v, i) => header.writeUInt32LE(v, 8 + i * 4));
+    header.writeUInt32LE(crc, CRC_AT);
+    return header;
+  }
+}
+
+/** Writes all of `bytes` at `position`. */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
 /** For each block of an address's first 20 bits, the first range whose start (its first word: `top`) is in it or after it. */

@@ -134,7 +134,8 @@ export function compileInChild(job: CompileJob): Promise<string> {
 function compilerCommand(job: CompileJob): [string, string[]] {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
-  return [process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
+  // --expose-gc: the compiler lets go of what it built before it reads the file back (`compile/run.ts`).
+  return [process.execPath, ['--expose-gc', ...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
 }
 
 /** The path the compiler process answered. @throws InvalidDatasetError with its error */

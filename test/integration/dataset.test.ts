@@ -154,7 +154,7 @@ describe('threat feeds compiled into the dataset', () => {
     const files = { geo: options.geo as string[], asn: options.asn as string[], anonymous: options.anonymous as string[] };
     const tree = new ThreatTree(readFileSync(threatBin), threatBin);
     const file = join(dir, 'threat-compiled-in.iprd');
-    writeFileSync(file, compileDataset(new Sources(files), tree, specialTable(), 'fixtures with threat feeds').buffer);
+    writeFileSync(file, compileDataset(new Sources(files), tree, specialTable(), 'fixtures with threat feeds').toBuffer());
     const reference = new Reference(files, tree);
     // open() compiles the databases alone, then merges the feeds in (compile/merge.ts).
     const laid = openSync(options);
@@ -218,7 +218,7 @@ describe('threat feeds compiled into the dataset', () => {
 });
 
 describe('a dataset checked before it answers', () => {
-  const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').buffer;
+  const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').toBuffer();
   const probes = ['81.2.69.160', '2.125.160.216', '1.0.0.1', '2001:218::1', '89.160.20.112'];
 
   it('passes on a compiled dataset, seals it, and info() names the dataset', () => {

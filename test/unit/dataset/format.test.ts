@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
@@ -10,12 +13,13 @@ import { Sources } from '../../../src/compile/sources.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
 
-const good = compileDataset(
+const compiled = compileDataset(
   new Sources({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], anonymous: [] }),
   null,
   specialTable(),
   'fixtures',
-).buffer;
+);
+const good = compiled.toBuffer();
 
 const damaged = (f: (b: Buffer) => void) => {
   const b = Buffer.from(good);
@@ -31,6 +35,17 @@ const crafted = (f: (b: Buffer) => void) =>
 const at = layout(readCounts(good));
 
 describe('dataset file', () => {
+  it('is the same bytes written to a file section by section as made in memory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-format-'));
+    try {
+      const path = join(dir, 'x.iprd');
+      expect(compiled.writeFile(path)).toBe(good.length);
+      expect(readFileSync(path).equals(good)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('opens what the compiler writes', () => {
     const ds = new Dataset(good, 'good');
     expect(ds.starts4[0]).toBe(0);
