@@ -181,9 +181,13 @@ export class Interner {
   /** A location's row (its country's and place's rows made when new); null: no location. */
   location(part: Location | null): number {
     const country = part?.country ?? null;
-    const code = country?.country_code ?? '';
     const { countries, locations, places } = this.tables;
+    // Most source records repeat a location: found by its values, before any is stored.
+    const key = part === null ? '' : JSON.stringify([country?.country_code, part.city, part.region, part.region_code, part.region_type, part.latitude, part.longitude, part.postal, part.zone]);
+    const id = locations.find(key);
+    if (id >= 0) return id;
     const { text } = this;
+    const code = country?.country_code ?? '';
     let c = countries.find(code);
     if (c < 0) c = countries.add(code, ...COUNTRY_VALUES.flatMap((k) => text.slice(country === null ? null : country[k])));
     const placeValues = [part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => text.slice(v ?? null));
@@ -192,11 +196,7 @@ export class Interner {
     if (p < 0) p = places.add(placeKey, ...placeValues);
     const [latitude, longitude] = [part?.latitude ?? null, part?.longitude ?? null];
     const values = [part?.postal ?? null, latitude, longitude].flatMap((v) => text.slice(v));
-    const zone = this.zone(part?.zone ?? null);
-    const key = `${c},${p},${zone},${values.join(',')}`;
-    const id = locations.find(key);
-    if (id >= 0) return id;
-    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, zone, p, ...values, 0);
+    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, this.zone(part?.zone ?? null), p, ...values, 0);
   }
 
   /** A network owner's row; null: no network. */

@@ -20,7 +20,10 @@ export interface Piece {
  */
 export function resolveRows(rows: readonly Piece[]): Piece[] {
   const byStart = [...rows].sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : 0));
-  const points = [...new Set(rows.flatMap((r) => [r.lo, r.hi + 1n]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // Sorted, then each point once. Not a Set: V8 hashes a BigInt by its lowest 64 bits, which are zero for most IPv6
+  // range edges, so a Set of them is quadratic (95 s for the default ASN data's 515 000 rows).
+  const sorted = rows.flatMap((r) => [r.lo, r.hi + 1n]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const points = sorted.filter((p, i) => i === 0 || p !== sorted[i - 1]);
   const active = new LatestFirst();
   const out: Piece[] = [];
   let next = 0;
