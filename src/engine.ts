@@ -6,13 +6,10 @@
  */
 
 import { EventEmitter } from 'node:events';
-import { watch, type FSWatcher } from 'node:fs';
-import { changesAnswers } from './dataset/store.js';
-import { ClosedError, InvalidBulkError, InvalidFieldError, InvalidIpError, invalidIpMessage, isIprecordError, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from './errors.js';
-import { formatIp } from './ip/format.js';
-import { parseIpInto, type IpVersion } from './ip/parse.js';
-import { carriesIpv4 } from './ip/embedded.js';
-import { classify, SpecialKind, specialTable, type SpecialTable } from './ip/special.js';
+import { watchDataset } from './dataset/watch.js';
+import { ClosedError, InvalidBulkError, InvalidFieldError, isIprecordError } from './errors.js';
+import { specialTable } from './ip/special.js';
+import { AddressCheck, BAD_CODES, Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
@@ -58,21 +55,15 @@ export interface EngineEvents {
 /** Threat objects of a compiled dataset kept (the default data has a few dozen). */
 const THREAT_CACHE_SIZE = 4096;
 
-/** How long the dataset directory must stay quiet before a watched reload. */
-const WATCH_DEBOUNCE_MS = 150;
-
 export class Engine extends EventEmitter<EngineEvents> {
   private snapshot: Snapshot | null;
-  private watcher: FSWatcher | null = null;
-  private debounce: NodeJS.Timeout | null = null;
+  private watcher: { close(): void } | null = null;
   /** Reloads run one after another. */
   private reloading: Promise<void> = Promise.resolve();
   private readonly options: ResolvedOptions;
-  private readonly special: SpecialTable;
   private readonly counter = new CountWindow();
-  /** Parse buffer and parsed address, reused: lookups are synchronous. */
-  private readonly words = new Uint32Array(4);
-  private readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
+  /** The address of the lookup under way, parsed and checked (reused: lookups are synchronous). */
+  private readonly ip = new AddressCheck(specialTable());
   /** Where `jsonBytes` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
   /** What a record from a compiled dataset is written with besides its static values, reused. */
@@ -90,26 +81,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     super();
     this.snapshot = snapshot;
     this.options = options;
-    this.special = specialTable();
     this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1) };
-    if (options.watch && options.data !== null) this.watch(options.data);
-  }
-
-  /** Reloads when the dataset directory changes what it answers (`current` swapped: a new build). */
-  private watch(dir: string): void {
-    this.watcher = watch(dir, (_event, entry) => {
-      if (!changesAnswers(entry)) return;
-      if (this.debounce !== null) clearTimeout(this.debounce);
-      this.debounce = setTimeout(() => {
-        this.debounce = null;
+    // A new build swapped in: reloaded. Without an 'error' listener a failure is dropped: the old data stays in use.
+    if (options.watch && options.data !== null)
+      this.watcher = watchDataset(options.data, () => {
         this.reload().catch((e: unknown) => {
-          // Without an 'error' listener the failure is dropped: the old data stays in use.
           if (this.listenerCount('error') > 0) this.emit('error', e as Error);
         });
-      }, WATCH_DEBOUNCE_MS);
-      this.debounce.unref();
-    });
-    this.watcher.unref();
+      });
   }
 
   private live(): Snapshot {
@@ -117,38 +96,19 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.snapshot;
   }
 
-  /**
-   * Parses and checks an address into `this.words` and `this.parsed`:
-   * what keeps it from having a record, if anything.
-   */
+  /** Checks an address (`AddressCheck.check`), after the missing-lists warning of the engine's first lookup. */
   private check(ip: unknown): Bad {
     if (!this.warned) this.warnMissingLists();
-    if (typeof ip !== 'string') return Bad.Invalid;
-    let version = parseIpInto(ip, this.words);
-    if (version === 0) return Bad.Invalid;
-    if (version === 6 && carriesIpv4(this.words)) {
-      // ::a.b.c.d and 64:ff9b::a.b.c.d answer as a.b.c.d (`ip/embedded.ts`).
-      this.words[0] = 0;
-      version = 4;
-    }
-    const p = this.parsed;
-    p.version = version;
-    // A dotted quad that parsed is already canonical.
-    p.text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
-    p.kind = classify(this.special, version, this.words);
-    return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;
+    return this.ip.check(ip);
   }
 
   /**
-   * Parses and checks an address into `this.words`; its version, text and kind (reused).
+   * The address parsed and checked (into `this.ip.words`; reused).
    * @throws InvalidIpError, PrivateIpError, ReservedIpError
    */
   private address(ip: unknown): Parsed {
-    const bad = this.check(ip);
-    if (bad === Bad.Invalid) throw new InvalidIpError(ip);
-    if (bad === Bad.Private) throw new PrivateIpError(this.parsed.text);
-    if (bad === Bad.Reserved) throw new ReservedIpError(this.parsed.text);
-    return this.parsed;
+    if (!this.warned) this.warnMissingLists();
+    return this.ip.address(ip);
   }
 
   /** Fills the per-lookup members of a record from a compiled dataset. */
@@ -162,16 +122,16 @@ export class Engine extends EventEmitter<EngineEvents> {
     return s;
   }
 
-  /** Writes the record of the parsed address (in `this.words`) from a compiled dataset. */
+  /** Writes the record of the parsed address (in `this.ip.words`) from a compiled dataset. */
   private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    const ref = findRange(ds, parsed.version, this.words);
-    snap.objects.write(snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options), out);
+    const ref = findRange(ds, parsed.version, this.ip.words);
+    snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options), out);
   }
 
   /** The record's JSON text from a compiled dataset. */
   private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
-    const ref = findRange(ds, parsed.version, this.words);
-    return snap.objects.json(snap.clock, parsed.version, this.words, ref, this.renderState(parsed.text, options));
+    const ref = findRange(ds, parsed.version, this.ip.words);
+    return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options));
   }
 
   /** The threat object (or its basic form) of a range, frozen, kept by where the dataset holds its text (a dataset has few: one per label and flags). */
@@ -212,17 +172,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
-    if (bad === Bad.None) return this.record(snap, this.parsed, fields, options);
-    return { message: this.badMessage(bad, ip), code: BAD_CODES[bad], status: 400 };
+    if (bad === Bad.None) return this.record(snap, this.ip.parsed, fields, options);
+    return { message: this.ip.message(bad, ip), code: BAD_CODES[bad], status: 400 };
   }
 
-  /** The record of the parsed address (in `this.words`), or its chosen fields. */
+  /** The record of the parsed address (in `this.ip.words`), or its chosen fields. */
   private record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: LookupOptions | undefined): IpRecord {
     const ds = snap.dataset;
-    const ref = findRange(ds, parsed.version, this.words);
+    const ref = findRange(ds, parsed.version, this.ip.words);
     const s = this.renderState(parsed.text, options);
     const threat = this.compiledThreat(ds, ref, s.basic);
-    const record = snap.objects.record(snap.clock, parsed.version, this.words, ref, s, threat, this.options.flagBaseUrl);
+    const record = snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.options.flagBaseUrl);
     return fields === null ? record : pick(record, fields);
   }
 
@@ -278,14 +238,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The address parsed and checked, or null with the message of what keeps it from having a record. */
   private checked(ip: string, failure: { message: string }): Parsed | null {
     const bad = this.check(ip);
-    if (bad === Bad.None) return this.parsed;
-    failure.message = this.badMessage(bad, ip);
+    if (bad === Bad.None) return this.ip.parsed;
+    failure.message = this.ip.message(bad, ip);
     return null;
-  }
-
-  /** The service's message for what `check(ip)` found (the address as parsed in `this.parsed`). */
-  private badMessage(bad: Bad, ip: unknown): string {
-    return bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
   }
 
   /**
@@ -307,7 +262,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const { version } = this.address(ip);
     this.counter.tick(Date.now());
     const ds = snap.dataset;
-    const ref = findRange(ds, version, this.words);
+    const ref = findRange(ds, version, this.ip.words);
     return this.compiledThreat(ds, ref, options?.basicThreat === true);
   }
 
@@ -383,7 +338,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
   info(): EngineInfo {
-    return describeEngine(this.live(), this.options, this.special, this.counter.peek(Date.now()));
+    return describeEngine(this.live(), this.options, this.ip.special, this.counter.peek(Date.now()));
   }
 
   /**
@@ -423,32 +378,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.threats.clear();
     this.watcher?.close();
     this.watcher = null;
-    if (this.debounce !== null) clearTimeout(this.debounce);
-    this.debounce = null;
   }
 
   /** Whether `close()` was called. */
   get closed(): boolean {
     return this.snapshot === null;
   }
-}
-
-/** What keeps an address from having a record. */
-const enum Bad {
-  None,
-  Invalid,
-  Private,
-  Reserved,
-}
-
-/** The error code of each finding of `check()` (`IprecordError.code`). */
-const BAD_CODES = ['', 'INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP'] as const;
-
-/** An address parsed and checked. */
-interface Parsed {
-  version: IpVersion;
-  text: string;
-  kind: SpecialKind;
 }
 
 function countOf(own: string, options: AnswerOptions | undefined): string {

@@ -1,0 +1,73 @@
+/**
+ * An address parsed and checked for a lookup: what keeps it from having a
+ * record (malformed, private, reserved), with the service's messages.
+ * Reuses its buffers: one per engine, whose lookups are synchronous.
+ */
+
+import { InvalidIpError, invalidIpMessage, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from '../errors.js';
+import { carriesIpv4 } from './embedded.js';
+import { formatIp } from './format.js';
+import { parseIpInto, type IpVersion } from './parse.js';
+import { classify, SpecialKind, type SpecialTable } from './special.js';
+
+/** What keeps an address from having a record. */
+export const enum Bad {
+  None,
+  Invalid,
+  Private,
+  Reserved,
+}
+
+/** The error code of each finding of `check()` (`IprecordError.code`). */
+export const BAD_CODES = ['', 'INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP'] as const;
+
+/** An address parsed and checked. */
+export interface Parsed {
+  version: IpVersion;
+  /** Its canonical text. */
+  text: string;
+  kind: SpecialKind;
+}
+
+export class AddressCheck {
+  /** The address parsed (four words, most significant first; IPv4 in the last). */
+  readonly words = new Uint32Array(4);
+  readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
+
+  constructor(readonly special: SpecialTable) {}
+
+  /** Parses and checks an address into `words` and `parsed`: what keeps it from having a record, if anything. */
+  check(ip: unknown): Bad {
+    if (typeof ip !== 'string') return Bad.Invalid;
+    let version = parseIpInto(ip, this.words);
+    if (version === 0) return Bad.Invalid;
+    if (version === 6 && carriesIpv4(this.words)) {
+      // ::a.b.c.d and 64:ff9b::a.b.c.d answer as a.b.c.d (`embedded.ts`).
+      this.words[0] = 0;
+      version = 4;
+    }
+    const p = this.parsed;
+    p.version = version;
+    // A dotted quad that parsed is already canonical.
+    p.text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
+    p.kind = classify(this.special, version, this.words);
+    return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;
+  }
+
+  /**
+   * `check()`, with what it finds thrown.
+   * @throws InvalidIpError, PrivateIpError, ReservedIpError
+   */
+  address(ip: unknown): Parsed {
+    const bad = this.check(ip);
+    if (bad === Bad.Invalid) throw new InvalidIpError(ip);
+    if (bad === Bad.Private) throw new PrivateIpError(this.parsed.text);
+    if (bad === Bad.Reserved) throw new ReservedIpError(this.parsed.text);
+    return this.parsed;
+  }
+
+  /** The service's message for what `check(ip)` found (the address as parsed in `parsed`). */
+  message(bad: Bad, ip: unknown): string {
+    return bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+  }
+}
