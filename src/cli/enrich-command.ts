@@ -12,8 +12,8 @@ import { openSync, type Engine } from '../index.js';
 
 const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
 
-Adds the record of each row's address to a CSV, NDJSON or plain list file
-(gzip-compressed or not; standard input when the file is - or absent),
+Adds the record of each row's address to a CSV, NDJSON, plain list or log
+file (gzip-compressed or not; standard input when the file is - or absent),
 streaming, and writes the result to standard output. A row whose address
 is bad is kept, with the error in its error column (CSV) or as
 {"error": ...} under the key (NDJSON); a malformed line is kept the same way,
@@ -21,8 +21,14 @@ with its line number. A progress line shows on standard error when it is a
 terminal; a summary is printed there at the end.
 
 Options:
-  --format f       input: csv, ndjson or lines; default from the file name
-                   (.csv, .ndjson or .jsonl, else lines; .gz ignored), else lines
+  --format f       input: csv, ndjson, lines (one address a line) or log (any
+                   text: web servers' common and combined formats, the address
+                   first; kept whole in a line column or key); default from the
+                   file name (.csv, .ndjson or .jsonl, .log, else lines; .gz
+                   ignored), else lines
+  --regex r        log: a regular expression whose group ip (else its first
+                   group) is the address; default the line's first field
+                   ([v6]:port and a.b.c.d:port are read without the port)
   --column c       CSV: the address column, by header name or 0-based index;
                    default a column named ip, ip_address, address, client_ip,
                    remote_addr, ipaddress or src_ip, else the first
@@ -45,6 +51,7 @@ function formatOf(file: string | null): EnrichFormat {
   const name = (file ?? '').toLowerCase().replace(/\.gz$/, '');
   if (name.endsWith('.csv')) return 'csv';
   if (name.endsWith('.ndjson') || name.endsWith('.jsonl')) return 'ndjson';
+  if (name.endsWith('.log') || /access[._-]?log/.test(name)) return 'log';
   return 'lines';
 }
 
@@ -52,19 +59,27 @@ export async function runEnrich(argv: string[]): Promise<number> {
   const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
   const flags = argv.filter((a) => !positional.includes(a));
   // `-h` does not start with `--`, so it is among the positional arguments.
-  const parsed = commandOptions('enrich', ENRICH_USAGE, argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads']));
+  const parsed = commandOptions('enrich', ENRICH_USAGE, argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads', 'regex']));
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
   if (positional.length > 1) return usage(`one input file at most (got ${positional.join(', ')})`);
   const file = positional.length === 0 || positional[0] === '-' ? null : positional[0];
   const input = (o.format ?? formatOf(file)) as EnrichFormat;
-  if (!['csv', 'ndjson', 'lines'].includes(input)) return usage(`--format must be csv, ndjson or lines, not ${o.format}`);
+  if (!['csv', 'ndjson', 'lines', 'log'].includes(input)) return usage(`--format must be csv, ndjson, lines or log, not ${o.format}`);
   const output = (o.output ?? (input === 'csv' ? 'csv' : 'ndjson')) as 'csv' | 'ndjson';
   if (output !== 'csv' && output !== 'ndjson') return usage(`--output must be csv or ndjson, not ${o.output}`);
   // Options that the formats chosen would leave unused are refused, not ignored.
   if (o.column !== undefined && input !== 'csv') return usage(`--column applies to CSV input (the input is ${input})`);
   if (o.path !== undefined && input !== 'ndjson') return usage(`--path applies to NDJSON input (the input is ${input})`);
   if (o.key !== undefined && output !== 'ndjson') return usage('--key applies to NDJSON output (the output is csv)');
+  if (o.regex !== undefined && input !== 'log') return usage(`--regex applies to log input (the input is ${input})`);
+  if (o.regex !== undefined) {
+    try {
+      new RegExp(o.regex);
+    } catch (e) {
+      return usage(`--regex is not a regular expression: ${(e as Error).message}`);
+    }
+  }
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
   const fields = fieldList(o.fields);
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
@@ -120,7 +135,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
     process.stderr.write(`\r${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}   `);
   };
   try {
-    const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key }, progress, startThreads);
+    const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key, regex: o.regex }, progress, startThreads);
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r');
     if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);

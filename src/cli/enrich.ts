@@ -1,7 +1,9 @@
 /**
  * `iprecord enrich`: adds records to the rows of a file, streaming. Input:
  * CSV (the address column by name or index), NDJSON (the address by field
- * path) or a plain list of addresses, gzip-compressed or not. Output:
+ * path), a plain list of addresses, or log lines (web servers' common and
+ * combined formats: the first field; any text: a regular expression's
+ * group), gzip-compressed or not. Output:
  * NDJSON (each row with the record, or chosen fields, under a key) or CSV
  * (the row's columns, then chosen fields as columns, dotted paths such as
  * `asn.name` or `threat.is_tor` reaching into the record, then `error`).
@@ -35,6 +37,8 @@ export interface EnrichOptions {
   readonly fields?: readonly string[];
   /** NDJSON output: the key the record goes under. Default `iprecord`. */
   readonly key?: string;
+  /** Log input: a regular expression whose group `ip` (else its first group, else its match) is the address. Default: the line's first field. */
+  readonly regex?: string;
 }
 
 export interface EnrichSummary {
@@ -101,6 +105,29 @@ function at(value: unknown, path: readonly string[]): unknown {
   return v;
 }
 
+/**
+ * The address of a log line: `regex`'s group `ip` (else its first group,
+ * else its match), or the line's first field (common and combined log
+ * formats: `$remote_addr`, `%h`); without brackets and a port
+ * (`[2001:db8::1]:443`, `203.0.113.9:51234`). null: none.
+ */
+export function logAddress(line: string, regex: RegExp | null): string | null {
+  let field: string | undefined;
+  if (regex === null) field = /^\s*(\S+)/.exec(line)?.[1];
+  else {
+    const m = regex.exec(line);
+    field = m === null ? undefined : (m.groups?.ip ?? m[1] ?? m[0]);
+  }
+  if (field === undefined) return null;
+  if (field.startsWith('[')) {
+    const end = field.indexOf(']');
+    return end < 0 ? field : field.slice(1, end);
+  }
+  // One colon: IPv4 and a port (an IPv6 address has two or more).
+  const colon = field.indexOf(':');
+  return colon > 0 && field.indexOf(':', colon + 1) < 0 ? field.slice(0, colon) : field;
+}
+
 function csvCell(v: unknown): string {
   if (v === undefined || v === null) return '';
   const s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
@@ -123,6 +150,8 @@ export interface RowConfig {
   readonly column: number;
   /** CSV input, or NDJSON input to CSV output: the input's columns. */
   readonly inputColumns: readonly string[];
+  /** Log input: where the address is (`EnrichOptions.regex`). */
+  readonly regex: string | undefined;
 }
 
 export interface BatchOutput {
@@ -150,6 +179,7 @@ export function csvHeader(c: RowConfig): string {
 /** Turns a chunk of the input into output bytes: the work that threads share. */
 export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: ArrayBuffer | null): BatchOutput {
   const rows = rowsOf(chunk, c.input);
+  const regex = c.regex === undefined ? null : new RegExp(c.regex);
   const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
@@ -239,6 +269,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const row = (text: string, line: number, bad: string | null) => {
     if (bad !== null) return unreadable(text, line, bad);
     if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
+    if (c.input === 'log') return emit(null, { line: text }, logAddress(text, regex), null);
     if (c.input === 'ndjson') {
       let object: unknown;
       try {
@@ -294,8 +325,10 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
     addressPath: (o.path ?? 'ip').split('.'),
     column,
     inputColumns,
+    regex: o.regex,
   });
   if (o.input === 'lines') return { config: make(['ip'], 0), skip: 0 };
+  if (o.input === 'log') return { config: make(['line'], 0), skip: 0 };
   if (o.input === 'ndjson' && o.output === 'ndjson') return { config: make([], 0), skip: 0 };
   if (first === null || first.texts.length === 0) return null;
   if (o.input === 'ndjson') {
@@ -400,6 +433,6 @@ export async function enrich(
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
   // An input with no rows: CSV output still has its header when the columns are known.
-  if (!started && o.output === 'csv' && known !== null && (known.config.inputColumns.length > 0 || o.input === 'lines')) await send(out, Buffer.from(csvHeader(known.config)));
+  if (!started && o.output === 'csv' && known !== null && (known.config.inputColumns.length > 0 || o.input === 'lines' || o.input === 'log')) await send(out, Buffer.from(csvHeader(known.config)));
   return summary;
 }

@@ -17,7 +17,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { utf8BomLength } from '../files/read.js';
 import { MAX_ROW, RowEnd, RowScanner } from './records.js';
 
-export type EnrichFormat = 'csv' | 'ndjson' | 'lines';
+export type EnrichFormat = 'csv' | 'ndjson' | 'lines' | 'log';
 
 /** Whole rows of the input, as read. */
 export interface Chunk {

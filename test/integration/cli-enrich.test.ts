@@ -402,3 +402,64 @@ describe('enrich keeps what it does not read', () => {
     expect(csv.stderr).not.toMatch(/not UTF-8/);
   });
 });
+
+describe('iprecord enrich --format log', () => {
+  /** A combined-format access log: addresses of both families, IPv6 in brackets with a port, IPv4 with a port, private ones, garbage and blank lines. */
+  function accessLog(n: number): { text: string; lines: string[]; ips: string[] } {
+    const next = xorshift32(7);
+    const lines: string[] = [];
+    const ips: string[] = [];
+    const agents = ['Mozilla/5.0 (X11; Linux x86_64)', 'curl/8.5.0', 'Go-http-client/1.1', '-'];
+    for (let i = 0; i < n; i++) {
+      const a = next();
+      const kind = i % 17;
+      const v6 = `2a00:${(a & 0xffff).toString(16)}:${((a >>> 16) & 0xfff).toString(16)}::${(i & 0xff).toString(16)}`;
+      const ip = kind === 3 ? v6 : kind === 5 ? `192.168.${a & 255}.1` : kind === 8 ? v6 : kind === 11 ? 'garbage' : unicastV4(a);
+      const field = kind === 8 ? `[${ip}]:443` : kind === 13 ? `${ip}:${1024 + (a % 60000)}` : ip;
+      const request = `"GET /item/${a % 9973}?q=${i} HTTP/1.1" ${[200, 304, 404, 500][a & 3]} ${a % 50000}`;
+      lines.push(`${field} - - [26/Nov/2026:10:${String(i % 60).padStart(2, '0')}:00 +0000] ${request} "https://example.com/" "${agents[a % 4]}"`);
+      ips.push(ip);
+    }
+    // Blank lines are not rows.
+    return { text: lines.map((l, i) => (i % 1000 === 999 ? l + '\n' : l)).join('\n') + '\n', lines, ips };
+  }
+
+  it('keeps every line of a 200 000-line access log whole, with the record of its address (ports and brackets taken off) or its error', () => {
+    const log = accessLog(200_000);
+    const file = join(dir, 'access.log');
+    writeFileSync(file, log.text);
+    // Two worker threads: the log's chunks answered out of order and written in order.
+    const r = run(['enrich', file, '--fields', 'country_code,asn', '--threads', '2']);
+    expect(r.code, r.err).toBe(1);
+    const out = r.out.trimEnd().split('\n');
+    expect(out).toHaveLength(log.lines.length);
+    let good = 0;
+    const wrong: string[] = [];
+    out.forEach((text, i) => {
+      const row = JSON.parse(text) as { line: string; iprecord: Record<string, unknown> };
+      const want = expected(log.ips[i], ['country_code', 'asn']);
+      if ('record' in want) good++;
+      const same = row.line === log.lines[i] && JSON.stringify('record' in want ? row.iprecord : row.iprecord.error) === JSON.stringify('record' in want ? want.record : want.error);
+      if (!same && wrong.push(`${log.lines[i]}\n  ${text}`) > 5) throw new Error(wrong.join('\n'));
+    });
+    expect(wrong).toEqual([]);
+    expect(good).toBeGreaterThan(150_000);
+  });
+
+  it('finds the address with --regex (its group ip), writes CSV with the line first, and refuses --regex for other inputs', () => {
+    const text = 'ts=1 client=8.8.8.8 status=200\nts=2 client=[2606:4700::1111]:443 status=200\nts=3 status=500\n';
+    const r = run(['enrich', '--format', 'log', '--regex', 'client=(?<ip>\\S+)', '--output', 'csv', '--fields', 'country_code,asn.asn'], text);
+    expect(r.code, r.err).toBe(1);
+    const rows = r.out
+      .trimEnd()
+      .split('\n')
+      .map((l) => splitCsvLine(l));
+    expect(rows[0]).toEqual(['line', 'country_code', 'asn.asn', 'error']);
+    const v = (ip: string) => engine.lookup(ip);
+    expect(rows[1]).toEqual(['ts=1 client=8.8.8.8 status=200', v('8.8.8.8').country_code, v('8.8.8.8').asn?.asn, '']);
+    expect(rows[2]).toEqual(['ts=2 client=[2606:4700::1111]:443 status=200', v('2606:4700::1111').country_code, v('2606:4700::1111').asn?.asn, '']);
+    expect(rows[3]).toEqual(['ts=3 status=500', '', '', 'no address in this row']);
+    expect(run(['enrich', '--format', 'lines', '--regex', 'x'], '8.8.8.8\n').code).toBe(2);
+    expect(run(['enrich', '--format', 'log', '--regex', '('], '8.8.8.8\n').err).toMatch(/--regex is not a regular expression/);
+  });
+});
