@@ -13,7 +13,8 @@ if (existsSync(entry) && !ready) {
     const started = Date.now();
     const { openSync } = await import(entry.href);
     openSync().close();
-    console.log(`iprecord: embedded data ready (${Date.now() - started} ms)`);
+    // Standard error: standard output is npm's own (`npm pack --json`).
+    console.error(`iprecord: embedded data ready (${Date.now() - started} ms)`);
   } catch (e) {
     console.warn(`iprecord: could not prepare the embedded data now (${e.message}); it will be prepared on first use.`);
   }

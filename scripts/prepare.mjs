@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs';
 
 if (process.env.npm_command === 'exec' && existsSync(new URL('../dist/cli.js', import.meta.url))) process.exit(0);
 const npm = process.env.npm_execpath;
-const build = npm ? spawnSync(process.execPath, [npm, 'run', 'build'], { stdio: 'inherit' }) : spawnSync('npm run build', { stdio: 'inherit', shell: true });
+// The build's output goes to standard error: standard output is npm's own (`npm pack --json` answers JSON there).
+const stdio = ['inherit', 2, 'inherit'];
+const build = npm ? spawnSync(process.execPath, [npm, 'run', 'build'], { stdio }) : spawnSync('npm run build', { stdio, shell: true });
 if (build.status !== 0) process.exit(build.status ?? 1);
 await import('./postinstall.mjs');

@@ -68,7 +68,10 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
   it('the packed package installed with install scripts off: the first open compiles the default dataset, says so once, and answers', () => {
     // The clone of the test above holds the build (npm pack packs dist/ as it is).
     const clone = join(dir, 'iprecord');
-    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: clone, encoding: 'utf8' }).trim().split('\n').pop() as string;
+    // With its scripts (prepare builds again): standard output is npm's JSON alone, the build's output on standard error.
+    const [{ filename: packed }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as [
+      { filename: string },
+    ];
     const app = join(dir, 'app');
     const cache = join(dir, 'cache');
     mkdirSync(app);
