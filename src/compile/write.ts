@@ -112,6 +112,8 @@ export class CompiledDataset {
     let at = HEADER;
     const put = (a: Uint8Array | Uint32Array) => {
       const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      // Nothing for an empty section: zlib's crc32 of no bytes over an empty ArrayBuffer (a null pointer) is its initial value, 0.
+      if (bytes.length === 0) return;
       crc = crc32(bytes, crc);
       out(bytes);
       at += bytes.length;

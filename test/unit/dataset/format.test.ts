@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
-import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_STRING, PL, PLACE, readCounts, THR } from '../../../src/dataset/format.js';
+import { Interner } from '../../../src/compile/intern.js';
+import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
+import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, readCounts, THR } from '../../../src/dataset/format.js';
 import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
@@ -44,6 +46,15 @@ describe('dataset file', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('has the checksum of its bytes when a section is empty (no text outside ASCII)', () => {
+    const intern = new Interner();
+    const ref = ((intern.record(intern.location(null), intern.network(null), intern.threat(null, 0, 0, false)) << 8) | NO_ROUTE) >>> 0;
+    const family = (width: number) => ({ starts: new Uint32Array(width), refs: Uint32Array.of(ref), length: 1 });
+    const sections = internedSections(intern);
+    expect(sections.other.length).toBe(0);
+    new Dataset(new CompiledDataset(family(1), family(4), sections, { zones: [], builtAt: '', key: '', sources: [] }).toBuffer(), 'ascii only').verify();
   });
 
   it('opens what the compiler writes', () => {
