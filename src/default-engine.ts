@@ -4,7 +4,7 @@
  */
 
 import { openSync, type Engine, type LookupOptions } from './engine.js';
-import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
+import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
 
 let engine: Engine | null = null;
 
@@ -15,13 +15,13 @@ export function defaultEngine(): Engine {
 }
 
 /** `Engine.lookup` on the default engine. */
-export function lookup(ip: string, options?: LookupOptions): IpRecord {
-  return defaultEngine().lookup(ip, options);
+export function lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
+  return defaultEngine().lookup<F>(ip, options);
 }
 
 /** `Engine.tryLookup` on the default engine: an address without a record answers its error as a value. */
-export function tryLookup(ip: string, options?: LookupOptions): IpRecord | BulkError {
-  return defaultEngine().tryLookup(ip, options);
+export function tryLookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> | BulkError {
+  return defaultEngine().tryLookup<F>(ip, options);
 }
 
 /** `Engine.field` on the default engine. */
@@ -35,6 +35,6 @@ export function threat(ip: string): Threat {
 }
 
 /** `Engine.bulk` on the default engine. */
-export function bulk(ips: readonly string[], options?: LookupOptions): (IpRecord | BulkError)[] {
-  return defaultEngine().bulk(ips, options);
+export function bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
+  return defaultEngine().bulk<F>(ips, options);
 }

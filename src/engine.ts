@@ -21,11 +21,11 @@ import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } f
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
 import { nowMicros } from './time/zone.js';
-import type { BulkError, FieldName, IpRecord, Threat } from './types.js';
+import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
 
-export interface LookupOptions extends AnswerOptions {
-  /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']`. */
-  fields?: string | readonly string[];
+export interface LookupOptions<F extends Fields | undefined = Fields | undefined> extends AnswerOptions {
+  /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']` (the answer's type has those members: `RecordOf`). */
+  fields?: F;
 }
 
 /** How a record is answered for one caller (the server's keys and plans). */
@@ -154,10 +154,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Nested objects other than `time_zone`, `asn` and `carrier` are shared and frozen.
    * @throws InvalidIpError, PrivateIpError, ReservedIpError, InvalidFieldError, ClosedError
    */
-  lookup(ip: string, options?: LookupOptions): IpRecord {
+  lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
-    return this.record(snap, this.address(ip), fields, options);
+    return this.record(snap, this.address(ip), fields, options) as RecordOf<F>;
   }
 
   /**
@@ -168,11 +168,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * more). Tell the two apart with `'code' in answer`.
    * @throws InvalidFieldError, ClosedError
    */
-  tryLookup(ip: string, options?: LookupOptions): IpRecord | BulkError {
+  tryLookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> | BulkError {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
-    if (bad === Bad.None) return this.record(snap, this.ip.parsed, fields, options);
+    if (bad === Bad.None) return this.record(snap, this.ip.parsed, fields, options) as RecordOf<F>;
     return { message: this.ip.message(bad, ip), code: BAD_CODES[bad], status: 400 };
   }
 
@@ -272,13 +272,13 @@ export class Engine extends EventEmitter<EngineEvents> {
    * There is no limit on the number of addresses.
    * @throws InvalidBulkError when `ips` is not an array; InvalidFieldError
    */
-  bulk(ips: readonly string[], options?: LookupOptions): (IpRecord | BulkError)[] {
+  bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
     if (!Array.isArray(ips)) throw new InvalidBulkError();
     this.live();
     if (options?.fields !== undefined) parseFields(options.fields);
     return ips.map((ip) => {
       try {
-        return this.tryLookup(ip, options);
+        return this.tryLookup<F>(ip, options);
       } catch (e) {
         // A dataset error at one address (`InvalidDatasetError`) is that entry's answer too.
         if (!isIprecordError(e) || e.code === 'CLOSED') throw e;

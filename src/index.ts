@@ -30,4 +30,4 @@ export type { OpenOptions, SharedFile, SharedFiles } from './options.js';
 export type { DatabaseInfo } from './snapshot.js';
 export type { IprecordErrorCode } from './errors.js';
 export type { WriterOptions, WritableValue } from './mmdb/writer.js';
-export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, BulkError } from './types.js';
+export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, Fields, RecordOf, BulkError } from './types.js';

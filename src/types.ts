@@ -40,9 +40,10 @@ export interface Scores {
   readonly trust_score: number;
 }
 
+/** The threat object. `is_vpn` and `scores` are left out with the `basicThreat` option (the service's plans below Business). */
 export interface Threat {
   readonly is_tor: boolean;
-  readonly is_vpn: boolean;
+  readonly is_vpn?: boolean;
   readonly is_icloud_relay: boolean;
   readonly is_proxy: boolean;
   readonly is_datacenter: boolean;
@@ -52,7 +53,7 @@ export interface Threat {
   readonly is_threat: boolean;
   readonly is_bogon: boolean;
   readonly blocklists: readonly Blocklist[];
-  readonly scores: Scores;
+  readonly scores?: Scores;
 }
 
 export interface IpRecord {
@@ -84,6 +85,29 @@ export interface IpRecord {
 
 /** A selectable field name (CONTRACT.md). */
 export type FieldName = keyof IpRecord;
+
+/** The `fields` option: names in a list, or in text separated by commas (`'ip,city'`). */
+export type Fields = string | readonly string[];
+
+type Trim<S extends string> = S extends ` ${infer T}` ? Trim<T> : S extends `${infer T} ` ? Trim<T> : S;
+type Named<S extends string> = S extends `${infer A},${infer B}` ? Trim<A> | Named<B> : Trim<S>;
+
+/**
+ * The record a lookup answers with `fields` of type `F`: the fields named
+ * (in a list or text known to the compiler), else the whole record;
+ * `Partial<IpRecord>` when the names are known only at run time.
+ */
+export type RecordOf<F extends Fields | undefined> = [F] extends [undefined]
+  ? IpRecord
+  : F extends readonly (infer K extends string)[]
+    ? string extends K
+      ? Partial<IpRecord>
+      : Pick<IpRecord, Extract<K, FieldName>>
+    : F extends string
+      ? string extends F
+        ? Partial<IpRecord>
+        : Pick<IpRecord, Extract<Named<F>, FieldName>>
+      : never;
 
 /** A bulk entry that failed: the service's `{ message }`, plus `code` and `status`. */
 export interface BulkError {

@@ -202,7 +202,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   });
   const failure = { message: '' };
   /** The row's record (written, when `write`), or null with the error in `failure`. */
-  const answer = (ip: string | null, known: string | null, write: boolean): IpRecord | null | undefined => {
+  const answer = (ip: string | null, known: string | null, write: boolean): Partial<IpRecord> | null | undefined => {
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = 'no address in this row';
     // No address is this long: the message names its start, not a copy of the whole cell.

@@ -134,7 +134,7 @@ d('engine with the shared feeds compiled', () => {
     expect(tor.filter((t) => t.is_vpn).length).toBe(0);
     // Private relay egress runs on Akamai's and Fastly's networks (typed hosting): it is relay, not datacenter or VPN.
     const relay = firstOf('relay/ipranges-apple-proxy/ipv4.txt', 300).map((ip) => engine.threat(ip));
-    expect(relay.every((t) => t.is_icloud_relay && !t.is_vpn && !t.is_datacenter && t.scores.vpn_score === 0)).toBe(true);
+    expect(relay.every((t) => t.is_icloud_relay && !t.is_vpn && !t.is_datacenter && t.scores?.vpn_score === 0)).toBe(true);
   });
 
   it('lists blocklists and scores in the full record', () => {
@@ -142,8 +142,8 @@ d('engine with the shared feeds compiled', () => {
     expect(r.threat.is_known_attacker).toBe(true);
     expect(r.threat.blocklists.map((b) => b.name)).toContain('ipsum');
     for (const b of r.threat.blocklists) expect(Object.keys(b)).toEqual(['name', 'site', 'type']);
-    expect(r.threat.scores.threat_score).toBeGreaterThanOrEqual(90);
-    expect(r.threat.scores.trust_score).toBeLessThanOrEqual(10);
+    expect(r.threat.scores?.threat_score).toBeGreaterThanOrEqual(90);
+    expect(r.threat.scores?.trust_score).toBeLessThanOrEqual(10);
   });
 
   it('keeps its data when a reload finds a damaged threat.bin', async () => {

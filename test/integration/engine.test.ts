@@ -95,8 +95,8 @@ function checkRecord(r: IpRecord): void {
   expect(Object.keys(t)).toEqual(THREAT_KEYS);
   expect(t.is_anonymous).toBe(t.is_tor || t.is_proxy);
   expect(t.is_threat).toBe(t.is_known_abuser || t.is_known_attacker);
-  expect(Object.keys(t.scores)).toEqual(['vpn_score', 'proxy_score', 'threat_score', 'trust_score']);
-  for (const v of Object.values(t.scores)) expect(Number.isInteger(v) && v >= 0 && v <= 100).toBe(true);
+  expect(Object.keys(t.scores ?? {})).toEqual(['vpn_score', 'proxy_score', 'threat_score', 'trust_score']);
+  for (const v of Object.values(t.scores ?? {})) expect(Number.isInteger(v) && v >= 0 && v <= 100).toBe(true);
   expect(r.count).toMatch(/^\d+$/);
 }
 

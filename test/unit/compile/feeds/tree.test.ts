@@ -313,7 +313,7 @@ describe('flags where categories overlap', () => {
         expect(t.is_icloud_relay).toBe(relay || extraCats.includes('icloud_relay'));
         expect(t.is_datacenter).toBe(!relay && (listedCats.includes('datacenter') || extraCats.includes('datacenter')));
         expect(t.is_tor).toBe(listedCats.includes('tor') || extraCats.includes('tor'));
-        if (relay && !listedCats.includes('vpn') && !extraCats.includes('vpn')) expect(t.scores.vpn_score).toBe(0);
+        if (relay && !listedCats.includes('vpn') && !extraCats.includes('vpn')) expect(t.scores?.vpn_score).toBe(0);
       }),
       params,
     );
