@@ -93,10 +93,9 @@ function isAscii(buf: Buffer, from: number, to: number): boolean {
  * `a.b.c.d/n`, `a.b.c.d<TAB>hits`, an IPv6 address or block alone) are
  * read from the bytes directly; any
  * other line is read from its text by `listLine`, which gives the same
- * answer for those forms (a property test holds the two to that). `fast`
- * false reads every line from its text.
+ * answer for those forms (a property test holds the two to that).
  */
-export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true): ParsedFeed {
+export function parseList(bytes: Uint8Array, options: ParseOptions): ParsedFeed {
   // Most lines of a large list are IPv4 addresses of 12 to 16 bytes.
   const c = new Collector(Math.max(256, Math.ceil(bytes.length / 12)));
   const minHits = options.minHits ?? 0;
@@ -107,7 +106,7 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
   let line = 0;
   while (pos < n) {
     line++;
-    fastPath: if (fast) {
+    fastPath: {
       // Dotted quad: 1 to 3 digits per part, no leading zeros, each at most 255.
       let p = pos;
       let value = 0;
@@ -177,7 +176,7 @@ export function parseList(bytes: Uint8Array, options: ParseOptions, fast = true)
     if (end < 0) end = n;
     const stop = end > pos && buf[end - 1] === CR ? end - 1 : end;
     // An IPv6 address or block alone on its line (hex digits, two colons or more, a slash) is read from the bytes.
-    const bare = fast && bareV6(buf, pos, stop);
+    const bare = bareV6(buf, pos, stop);
     if (bare && v6FromBytes(buf, pos, stop, c)) {
       pos = end + 1;
       continue;
