@@ -17,14 +17,13 @@ import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { splitCsvLine } from '../text/csv.js';
 import type { Engine } from '../engine.js';
-import type { IpRecord } from '../types.js';
-import { isIprecordError } from '../errors.js';
-import { FIELD_NAMES, isFieldName } from '../record/fields.js';
-import { ByteWriter } from '../record/writer.js';
+import { isFieldName } from '../record/fields.js';
 import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
+import { csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
+export { enrichBatch, logAddress, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export interface EnrichOptions {
   readonly input: EnrichFormat;
@@ -88,79 +87,11 @@ export async function openInput(file: string | null): Promise<{ stream: AsyncIte
   return { stream: first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b ? gunzip(raw) : raw, bytesRead };
 }
 
-/** Characters of a bad row's text kept in its report. */
-const EXCERPT = 200;
-/** Longer than any address (an IPv6 address with an IPv4 tail is at most 45 characters). */
-const LONGEST_ADDRESS = 64;
-
 const ADDRESS_COLUMNS = ['ip', 'ip_address', 'address', 'client_ip', 'remote_addr', 'ipaddress', 'src_ip'];
-
-/** The value at a dotted path of an object, or undefined. */
-function at(value: unknown, path: readonly string[]): unknown {
-  let v = value;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string, unknown>)[p];
-  }
-  return v;
-}
-
-/**
- * The address of a log line: `regex`'s group `ip` (else its first group,
- * else its match), or the line's first field (common and combined log
- * formats: `$remote_addr`, `%h`); without brackets and a port
- * (`[2001:db8::1]:443`, `203.0.113.9:51234`). null: none.
- */
-export function logAddress(line: string, regex: RegExp | null): string | null {
-  let field: string | undefined;
-  if (regex === null) field = /^\s*(\S+)/.exec(line)?.[1];
-  else {
-    const m = regex.exec(line);
-    field = m === null ? undefined : (m.groups?.ip ?? m[1] ?? m[0]);
-  }
-  if (field === undefined) return null;
-  if (field.startsWith('[')) {
-    const end = field.indexOf(']');
-    return end < 0 ? field : field.slice(1, end);
-  }
-  // One colon: IPv4 and a port (an IPv6 address has two or more).
-  const colon = field.indexOf(':');
-  return colon > 0 && field.indexOf(':', colon + 1) < 0 ? field.slice(0, colon) : field;
-}
-
-function csvCell(v: unknown): string {
-  if (v === undefined || v === null) return '';
-  const s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 /** Writes a chunk, waiting while the output's buffer is full; `written` is called once it is out. */
 async function send(out: Writable, chunk: Uint8Array, written?: () => void): Promise<void> {
   if (!out.write(chunk, written === undefined ? undefined : (e) => e == null && written())) await new Promise<void>((resolve) => out.once('drain', resolve));
-}
-
-/** What a thread needs to turn rows into output, once the header is read. */
-export interface RowConfig {
-  readonly input: EnrichFormat;
-  readonly output: 'csv' | 'ndjson';
-  readonly key: string;
-  readonly fields: readonly string[] | undefined;
-  readonly addressPath: readonly string[];
-  /** CSV input: the address column. */
-  readonly column: number;
-  /** CSV input, or NDJSON input to CSV output: the input's columns. */
-  readonly inputColumns: readonly string[];
-  /** Log input: where the address is (`EnrichOptions.regex`). */
-  readonly regex: string | undefined;
-}
-
-export interface BatchOutput {
-  /** The output as UTF-8 (a worker thread moves the bytes to the main thread rather than copying them). */
-  readonly text: Uint8Array;
-  readonly rows: number;
-  readonly bad: number;
-  readonly malformed: number;
-  readonly replaced: number;
 }
 
 /** Checks the chosen fields; throws a usage error. */
@@ -169,142 +100,6 @@ function checkFields(o: EnrichOptions): void {
     if (o.output === 'ndjson' && !isFieldName(f)) throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
     if (!isFieldName(f.split('.')[0])) throw new Error(`${f} does not start with a field name`);
   }
-}
-
-/** The CSV output's header line: the input's columns, the chosen fields (default: every top-level field), `error`. */
-export function csvHeader(c: RowConfig): string {
-  return [...c.inputColumns, ...(c.fields ?? FIELD_NAMES), 'error'].map(csvCell).join(',') + '\n';
-}
-
-/** Turns a chunk of the input into output bytes: the work that threads share. */
-export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: ArrayBuffer | null): BatchOutput {
-  const rows = rowsOf(chunk, c.input);
-  const regex = c.regex === undefined ? null : new RegExp(c.regex);
-  const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
-  const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
-  const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
-  const out = new ByteWriter(rows.texts.length * 1536, spare);
-  let bad = 0;
-  let malformed = 0;
-  let replaced = 0;
-  // NDJSON rows of CSV cells, written as text: the columns as an object would hold them (first place, last
-  // value), the key's own column left out.
-  const plan: { prefix: Uint8Array; cell: number }[] = [];
-  const place = new Map<string, number>();
-  c.inputColumns.forEach((name, cell) => {
-    if (name === c.key) return;
-    const at = place.get(name);
-    if (at === undefined) {
-      place.set(name, plan.length);
-      plan.push({ prefix: Buffer.from((plan.length === 0 ? '{' : ',') + JSON.stringify(name) + ':'), cell });
-    } else plan[at].cell = cell;
-  });
-  const failure = { message: '' };
-  /** The row's record (written, when `write`), or null with the error in `failure`. */
-  const answer = (ip: string | null, known: string | null, write: boolean): Partial<IpRecord> | null | undefined => {
-    if (known !== null) failure.message = known;
-    else if (ip === null || ip === '') failure.message = 'no address in this row';
-    // No address is this long: the message names its start, not a copy of the whole cell.
-    else if (ip.length > LONGEST_ADDRESS) failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
-    else if (write && lookupOptions === undefined) {
-      if (engine.writeJson(ip, undefined, failure, out)) return undefined;
-    } else {
-      try {
-        if (!write) return engine.lookup(ip, lookupOptions);
-        out.text(engine.lookupJson(ip, lookupOptions));
-        return undefined;
-      } catch (e) {
-        if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
-        failure.message = e.message;
-      }
-    }
-    bad++;
-    return null;
-  };
-  /** The CSV row being written, as read: its cells are copied from it, byte for byte (`copied`). */
-  let raw: Uint8Array | null = null;
-  let copied = false;
-  const emit = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
-    if (c.output === 'ndjson') {
-      // The row, then the record (last, under the key, replacing a value the row had there) written in place.
-      if (object === null && cells !== null) {
-        for (let i = 0; i < plan.length; i++) {
-          out.bytes(plan[i].prefix);
-          out.jsonString(cells[plan[i].cell] ?? '');
-        }
-        out.latin1(plan.length === 0 ? '{' : ',');
-      } else {
-        const row: Record<string, unknown> = object ?? {};
-        delete row[c.key];
-        const base = JSON.stringify(row);
-        out.text(base.length === 2 ? '{' : base.slice(0, -1) + ',');
-      }
-      out.bytes(keyBytes);
-      if (answer(ip, known, true) === null) {
-        out.latin1('{"error":');
-        out.jsonString(failure.message);
-        out.latin1('}');
-      }
-      out.latin1('}\n');
-    } else {
-      const record = answer(ip, known, false) ?? null;
-      const values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
-      // A CSV row of as many cells as the header: its own bytes (what is not UTF-8 among them kept as it was).
-      if (raw !== null && cells !== null && cells.length === c.inputColumns.length) {
-        out.bytes(raw);
-        out.text(',' + values.map(csvCell).join(',') + '\n');
-        copied = true;
-        return;
-      }
-      const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.text([...c.inputColumns.map((_, i) => base[i]), ...values].map(csvCell).join(',') + '\n');
-    }
-  };
-  /** A row that cannot be read, written or looked up as it is: kept in its place with the reason. */
-  const unreadable = (text: string, line: number, reason: string) => {
-    malformed++;
-    emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, EXCERPT) }, null, `line ${line}: ${reason}`);
-  };
-  const row = (text: string, line: number, bad: string | null) => {
-    if (bad !== null) return unreadable(text, line, bad);
-    if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
-    if (c.input === 'log') return emit(null, { line: text }, logAddress(text, regex), null);
-    if (c.input === 'ndjson') {
-      let object: unknown;
-      try {
-        object = JSON.parse(text);
-      } catch {
-        object = undefined;
-      }
-      if (object === null || typeof object !== 'object' || Array.isArray(object)) {
-        malformed++;
-        return emit(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
-      }
-      const ip = at(object, c.addressPath);
-      return emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
-    }
-    const cells = splitCsvLine(text);
-    if (cells === null) return unreadable(text, line, 'malformed CSV');
-    emit(cells, null, (cells[c.column] ?? '').trim(), null);
-  };
-  for (let r = 0; r < rows.texts.length; r++) {
-    const mark = out.used;
-    const before = { bad, malformed };
-    raw = c.input === 'csv' ? rows.source.subarray(rows.spans[2 * r], rows.spans[2 * r + 1]) : null;
-    copied = false;
-    try {
-      row(rows.texts[r], rows.lines[r], rows.bad[r]);
-    } catch (e) {
-      // A row that cannot be written (JSON nested past the stack's depth) is one bad row, in its place.
-      if (isIprecordError(e)) throw e;
-      out.used = mark;
-      ({ bad, malformed } = before);
-      unreadable(rows.texts[r], rows.lines[r], `cannot be written (${(e as Error).message})`);
-    }
-    if (!copied && rows.notUtf8?.has(r) === true) replaced++;
-  }
-  return { text: out.result(), rows: rows.texts.length, bad, malformed, replaced };
 }
 
 /** Output buffers kept to be filled again. */
