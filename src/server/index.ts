@@ -15,7 +15,7 @@
  * the engine; this file only parses requests and writes responses.
  */
 
-import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { open, type Engine } from '../engine.js';
 import { isIprecordError } from '../errors.js';
@@ -27,6 +27,7 @@ import { WorkerLink } from './cluster.js';
 import { checkOptions, type Config, type ServerOptions } from './options.js';
 import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './request.js';
 import { AccessLog } from './log.js';
+import { JSON_TYPE, MAX_BULK, MESSAGES, Responder, TEXT_TYPE, type Exchange } from './respond.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
 export type { TrustProxy } from './client.js';
@@ -50,38 +51,10 @@ export interface IprecordServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const MAX_BULK = 100;
 const CALLBACK = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
-const JSON_TYPE = 'application/json; charset=utf-8';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
-const JS_TYPE = 'application/javascript; charset=utf-8';
 const LOOKUP_METHODS = 'GET, HEAD, OPTIONS';
 const BULK_METHODS = 'POST, OPTIONS';
 const COUNTS_EVERY_MS = 60_000;
-
-const MESSAGES = {
-  key: 'You have not provided a valid API Key.',
-  bulkPlan: 'Upgrade to a paid plan to make bulk requests.',
-  quota: 'You have exceeded your free quota. Upgrade to a paid plan to re-activate your account.',
-  bulkArray: 'You did not provide a valid JSON Array.',
-  bulkSize: `Bulk requests should not contain more than ${MAX_BULK} IP addresses.`,
-  callback: 'The callback parameter must be a JavaScript identifier (letters, digits, _ and $, dotted), at most 64 characters.',
-  notFound: 'Not found.',
-  method: 'Method not allowed.',
-  tooLarge: 'The request body is too large.',
-  host: 'Unknown host.',
-  internal: 'Internal server error.',
-} as const;
-
-/** One request and what is known of it so far. */
-interface Exchange {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly started: number;
-  account: Account | null;
-  /** A valid JSONP callback of the request. */
-  callback: string | null;
-}
 
 /**
  * Opens the engine (unless given) and builds the server; `listen()` starts it.
@@ -101,6 +74,7 @@ class ApiServer implements IprecordServer {
   readonly http: Server;
   private readonly flags = new Flags();
   private readonly log: AccessLog | null;
+  private readonly out: Responder;
   private readonly countsTimer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
 
@@ -113,6 +87,7 @@ class ApiServer implements IprecordServer {
     private readonly link: WorkerLink | null,
   ) {
     this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
+    this.out = new Responder(this.log, config.trustProxy);
     const headersTimeout = options.headersTimeout ?? 10_000;
     const requestTimeout = options.requestTimeout ?? 30_000;
     this.http = createHttpServer(
@@ -127,9 +102,9 @@ class ApiServer implements IprecordServer {
       },
       (req, res) => this.handle(req, res),
     );
-    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.clientError(err, socket));
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.out.clientError(err, socket));
     // CONNECT is no method of the API: 405 as JSON, where Node would close the socket without a word.
-    this.http.on('connect', (req: IncomingMessage, socket: Socket) => this.refuseRaw(socket, 405, MESSAGES.method, req, ['Allow', LOOKUP_METHODS]));
+    this.http.on('connect', (req: IncomingMessage, socket: Socket) => this.out.refuseRaw(socket, 405, MESSAGES.method, req, ['Allow', LOOKUP_METHODS]));
     if (options.countsFile !== undefined) {
       this.countsTimer = setInterval(() => this.saveCountsQuietly(), COUNTS_EVERY_MS);
       this.countsTimer.unref();
@@ -190,146 +165,64 @@ class ApiServer implements IprecordServer {
     try {
       this.route(ctx);
     } catch (e) {
-      this.failed(ctx, e);
+      this.out.failed(ctx, e);
     }
-  }
-
-  /** An error thrown while answering: the engine's 400s as they are, anything else a bare 500. */
-  private failed(ctx: Exchange, e: unknown): void {
-    if (ctx.res.headersSent) {
-      ctx.res.destroy();
-      return;
-    }
-    if (isIprecordError(e) && e.status === 400) return this.fail(ctx, 400, e.message);
-    process.emitWarning(`iprecord server: ${(e as Error)?.message ?? String(e)}`);
-    this.fail(ctx, 500, MESSAGES.internal);
-  }
-
-  /** Answers requests that the HTTP parser refused (bad syntax, headers too large, too slow) with a JSON error, then closes. */
-  private clientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    this.refuseRaw(socket, status, status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.', null);
-  }
-
-  /** A JSON error written on the socket itself (no response object: the request was refused or is CONNECT), logged, then the socket closed. */
-  private refuseRaw(socket: Socket, status: number, message: string, req: IncomingMessage | null, extra: readonly string[] = []): void {
-    const body = JSON.stringify({ message });
-    const headers = [
-      'Content-Type',
-      JSON_TYPE,
-      'Content-Length',
-      String(Buffer.byteLength(body)),
-      'X-Content-Type-Options',
-      'nosniff',
-      'Access-Control-Allow-Origin',
-      '*',
-      ...extra,
-      'Connection',
-      'close',
-    ];
-    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
-    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    socket.end(head + '\r\n' + body);
-    if (this.log !== null) {
-      const remote = req === null ? (socket.remoteAddress ?? '-') : clientAddress(socket.remoteAddress, req.headers, this.config.trustProxy);
-      this.log.request(remote, '-', req?.method ?? '-', req?.url ?? '-', req?.httpVersion ?? '1.1', status, Buffer.byteLength(body), 0);
-    }
-  }
-
-  /** Sends a response; `bytes`: the body is byte text (`record/bytes.ts`), written as it is. */
-  private send(ctx: Exchange, status: number, type: string, body: string | Buffer, extra?: readonly string[], bytes = false): void {
-    const length = typeof body === 'string' && !bytes ? Buffer.byteLength(body) : body.length;
-    // 204 has no content and names none.
-    const headers =
-      status === 204
-        ? ['X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*']
-        : ['Content-Type', type, 'Content-Length', String(length), 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*'];
-    if (extra !== undefined) headers.push(...extra);
-    ctx.res.writeHead(status, headers);
-    if (bytes) ctx.res.end(body, 'latin1');
-    else ctx.res.end(body);
-    if (this.log !== null) {
-      const { req } = ctx;
-      const remote = clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
-      this.log.request(remote, ctx.account?.label ?? '-', req.method ?? '-', req.url ?? '', req.httpVersion, status, length, performance.now() - ctx.started);
-    }
-  }
-
-  /**
-   * A JSON (or, with a valid callback, JSONP) body of a value; `bytes`: the
-   * JSON is byte text (full records, written without encoding them to UTF-8
-   * again; a valid callback is ASCII, so the wrapped text is byte text too).
-   */
-  private sendJson(ctx: Exchange, json: string, bytes = false): void {
-    if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json, undefined, bytes);
-    else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`, undefined, bytes);
-  }
-
-  /** The service's error body `{"message": ...}`, wrapped when the request has a valid callback. */
-  private fail(ctx: Exchange, status: number, message: string, extra?: readonly string[]): void {
-    const json = '{"message":' + JSON.stringify(message) + '}';
-    if (ctx.callback === null) this.send(ctx, status, JSON_TYPE, json, extra);
-    else this.send(ctx, status, JS_TYPE, `${ctx.callback}(${json});`, extra);
   }
 
   private route(ctx: Exchange): void {
     const { req } = ctx;
     const method = req.method ?? 'GET';
     // HTTP/1.1 requires Host (RFC 9112, 3.2).
-    if (req.headers.host === undefined && req.httpVersion === '1.1') return this.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
-    if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.fail(ctx, 404, MESSAGES.host);
+    if (req.headers.host === undefined && req.httpVersion === '1.1') return this.out.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
+    if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.out.fail(ctx, 404, MESSAGES.host);
     let target = req.url ?? '/';
     if (target.charCodeAt(0) !== 47 /* / */) {
       const path = absolutePath(target);
-      if (path === null) return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.fail(ctx, 404, MESSAGES.notFound);
+      if (path === null) return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.out.fail(ctx, 404, MESSAGES.notFound);
       target = path;
     }
     const q = target.indexOf('?');
     const path = this.unmount(q < 0 ? target : target.slice(0, q));
     const route = path === null ? null : parsePath(path);
-    if (route === null) return this.fail(ctx, 404, MESSAGES.notFound);
+    if (route === null) return this.out.fail(ctx, 404, MESSAGES.notFound);
     const allowed = route.op === Op.Bulk ? BULK_METHODS : LOOKUP_METHODS;
     if (method === 'OPTIONS') return this.preflight(ctx, allowed);
-    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
-    if (route.op === Op.Health) return this.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
+    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
+    if (route.op === Op.Health) return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
     if (route.op === Op.Flag) {
       const image = this.flags.get(route.name);
-      if (image === null) return this.fail(ctx, 404, this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).');
-      return this.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
+      if (image === null) return this.out.fail(ctx, 404, this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).');
+      return this.out.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
     }
 
     const query = q < 0 ? NO_QUERY : parseQuery(target.slice(q + 1));
     if (query.callback !== null) {
-      if (query.callback.length > 64 || !CALLBACK.test(query.callback)) return this.fail(ctx, 400, MESSAGES.callback);
+      if (query.callback.length > 64 || !CALLBACK.test(query.callback)) return this.out.fail(ctx, 400, MESSAGES.callback);
       ctx.callback = query.callback;
     }
     let header = req.headers['api-key'];
     if (Array.isArray(header)) header = header[0];
     const account = this.keys.find(query.key ?? header ?? null);
-    if (account === null) return this.fail(ctx, 401, MESSAGES.key);
+    if (account === null) return this.out.fail(ctx, 401, MESSAGES.key);
     ctx.account = account;
     const basicThreat = account.plan !== 'business';
 
     if (route.op === Op.Bulk) {
-      if (account.plan === 'free') return this.fail(ctx, 403, MESSAGES.bulkPlan);
+      if (account.plan === 'free') return this.out.fail(ctx, 403, MESSAGES.bulkPlan);
       return this.bulk(ctx, account, query.fields, basicThreat);
     }
     const now = Date.now();
-    if (!account.allows(1, now)) return this.fail(ctx, 403, MESSAGES.quota);
+    if (!account.allows(1, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
     const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) {
-      if (query.fields === null) return this.sendJson(ctx, this.engine.jsonBytes(ip, { count, basicThreat }), true);
-      return this.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
+      if (query.fields === null) return this.out.sendJson(ctx, this.engine.jsonBytes(ip, { count, basicThreat }), true);
+      return this.out.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
     }
     const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
     // A string field is plain text, anything else JSON (CONTRACT.md); JSONP always wraps JSON.
-    if (typeof value === 'string' && ctx.callback === null) return this.send(ctx, 200, TEXT_TYPE, value);
-    this.sendJson(ctx, JSON.stringify(value));
+    if (typeof value === 'string' && ctx.callback === null) return this.out.send(ctx, 200, TEXT_TYPE, value);
+    this.out.sendJson(ctx, JSON.stringify(value));
   }
 
   /** `POST /bulk`: the body read up to the limit, then one record (or `{ message }`) per address, in order. */
@@ -337,7 +230,7 @@ class ApiServer implements IprecordServer {
     const { req } = ctx;
     const limit = this.config.bodyLimit;
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) return this.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
+    if (declared > limit) return this.out.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
@@ -346,7 +239,7 @@ class ApiServer implements IprecordServer {
       size += chunk.length;
       if (size > limit) {
         done = true;
-        this.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
+        this.out.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
         return;
       }
       chunks.push(chunk);
@@ -357,7 +250,7 @@ class ApiServer implements IprecordServer {
       try {
         this.answerBulk(ctx, Buffer.concat(chunks, size).toString('utf8'), account, fields, basicThreat);
       } catch (e) {
-        this.failed(ctx, e);
+        this.out.failed(ctx, e);
       }
     });
     req.on('error', () => {
@@ -370,13 +263,13 @@ class ApiServer implements IprecordServer {
     try {
       ips = JSON.parse(text);
     } catch {
-      return this.fail(ctx, 400, MESSAGES.bulkArray);
+      return this.out.fail(ctx, 400, MESSAGES.bulkArray);
     }
-    if (!Array.isArray(ips)) return this.fail(ctx, 400, MESSAGES.bulkArray);
-    if (ips.length > MAX_BULK) return this.fail(ctx, 400, MESSAGES.bulkSize);
-    if (!ips.every((ip) => typeof ip === 'string')) return this.fail(ctx, 400, MESSAGES.bulkArray);
+    if (!Array.isArray(ips)) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
+    if (ips.length > MAX_BULK) return this.out.fail(ctx, 400, MESSAGES.bulkSize);
+    if (!ips.every((ip) => typeof ip === 'string')) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
     const now = Date.now();
-    if (!account.allows(ips.length, now)) return this.fail(ctx, 403, MESSAGES.quota);
+    if (!account.allows(ips.length, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
     const count = account.count(now, ips.length);
     let body = '[';
     if (fields === null) {
@@ -387,7 +280,7 @@ class ApiServer implements IprecordServer {
         if (i > 0) body += ',';
         body += this.engine.jsonBytes(ips[i] as string, options, failure) ?? '{"message":' + byteText(JSON.stringify(failure.message)) + '}';
       }
-      return this.sendJson(ctx, body + ']', true);
+      return this.out.sendJson(ctx, body + ']', true);
     }
     const options = { fields, count, basicThreat };
     for (let i = 0; i < ips.length; i++) {
@@ -400,11 +293,11 @@ class ApiServer implements IprecordServer {
         body += '{"message":' + JSON.stringify(e.message) + '}';
       }
     }
-    this.sendJson(ctx, body + ']');
+    this.out.sendJson(ctx, body + ']');
   }
 
   private preflight(ctx: Exchange, methods: string): void {
-    this.send(ctx, 204, TEXT_TYPE, '', ['Access-Control-Allow-Methods', methods, 'Access-Control-Allow-Headers', 'api-key, content-type, accept', 'Access-Control-Max-Age', '86400']);
+    this.out.send(ctx, 204, TEXT_TYPE, '', ['Access-Control-Allow-Methods', methods, 'Access-Control-Allow-Headers', 'api-key, content-type, accept', 'Access-Control-Max-Age', '86400']);
   }
 
   /** The path without a base path it is served under; null when it is under none. */
