@@ -343,7 +343,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Reads the whole dataset file again: its checksum, and that every
-   * range, row, text and fragment makes a well-formed record (the check
+   * range, row and value makes a well-formed record (the check
    * opening makes of a file not sealed; about 1 s for the default data,
    * on this thread). `iprecord info` runs it.
    * @throws InvalidDatasetError naming the defect; ClosedError

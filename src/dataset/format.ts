@@ -116,7 +116,7 @@ export class Dataset {
 
   /**
    * What the constructor leaves out: the checksum, and that every range,
-   * row, text and fragment is what a well-formed record needs
+   * row and value is what a well-formed record needs
    * (`verify.ts`). Opening a file runs it unless told not to.
    * @throws InvalidDatasetError naming the defect
    */

@@ -4,7 +4,7 @@
  * (`MmdbFile.find`), what its record gives resolved as the compiler
  * resolves it (`compile/sources.ts`), the threat feeds' label looked up,
  * the object built in CONTRACT.md's key order and given to
- * `JSON.stringify`. No partition, no index, no fragments.
+ * `JSON.stringify`. No partition, no index, no dataset.
  */
 
 import { Sources, type SourceFile } from '../../src/compile/sources.js';
