@@ -12,12 +12,20 @@ import { OTHER } from '../dataset/text.js';
 /** Records are numbered in 24 bits of a range's ref. */
 export const MAX_RECORDS = 1 << 24;
 
-/** Rows of one table, each stored once. */
+/**
+ * Rows of one table, in the order added. `row()` finds a row by its own
+ * values (an open-addressing hash over the rows themselves, made on its
+ * first call): a table keyed by JSON strings of the values held a million
+ * long strings and spent a third of the default compile building, hashing
+ * and collecting them.
+ */
 export class Table {
   rows: Uint32Array;
   count = 0;
-  private readonly ids = new Map<string | number, number>();
-  /** An empty table, or one that goes on from the rows of a compiled dataset's (`base`, found by other means than a key). */
+  /** Row ids by slot (-1: empty), twice as many slots as rows at least; null until `row()` is first called. */
+  private slots: Int32Array | null = null;
+
+  /** An empty table, or one that goes on from the rows of a compiled dataset's (`base`). */
   constructor(
     private readonly width: number,
     base?: Uint32Array,
@@ -29,71 +37,53 @@ export class Table {
     }
   }
 
-  /** The id of the row with this key, or -1. */
-  find(key: string | number): number {
-    return this.ids.get(key) ?? -1;
-  }
-
-  /** Adds a row under a new key (null: found by other means); its id. */
-  add(key: string | number | null, ...values: number[]): number {
+  /** Adds a row (its `width` first values); its id. */
+  add(values: ArrayLike<number>): number {
     const id = this.count++;
     if (this.rows.length < this.count * this.width) {
       const grown = new Uint32Array(this.rows.length * 2);
       grown.set(this.rows);
       this.rows = grown;
     }
-    this.rows.set(values, id * this.width);
-    if (key !== null) this.ids.set(key, id);
+    const { rows, width } = this;
+    for (let i = 0; i < width; i++) rows[id * width + i] = values[i];
     return id;
   }
-}
 
-/**
- * Ids by three whole numbers (a record's location, network and threat): an
- * open-addressing hash table over typed arrays. A Map keyed by their
- * combination held a million boxed numbers and allocated one per lookup
- * of the ten million ranges: a third of the default compile was GC.
- */
-export class TripleIndex {
-  private keys = new Int32Array(3 << 16);
-  private ids = new Int32Array(1 << 16).fill(-1);
-  private count = 0;
+  /** The id of the row with these values (its `width` first), added when there is none. */
+  row(values: ArrayLike<number>): number {
+    if (this.slots === null || (this.count + 1) * 2 > this.slots.length) this.index();
+    const { rows, width } = this;
+    const slots = this.slots as Int32Array;
+    const mask = slots.length - 1;
+    for (let i = this.slot(values, 0, mask); ; i = (i + 1) & mask) {
+      const id = slots[i];
+      if (id === -1) return (slots[i] = this.add(values));
+      let same = true;
+      for (let w = 0; w < width && same; w++) same = rows[id * width + w] === values[w] >>> 0;
+      if (same) return id;
+    }
+  }
 
-  private static slot(a: number, b: number, c: number, mask: number): number {
-    let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77) ^ Math.imul(c, 0xc2b2ae3d);
+  private slot(values: ArrayLike<number>, at: number, mask: number): number {
+    let h = 0x811c9dc5;
+    for (let w = 0; w < this.width; w++) h = Math.imul(h ^ values[at + w], 0x01000193);
     h ^= h >>> 15;
     return Math.imul(h, 0x2c1b3c6d) & mask;
   }
 
-  /** The id of (a, b, c), or -1. */
-  find(a: number, b: number, c: number): number {
-    const { keys, ids } = this;
-    const mask = ids.length - 1;
-    for (let i = TripleIndex.slot(a, b, c, mask); ids[i] !== -1; i = (i + 1) & mask) {
-      if (keys[i * 3] === a && keys[i * 3 + 1] === b && keys[i * 3 + 2] === c) return ids[i];
+  /** The slots made again for twice the rows there are, every row in them. */
+  private index(): void {
+    let size = 1 << 10;
+    while (size < (this.count + 1) * 4) size *= 2;
+    const slots = new Int32Array(size).fill(-1);
+    const mask = size - 1;
+    for (let id = 0; id < this.count; id++) {
+      let i = this.slot(this.rows, id * this.width, mask);
+      while (slots[i] !== -1) i = (i + 1) & mask;
+      slots[i] = id;
     }
-    return -1;
-  }
-
-  /** Adds (a, b, c), not yet present, with its id. */
-  add(a: number, b: number, c: number, id: number): void {
-    if (++this.count * 2 > this.ids.length) this.grow();
-    const { keys, ids } = this;
-    const mask = ids.length - 1;
-    let i = TripleIndex.slot(a, b, c, mask);
-    while (ids[i] !== -1) i = (i + 1) & mask;
-    keys[i * 3] = a;
-    keys[i * 3 + 1] = b;
-    keys[i * 3 + 2] = c;
-    ids[i] = id;
-  }
-
-  private grow(): void {
-    const { keys, ids } = this;
-    this.keys = new Int32Array(keys.length * 2);
-    this.ids = new Int32Array(ids.length * 2).fill(-1);
-    this.count = 1;
-    for (let i = 0; i < ids.length; i++) if (ids[i] !== -1) this.add(keys[i * 3], keys[i * 3 + 1], keys[i * 3 + 2], ids[i]);
+    this.slots = slots;
   }
 }
 
@@ -111,14 +101,51 @@ class Texts {
   }
 }
 
-/** The JSON text of the tables' values, each once, in the two parts of `dataset/text.ts`. */
+/** A number as the two words of its float64 (little-endian, as the file); -0 as 0, as its JSON text. */
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+function numberWords(v: number | null | undefined): Uint32Array {
+  f64[0] = v == null ? NaN : v + 0;
+  return f64Words;
+}
+
+/** Starts and ends of text, by the ids of the values they were made for. */
+class Slices {
+  private pairs = new Uint32Array(1 << 12);
+  set(id: number, start: number, end: number): void {
+    if (id * 2 >= this.pairs.length) {
+      const grown = new Uint32Array(this.pairs.length * 2);
+      grown.set(this.pairs);
+      this.pairs = grown;
+    }
+    this.pairs[id * 2] = start;
+    this.pairs[id * 2 + 1] = end;
+  }
+  copy(id: number, out: Uint32Array, at: number): void {
+    out[at] = this.pairs[id * 2];
+    out[at + 1] = this.pairs[id * 2 + 1];
+  }
+}
+
+/**
+ * The JSON text of the tables' values, each once, in the two parts of
+ * `dataset/text.ts`. Strings are found by themselves and numbers by their
+ * float64, so that the JSON text of a value is made only when it is new.
+ */
 export class TextPool {
   /** Values of ASCII only, and the others (after those of a compiled dataset's text: `base`). */
   readonly ascii: string[] = [];
   readonly other: string[] = [];
   private asciiUnits: number;
   private otherUnits: number;
+  /** Starts of JSON texts given whole (`add`, `known`). */
   private readonly starts = new Map<string, number>();
+  /** String values by themselves, and numbers by their float64: ids in their slices. */
+  private readonly strings = new Map<string, number>();
+  private readonly stringSlices = new Slices();
+  private readonly numbers = new Table(2);
+  private readonly numberSlices = new Slices();
+  private readonly scratch = new Uint32Array(2);
 
   constructor(base?: { asciiBytes: number; otherUnits: number }) {
     this.asciiUnits = base?.asciiBytes ?? 0;
@@ -127,10 +154,33 @@ export class TextPool {
 
   /** A value's start and end (ESCAPED set for a string with escapes; null: NO_STRING twice). */
   slice(value: unknown): [number, number] {
-    if (value === null || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return [NO_STRING, NO_STRING];
-    // -0 is written as 0, as JSON.stringify writes it.
-    const json = JSON.stringify(typeof value === 'number' ? value + 0 : value);
-    return this.add(json, typeof value === 'string' && json.length !== value.length + 2);
+    this.put(value, this.scratch, 0);
+    return [this.scratch[0], this.scratch[1]];
+  }
+
+  /** Writes a value's start and end at `out[at]` and `out[at + 1]` (as `slice`). */
+  put(value: unknown, out: Uint32Array, at: number): void {
+    if (typeof value === 'string') {
+      let id = this.strings.get(value);
+      if (id === undefined) {
+        const json = JSON.stringify(value);
+        id = this.strings.size;
+        this.strings.set(value, id);
+        this.stringSlices.set(id, ...this.text(json, json.length !== value.length + 2));
+      }
+      this.stringSlices.copy(id, out, at);
+    } else if (typeof value === 'number' && Number.isFinite(value)) {
+      const known = this.numbers.count;
+      const id = this.numbers.row(numberWords(value));
+      if (id === known) this.numberSlices.set(id, ...this.text(JSON.stringify(value + 0), false));
+      this.numberSlices.copy(id, out, at);
+    } else if (value === null || value === undefined || typeof value === 'number') {
+      out[at] = out[at + 1] = NO_STRING;
+    } else {
+      const [start, end] = this.add(JSON.stringify(value));
+      out[at] = start;
+      out[at + 1] = end;
+    }
   }
 
   /** Makes JSON text of the base's text at `start` known, so that it is not stored again. */
@@ -140,31 +190,28 @@ export class TextPool {
 
   /** JSON text's start and end (ESCAPED set when `escaped`). */
   add(json: string, escaped = false): [number, number] {
-    let start = this.starts.get(json);
-    if (start === undefined) {
-      if (/^[\x00-\x7f]*$/.test(json)) {
-        start = this.asciiUnits;
-        this.ascii.push(json);
-        this.asciiUnits += json.length;
-      } else {
-        start = OTHER + this.otherUnits;
-        this.other.push(json);
-        this.otherUnits += json.length;
-      }
-      if (this.asciiUnits >= OTHER || this.otherUnits >= ESCAPED - OTHER) throw new Error('too much text for one dataset');
-      this.starts.set(json, start);
+    const start = this.starts.get(json);
+    if (start !== undefined) return [start, (start + json.length + (escaped ? ESCAPED : 0)) >>> 0];
+    const slice = this.text(json, escaped);
+    this.starts.set(json, slice[0]);
+    return slice;
+  }
+
+  /** Stores JSON text; its start and end. */
+  private text(json: string, escaped: boolean): [number, number] {
+    let start: number;
+    if (/^[\x00-\x7f]*$/.test(json)) {
+      start = this.asciiUnits;
+      this.ascii.push(json);
+      this.asciiUnits += json.length;
+    } else {
+      start = OTHER + this.otherUnits;
+      this.other.push(json);
+      this.otherUnits += json.length;
     }
+    if (this.asciiUnits >= OTHER || this.otherUnits >= ESCAPED - OTHER) throw new Error('too much text for one dataset');
     return [start, (start + json.length + (escaped ? ESCAPED : 0)) >>> 0];
   }
-}
-
-/** A number as the two words of its float64 (little-endian, as the file). */
-const f64 = new Float64Array(1);
-const f64Words = new Uint32Array(f64.buffer);
-function numberWords(v: number | null | undefined): [number, number] {
-  // -0 is written as 0 in the JSON text: the same here.
-  f64[0] = v == null ? NaN : v + 0;
-  return [f64Words[0], f64Words[1]];
 }
 
 /** Rows, values and zones, each stored once. */
@@ -172,7 +219,11 @@ export class Interner {
   readonly text = new TextPool();
   readonly zones = new Texts();
   readonly tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Table(TABLES[t].length)])) as Record<TableName, Table>;
-  private readonly records = new TripleIndex();
+  /** Country rows by code, and threat rows by label, flags and staleness (`threat()`). */
+  private readonly countryIds = new Map<string, number>();
+  private readonly threatIds = new Map<number, number>();
+  /** The row being made (as wide as the widest). */
+  private readonly row = new Uint32Array(Math.max(...TABLE_NAMES.map((t) => TABLES[t].length)));
 
   zone(name: string | null): number {
     return name === null ? NO_ZONE : this.zones.id(name);
@@ -180,50 +231,67 @@ export class Interner {
 
   /** A location's row (its country's and place's rows made when new); null: no location. */
   location(part: Location | null): number {
-    const country = part?.country ?? null;
+    const { text, row } = this;
     const { countries, locations, places } = this.tables;
-    // Most source records repeat a location: found by its values, before any is stored.
-    const key = part === null ? '' : JSON.stringify([country?.country_code, part.city, part.region, part.region_code, part.region_type, part.latitude, part.longitude, part.postal, part.zone]);
-    const id = locations.find(key);
-    if (id >= 0) return id;
-    const { text } = this;
+    const country = part?.country ?? null;
     const code = country?.country_code ?? '';
-    let c = countries.find(code);
-    if (c < 0) c = countries.add(code, ...COUNTRY_VALUES.flatMap((k) => text.slice(country === null ? null : country[k])));
-    const placeValues = [part?.city, part?.region, part?.region_code, part?.region_type].flatMap((v) => text.slice(v ?? null));
-    const placeKey = placeValues.join(',');
-    let p = places.find(placeKey);
-    if (p < 0) p = places.add(placeKey, ...placeValues);
-    const [latitude, longitude] = [part?.latitude ?? null, part?.longitude ?? null];
-    const values = [part?.postal ?? null, latitude, longitude].flatMap((v) => text.slice(v));
-    return locations.add(key, ...numberWords(latitude), ...numberWords(longitude), c, this.zone(part?.zone ?? null), p, ...values, 0);
+    let c = this.countryIds.get(code);
+    if (c === undefined) {
+      COUNTRY_VALUES.forEach((k, i) => text.put(country === null ? null : country[k], row, i * 2));
+      c = countries.add(row);
+      this.countryIds.set(code, c);
+    }
+    text.put(part?.city, row, 0);
+    text.put(part?.region, row, 2);
+    text.put(part?.region_code, row, 4);
+    text.put(part?.region_type, row, 6);
+    const p = places.row(row);
+    row.set(numberWords(part?.latitude), 0);
+    row.set(numberWords(part?.longitude), 2);
+    row[4] = c;
+    row[5] = this.zone(part?.zone ?? null);
+    row[6] = p;
+    text.put(part?.postal, row, 7);
+    text.put(part?.latitude, row, 9);
+    text.put(part?.longitude, row, 11);
+    row[13] = 0;
+    return locations.row(row);
   }
 
   /** A network owner's row; null: no network. */
   network(n: NetworkOwner | null): number {
-    const values = [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].flatMap((v) => this.text.slice(v ?? null));
-    const key = values.join(',');
-    const id = this.tables.networks.find(key);
-    return id >= 0 ? id : this.tables.networks.add(key, ...values);
+    [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].forEach((v, i) => this.text.put(v, this.row, i * 2));
+    return this.tables.networks.row(this.row);
   }
 
   /** A threat part: the feeds' label and the flags the data sets; `routed`: the network data has a route there (`staleBogon`). */
   threat(tree: ThreatTree | null, label: number, flags: number, routed: boolean): number {
     const stale = tree !== null && label !== 0 && staleBogon(tree, label, routed);
     const key = (label * 256 + flags) * 2 + (stale ? 1 : 0);
-    const id = this.tables.threats.find(key);
-    if (id >= 0) return id;
-    const t = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
-    return this.tables.threats.add(key, ...this.text.add(JSON.stringify(t)), ...this.text.add(JSON.stringify(basicThreat(t))), flags);
-  }
-  /** @throws Error past MAX_RECORDS */
-  record(location: number, network: number, threat: number): number {
-    const found = this.records.find(location, network, threat);
-    if (found >= 0) return found;
-    const records = this.tables.records;
-    if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
-    const id = records.add(null, location, network, threat);
-    this.records.add(location, network, threat, id);
+    let id = this.threatIds.get(key);
+    if (id === undefined) {
+      const t = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
+      id = this.tables.threats.add([...this.text.add(JSON.stringify(t)), ...this.text.add(JSON.stringify(basicThreat(t))), flags]);
+      this.threatIds.set(key, id);
+    }
     return id;
   }
+
+  /** @throws Error past MAX_RECORDS */
+  record(location: number, network: number, threat: number): number {
+    return recordRow(this.tables.records, location, network, threat, this.row);
+  }
+}
+
+/**
+ * The id of the record row of a location, network and threat, added when new (`scratch`: three words at least).
+ * @throws Error past MAX_RECORDS
+ */
+export function recordRow(records: Table, location: number, network: number, threat: number, scratch: Uint32Array): number {
+  scratch[0] = location;
+  scratch[1] = network;
+  scratch[2] = threat;
+  const id = records.row(scratch);
+  if (id >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
+  return id;
 }

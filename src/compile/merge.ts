@@ -13,14 +13,14 @@
  * are kept as they are; threat rows, their text and records are added
  * after them. Neighbours that end up with one ref are
  * merged, as the full compile merges them, so both compiles give the same
- * partition and the same answers (`test/unit/compile/merge.test.ts`).
+ * partition and the same answers (`test/integration/dataset.test.ts`).
  */
 
 import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
-import { MAX_RECORDS, Table, TextPool, TripleIndex } from './intern.js';
+import { recordRow, Table, TextPool } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
 import { CompiledDataset, type Family } from './write.js';
 
@@ -39,7 +39,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   const text = new TextPool(counts);
   for (let at = 0; at < base.threats.length; at += THREAT) for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
   const threatIds = new Map<number, number>();
-  const recordIds = new TripleIndex();
+  const scratch = new Uint32Array(3);
   /** The ref of a range of the base ref `ref` that the feeds label `label`. */
   const labelled = (ref: number, label: number): number => {
     const prefix = ref & 255;
@@ -50,17 +50,12 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
     let threat = threatIds.get(threatKey);
     if (threat === undefined) {
       const t = labelledThreat(tree, label, flags, routed);
-      threat = threats.add(null, ...text.add(JSON.stringify(t)), ...text.add(JSON.stringify(basicThreat(t))), flags);
+      threat = threats.add([...text.add(JSON.stringify(t)), ...text.add(JSON.stringify(basicThreat(t))), flags]);
       threatIds.set(threatKey, threat);
     }
     const location = base.records[rec];
     const network = base.records[rec + 1];
-    let record = recordIds.find(location, network, threat);
-    if (record < 0) {
-      if (records.count >= MAX_RECORDS) throw new Error('too many distinct records for one dataset');
-      record = records.add(null, location, network, threat);
-      recordIds.add(location, network, threat, record);
-    }
+    const record = recordRow(records, location, network, threat, scratch);
     return ((record << 8) | prefix) >>> 0;
   };
   const families = ([4, 6] as const).map((version) => mergeFamily(base, tree, version, labelled));
