@@ -6,7 +6,7 @@ const PUBLIC = { index: 'src/index.ts', server: 'src/server/index.ts' };
 // `npm run build` empties dist/ first; the two builds run side by side.
 export default defineConfig([
   {
-    // ESM: the library, the server, the CLI and the worker threads (feed builder, enrich, dataset check, Parquet export) share chunks of code.
+    // ESM: the library, the server, the CLI and the worker threads (feed builder, enrich, dataset check, Parquet export, range CSVs) share chunks of code.
     entry: {
       ...PUBLIC,
       cli: 'src/cli/index.ts',
@@ -15,6 +15,7 @@ export default defineConfig([
       'enrich-worker': 'src/cli/enrich-worker.ts',
       'verify-worker': 'src/dataset/verify-worker.ts',
       'parquet-worker': 'src/export/parquet-worker.ts',
+      'range-csv-worker': 'src/compile/range-csv-worker.ts',
     },
     format: ['esm'],
     dts: { entry: PUBLIC },

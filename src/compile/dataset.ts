@@ -10,6 +10,7 @@
 import { NO_ROUTE, type DatasetMeta } from '../dataset/format.js';
 import { classify, SpecialKind, type SpecialTable } from '../ip/special.js';
 import type { IpVersion } from '../ip/parse.js';
+import { IdMap } from './id-map.js';
 import { Interner } from './intern.js';
 import { CompiledDataset, internedSections, type Family } from './write.js';
 
@@ -18,6 +19,9 @@ import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { Sources } from './sources.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
+
+/** A source record not met yet (ids are NONE or 0 and up). */
+const UNSEEN = -2;
 
 /** Told what the compiler does: a step, and the share of the work done before it (0 to 1). */
 export type Progress = (step: string, done: number) => void;
@@ -61,30 +65,36 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
   const bits = version === 4 ? 32 : 128;
   const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
   // Geo layers: a location id per range.
-  const geoIds = snap.geo.map(() => new Map<number, number>());
+  const geoIds = snap.geo.map(() => new IdMap());
   const geoLayers = snap.geo.map((src, i) => {
     const layer = new Ranges();
+    // Half the networks of the default data have the record of the one before.
+    let lastOffset = -1;
+    let id = NONE;
     src.file.forEachNetwork(version, (words, prefix, offset) => {
-      let id = geoIds[i].get(offset);
-      if (id === undefined) {
-        const part = src.at(offset);
-        id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
-        geoIds[i].set(offset, id);
+      if (offset !== lastOffset) {
+        lastOffset = offset;
+        id = geoIds[i].get(offset, UNSEEN);
+        if (id === UNSEEN) {
+          const part = src.at(offset);
+          id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
+          geoIds[i].set(offset, id);
+        }
       }
       if (id !== NONE) layer.pushNetwork(words, prefix, bits, id);
     });
     return layer;
   });
   // ASN layers: a network ordinal per range (each network is its own range: its route), with its record and prefix.
-  const networkIds = snap.asn.map(() => new Map<number, number>());
+  const networkIds = snap.asn.map(() => new IdMap());
   const ordinals: number[] = [];
   const prefixes: number[] = [];
   progress(`network owners (${resolved.locations.length.toLocaleString('en')} locations so far)`, 0.47);
   const asnLayers = snap.asn.map((src, i) => {
     const layer = new Ranges();
     src.file.forEachNetwork(version, (words, prefix, offset) => {
-      let id = networkIds[i].get(offset);
-      if (id === undefined) {
+      let id = networkIds[i].get(offset, UNSEEN);
+      if (id === UNSEEN) {
         const r = src.at(offset);
         id = r === null ? NONE : resolved.networks.push({ row: intern.network(r), flags: r.flags }) - 1;
         networkIds[i].set(offset, id);

@@ -118,7 +118,11 @@ export interface Overlay {
  */
 export function overlay(layers: readonly Ranges[], last: ArrayLike<number>): Overlay {
   const k = layers.length;
-  let cap = 1024;
+  // As many as the layers' ranges together: on the default data more than the overlay has, so the arrays never grow.
+  let cap = Math.max(
+    1024,
+    layers.reduce((n, l) => n + l.length, 0),
+  );
   let starts = new Uint32Array(cap * 4);
   let values = layers.map(() => new Int32Array(cap));
   let length = 0;

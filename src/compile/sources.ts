@@ -19,8 +19,8 @@ import { detectSchema, ROLES } from './geo/schema.js';
 import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
 import type { IpVersion } from '../ip/parse.js';
-import { RangeCsv, readAsnRows, type RangeReader } from './range-csv.js';
-import { readGeoRows } from './geo-csv.js';
+import { RangeCsv } from './range-csv.js';
+import { readRangeCsvSoon } from './range-csv-thread.js';
 import { describeOrigin } from './origins/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../options.js';
@@ -167,9 +167,14 @@ export interface FactsDatabase<R extends Role> {
  */
 export function openDatabase<R extends Role>(source: SourceFile, role: R): FactsDatabase<R> {
   if (isCsv(source)) {
-    if (role === 'geo') return geoCsvDatabase(source) as unknown as FactsDatabase<R>;
+    if (role === 'geo') return rangeCsv(source, 'geo', 'geo ranges', (file, offset) => file.owners[offset]) as FactsDatabase<R>;
     if (role !== 'asn') throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as geo or ASN data only.`);
-    return csvDatabase(source) as unknown as FactsDatabase<R>;
+    return rangeCsv(source, 'asn', 'ASN ranges (start,end,asn,organisation)', (file, offset) => ({
+      asn: file.owners[offset].asn,
+      name: file.owners[offset].name,
+      domain: null,
+      carrier: null,
+    })) as FactsDatabase<R>;
   }
   const path = source as string;
   let buf: Buffer;
@@ -191,8 +196,12 @@ export function openDatabase<R extends Role>(source: SourceFile, role: R): Facts
 /** A database whose facts are resolved to what they give a record. */
 function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: RoleFacts[R]) => T | null): Database<T> {
   return {
-    file: db.file,
-    info: db.info,
+    get file() {
+      return db.file;
+    },
+    get info() {
+      return db.info;
+    },
     at: (offset) => {
       const facts = db.facts(offset);
       return facts === null ? null : resolve(facts);
@@ -201,43 +210,49 @@ function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: Role
 }
 
 /**
- * Range CSV files of a role read into networks, with what `info()` says of them.
- * @throws InvalidDatasetError when they cannot be read or hold no rows
+ * Range CSV files of a role as a database, read on another thread when
+ * large (`range-csv-thread.ts`): its file and info are there when first
+ * asked for.
+ * @throws InvalidDatasetError (when first asked for) when they cannot be read or hold no rows
  */
-function rangeCsv<T>(source: SourceFile, read: RangeReader<T>, role: 'geo' | 'asn', what: string): { file: RangeCsv<T>; info: DatabaseInfo } {
+function rangeCsv<R extends 'geo' | 'asn'>(source: SourceFile, role: R, what: string, facts: (file: RangeCsv<RoleFacts[R]>, offset: number) => RoleFacts[R]): FactsDatabase<R> {
   const path = typeof source === 'string' ? source : source.path;
   const files = typeof source === 'string' ? [source] : source.csv;
-  let file: RangeCsv<T>;
-  try {
-    file = new RangeCsv(files, read);
-  } catch (e) {
-    throw new InvalidDatasetError(`Cannot read ${what} ${path}: ${(e as Error).message}`, { cause: e });
-  }
-  if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ${what} in it.`);
-  const info: DatabaseInfo = {
-    role,
-    path,
-    schema: role === 'geo' ? 'geo-csv' : 'asn-csv',
-    databaseType: role === 'geo' ? 'Geo ranges (CSV)' : 'ASN ranges (CSV)',
-    buildEpoch: file.modified.toISOString(),
-    ipVersion: 6,
-    nodeCount: file.rows,
-    bytes: file.bytes,
-    ...describeOrigin(files[0], null),
+  const reading = readRangeCsvSoon<RoleFacts[R]>(files, role);
+  let opened: { file: RangeCsv<RoleFacts[R]>; info: DatabaseInfo } | undefined;
+  const open = () => {
+    if (opened !== undefined) return opened;
+    let file: RangeCsv<RoleFacts[R]>;
+    try {
+      file = new RangeCsv(reading.parts());
+    } catch (e) {
+      throw new InvalidDatasetError(`Cannot read ${what} ${path}: ${(e as Error).message}`, { cause: e });
+    }
+    if (file.rows === 0) throw new InvalidDatasetError(`${path}: no ${what} in it.`);
+    const info: DatabaseInfo = {
+      role,
+      path,
+      schema: role === 'geo' ? 'geo-csv' : 'asn-csv',
+      databaseType: role === 'geo' ? 'Geo ranges (CSV)' : 'ASN ranges (CSV)',
+      buildEpoch: file.modified.toISOString(),
+      ipVersion: 6,
+      nodeCount: file.rows,
+      bytes: file.bytes,
+      ...describeOrigin(files[0], null),
+    };
+    return (opened = { file, info });
   };
-  return { file, info };
-}
-
-/** ASN range CSVs as a database. */
-function csvDatabase(source: SourceFile): FactsDatabase<'asn'> {
-  const { file, info } = rangeCsv(source, readAsnRows, 'asn', 'ASN ranges (start,end,asn,organisation)');
-  return { file, info, facts: (offset) => ({ asn: file.owners[offset].asn, name: file.owners[offset].name, domain: null, carrier: null }) };
-}
-
-/** Geo range CSVs (`geo-csv.ts`) as a database. */
-function geoCsvDatabase(source: SourceFile): FactsDatabase<'geo'> {
-  const { file, info } = rangeCsv(source, readGeoRows, 'geo', 'geo ranges');
-  return { file, info, facts: (offset) => file.owners[offset] };
+  // Files read already (small ones) are checked now: their errors are thrown here.
+  if (reading.read) open();
+  return {
+    get file() {
+      return open().file;
+    },
+    get info() {
+      return open().info;
+    },
+    facts: (offset) => facts(open().file, offset),
+  };
 }
 
 function anonymousFlags(facts: AnonymousFacts): number {

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyAsn } from '../../../../src/compile/asn/classify.js';
 import { compileAsnCsv } from '../../../../src/compile/asn/compile.js';
-import { RangeCsv, readAsnRows } from '../../../../src/compile/range-csv.js';
+import { RangeCsv, readAsnRows, readRangeCsv } from '../../../../src/compile/range-csv.js';
+import { readRangeCsvSoon } from '../../../../src/compile/range-csv-thread.js';
 import { fromBigInt, toBigInt } from '../../../../src/ip/ranges.js';
 import { parseIp } from '../../../../src/ip/address.js';
 import { formatIp } from '../../../../src/ip/format.js';
@@ -84,7 +85,7 @@ describe('ASN CSV compiler', () => {
       fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }), (raw, extra) => {
         const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
         const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${r.name}`).join('\n') + '\n');
-        const table = new RangeCsv([path], readAsnRows);
+        const table = new RangeCsv(readRangeCsv([path], readAsnRows));
         expect(table.rows).toBe(rows.length);
         // The networks: in order, disjoint, each inside one row that wins on all of it, together covering the rows' union.
         let covered = 0n;
@@ -118,6 +119,27 @@ describe('ASN CSV compiler', () => {
       }),
       { seed: seed(), numRuns: 200 },
     );
+  });
+
+  it('read on a worker thread (large files) as on the calling thread, and its errors', () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `${i >> 8}.${i & 255}.0.0,${i >> 8}.${i & 255}.255.255,${64500 + (i % 7)},Net ${i % 5}`);
+    lines.push('2001:db8::,2001:db8::ffff,64496,"Doc, Inc."', 'garbage');
+    const path = csv(lines.join('\n') + '\n');
+    const here = readRangeCsv([path], readAsnRows);
+    // Every file is large past 0 bytes: read on a thread.
+    const reading = readRangeCsvSoon([path], 'asn', 0);
+    expect(reading.read).toBe(false);
+    const there = reading.parts();
+    expect(reading.thread).toBe(true);
+    expect(there).toEqual(here);
+    expect(there.networks[4].length).toBeGreaterThan(2999);
+    expect(there.badLines.map((b) => b.line)).toEqual([3002]);
+    const missing = readRangeCsvSoon([join(dir, 'missing.csv')], 'asn', 0);
+    expect(missing.read).toBe(false);
+    expect(() => missing.parts()).toThrow(/ENOENT/);
+    expect(missing.thread).toBe(true);
+    // Small files are read at once, here.
+    expect(readRangeCsvSoon([path], 'asn').read).toBe(true);
   });
 
   it('reports bad lines with file and line number, and keeps the good ones', () => {
