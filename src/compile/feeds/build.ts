@@ -285,7 +285,7 @@ async function compileAll(
  * Builds into a directory: `threat.bin`, then (unless `options.dataset` is
  * false) `dataset.iprd`, the feeds merged into the configuration's
  * sources' own dataset in a child process (`compile/run.ts`: about 3 s
- * for the default data; 30 s and 1.7 GB more when the sources changed),
+ * for the default data; 13 s and 1.2 GB more when the sources changed),
  * then `manifest.json`, each replaced atomically. URL feeds and databases
  * are read from `dataDir`'s downloads (default: `dir`).
  * @throws InvalidDatasetError when a source cannot be compiled
