@@ -4,20 +4,15 @@
  * mmdb-lib parses and checks the metadata (record size, node count, IP
  * version); iprecord walks the search tree itself on the uint32 words of an
  * already parsed address, and decodes with its own bounded `Decoder`. The
- * walk and the decoder are chosen once, at open, for the file's record size.
- *
- * Search tree layout (MaxMind DB format 2.0): `nodeCount` nodes of two records
- * each, `recordSize` bits per record. 24: bytes 0-2 left, 3-5 right. 28: left
- * is the high nibble of byte 3 then bytes 0-2; right is the low nibble of
- * byte 3 then bytes 4-6. 32: bytes 0-3 left, 4-7 right. A record below
- * `nodeCount` is a node, equal to it means "no data", above it points to data
- * at `record - nodeCount - 16` in the data section.
+ * walk and the decoder are chosen once, at open, for the file's record size
+ * (the tree's layout: `tree.ts`).
  */
 
 import { Reader } from 'mmdb-lib';
 import { InvalidDatasetError } from '../errors.js';
 import type { IpVersion } from '../ip/parse.js';
 import { Decoder, type MmdbValue } from './decoder.js';
+import { Jump, JUMP_BITS, READS, walked, WALKS, type Walk } from './tree.js';
 
 /** The 16 zero bytes between the search tree and the data section. */
 const DATA_SECTION_SEPARATOR_SIZE = 16;
@@ -32,67 +27,6 @@ export interface MmdbMetadata {
   readonly languages: readonly string[];
   readonly description: Readonly<Record<string, string>>;
 }
-
-type Walk = (buf: Buffer, node: number, words: ArrayLike<number>, firstWord: number, depth: number, bits: number, nodeCount: number, leaf: number) => number;
-
-/**
- * Walks the words from bit `depth` (counted from `words[firstWord]`) until
- * bit `bits` or a record that is not a node. Returns the final record; the
- * depth reached is left in `walkDepth` and the last step in `walkLeaf`.
- */
-let walkDepth = 0;
-/** Node and branch of the last step: `node * 2 + bit`, unique per network. */
-let walkLeaf = 0;
-
-function makeWalk(read: (buf: Buffer, node: number, bit: number) => number): Walk {
-  return (buf, node, words, firstWord, depth, bits, nodeCount, leaf) => {
-    let word = words[firstWord + (depth >>> 5)];
-    while (depth < bits && node < nodeCount) {
-      const bit = (word >>> (31 - (depth & 31))) & 1;
-      leaf = node * 2 + bit;
-      node = read(buf, node, bit);
-      depth++;
-      if ((depth & 31) === 0 && depth < bits) word = words[firstWord + (depth >>> 5)];
-    }
-    walkDepth = depth;
-    walkLeaf = leaf;
-    return node;
-  };
-}
-
-/** Bits resolved by a `Jump` table. */
-const JUMP_BITS = 16;
-
-/**
- * Where the walk stands after the first 16 bits of an address, per value of
- * those bits, filled on first use: a lookup walks only the remaining bits
- * (8 more for most IPv4 networks instead of 24). `node` holds the node at
- * depth 16, or the final record when the walk ended sooner (then `depth`
- * and `leaf` say where); 0 marks an entry not filled yet (no walk of one
- * step or more ends at the root of a valid tree).
- */
-class Jump {
-  readonly node = new Uint32Array(1 << JUMP_BITS);
-  readonly depth = new Uint8Array(1 << JUMP_BITS);
-  readonly leaf = new Float64Array(1 << JUMP_BITS);
-}
-
-const read24 = (buf: Buffer, node: number, bit: number): number => {
-  const o = node * 6 + bit * 3;
-  return (buf[o] << 16) | (buf[o + 1] << 8) | buf[o + 2];
-};
-const read28 = (buf: Buffer, node: number, bit: number): number => {
-  const o = node * 7;
-  if (bit === 0) return ((buf[o + 3] & 0xf0) << 20) | (buf[o] << 16) | (buf[o + 1] << 8) | buf[o + 2];
-  return ((buf[o + 3] & 0x0f) << 24) | (buf[o + 4] << 16) | (buf[o + 5] << 8) | buf[o + 6];
-};
-const read32 = (buf: Buffer, node: number, bit: number): number => {
-  const o = node * 8 + bit * 4;
-  return buf.readUInt32BE(o);
-};
-
-const WALKS: Record<24 | 28 | 32, Walk> = { 24: makeWalk(read24), 28: makeWalk(read28), 32: makeWalk(read32) };
-const READS = { 24: read24, 28: read28, 32: read32 } as const;
 
 /** Result of `MmdbFile.find`: where the data is and which network matched. */
 export interface Found {
@@ -177,8 +111,8 @@ export class MmdbFile {
     if (version === 4) {
       if (this.ipv4Start >= this.nodeCount) {
         record = this.ipv4Start;
-        walkDepth = 0;
-        walkLeaf = -2;
+        walked.depth = 0;
+        walked.leaf = -2;
       } else {
         record = this.jumpWalk((this.jump4 ??= new Jump()), this.ipv4Start, words, 3, 32);
       }
@@ -190,13 +124,13 @@ export class MmdbFile {
       }
       record = this.jumpWalk((this.jump6 ??= new Jump()), 0, words, 0, 128);
     }
-    out.prefix = walkDepth;
+    out.prefix = walked.depth;
     if (record <= this.nodeCount) {
       out.offset = -1;
       return -1;
     }
     out.offset = this.dataOffset(record);
-    return walkLeaf;
+    return walked.leaf;
   }
 
   /** The walk from `start`, through the jump table for the first 16 bits. */
@@ -206,12 +140,12 @@ export class MmdbFile {
     if (node === 0) {
       node = this.walk(this.buf, start, words, firstWord, 0, JUMP_BITS, this.nodeCount, -1);
       jump.node[top] = node;
-      jump.depth[top] = walkDepth;
-      jump.leaf[top] = walkLeaf;
+      jump.depth[top] = walked.depth;
+      jump.leaf[top] = walked.leaf;
     }
     if (node < this.nodeCount) return this.walk(this.buf, node, words, firstWord, JUMP_BITS, bits, this.nodeCount, -1);
-    walkDepth = jump.depth[top];
-    walkLeaf = jump.leaf[top];
+    walked.depth = jump.depth[top];
+    walked.leaf = jump.leaf[top];
     return node;
   }
 
