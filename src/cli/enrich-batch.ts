@@ -34,7 +34,7 @@ function at(value: unknown, path: readonly string[]): unknown {
  * formats: `$remote_addr`, `%h`); without brackets and a port
  * (`[2001:db8::1]:443`, `203.0.113.9:51234`). null: none.
  */
-export function logAddress(line: string, regex: RegExp | null): string | null {
+function logAddress(line: string, regex: RegExp | null): string | null {
   let field: string | undefined;
   if (regex === null) field = /^\s*(\S+)/.exec(line)?.[1];
   else {

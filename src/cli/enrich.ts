@@ -23,7 +23,7 @@ import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from '.
 import { csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
-export { enrichBatch, logAddress, type BatchOutput, type RowConfig } from './enrich-batch.js';
+export { enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export interface EnrichOptions {
   readonly input: EnrichFormat;
