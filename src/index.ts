@@ -19,7 +19,8 @@ export { MmdbWriter, Typed } from './mmdb/writer.js';
 export { compileAsnCsv } from './compile/asn/compile.js';
 export { classifyAsn } from './compile/asn/classify.js';
 
-export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState } from './engine.js';
+export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState, Selector } from './engine.js';
+export type { Selected, PathValue } from './dataset/select.js';
 export { buildDataset, buildThreat, type BuildOptions, type BuildResult, type FeedReport } from './compile/feeds/build.js';
 export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConfig, type ThreatConfig } from './compile/feeds/config.js';
 export { updateDataset, type UpdateOptions, type UpdateResult, type FeedUpdate } from './compile/feeds/update.js';

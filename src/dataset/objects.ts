@@ -14,14 +14,32 @@ import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
-import type { AsnType, IpRecord, Threat } from '../types.js';
+import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../types.js';
 import { Countries } from './countries.js';
 import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
 import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
 
+/** The `asn` object of a network row (at `net`) with a route, made per lookup (it holds the route). */
+export function asnObject(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number): Asn {
+  const networks = ds.networks;
+  return {
+    asn: ds.string(networks, net + NET.asn) as string,
+    name: ds.string(networks, net + NET.name),
+    domain: ds.string(networks, net + NET.domain),
+    route: formatCidr(version, words, prefix),
+    type: ds.string(networks, net + NET.type) as AsnType | null,
+  };
+}
+
+/** The `carrier` object of a network row (at `net`) that has one. */
+export function carrierObject(ds: Dataset, net: number): Carrier {
+  const networks = ds.networks;
+  return { name: ds.string(networks, net + NET.carrierName), mcc: ds.string(networks, net + NET.mcc) as string, mnc: ds.string(networks, net + NET.mnc) as string };
+}
+
 /** Records as objects, text and bytes from one dataset. */
 export class RecordObjects {
-  private readonly countries: Countries;
+  readonly countries: Countries;
   private readonly textSink: TextSink;
   private readonly byteSink: ByteSink;
 
@@ -66,19 +84,8 @@ export class RecordObjects {
       flag: c.flagPath === null ? null : flagBase + c.flagPath,
       emoji_flag: c.emoji_flag,
       emoji_unicode: c.emoji_unicode,
-      asn:
-        asn === NO_STRING || prefix === NO_ROUTE
-          ? null
-          : {
-              asn: ds.string(networks, net + NET.asn) as string,
-              name: ds.string(networks, net + NET.name),
-              domain: ds.string(networks, net + NET.domain),
-              route: formatCidr(version, words, prefix),
-              type: ds.string(networks, net + NET.type) as AsnType | null,
-            },
-      ...(networks[net + NET.mcc] === NO_STRING
-        ? {}
-        : { carrier: { name: ds.string(networks, net + NET.carrierName), mcc: ds.string(networks, net + NET.mcc) as string, mnc: ds.string(networks, net + NET.mnc) as string } }),
+      asn: asn === NO_STRING || prefix === NO_ROUTE ? null : asnObject(ds, net, version, words, prefix),
+      ...(networks[net + NET.mcc] === NO_STRING ? {} : { carrier: carrierObject(ds, net) }),
       languages: c.languages,
       currency: c.currency,
       time_zone: zone === NO_ZONE ? null : clock.timeZone(ds.meta.zones[zone], s.now),

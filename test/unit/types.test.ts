@@ -35,6 +35,19 @@ describe('types', () => {
     expect(typeof answers).toBe('function');
   });
 
+  it("give each selected path its value's type, null where an object on the way may be missing", () => {
+    const chosen = (e: Engine) => e.select(['country_code', 'asn.asn', 'threat.is_tor', 'threat.scores.trust_score', 'carrier', 'latitude'])('8.8.8.8');
+    expectTypeOf<ReturnType<typeof chosen>>().toEqualTypeOf<{
+      country_code: string | null;
+      'asn.asn': string | null;
+      'threat.is_tor': boolean;
+      'threat.scores.trust_score': number | null;
+      carrier: { readonly name: string | null; readonly mcc: string; readonly mnc: string } | null;
+      latitude: number | null;
+    }>();
+    expect(typeof chosen).toBe('function');
+  });
+
   it('mark what basicThreat leaves out as optional', () => {
     expectTypeOf<Threat['scores']>().toEqualTypeOf<{ readonly vpn_score: number; readonly proxy_score: number; readonly threat_score: number; readonly trust_score: number } | undefined>();
     expectTypeOf<Threat['is_vpn']>().toEqualTypeOf<boolean | undefined>();
