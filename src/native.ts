@@ -20,14 +20,28 @@ let addon: Mapper | { readonly reason: string } | null = null;
 /** The addon, or why it cannot be used. */
 export function memoryMapper(): Mapper | { readonly reason: string } {
   if (addon === null) {
+    // build/ sits beside src/ and dist/ in the package.
+    const require = createRequire(import.meta.url);
     try {
-      // build/ sits beside src/ and dist/ in the package.
-      addon = createRequire(import.meta.url)('../build/Release/iprecord_mmap.node') as Mapper;
+      addon = require('../build/Release/iprecord_mmap.node') as Mapper;
     } catch (e) {
-      const why =
-        (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ? 'it was not built at install (that needs a C compiler, make and Python for node-gyp)' : (e as Error).message.split('\n')[0];
-      addon = { reason: `the memory-map addon is not available: ${why}; files are read into memory` };
+      let install: unknown = null;
+      try {
+        install = require('../build/native-install.json');
+      } catch {
+        // The install script did not run.
+      }
+      addon = { reason: `the memory-map addon is not available: ${missingAddon(e as NodeJS.ErrnoException, install)}; files are read into memory` };
     }
   }
   return addon;
+}
+
+/** Why the addon could not be loaded: its error, and what the install script said (`scripts/build-native.mjs`; null: it did not run). */
+export function missingAddon(e: { code?: string; message: string }, install: unknown): string {
+  if (e.code !== 'MODULE_NOT_FOUND') return e.message.split('\n')[0];
+  const said = install as { built?: unknown; reason?: unknown } | null;
+  if (said === null || typeof said !== 'object') return 'the install scripts did not run (npm install --ignore-scripts, or a package manager that skips them); `npm rebuild iprecord` builds it';
+  if (said.built === true) return 'it was built at install but is gone';
+  return `it was not built at install: ${typeof said.reason === 'string' ? said.reason : 'no reason given'}`;
 }
