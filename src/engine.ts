@@ -59,6 +59,9 @@ export interface Selector<P extends string> {
   try(ip: string): Selected<P> | BulkError;
 }
 
+/** The missing-lists warnings this process gave (`warnMissingLists`). */
+const toldMissing = new Set<string>();
+
 /** Threat objects of a compiled dataset kept (the default data has a few dozen). */
 const THREAT_CACHE_SIZE = 4096;
 
@@ -364,7 +367,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A process warning (code IPRECORD_MISSING_LISTS) when threat categories
    * have no loaded source, whose flags are then false for every address:
-   * once per engine, at its first lookup or when a command calls this at start.
+   * at an engine's first lookup or when a command calls this at start, once
+   * per process for each message, not with IPRECORD_QUIET=1.
    * @internal
    */
   warnMissingLists(): void {
@@ -372,7 +376,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     // An engine over another engine's files (a worker thread's): that one tells.
     if (this.options.shared.size > 0) return;
     const message = missingListsWarning(this.info());
-    if (message !== null) process.emitWarning(message, { code: MISSING_LISTS });
+    // Once per process for each message (engines of one process over the same data tell it once); IPRECORD_QUIET=1 silences it.
+    if (message === null || toldMissing.has(message) || process.env.IPRECORD_QUIET === '1') return;
+    toldMissing.add(message);
+    process.emitWarning(message, { code: MISSING_LISTS });
   }
 
   /**

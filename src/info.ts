@@ -147,8 +147,5 @@ export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';
 export function missingListsWarning(info: EngineInfo): string | null {
   const missing = info.lists.filter((l) => l.state === 'missing' || l.state === 'failed').map((l) => l.name);
   if (missing.length === 0) return null;
-  return (
-    `no loaded source answers for ${missing.join(', ')}: those flags are false for every address and the scores count only what is loaded. ` +
-    'Compile threat feeds into a dataset directory (iprecord build or update) and open it (--data, open({ data })); docs/threat-feeds.md.'
-  );
+  return `no loaded source answers for ${missing.join(', ')}: those flags are false for every address; ` + '`iprecord update` downloads the public lists (docs/threat-feeds.md)';
 }

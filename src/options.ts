@@ -3,6 +3,7 @@
  * that the lookup path reads plain fields.
  */
 
+import { defaultDataDir } from './dataset/store.js';
 import { InvalidOptionsError } from './errors.js';
 
 export interface OpenOptions {
@@ -29,7 +30,10 @@ export interface OpenOptions {
    * A dataset directory built by `iprecord build` / `iprecord update`: its
    * `threat.bin` gives the threat flags, blocklists and scores, and its
    * `manifest.json` the state of each configured feed.
-   * @default none (threat data from the ASN classification and IANA only)
+   * @default $IPRECORD_DATA when set (empty: none); else, when no other
+   * source is named, the user's dataset directory if `iprecord update`
+   * filled it (`~/.local/share/iprecord`; `docs/threat-feeds.md`); else
+   * none (threat data from the ASN classification and IANA only)
    */
   data?: string;
   /**
@@ -169,6 +173,11 @@ function sharedFiles(value: unknown): ReadonlyMap<string, SharedFile> {
   return new Map((files as SharedFile[]).map((f) => [f.path, f]));
 }
 
+/** Whether the options name nothing to answer from (no databases, data, threat file, dataset or shared files): the defaults answer. */
+function answersFromDefaults(o: OpenOptions): boolean {
+  return o.data === undefined && o.geo === undefined && o.asn === undefined && o.anonymous === undefined && o.threat === undefined && o.dataset === undefined && o.shared === undefined;
+}
+
 /**
  * Fills in the defaults. `geo: null` and `asn: null` mean the embedded data.
  * @throws InvalidOptionsError on a malformed option.
@@ -198,7 +207,8 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
     shared: sharedFiles(options.shared),
     memory,
     watch: options.watch === true,
-    data: one(options.data, 'data'),
+    // Nothing named to answer from: the user's dataset directory when it holds a build (`iprecord update` fills it).
+    data: one(options.data ?? (answersFromDefaults(options) ? defaultDataDir() : undefined), 'data'),
     threat: one(options.threat, 'threat'),
     dataset: one(options.dataset, 'dataset'),
     staleAfterDays,

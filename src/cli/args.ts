@@ -1,6 +1,7 @@
 /** Arguments of the CLI's subcommands. */
 
 import { readFileSync } from 'node:fs';
+import { defaultDataDir } from '../dataset/store.js';
 import { selectsNothing } from '../record/fields.js';
 
 /** Options of a subcommand: `--name value` or `--name=value`. */
@@ -20,9 +21,9 @@ export function options(argv: string[], names: readonly string[]): Record<string
   return out;
 }
 
-/** The dataset directory: the option, else $IPRECORD_DATA. */
+/** The dataset directory: the option, else $IPRECORD_DATA, else the user's when it holds a build (`defaultDataDir`). */
 export function dataDir(given: string | undefined): string | undefined {
-  return given ?? (process.env.IPRECORD_DATA || undefined);
+  return given ?? defaultDataDir();
 }
 
 /** A usage error: printed with the command's usage; returns exit code 2. */

@@ -6,7 +6,8 @@
 
 import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../compile/feeds/update.js';
-import { commandOptions, dataDir, options } from './args.js';
+import { commandOptions, options } from './args.js';
+import { userDataDir } from '../dataset/store.js';
 import { defaultThreatConfig, readThreatConfig, updateDataset, type ThreatConfig } from '../index.js';
 
 const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
@@ -23,7 +24,9 @@ entries and bad lines (file and line) are reported on standard error.
 
 Options:
   --config file    feed configuration (see docs/threat-feeds.md)
-  --out dir        dataset directory; default $IPRECORD_DATA, else ./iprecord-data
+  --out dir        dataset directory; default $IPRECORD_DATA, else the user's
+                   (~/.local/share/iprecord, macOS ~/Library/Application Support/iprecord,
+                   Windows %LOCALAPPDATA%\\iprecord), which open() and every command read
   -h, --help       this help
 
 Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error.
@@ -38,7 +41,7 @@ function feedCommand(command: string, usage: string, argv: string[], dirOption: 
   if (typeof parsed === 'number') return parsed;
   const { o } = parsed;
   try {
-    return { dir: resolve(dataDir(o[dirOption]) ?? 'iprecord-data'), config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config) };
+    return { dir: resolve(o[dirOption] ?? userDataDir()), config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config) };
   } catch (e) {
     process.stderr.write(`iprecord ${command}: ${(e as Error).message}\n`);
     return 2;
@@ -87,7 +90,9 @@ stands in.
 
 Options:
   --config file    feed configuration
-  --data dir       dataset directory; default $IPRECORD_DATA, else ./iprecord-data
+  --data dir       dataset directory; default $IPRECORD_DATA, else the user's
+                   (~/.local/share/iprecord, macOS ~/Library/Application Support/iprecord,
+                   Windows %LOCALAPPDATA%\\iprecord), which open() and every command read
   --allow-shrink   take downloads smaller than the last good ones knowingly
   -h, --help       this help
 

@@ -36,7 +36,7 @@ Options:
   --fields a,b     only these fields, in this order
   --field name     one field, as a bare value (strings print as plain text)
   --threat         the threat object only
-  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA
+  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the user's when it holds a build
   -v, --version    the version of iprecord
   -h, --help       this help (iprecord build --help for build)
   --quiet          no warnings on standard error, with any command (also
@@ -58,7 +58,7 @@ stale, failed or missing, with its sources). Missing, stale and failed lists are
 also listed as warnings on standard error.
 
 Options:
-  --data dir       a dataset directory; default $IPRECORD_DATA
+  --data dir       a dataset directory; default $IPRECORD_DATA, else the user's when it holds a build
   -h, --help       this help
 
 Exit codes: 0 printed (warnings or not), 2 usage or data error.

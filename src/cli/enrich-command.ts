@@ -38,7 +38,7 @@ Options:
                    the record (asn.name, threat.is_tor); default the whole
                    record (CSV: one column per top-level field, objects as JSON)
   --key k          NDJSON output: the key the record goes under; default iprecord
-  --data dir       a dataset directory; default $IPRECORD_DATA
+  --data dir       a dataset directory; default $IPRECORD_DATA, else the user's when it holds a build
   --threads n      worker threads (sharing this process's copy of the data),
                    output in input order; default one per core for files
                    of 8 MiB or more, else 1 (this thread)

@@ -35,7 +35,7 @@ Options:
   --fields list    csv only: comma-separated dotted columns (asn.name), top-level
                    keys (asn: its JSON) or record (the whole record's JSON);
                    default every column, then record
-  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the default data
+  --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the user's when it holds a build, else the default data
   -h, --help       this help
 
 Exit codes: 0 written, 2 usage, data or write error (nothing left behind).

@@ -22,7 +22,7 @@ GET /healthz and the flag images under /flags/. See docs/server.md.
 Options:
   --port n           port; default 8080 ($PORT)
   --host addr        address to listen on; default 127.0.0.1 (0.0.0.0 for all)
-  --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA
+  --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA, else the user's when it holds a build
   --keys file        API keys (JSON); without it every request is answered as Business
   --counts file      where the keys' 24-hour counts are saved; default <keys file>.counts.json
   --trust-proxy v    whose address GET / looks up: false (the socket's peer, default),

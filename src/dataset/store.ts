@@ -4,6 +4,8 @@
  * `manifest.json` and the dataset; without `current`, the directory itself.
  */
 
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidDatasetError } from '../errors.js';
 import { readRegularText } from '../files/read.js';
@@ -41,6 +43,33 @@ export function resolveDataset(dir: string): string {
     throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
   return pointer === '' ? dir : join(dir, pointer);
+}
+
+/**
+ * The user's dataset directory, where `iprecord update` and `build` write
+ * when not told where: $IPRECORD_DATA when set and not empty, else the
+ * platform's place for an application's data: $XDG_DATA_HOME/iprecord
+ * (`~/.local/share/iprecord`) on Linux and other Unix systems,
+ * `~/Library/Application Support/iprecord` on macOS and
+ * `%LOCALAPPDATA%\iprecord` on Windows.
+ */
+export function userDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = homedir()): string {
+  if (env.IPRECORD_DATA) return env.IPRECORD_DATA;
+  if (platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'iprecord');
+  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'iprecord');
+  return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'iprecord');
+}
+
+/**
+ * The dataset directory to answer from when none is given: $IPRECORD_DATA
+ * when set (empty: none, the installed data alone), else the user's
+ * dataset directory (`userDataDir`) when a build is there (its `current`
+ * file), else none.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = homedir()): string | undefined {
+  if (env.IPRECORD_DATA !== undefined) return env.IPRECORD_DATA || undefined;
+  const dir = userDataDir(env, platform, home);
+  return existsSync(join(dir, CURRENT_FILE)) ? dir : undefined;
 }
 
 /** A feed's state in a build: `ok`: compiled; `missing`: no local copy of a URL yet; `failed`: unreadable. */

@@ -1,7 +1,10 @@
 /**
  * Vitest global set-up: datasets that tests compile from their fixture
  * databases go to a cache folder of this run (`compile/cache.ts` reads
- * XDG_CACHE_HOME), removed at the end, never to the user's cache.
+ * XDG_CACHE_HOME), removed at the end, never to the user's cache; the
+ * user's dataset directory is one of this run too (XDG_DATA_HOME, empty
+ * unless a test builds there; $IPRECORD_DATA unset), so that what a
+ * user's `iprecord update` left does not change what the tests see.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +16,8 @@ export default function setup(): () => void {
   const given = process.env.IPRECORD_TEST_CACHE;
   const dir = given ?? mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
   process.env.XDG_CACHE_HOME = dir;
+  process.env.XDG_DATA_HOME = join(dir, 'data');
+  delete process.env.IPRECORD_DATA;
   return () => {
     if (given === undefined) rmSync(dir, { recursive: true, force: true });
   };

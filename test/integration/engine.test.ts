@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -322,21 +323,34 @@ describe('threat categories without a source', () => {
     return seen.filter((w) => w.code === 'IPRECORD_MISSING_LISTS');
   };
 
-  it("are told once, at the first lookup, naming what info() calls missing; an engine over another's files does not tell", async () => {
-    const e = await open(SMALL);
+  it("are told once a process, at the first lookup, naming what info() calls missing; an engine over another's files does not tell; IPRECORD_QUIET=1 silences it", () => {
+    const e = openSync(SMALL);
     const missing = e
       .info()
       .lists.filter((l) => l.state === 'missing')
       .map((l) => l.name);
-    expect(missing).toEqual(['tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser']);
-    const first = await warningsOf(() => e.lookup('8.8.8.8'));
-    expect(first).toHaveLength(1);
-    expect(first[0].message).toContain(`no loaded source answers for ${missing.join(', ')}:`);
-    expect(await warningsOf(() => [e.lookup('1.1.1.1'), e.lookupJson('1.1.1.1'), e.threat('9.9.9.9')])).toHaveLength(0);
-    const worker = await open({ ...SMALL, shared: e.share() });
-    expect(await warningsOf(() => worker.lookup('8.8.8.8'))).toHaveLength(0);
-    worker.close();
     e.close();
+    expect(missing).toEqual(['tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser']);
+    // A process of its own: this one has told it already.
+    const script = [
+      `import { open } from ${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)};`,
+      `const told = []; process.on('warning', (w) => told.push(w.code + ' ' + w.message + ' @' + step));`,
+      `let step = 'open';`,
+      `const a = await open(${JSON.stringify(SMALL)}); const b = await open(${JSON.stringify(SMALL)});`,
+      `step = 'first'; a.lookup('8.8.8.8'); await new Promise((r) => setImmediate(r));`,
+      `step = 'more'; a.lookup('1.1.1.1'); a.lookupJson('1.1.1.1'); a.threat('9.9.9.9'); b.lookup('8.8.8.8');`,
+      `const worker = await open({ ...${JSON.stringify(SMALL)}, shared: a.share() }); worker.lookup('8.8.8.8');`,
+      `await new Promise((r) => setImmediate(r)); console.log(JSON.stringify(told));`,
+    ].join('\n');
+    const run = (env: NodeJS.ProcessEnv) => {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as string[];
+    };
+    const told = run({});
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(new RegExp(`^IPRECORD_MISSING_LISTS no loaded source answers for ${missing.join(', ')}: .*iprecord update.* @first$`));
+    expect(run({ IPRECORD_QUIET: '1' })).toEqual([]);
   });
 
   it('a category with a source is not named; an error answered is a lookup too', async () => {
