@@ -6,6 +6,8 @@
 
 import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
 import type { ServerOptions } from '../server/index.js';
@@ -34,13 +36,14 @@ Options:
   --access-log dest  a file, - (standard output, default) or off
   --memory m         mmap (default) or read
   --workers n        server processes sharing the port (node:cluster); default 1
+  --metrics-port n   serve GET /metrics (Prometheus's text format) on this port of --host; default none
   -h, --help         this help
 
 Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the data.
 Exit codes: 0 stopped by a signal, 2 usage, data or listening error.
 `;
 
-const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory', 'workers'] as const;
+const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory', 'workers', 'metrics-port'] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
   const parsed = commandOptions('serve', SERVE_USAGE, options(argv, NAMES));
@@ -59,6 +62,8 @@ export async function runServe(argv: string[]): Promise<number> {
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
+  const metricsPort = o['metrics-port'];
+  if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535)) return usage(`--metrics-port must be a port number, not ${metricsPort}`);
   const list = (v: string | undefined) =>
     v === undefined
       ? undefined
@@ -85,6 +90,7 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(o['base-path'] === undefined ? {} : { basePaths: list(o['base-path']) }),
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
+    ...(metricsPort === undefined ? {} : { metricsPort: Number(metricsPort) }),
   };
 
   if (workers > 1 && cluster.isPrimary) {
@@ -94,7 +100,18 @@ export async function runServe(argv: string[]): Promise<number> {
     process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
     // The default dataset compiled once here (when install scripts did not run), not by every worker at once.
     ensureDataset({ geo: null, asn: null, anonymous: [] });
-    return runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
+    // The workers' metrics, added up, served here (each worker keeps its own).
+    let metrics: Server | null = null;
+    if (metricsPort !== undefined) {
+      const { clusterMetricsServer } = await import('../server/metrics.js');
+      metrics = clusterMetricsServer();
+      const m = metrics;
+      await new Promise<void>((resolve, reject) => m.once('error', reject).listen(Number(metricsPort), o.host ?? '127.0.0.1', resolve));
+      process.stderr.write(`iprecord serve: metrics on port ${(m.address() as AddressInfo).port}\n`);
+    }
+    const code = await runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
+    metrics?.close();
+    return code;
   }
   if (cluster.isWorker) {
     delete config.countsFile;
@@ -106,6 +123,7 @@ export async function runServe(argv: string[]): Promise<number> {
   server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
   server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));
   const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
+  if (server.metrics !== null) process.stderr.write(`iprecord serve: metrics on port ${(server.metrics.address() as AddressInfo).port}\n`);
   const info = server.engine.info();
   server.engine.warnMissingLists();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -28,6 +28,7 @@ import { checkOptions, type Config, type ServerOptions } from './options.js';
 import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './request.js';
 import { AccessLog } from './log.js';
 import { JSON_TYPE, MAX_BULK, MESSAGES, Responder, TEXT_TYPE, type Exchange } from './respond.js';
+import { metricsServer, ServerMetrics, type Operation } from './metrics.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
 export type { TrustProxy } from './client.js';
@@ -36,6 +37,8 @@ export type { ServerOptions } from './options.js';
 export interface IprecordServer {
   /** The `node:http` server (already listening after `listen()`). */
   readonly http: Server;
+  /** The metrics' server (`metricsPort`; listening after `listen()`), or null. */
+  readonly metrics: Server | null;
   readonly engine: Engine;
   /** Starts listening; resolves with the bound address. @default port 8080, host 127.0.0.1 */
   listen(port?: number, host?: string): Promise<AddressInfo>;
@@ -55,6 +58,20 @@ const CALLBACK = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 const LOOKUP_METHODS = 'GET, HEAD, OPTIONS';
 const BULK_METHODS = 'POST, OPTIONS';
 const COUNTS_EVERY_MS = 60_000;
+/** The `operation` label of each route (`/<ip>/threat` is told from other fields when answered). */
+const OPERATIONS: Record<Op, Operation> = { [Op.Lookup]: 'lookup', [Op.Field]: 'field', [Op.Bulk]: 'bulk', [Op.Health]: 'health', [Op.Flag]: 'flag' };
+
+/** Starts a server listening; resolves with its address. */
+function listening(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const failed = (e: Error) => reject(e);
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
 
 /**
  * Opens the engine (unless given) and builds the server; `listen()` starts it.
@@ -72,6 +89,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
 
 class ApiServer implements IprecordServer {
   readonly http: Server;
+  readonly metrics: Server | null = null;
+  private readonly counters: ServerMetrics | null = null;
   private readonly flags = new Flags();
   private readonly log: AccessLog | null;
   private readonly out: Responder;
@@ -87,7 +106,14 @@ class ApiServer implements IprecordServer {
     private readonly link: WorkerLink | null,
   ) {
     this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
-    this.out = new Responder(this.log, config.trustProxy);
+    if (options.metricsPort !== undefined) {
+      const counters = new ServerMetrics(engine);
+      this.counters = counters;
+      // A cluster's workers hand theirs to the primary, which serves them added up.
+      if (options.clusterWorker === true) counters.shareWithPrimary();
+      else this.metrics = metricsServer(() => counters.registry.metrics(), counters.registry.contentType);
+    }
+    this.out = new Responder(this.log, config.trustProxy, this.counters);
     const headersTimeout = options.headersTimeout ?? 10_000;
     const requestTimeout = options.requestTimeout ?? 30_000;
     this.http = createHttpServer(
@@ -111,19 +137,16 @@ class ApiServer implements IprecordServer {
     }
   }
 
-  listen(port = 8080, host = '127.0.0.1'): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      const failed = (e: Error) => reject(e);
-      this.http.once('error', failed);
-      this.http.listen(port, host, () => {
-        this.http.off('error', failed);
-        resolve(this.http.address() as AddressInfo);
-      });
-    });
+  async listen(port = 8080, host = '127.0.0.1'): Promise<AddressInfo> {
+    if (this.metrics !== null) await listening(this.metrics, this.options.metricsPort ?? 0, host);
+    return listening(this.http, port, host);
   }
 
   reload(): Promise<void> {
-    return this.engine.reload();
+    return this.engine.reload().catch((e: unknown) => {
+      this.counters?.reloadFailed();
+      throw e;
+    });
   }
 
   saveCounts(): void {
@@ -150,6 +173,7 @@ class ApiServer implements IprecordServer {
         resolve();
       });
       this.http.closeIdleConnections();
+      this.metrics?.close();
     }).then(async () => {
       if (this.countsTimer !== null) clearInterval(this.countsTimer);
       this.saveCountsQuietly();
@@ -161,7 +185,7 @@ class ApiServer implements IprecordServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const ctx: Exchange = { req, res, started: this.log === null ? 0 : performance.now(), account: null, callback: null };
+    const ctx: Exchange = { req, res, started: this.log === null && this.counters === null ? 0 : performance.now(), account: null, callback: null, op: 'other' };
     try {
       this.route(ctx);
     } catch (e) {
@@ -186,7 +210,11 @@ class ApiServer implements IprecordServer {
     const route = path === null ? null : parsePath(path);
     if (route === null) return this.out.fail(ctx, 404, MESSAGES.notFound);
     const allowed = route.op === Op.Bulk ? BULK_METHODS : LOOKUP_METHODS;
-    if (method === 'OPTIONS') return this.preflight(ctx, allowed);
+    ctx.op = OPERATIONS[route.op];
+    if (method === 'OPTIONS') {
+      ctx.op = 'preflight';
+      return this.preflight(ctx, allowed);
+    }
     if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
     if (route.op === Op.Health) return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
     if (route.op === Op.Flag) {
@@ -219,6 +247,7 @@ class ApiServer implements IprecordServer {
       if (query.fields === null) return this.out.sendJson(ctx, this.engine.jsonBytes(ip, { count, basicThreat }), true);
       return this.out.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
     }
+    if (route.name === 'threat') ctx.op = 'threat';
     const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
     // A string field is plain text, anything else JSON (CONTRACT.md); JSONP always wraps JSON.
     if (typeof value === 'string' && ctx.callback === null) return this.out.send(ctx, 200, TEXT_TYPE, value);
@@ -271,6 +300,7 @@ class ApiServer implements IprecordServer {
     const now = Date.now();
     if (!account.allows(ips.length, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
     const count = account.count(now, ips.length);
+    this.counters?.bulk(ips.length);
     let body = '[';
     if (fields === null) {
       // Full records as byte text; a bad address answers in place, with no error made.

@@ -44,7 +44,13 @@ export interface ServerOptions {
   requestTimeout?: number;
   /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
   keepAliveTimeout?: number;
-  /** @internal A worker of `iprecord serve --workers`: counts go to the cluster's primary (cluster.ts). */
+  /**
+   * Port of the metrics (`GET /metrics`, Prometheus's text format:
+   * `docs/server.md`), served on `listen()`'s host apart from the API;
+   * 0: a free port (`server.metrics`). @default none
+   */
+  metricsPort?: number;
+  /** @internal A worker of `iprecord serve --workers`: counts go to the cluster's primary (cluster.ts), and metrics too. */
   clusterWorker?: boolean;
 }
 
@@ -85,6 +91,8 @@ export function checkOptions(o: ServerOptions): Config {
   }
   const log = o.accessLog as { write?: unknown } | null | undefined;
   if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
+  if (o.metricsPort !== undefined && !(Number.isSafeInteger(o.metricsPort) && o.metricsPort >= 0 && o.metricsPort < 65536))
+    throw new InvalidOptionsError('Option "metricsPort" must be a port number (0 to 65535).');
   const hostList = strings(o.hosts, 'hosts');
   const hosts = hostList === undefined ? null : new Set(hostList.map((h) => h.toLowerCase()));
   return { bodyLimit, trustProxy, basePaths, hosts };

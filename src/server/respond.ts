@@ -11,6 +11,7 @@ import { isIprecordError } from '../errors.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import type { Account } from './keys.js';
 import type { AccessLog } from './log.js';
+import type { Operation, ServerMetrics } from './metrics.js';
 
 export const MAX_BULK = 100;
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -39,12 +40,15 @@ export interface Exchange {
   account: Account | null;
   /** A valid JSONP callback of the request. */
   callback: string | null;
+  /** What it asks for (metrics). */
+  op: Operation;
 }
 
 export class Responder {
   constructor(
     private readonly log: AccessLog | null,
     private readonly trustProxy: TrustProxy,
+    private readonly metrics: ServerMetrics | null,
   ) {}
 
   /** An error thrown while answering: the engine's 400s as they are, anything else a bare 500. */
@@ -87,6 +91,7 @@ export class Responder {
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     socket.end(head + '\r\n' + body);
+    this.metrics?.request('other', status, 0);
     if (this.log !== null) {
       const remote = req === null ? (socket.remoteAddress ?? '-') : clientAddress(socket.remoteAddress, req.headers, this.trustProxy);
       this.log.request(remote, '-', req?.method ?? '-', req?.url ?? '-', req?.httpVersion ?? '1.1', status, Buffer.byteLength(body), 0);
@@ -105,6 +110,7 @@ export class Responder {
     ctx.res.writeHead(status, headers);
     if (bytes) ctx.res.end(body, 'latin1');
     else ctx.res.end(body);
+    this.metrics?.request(ctx.op, status, (performance.now() - ctx.started) / 1000);
     if (this.log !== null) {
       const { req } = ctx;
       const remote = clientAddress(req.socket.remoteAddress, req.headers, this.trustProxy);
