@@ -18,8 +18,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { open, type Engine } from '../engine.js';
-import { isIprecordError } from '../errors.js';
-import { byteText } from '../record/bytes.js';
 import { clientAddress } from './client.js';
 import { Flags } from './flags.js';
 import { type Account, KeyStore } from './keys.js';
@@ -29,6 +27,7 @@ import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './r
 import { AccessLog } from './log.js';
 import { JSON_TYPE, MAX_BULK, MESSAGES, Responder, TEXT_TYPE, type Exchange } from './respond.js';
 import { metricsServer, ServerMetrics, type Operation } from './metrics.js';
+import { bulkJson, readBody } from './bulk.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
 export type { TrustProxy } from './client.js';
@@ -256,74 +255,23 @@ class ApiServer implements IprecordServer {
 
   /** `POST /bulk`: the body read up to the limit, then one record (or `{ message }`) per address, in order. */
   private bulk(ctx: Exchange, account: Account, fields: string | null, basicThreat: boolean): void {
-    const { req } = ctx;
-    const limit = this.config.bodyLimit;
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) return this.out.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        done = true;
-        this.out.fail(ctx, 413, MESSAGES.tooLarge, ['Connection', 'close']);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (done) return;
-      done = true;
+    readBody(ctx, this.config.bodyLimit, this.out, (text) => {
+      let ips: unknown;
       try {
-        this.answerBulk(ctx, Buffer.concat(chunks, size).toString('utf8'), account, fields, basicThreat);
-      } catch (e) {
-        this.out.failed(ctx, e);
+        ips = JSON.parse(text);
+      } catch {
+        return this.out.fail(ctx, 400, MESSAGES.bulkArray);
       }
+      if (!Array.isArray(ips)) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
+      if (ips.length > MAX_BULK) return this.out.fail(ctx, 400, MESSAGES.bulkSize);
+      if (!ips.every((ip) => typeof ip === 'string')) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
+      const now = Date.now();
+      if (!account.allows(ips.length, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
+      const count = account.count(now, ips.length);
+      this.counters?.bulk(ips.length);
+      const { json, bytes } = bulkJson(this.engine, ips as string[], fields, count, basicThreat);
+      this.out.sendJson(ctx, json, bytes);
     });
-    req.on('error', () => {
-      done = true;
-    });
-  }
-
-  private answerBulk(ctx: Exchange, text: string, account: Account, fields: string | null, basicThreat: boolean): void {
-    let ips: unknown;
-    try {
-      ips = JSON.parse(text);
-    } catch {
-      return this.out.fail(ctx, 400, MESSAGES.bulkArray);
-    }
-    if (!Array.isArray(ips)) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
-    if (ips.length > MAX_BULK) return this.out.fail(ctx, 400, MESSAGES.bulkSize);
-    if (!ips.every((ip) => typeof ip === 'string')) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
-    const now = Date.now();
-    if (!account.allows(ips.length, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
-    const count = account.count(now, ips.length);
-    this.counters?.bulk(ips.length);
-    let body = '[';
-    if (fields === null) {
-      // Full records as byte text; a bad address answers in place, with no error made.
-      const options = { count, basicThreat };
-      const failure = { message: '' };
-      for (let i = 0; i < ips.length; i++) {
-        if (i > 0) body += ',';
-        body += this.engine.jsonBytes(ips[i] as string, options, failure) ?? '{"message":' + byteText(JSON.stringify(failure.message)) + '}';
-      }
-      return this.out.sendJson(ctx, body + ']', true);
-    }
-    const options = { fields, count, basicThreat };
-    for (let i = 0; i < ips.length; i++) {
-      if (i > 0) body += ',';
-      try {
-        body += this.engine.lookupJson(ips[i] as string, options);
-      } catch (e) {
-        // A bad address answers in place; a bad `fields` fails the request.
-        if (!isIprecordError(e) || e.status !== 400 || e.code === 'INVALID_FIELD') throw e;
-        body += '{"message":' + JSON.stringify(e.message) + '}';
-      }
-    }
-    this.out.sendJson(ctx, body + ']');
   }
 
   private preflight(ctx: Exchange, methods: string): void {

@@ -5,7 +5,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine } from '../../src/index.js';
 import { createServer, type IprecordServer } from '../../src/server/index.js';
@@ -49,7 +49,7 @@ describe('metrics', () => {
     engine = await open();
     server = await createServer({ engine, keys: KEYS, metricsPort: 0, accessLog: null });
     api = `http://127.0.0.1:${(await server.listen(0)).port}`;
-    metrics = `http://127.0.0.1:${(server.metrics?.address() as AddressInfo).port}/metrics`;
+    metrics = `http://127.0.0.1:${((server.metrics as Server).address() as AddressInfo).port}/metrics`;
   });
   afterAll(async () => {
     await server.close();
