@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // A fresh clone and npm install (30-40 s): its own step of CI (npm run test:setup), not part of npm test.
-    exclude: process.env.IPRECORD_SETUP_TEST === '1' ? [] : ['test/package/setup.test.ts'],
+    // A fresh clone and npm install (30-40 s each; the Dockerfile's steps as a script too): their own step of CI (npm run test:setup), not part of npm test.
+    exclude: process.env.IPRECORD_SETUP_TEST === '1' ? [] : ['test/package/setup.test.ts', 'test/package/docker.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
