@@ -7,6 +7,8 @@
  * caller's own address is a public one.
  */
 
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -102,5 +104,19 @@ describe.each(clients)('the $name client', (client) => {
       // `fields=` (the Python client's plain lookup) selects nothing: the full record, never `{}`.
       expect(Array.isArray(got) ? got.map(stable) : stable(got)).toEqual(want);
     });
+  });
+});
+
+describe('the Node client, as docs/server.md points it at the server', () => {
+  it('runs the block of docs/server.md with the real package (ipdata 2.2.4) and prints what the library answers', async () => {
+    const doc = readFileSync(join(ROOT, 'docs/server.md'), 'utf8');
+    const block = /<!-- node-client -->\s*```js\n([\s\S]*?)```/.exec(doc);
+    expect(block, 'docs/server.md has no node-client block').not.toBeNull();
+    // The block as written, but for its indentation, this server's port and key.
+    const code = (block as RegExpExecArray)[1].replace(/^ {2}/gm, '').replace('http://127.0.0.1:8080', `http://127.0.0.1:${port}`).replace("'KEY'", `'${KEY}'`);
+    // Not spawnSync: the server answering it runs in this process.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+    const want = engine.lookup('8.8.8.8');
+    expect(stdout.trim()).toBe(`${want.country_code} ${want.asn?.asn}`);
   });
 });
