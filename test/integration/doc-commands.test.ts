@@ -1,0 +1,150 @@
+/**
+ * The shell commands of README.md and docs/*.md, read from their `sh`
+ * blocks and run as written in a folder holding the files they name
+ * (`iprecord` being the built CLI; `./iprecord-data` built by the threat
+ * feeds' own command from a local list and the fixture databases, so that
+ * the exports of it take seconds). A command not run here is named with
+ * the reason: the docs cannot gain a command that no test reads.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
+
+/** Commands run elsewhere, or that need what a test machine lacks; each with why. */
+const ELSEWHERE: [RegExp, string][] = [
+  [/^npm (install|ci|test)\b/, 'the README set-up test runs the set-up commands on a fresh clone (npm run test:setup); npm test is the suite itself'],
+  [/^(npx )?iprecord update\b/, 'downloads from the Internet; test/integration/update*.test.ts run update against local HTTP servers'],
+  [/^docker /, 'Docker is not installed here; test/package/docker.test.ts runs the Dockerfile as a script'],
+  [/^\d+ \d+ \* \* \* /, 'a crontab line, not a command'],
+];
+
+/** The commands of every `sh` block of the README and docs, by file. */
+function commands(): { file: string; command: string }[] {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+  const out: { file: string; command: string }[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const block of text.matchAll(/```sh\n([\s\S]*?)```/g)) {
+      for (const line of block[1].split('\n')) {
+        const command = line.replace(/\s+#.*$/, '').trim();
+        if (command !== '') out.push({ file, command });
+      }
+    }
+  }
+  return out;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-doc-commands-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The folder the commands run in: the files they name, and `iprecord` on the PATH. */
+function sandbox(): NodeJS.ProcessEnv {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'iprecord'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'dist', 'cli.js')}" "$@"\n`);
+  chmodSync(join(bin, 'iprecord'), 0o755);
+  writeFileSync(join(dir, 'tor.txt'), '185.220.101.1\n');
+  writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+  // The docs' KEY stands for a key of keys.json.
+  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ key: 'doc-key-0001', plan: 'business' }] }));
+  writeFileSync(join(dir, 'access.csv'), 'time,ip,path\n2026-11-26T10:00:00Z,8.8.8.8,/\n2026-11-26T10:00:01Z,185.220.101.1,/login\n');
+  writeFileSync(join(dir, 'events.ndjson.gz'), gzipSync('{"request":{"client_ip":"8.8.8.8"}}\n{"request":{"client_ip":"2001:4860:4860::8888"}}\n'));
+  writeFileSync(join(dir, 'ips.txt.gz'), gzipSync('8.8.8.8\n1.1.1.1\n'));
+  writeFileSync(join(dir, 'app.log'), '2026-11-26 10:00:00 INFO client=8.8.8.8 GET /\n2026-11-26 10:00:01 INFO client=1.1.1.1 GET /x\n');
+  const nginx = join(dir, 'var/log/nginx');
+  mkdirSync(nginx, { recursive: true });
+  writeFileSync(
+    join(nginx, 'access.log'),
+    '8.8.8.8 - - [26/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 12 "-" "curl/8"\n[2001:4860:4860::8888]:443 - - [26/Nov/2026:10:00:01 +0000] "GET / HTTP/1.1" 200 12 "-" "curl/8"\n',
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, IPRECORD_QUIET: '1' };
+  delete env.IPRECORD_DATA;
+  return env;
+}
+
+describe('the commands of the README and docs', () => {
+  it('each runs as written (or is named with where it is run), exit 0, with output', async () => {
+    const env = sandbox();
+    const all = commands();
+    expect(all.length).toBeGreaterThan(15);
+    const skipped: string[] = [];
+    const ran: string[] = [];
+    const printed = new Map<string, string>();
+    // ./iprecord-data first: what the data commands read.
+    const order = [...all].sort((a, b) => Number(!a.command.includes('--out ./iprecord-data')) - Number(!b.command.includes('--out ./iprecord-data')));
+    let server: { port: number; stop: () => Promise<void> } | null = null;
+    try {
+      for (const { file, command } of order) {
+        const reason = ELSEWHERE.find(([re]) => re.test(command))?.[1];
+        if (reason !== undefined) {
+          skipped.push(`${file}: ${command} (${reason})`);
+          continue;
+        }
+        // The README's own commands run in the repository; the absolute log path is the sandbox's.
+        const cwd = command.startsWith('node dist/') ? ROOT : dir;
+        let line = command.replace(/^npx iprecord /, 'iprecord ').replace(' /var/log/', ' var/log/');
+        if (/^iprecord serve /.test(line)) {
+          await server?.stop();
+          server = await serve(line.replace('--port 8080', '--port 0'), env);
+          continue;
+        }
+        if (line.startsWith('curl ')) {
+          expect(server, `${file}: ${command} needs the server of the command before it`).not.toBeNull();
+          line = line
+            .replace('127.0.0.1:8080', `127.0.0.1:${server?.port}`)
+            .replace('api-key=KEY', 'api-key=doc-key-0001')
+            .replace(/^curl /, 'curl -sf ');
+        }
+        const r = spawnSync('sh', ['-c', line], { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+        expect(r.status, `${file}: ${command}\n${r.stderr}`).toBe(0);
+        // Output: what it printed, or the file it wrote (`> file`, `--out file`).
+        const written = /> (\S+)$/.exec(line)?.[1] ?? /--out (\S+)/.exec(line)?.[1];
+        // Parquet: a file per family (records.ipv4.parquet, records.ipv6.parquet).
+        if (written !== undefined)
+          expect(
+            [written, written.replace(/\.parquet$/, '.ipv4.parquet')].some((w) => existsSync(join(cwd, w))),
+            `${file}: ${command} wrote no ${written}`,
+          ).toBe(true);
+        else expect(r.stdout.length, `${file}: ${command} printed nothing`).toBeGreaterThan(0);
+        ran.push(`${file}: ${command}`);
+        printed.set(command, r.stdout);
+      }
+    } finally {
+      await server?.stop();
+    }
+    // What ran answered from the files it named: the list compiled into ./iprecord-data, the log's addresses.
+    expect(JSON.parse(printed.get('iprecord --data ./iprecord-data 185.220.101.1') ?? '{}')).toMatchObject({ ip: '185.220.101.1', threat: { is_tor: true } });
+    expect(printed.get("curl 'http://127.0.0.1:8080/8.8.8.8?api-key=KEY&fields=ip,city'")).toMatch(/^\{"ip":"8\.8\.8\.8","city":/);
+    expect(readFileSync(join(dir, 'out.csv'), 'utf8')).toMatch(/^2026-11-26T10:00:00Z,8\.8\.8\.8,\/,US,/m);
+    expect(existsSync(join(dir, 'records.mmdb'))).toBe(true);
+    console.log(`ran ${ran.length} commands of the docs; not here:\n  ${skipped.join('\n  ')}`);
+  }, 300_000);
+});
+
+/** Starts a `serve` command; resolves once it listens, with its port and how to stop it. */
+function serve(line: string, env: NodeJS.ProcessEnv): Promise<{ port: number; stop: () => Promise<void> }> {
+  const child = spawn('sh', ['-c', `exec ${line}`], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      const at = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      if (at !== null)
+        resolve({
+          port: Number(at[1]),
+          stop: () =>
+            new Promise<void>((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+    });
+    child.once('exit', (code) => reject(new Error(`${line} exited ${code}: ${err}`)));
+  });
+}
