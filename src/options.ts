@@ -148,6 +148,19 @@ function edits(a: string, b: string): number {
   return row[b.length];
 }
 
+/**
+ * Refuses options not among `names`, naming the nearest known one: a
+ * misspelt option would otherwise be ignored.
+ * @throws InvalidOptionsError
+ */
+export function checkOptionNames(options: object, names: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (names.includes(key)) continue;
+    const near = names.find((n) => n.toLowerCase() === key.toLowerCase()) ?? names.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
+    throw new InvalidOptionsError(`Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${names.join(', ')}.`);
+  }
+}
+
 /** Every option `open()` takes. */
 const OPTION_NAMES: readonly string[] = ['geo', 'asn', 'anonymous', 'data', 'watch', 'threat', 'dataset', 'staleAfterDays', 'memory', 'flagBaseUrl', 'shared'] satisfies readonly (keyof OpenOptions)[];
 
@@ -185,11 +198,7 @@ function answersFromDefaults(o: OpenOptions): boolean {
 export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('Options must be an object.');
   // A misspelt option would otherwise be ignored, and the engine answer from data the caller did not mean.
-  for (const key of Object.keys(options)) {
-    if (OPTION_NAMES.includes(key)) continue;
-    const near = OPTION_NAMES.find((n) => n.toLowerCase() === key.toLowerCase()) ?? OPTION_NAMES.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
-    throw new InvalidOptionsError(`Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${OPTION_NAMES.join(', ')}.`);
-  }
+  checkOptionNames(options, OPTION_NAMES);
   const flagBaseUrl = options.flagBaseUrl ?? DEFAULT_FLAG_BASE_URL;
   if (typeof flagBaseUrl !== 'string') throw new InvalidOptionsError('Option "flagBaseUrl" must be a string.');
   const one = (v: unknown, name: string): string | null => {

@@ -19,6 +19,7 @@ import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync 
 import { dirname } from 'node:path';
 import type { Dataset } from '../dataset/format.js';
 import { ExportError, InvalidOptionsError } from '../errors.js';
+import { checkOptionNames } from '../options.js';
 import { writeAtomic } from '../files/write.js';
 import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
@@ -78,6 +79,8 @@ function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
  * @throws InvalidOptionsError for a bad format or fields; ExportError when a file cannot be written (no such folder, a directory in its place, a full disk: the message names the file)
  */
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Export options must be an object.');
+  checkOptionNames(options, ['format', 'out', 'fields', 'progress'] satisfies readonly (keyof ExportOptions)[]);
   if (!EXPORT_FORMATS.includes(options.format)) throw new InvalidOptionsError(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
   if (options.fields !== undefined) {
     if (options.format !== 'csv') throw new InvalidOptionsError(`fields choose the columns of a csv export; a ${options.format} export holds every field`);

@@ -5,7 +5,7 @@
 
 import type { Engine } from '../engine.js';
 import { InvalidOptionsError } from '../errors.js';
-import type { OpenOptions } from '../options.js';
+import { checkOptionNames, type OpenOptions } from '../options.js';
 import type { TrustProxy } from './client.js';
 import type { KeysConfig } from './keys.js';
 
@@ -61,8 +61,27 @@ export interface Config {
   hosts: Set<string> | null;
 }
 
+/** Every option `createServer()` takes. */
+const SERVER_OPTION_NAMES: readonly string[] = [
+  'engine',
+  'open',
+  'keys',
+  'countsFile',
+  'trustProxy',
+  'basePaths',
+  'hosts',
+  'bodyLimit',
+  'accessLog',
+  'headersTimeout',
+  'requestTimeout',
+  'keepAliveTimeout',
+  'metricsPort',
+  'clusterWorker',
+] satisfies readonly (keyof ServerOptions)[];
+
 export function checkOptions(o: ServerOptions): Config {
   if (o === null || typeof o !== 'object') throw new InvalidOptionsError('Server options must be an object.');
+  checkOptionNames(o, SERVER_OPTION_NAMES);
   const bodyLimit = o.bodyLimit ?? 64 * 1024;
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2) throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
   const trustProxy = o.trustProxy ?? false;

@@ -87,6 +87,17 @@ describe('share() and open({ shared })', () => {
     expect(() => openSync({ datadir: '/x' } as never)).toThrow(/Unknown option "datadir" \(did you mean "data"\?\)/);
     await expect(open({ Geo: '/x' } as never)).rejects.toThrow(/did you mean "geo"/);
     expect(() => openSync({ cache: true } as never)).toThrow(InvalidOptionsError);
+    // createServer() and exportDataset() alike, before any work.
+    const { createServer } = await import('../../src/server/index.js');
+    const { exportDataset } = await import('../../src/export/index.js');
+    const engine = openSync();
+    try {
+      await expect(createServer({ engine, metricPort: 9464 } as never)).rejects.toThrow(/Unknown option "metricPort" \(did you mean "metricsPort"\?\)/);
+      await expect(createServer({ engine, trustproxy: 1 } as never)).rejects.toThrow(/did you mean "trustProxy"/);
+      await expect(exportDataset(engine, { format: 'csv', out: '/nonexistent/x.csv', field: ['ip'] } as never)).rejects.toThrow(/Unknown option "field" \(did you mean "fields"\?\)/);
+    } finally {
+      engine.close();
+    }
   });
 
   it("a worker thread opened with shared answers as the main thread, over the main thread's memory", async () => {
