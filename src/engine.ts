@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
 import { ClosedError, InvalidBulkError, InvalidFieldError, isIprecordError } from './errors.js';
 import { specialTable } from './ip/special.js';
-import { AddressCheck, BAD_CODES, Bad, type Parsed } from './ip/check.js';
+import { AddressCheck, Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { ByteWriter } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
@@ -183,7 +183,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
     if (bad === Bad.None) return this.record(snap, this.ip.parsed, fields, options) as RecordOf<F>;
-    return { message: this.ip.message(bad, ip), code: BAD_CODES[bad], status: 400 };
+    return this.ip.failure(bad, ip);
   }
 
   /** The record of the parsed address (in `this.ip.words`), or its chosen fields. */
@@ -312,7 +312,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       const snap = this.live();
       const bad = this.check(ip);
       if (bad === Bad.None) return answer(snap, this.ip.parsed);
-      return { message: this.ip.message(bad, ip), code: BAD_CODES[bad], status: 400 };
+      return this.ip.failure(bad, ip);
     };
     return selector;
   }

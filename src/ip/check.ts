@@ -9,6 +9,7 @@ import { carriesIpv4 } from './embedded.js';
 import { formatIp } from './format.js';
 import { parseIpInto, type IpVersion } from './parse.js';
 import { classify, SpecialKind, type SpecialTable } from './special.js';
+import type { BulkError } from '../types.js';
 
 /** What keeps an address from having a record. */
 export const enum Bad {
@@ -69,5 +70,10 @@ export class AddressCheck {
   /** The service's message for what `check(ip)` found (the address as parsed in `parsed`). */
   message(bad: Bad, ip: unknown): string {
     return bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+  }
+
+  /** What `check(ip)` found as a value, as `bulk()` answers a bad entry (`tryLookup()`, a selection's `try()`). */
+  failure(bad: Bad, ip: unknown): BulkError {
+    return { message: this.message(bad, ip), code: BAD_CODES[bad], status: 400 };
   }
 }
