@@ -8,41 +8,24 @@
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
 import { ClosedError, InvalidBulkError, InvalidFieldError, isIprecordError } from './errors.js';
-import { specialTable } from './ip/special.js';
-import { AddressCheck, Bad, type Parsed } from './ip/check.js';
+import { Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import { ByteWriter } from './record/writer.js';
-import { findRange, type RenderState } from './dataset/render.js';
-import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
-import { CountWindow } from './record/count.js';
+import type { ByteWriter } from './record/writer.js';
+import type { Dataset } from './dataset/format.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
-import { compileSelection, type Reading, type Selected } from './dataset/select.js';
+import type { Selected } from './dataset/select.js';
+import { Answers, type AnswerOptions } from './answers.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
-import { nowMicros } from './time/zone.js';
 import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
+
+export type { AnswerOptions } from './answers.js';
 
 export interface LookupOptions<F extends Fields | undefined = Fields | undefined> extends AnswerOptions {
   /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']` (the answer's type has those members: `RecordOf`). */
   fields?: F;
-}
-
-/** How a record is answered for one caller (the server's keys and plans). */
-export interface AnswerOptions {
-  /**
-   * The text of `count` (a server answering for one API key passes that
-   * key's count). Default: the engine's lookups in the last 24 hours.
-   */
-  count?: string;
-  /**
-   * Leaves `is_vpn` and `scores` out of `threat`: the service's shape for
-   * plans below Business (the object then lacks the two members its type
-   * names).
-   * @default false
-   */
-  basicThreat?: boolean;
 }
 
 /** An opened dataset. Lookups are synchronous; `reload()` swaps the data atomically. */
@@ -62,36 +45,24 @@ export interface Selector<P extends string> {
 /** The missing-lists warnings this process gave (`warnMissingLists`). */
 const toldMissing = new Set<string>();
 
-/** Threat objects of a compiled dataset kept (the default data has a few dozen). */
-const THREAT_CACHE_SIZE = 4096;
-
 export class Engine extends EventEmitter<EngineEvents> {
   private snapshot: Snapshot | null;
   private watcher: { close(): void } | null = null;
   /** Reloads run one after another. */
   private reloading: Promise<void> = Promise.resolve();
   private readonly options: ResolvedOptions;
-  private readonly counter = new CountWindow();
-  /** The address of the lookup under way, parsed and checked (reused: lookups are synchronous). */
-  private readonly ip = new AddressCheck(specialTable());
-  /** Where `jsonBytes` writes a record before making it a string. */
-  private readonly scratch = new ByteWriter(4096);
-  /** What a record from a compiled dataset is written with besides its static values, reused. */
-  private readonly render: RenderState;
-  /**
-   * Threat objects of the dataset, parsed from their text, by where its
-   * threat table holds it: the one cache of the engine, bounded (the
-   * default data has a few threat rows; a dataset with threat feeds
-   * compiled in, some thousands).
-   */
-  private readonly threats = new Map<number, Threat>();
+  /** The record, JSON and chosen fields of a parsed address, with the per-lookup state they reuse. */
+  private readonly answers: Answers;
+  /** The address check of `answers` (its parsed address). */
+  private readonly ip: Answers['ip'];
 
   /** @internal Use `open()` or `openSync()`. */
   constructor(snapshot: Snapshot, options: ResolvedOptions) {
     super();
     this.snapshot = snapshot;
     this.options = options;
-    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(options.flagBaseUrl).slice(1, -1) };
+    this.answers = new Answers(options.flagBaseUrl);
+    this.ip = this.answers.ip;
     // A new build swapped in: reloaded. Without an 'error' listener a failure is dropped: the old data stays in use.
     if (options.watch && options.data !== null)
       this.watcher = watchDataset(options.data, () => {
@@ -121,44 +92,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.ip.address(ip);
   }
 
-  /** Fills the per-lookup members of a record from a compiled dataset. */
-  private renderState(text: string, options: AnswerOptions | undefined): RenderState {
-    const s = this.render;
-    s.now = nowMicros();
-    s.count = countOf(this.counter.tick(s.now), options);
-    s.ownCount = options === undefined || options.count === undefined;
-    s.basic = options !== undefined && options.basicThreat === true;
-    s.text = text;
-    return s;
-  }
-
-  /** Writes the record of the parsed address (in `this.ip.words`) from a compiled dataset. */
-  private writeCompiled(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
-    const ref = findRange(ds, parsed.version, this.ip.words);
-    snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options), out);
-  }
-
-  /** The record's JSON text from a compiled dataset. */
-  private compiledJson(snap: Snapshot, ds: Dataset, parsed: Parsed, options: AnswerOptions | undefined): string {
-    const ref = findRange(ds, parsed.version, this.ip.words);
-    return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options));
-  }
-
-  /** The threat object (or its basic form) of a range, frozen, kept by where the dataset holds its text (a dataset has few: one per label and flags). */
-  private compiledThreat(ds: Dataset, ref: number, basic: boolean): Threat {
-    const at = ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? THR.basic : THR.object);
-    let t = this.threats.get(at);
-    if (t === undefined) {
-      const parsed = JSON.parse(ds.json(ds.threats, at)) as Threat;
-      Object.freeze(parsed.blocklists);
-      if (parsed.scores !== undefined) Object.freeze(parsed.scores);
-      t = Object.freeze(parsed);
-      if (this.threats.size >= THREAT_CACHE_SIZE) this.threats.clear();
-      this.threats.set(at, t);
-    }
-    return t;
-  }
-
   /**
    * The full record of an address, or the chosen fields in the order given.
    * Nested objects other than `time_zone`, `asn` and `carrier` are shared and frozen.
@@ -167,7 +100,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
-    return this.record(snap, this.address(ip), fields, options) as RecordOf<F>;
+    return this.answers.record(snap, this.address(ip), fields, options) as RecordOf<F>;
   }
 
   /**
@@ -182,18 +115,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
-    if (bad === Bad.None) return this.record(snap, this.ip.parsed, fields, options) as RecordOf<F>;
+    if (bad === Bad.None) return this.answers.record(snap, this.ip.parsed, fields, options) as RecordOf<F>;
     return this.ip.failure(bad, ip);
-  }
-
-  /** The record of the parsed address (in `this.ip.words`), or its chosen fields. */
-  private record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: LookupOptions | undefined): IpRecord {
-    const ds = snap.dataset;
-    const ref = findRange(ds, parsed.version, this.ip.words);
-    const s = this.renderState(parsed.text, options);
-    const threat = this.compiledThreat(ds, ref, s.basic);
-    const record = snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.options.flagBaseUrl);
-    return fields === null ? record : pick(record, fields);
   }
 
   /**
@@ -205,7 +128,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   lookupJson(ip: string, options?: LookupOptions): string {
     if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
-    return this.compiledJson(snap, snap.dataset, this.address(ip), options);
+    return this.answers.json(snap, this.address(ip), options);
   }
 
   /**
@@ -223,11 +146,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   jsonBytes(ip: string, options?: AnswerOptions, failure?: { message: string }): string | null {
     const snap = this.live();
     const parsed = failure === undefined ? this.address(ip) : this.checked(ip, failure);
-    if (parsed === null) return null;
-    const out = this.scratch;
-    out.used = 0;
-    this.writeCompiled(snap, snap.dataset, parsed, options, out);
-    return out.buf.toString('latin1', 0, out.used);
+    return parsed === null ? null : this.answers.bytes(snap, parsed, options);
   }
 
   /**
@@ -241,7 +160,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const snap = this.live();
     const parsed = this.checked(ip, failure);
     if (parsed === null) return false;
-    this.writeCompiled(snap, snap.dataset, parsed, options, out);
+    this.answers.write(snap, parsed, options, out);
     return true;
   }
 
@@ -269,11 +188,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   threat(ip: string, options?: AnswerOptions): Threat {
     const snap = this.live();
-    const { version } = this.address(ip);
-    this.counter.tick(Date.now());
-    const ds = snap.dataset;
-    const ref = findRange(ds, version, this.ip.words);
-    return this.compiledThreat(ds, ref, options?.basicThreat === true);
+    return this.answers.threatOf(snap, this.address(ip), options?.basicThreat === true);
   }
 
   /**
@@ -289,21 +204,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError naming a path the record has not
    */
   select<const P extends string>(paths: string | readonly P[], options?: AnswerOptions): Selector<P> {
-    const build = compileSelection(paths);
-    const r = { threat: () => this.compiledThreat(r.ds, r.ref, options?.basicThreat === true), flagBase: this.options.flagBaseUrl } as Reading;
-    const answer = (snap: Snapshot, parsed: Parsed): Selected<P> => {
-      const s = this.renderState(parsed.text, options);
-      r.ds = snap.dataset;
-      r.countries = snap.objects.countries;
-      r.clock = snap.clock;
-      r.version = parsed.version;
-      r.words = this.ip.words;
-      r.ref = findRange(r.ds, parsed.version, this.ip.words);
-      r.text = s.text;
-      r.now = s.now;
-      r.count = s.count;
-      return build(r) as Selected<P>;
-    };
+    const answer = this.answers.selection(paths, options) as (snap: Snapshot, parsed: Parsed) => Selected<P>;
     const selector = (ip: string) => {
       const snap = this.live();
       return answer(snap, this.address(ip));
@@ -393,7 +294,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
   info(): EngineInfo {
-    return describeEngine(this.live(), this.options, this.ip.special, this.counter.peek(Date.now()));
+    return describeEngine(this.live(), this.options, this.ip.special, this.answers.counter.peek(Date.now()));
   }
 
   /**
@@ -418,7 +319,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       const next = await Snapshot.open(this.options, this.snapshot);
       if (this.snapshot === null) return;
       // Threat objects are kept by where a dataset holds them: another dataset has other rows.
-      if (next.dataset !== this.snapshot.dataset) this.threats.clear();
+      if (next.dataset !== this.snapshot.dataset) this.answers.forget();
       this.snapshot = next;
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
     });
@@ -430,7 +331,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
     this.snapshot = null;
-    this.threats.clear();
+    this.answers.forget();
     this.watcher?.close();
     this.watcher = null;
   }
@@ -439,19 +340,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   get closed(): boolean {
     return this.snapshot === null;
   }
-}
-
-function countOf(own: string, options: AnswerOptions | undefined): string {
-  return options === undefined || options.count === undefined ? own : options.count;
-}
-
-function pick(record: IpRecord, fields: readonly FieldName[]): IpRecord {
-  const out: Partial<Record<FieldName, unknown>> = {};
-  for (const f of fields) {
-    const v = record[f];
-    if (v !== undefined) out[f] = v;
-  }
-  return out as IpRecord;
 }
 
 /**

@@ -1,0 +1,158 @@
+/**
+ * How an engine answers from its snapshot: the record of a parsed address
+ * as an object, as JSON text or as bytes, its threat object, and chosen
+ * fields, with what changes per lookup (`ip`, the clock, `count`) filled
+ * in. One per engine, whose lookups are synchronous: the address check,
+ * the render state and the scratch buffer are reused.
+ */
+
+import { specialTable } from './ip/special.js';
+import { AddressCheck, type Parsed } from './ip/check.js';
+import { ByteWriter } from './record/writer.js';
+import { findRange, type RenderState } from './dataset/render.js';
+import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
+import { CountWindow } from './record/count.js';
+import { compileSelection, type Reading } from './dataset/select.js';
+import type { Snapshot } from './snapshot.js';
+import { nowMicros } from './time/zone.js';
+import type { FieldName, IpRecord, Threat } from './types.js';
+
+/** How a record is answered for one caller (the server's keys and plans). */
+export interface AnswerOptions {
+  /**
+   * The text of `count` (a server answering for one API key passes that
+   * key's count). Default: the engine's lookups in the last 24 hours.
+   */
+  count?: string;
+  /**
+   * Leaves `is_vpn` and `scores` out of `threat`: the service's shape for
+   * plans below Business (the object then lacks the two members its type
+   * names).
+   * @default false
+   */
+  basicThreat?: boolean;
+}
+
+/** Threat objects of a compiled dataset kept (the default data has a few dozen). */
+const THREAT_CACHE_SIZE = 4096;
+
+export class Answers {
+  readonly counter = new CountWindow();
+  /** The address of the lookup under way, parsed and checked (reused: lookups are synchronous). */
+  readonly ip = new AddressCheck(specialTable());
+  /** Where `bytes()` writes a record before making it a string. */
+  private readonly scratch = new ByteWriter(4096);
+  /** What a record from a compiled dataset is written with besides its static values, reused. */
+  private readonly render: RenderState;
+  /**
+   * Threat objects of the dataset, parsed from their text, by where its
+   * threat table holds it: the one cache of the engine, bounded (the
+   * default data has a few threat rows; a dataset with threat feeds
+   * compiled in, some thousands).
+   */
+  private readonly threats = new Map<number, Threat>();
+
+  constructor(private readonly flagBaseUrl: string) {
+    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(flagBaseUrl).slice(1, -1) };
+  }
+
+  /** Fills the per-lookup members of a record from a compiled dataset. */
+  private renderState(text: string, options: AnswerOptions | undefined): RenderState {
+    const s = this.render;
+    s.now = nowMicros();
+    s.count = countOf(this.counter.tick(s.now), options);
+    s.ownCount = options === undefined || options.count === undefined;
+    s.basic = options !== undefined && options.basicThreat === true;
+    s.text = text;
+    return s;
+  }
+
+  /** The record of the parsed address (in `ip.words`), or its chosen fields. */
+  record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: AnswerOptions | undefined): IpRecord {
+    const ds = snap.dataset;
+    const ref = findRange(ds, parsed.version, this.ip.words);
+    const s = this.renderState(parsed.text, options);
+    const threat = this.threat(ds, ref, s.basic);
+    const record = snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.flagBaseUrl);
+    return fields === null ? record : pick(record, fields);
+  }
+
+  /** The record's JSON text. */
+  json(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): string {
+    const ref = findRange(snap.dataset, parsed.version, this.ip.words);
+    return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options));
+  }
+
+  /** Writes the record's JSON text in UTF-8 to `out`. */
+  write(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+    const ref = findRange(snap.dataset, parsed.version, this.ip.words);
+    snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options), out);
+  }
+
+  /** The record's JSON text as byte text (one character per UTF-8 byte). */
+  bytes(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): string {
+    const out = this.scratch;
+    out.used = 0;
+    this.write(snap, parsed, options, out);
+    return out.buf.toString('latin1', 0, out.used);
+  }
+
+  /** The threat object of the parsed address, counted as a lookup. */
+  threatOf(snap: Snapshot, parsed: Parsed, basic: boolean): Threat {
+    this.counter.tick(Date.now());
+    const ds = snap.dataset;
+    return this.threat(ds, findRange(ds, parsed.version, this.ip.words), basic);
+  }
+
+  /** The threat object (or its basic form) of a range, frozen, kept by where the dataset holds its text (a dataset has few: one per label and flags). */
+  private threat(ds: Dataset, ref: number, basic: boolean): Threat {
+    const at = ds.records[(ref >>> 8) * RECORD + 2] * THREAT + (basic ? THR.basic : THR.object);
+    let t = this.threats.get(at);
+    if (t === undefined) {
+      const parsed = JSON.parse(ds.json(ds.threats, at)) as Threat;
+      Object.freeze(parsed.blocklists);
+      if (parsed.scores !== undefined) Object.freeze(parsed.scores);
+      t = Object.freeze(parsed);
+      if (this.threats.size >= THREAT_CACHE_SIZE) this.threats.clear();
+      this.threats.set(at, t);
+    }
+    return t;
+  }
+
+  /** Chosen paths of the parsed address's record (`Engine.select`), compiled once. */
+  selection(paths: string | readonly string[], options: AnswerOptions | undefined): (snap: Snapshot, parsed: Parsed) => unknown {
+    const build = compileSelection(paths);
+    const r = { threat: () => this.threat(r.ds, r.ref, options?.basicThreat === true), flagBase: this.flagBaseUrl } as Reading;
+    return (snap, parsed) => {
+      const s = this.renderState(parsed.text, options);
+      r.ds = snap.dataset;
+      r.countries = snap.objects.countries;
+      r.clock = snap.clock;
+      r.version = parsed.version;
+      r.words = this.ip.words;
+      r.ref = findRange(r.ds, parsed.version, this.ip.words);
+      r.text = s.text;
+      r.now = s.now;
+      r.count = s.count;
+      return build(r);
+    };
+  }
+
+  /** Forgets the threat objects (another dataset has other rows). */
+  forget(): void {
+    this.threats.clear();
+  }
+}
+
+function countOf(own: string, options: AnswerOptions | undefined): string {
+  return options === undefined || options.count === undefined ? own : options.count;
+}
+
+function pick(record: IpRecord, fields: readonly FieldName[]): IpRecord {
+  const out: Partial<Record<FieldName, unknown>> = {};
+  for (const f of fields) {
+    const v = record[f];
+    if (v !== undefined) out[f] = v;
+  }
+  return out as IpRecord;
+}
