@@ -8,7 +8,7 @@ import type { ResolvedOptions } from './options.js';
 import type { SpecialTable } from './ip/special.js';
 import { CATEGORIES, type Category } from './record/threat.js';
 import { memoryState, type DatabaseInfo, type Snapshot } from './snapshot.js';
-import { TIME_ZONES } from './time/zone.js';
+import type { ZoneTable } from './time/zone.js';
 
 /** State of one threat category in `info()`: whether any loaded source answers for it. */
 export interface ListState {
@@ -48,8 +48,8 @@ export interface EngineInfo {
   readonly lists: readonly ListState[];
   readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
-  /** The time zone rules `time_zone` follows: the IANA tz database release, and the span its table covers. */
-  readonly timeZones: { readonly tzdata: string; readonly from: string; readonly to: string };
+  /** The time zone rules `time_zone` follows, as the dataset carries them: the IANA tz database release, where they were read (`package` or a zoneinfo directory), and the span its table covers. */
+  readonly timeZones: { readonly tzdata: string; readonly source: string; readonly from: string; readonly to: string };
   /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
   readonly warnings: readonly string[];
 }
@@ -135,10 +135,13 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     lists: CATEGORIES.map(list),
     feeds,
     lookups24h: lookups24h,
-    timeZones: TIME_ZONES,
+    timeZones: zoneRelease(snap.dataset.meta.timeZones),
     warnings: staleSources(databases, now),
   };
 }
+
+/** What `info()` says of a zone table. */
+const zoneRelease = ({ tzdata, source, from, to }: ZoneTable) => ({ tzdata, source, from, to });
 
 /** The code of the process warning of an engine whose threat categories have no loaded source. */
 export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';

@@ -101,7 +101,7 @@ export class Snapshot {
     this.objects = previous !== null && previous.dataset === dataset ? previous.objects : new RecordObjects(dataset);
     this.threatPath = dataset.meta.threat === undefined ? null : paths.threat;
     this.manifest = paths.manifest;
-    this.clock = new ZoneClock();
+    this.clock = new ZoneClock(dataset.meta.timeZones);
     this.loadedAt = new Date();
   }
 

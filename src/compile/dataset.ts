@@ -19,6 +19,7 @@ import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { Sources } from './sources.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
+import { zoneTable } from './zones/table.js';
 
 /** A source record not met yet (ids are NONE or 0 and up). */
 const UNSEEN = -2;
@@ -52,6 +53,7 @@ export function compileDataset(snap: Sources, threat: ThreatTree | null, special
   progress('writing', 0.91);
   const meta: DatasetMeta = {
     zones: intern.zones.list,
+    timeZones: zoneTable(intern.zones.list),
     builtAt: builtAt.toISOString(),
     key,
     sources: snap.databases(),

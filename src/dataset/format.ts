@@ -98,7 +98,7 @@ export class Dataset {
     } catch {
       // reported below
     }
-    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.zones) || !Array.isArray(meta.sources)) bad('unreadable metadata');
+    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.zones) || !Array.isArray(meta.sources) || !isZoneTable(meta.timeZones)) bad('unreadable metadata');
     this.meta = meta as DatasetMeta;
     this.bytes = buf.length;
     this.recordCount = c.rows.records;
@@ -195,6 +195,12 @@ export class Dataset {
     }
     return this.refs6[lo - 1];
   }
+}
+
+/** Whether a value has the members of a zone table (its rules are checked by `verify()`). */
+function isZoneTable(t: unknown): boolean {
+  const z = t as Record<string, unknown> | null;
+  return typeof z === 'object' && z !== null && typeof z.tzdata === 'string' && typeof z.zones === 'object' && z.zones !== null && Array.isArray(z.rules);
 }
 
 /** Whether a column never decreases. */

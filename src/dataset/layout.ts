@@ -7,9 +7,10 @@
  */
 
 import type { ThreatMeta } from './threat-meta.js';
+import type { ZoneTable } from '../time/zone.js';
 
-export const DATASET_MAGIC = 'IPRDSET3';
-export const DATASET_FORMAT_VERSION = 3;
+export const DATASET_MAGIC = 'IPRDSET4';
+export const DATASET_FORMAT_VERSION = 4;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
 export const CRC_AT = 68;
@@ -132,6 +133,8 @@ export function layout(c: Counts) {
 
 export interface DatasetMeta {
   readonly zones: readonly string[];
+  /** The rules of those zones, from one tz database release (`time/zone.ts`). */
+  readonly timeZones: ZoneTable;
   readonly builtAt: string;
   /** What the dataset was compiled from, in a form that tells when to compile again (`dataset/locate.ts`). */
   readonly key: string;

@@ -6,9 +6,10 @@
  * else (install scripts off, or a read-only package folder) on first open
  * into the user's cache; databases given to `open()` compile on first open
  * into the cache, under a name derived from their paths. The dataset's key
- * (each source's path, inode, size and modification time, and the format
- * and compiler versions) tells whether it is up to date: a changed file
- * compiles again, into the same place.
+ * (each source's path, inode, size and modification time, the format and
+ * compiler versions, and the tz release its zone rules would come from)
+ * tells whether it is up to date: a changed file compiles again, into the
+ * same place.
  */
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultAsnSources, defaultGeoPaths, iprecordRoot } from '../data.js';
 import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, readCounts } from './format.js';
 import { InvalidDatasetError } from '../errors.js';
+import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
 export const COMPILER_VERSION = 6;
@@ -50,7 +52,9 @@ export function datasetKey(sources: DatasetSources): string {
   const geo = sources.geo === null ? defaultGeoPaths().map((p) => `default:${p}:${statSync(p).size}`) : sources.geo.map(identity);
   const asn = sources.asn === null ? [`default:${defaultAsnSources().source}`] : sources.asn.map(identity);
   const threat = sources.threat === undefined ? {} : { threat: identity(sources.threat) };
-  return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity), ...threat });
+  // The tz release the zone rules would come from: a newer one in the system's zoneinfo compiles again.
+  const zones = zoneSource();
+  return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity), ...threat, zones: `${zones.tzdata} ${zones.source}` });
 }
 
 /**

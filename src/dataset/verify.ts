@@ -20,7 +20,7 @@
  * (`seal.ts`).
  */
 
-import { knownZone } from '../time/zone.js';
+import type { ZoneRules } from '../time/zone.js';
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
 import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, INDEX_SHIFT, INDEX_WORDS, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, type Counts } from './layout.js';
@@ -211,7 +211,20 @@ function firstBadRef(refs: Uint32Array, bits: number, routed: Uint8Array): numbe
   return -1;
 }
 
-/** Every zone name one the zone table knows. */
+/** Every zone name one the dataset's zone table has well-formed rules for. */
 function checkZones(ds: Dataset, bad: Bad): void {
-  for (const name of ds.meta.zones) if (typeof name !== 'string' || !knownZone(name)) bad(`zone ${JSON.stringify(name)} is not a time zone`);
+  const { zones, rules } = ds.meta.timeZones;
+  for (const name of ds.meta.zones) {
+    const r = typeof name === 'string' && Object.hasOwn(zones, name) ? (rules[zones[name]] as ZoneRules | undefined) : undefined;
+    if (r === undefined) bad(`zone ${JSON.stringify(name)} is not a time zone of its table`);
+    else if (!wellFormed(r)) bad(`the rules of zone ${name} are not well formed`);
+  }
+}
+
+/** Periods with an offset and an abbreviation each, ending in order (the last holds on). */
+function wellFormed(r: ZoneRules): boolean {
+  const { o, a, u } = r;
+  if (!Array.isArray(o) || !Array.isArray(a) || !Array.isArray(u) || o.length === 0 || a.length !== o.length || u.length !== o.length - 1) return false;
+  if (!o.every((m) => Number.isInteger(m) && Math.abs(m) < 24 * 60) || !a.every((s) => typeof s === 'string' && s !== '')) return false;
+  return u.every((m, i) => Number.isInteger(m) && (i === 0 || m > u[i - 1]));
 }

@@ -2,9 +2,10 @@
  * The `time_zone` object of a record.
  *
  * Offsets and abbreviations come from one release of the IANA tz database
- * (`zones.json`, `scripts/gen-tz-rules.ts`: each zone's periods from 2020
- * to 2038), not from the runtime's ICU data, so that a record is the same
- * on every Node version. DST is an offset that will fall back (the next
+ * that the dataset carries (each zone's periods from 2020 to 2038: the
+ * package's own release, `zones.json` from `scripts/gen-tz-rules.ts`, or
+ * the system's zoneinfo when it is newer, `compile/zones/`), not from the
+ * runtime's ICU data, so that a record is the same on every Node version. DST is an offset that will fall back (the next
  * other offset, within 400 days, is lower): summer time in Dublin is DST
  * though the tz database's own data calls its winter a negative DST. The
  * facts of a zone are kept until its next transition, or a week on; only
@@ -15,18 +16,29 @@ import ZONES from './zones.json';
 import type { ByteWriter } from '../record/writer.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
-/** The zone table's release and span (`info().timeZones`). */
-export const TIME_ZONES = Object.freeze({ tzdata: ZONES.tzdata, from: ZONES.from, to: ZONES.to });
-
 /** A zone's periods: offset (minutes east) and abbreviation of each, and until when each holds (epoch minutes; the last holds on). */
-interface Rules {
+export interface ZoneRules {
   readonly o: readonly number[];
   readonly a: readonly string[];
   readonly u: readonly number[];
 }
 
-const RULES = ZONES.rules as readonly Rules[];
-const AT = ZONES.zones as Readonly<Record<string, number>>;
+/** Zone rules of one tz database release, as a dataset carries them (`DatasetMeta.timeZones`). */
+export interface ZoneTable {
+  /** The tz database release (`2026f`). */
+  readonly tzdata: string;
+  /** Where the rules were read: `package` (iprecord's own table) or a zoneinfo directory. */
+  readonly source: string;
+  /** The span of the periods (ISO dates): before it the first period holds, after it the last. */
+  readonly from: string;
+  readonly to: string;
+  /** Each zone's rules, by their index (zones with the same periods share them). */
+  readonly zones: Readonly<Record<string, number>>;
+  readonly rules: readonly ZoneRules[];
+}
+
+/** The package's own table: the release iprecord was published with. */
+export const PACKAGE_ZONES: ZoneTable = Object.freeze({ ...(ZONES as Omit<ZoneTable, 'source'>), source: 'package' });
 
 /** How far ahead the next offset of a zone is looked for, in days: an offset is DST when the next one within it is lower. */
 const HORIZON_DAYS = 400;
@@ -70,9 +82,11 @@ const WEEK = 7 * DAY;
 export class ZoneClock {
   private readonly states = new Map<string, ZoneState>();
 
+  constructor(readonly table: ZoneTable = PACKAGE_ZONES) {}
+
   /** Whether the zone table knows the zone. */
   isValid(name: string): boolean {
-    return knownZone(name);
+    return Object.hasOwn(this.table.zones, name);
   }
 
   /** The `time_zone` object at `nowMs` (fractional milliseconds give microseconds). */
@@ -124,7 +138,7 @@ export class ZoneClock {
 
   private compute(name: string, nowMs: number): ZoneState {
     const now = Math.floor(nowMs);
-    const r = rulesOf(name);
+    const r = this.rulesOf(name);
     const i = periodAt(r, now);
     const offset = r.o[i];
     // The facts hold until the next transition, or a week on (DST looks 400 days ahead).
@@ -157,19 +171,16 @@ export class ZoneClock {
   clear(): void {
     this.states.clear();
   }
-}
 
-/** Whether the zone table knows a zone name. */
-export const knownZone = (name: string): boolean => Object.hasOwn(AT, name);
-
-/** @throws RangeError for a zone the table does not know */
-function rulesOf(name: string): Rules {
-  if (!Object.hasOwn(AT, name)) throw new RangeError(`Invalid time zone specified: ${name}`);
-  return RULES[AT[name]];
+  /** @throws RangeError for a zone the table does not know */
+  private rulesOf(name: string): ZoneRules {
+    if (!this.isValid(name)) throw new RangeError(`Invalid time zone specified: ${name}`);
+    return this.table.rules[this.table.zones[name]];
+  }
 }
 
 /** The period of a zone in effect at `ms` (the first one before 2020, the last after 2038). */
-function periodAt(r: Rules, ms: number): number {
+function periodAt(r: ZoneRules, ms: number): number {
   const minute = ms / 60_000;
   let lo = 0;
   let hi = r.u.length;

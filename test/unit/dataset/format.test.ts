@@ -1,3 +1,4 @@
+import { PACKAGE_ZONES } from '../../../src/time/zone.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ describe('dataset file', () => {
     const family = (width: number) => ({ starts: new Uint32Array(width), refs: Uint32Array.of(ref), length: 1 });
     const sections = internedSections(intern);
     expect(sections.other.length).toBe(0);
-    new Dataset(new CompiledDataset(family(1), family(4), sections, { zones: [], builtAt: '', key: '', sources: [] }).toBuffer(), 'ascii only').verify();
+    new Dataset(new CompiledDataset(family(1), family(4), sections, { zones: [], timeZones: PACKAGE_ZONES, builtAt: '', key: '', sources: [] }).toBuffer(), 'ascii only').verify();
   });
 
   it('opens what the compiler writes', () => {
@@ -143,6 +144,24 @@ describe('dataset file', () => {
     const metaText = good.toString('utf8', meta, good.length);
     const zone = JSON.parse(metaText).zones[0] as string;
     refuses('zone', (b) => b.write(metaText.replace(JSON.stringify(zone), JSON.stringify('X'.repeat(zone.length))), meta, 'utf8'), /zone "X+" is not a time zone/);
+    // Rules the clock could not answer from: periods ending out of order, an offset of a day.
+    const withRules = (edit: (r: { o: number[]; u: number[] }) => void) => (b: Buffer) => {
+      const m = JSON.parse(metaText);
+      edit(m.timeZones.rules.find((r: { u: number[] }) => r.u.length > 1));
+      // Room for a longer text within the section.
+      m.builtAt = '';
+      b.write(JSON.stringify(m).padEnd(metaText.length), meta, 'utf8');
+    };
+    refuses(
+      'rules out of order',
+      withRules((r) => r.u.reverse()),
+      /rules of zone .* are not well formed/,
+    );
+    refuses(
+      'offset of a day',
+      withRules((r) => void (r.o[0] = 1440)),
+      /rules of zone .* are not well formed/,
+    );
     const ds = new Dataset(good, 'good');
     // A city's text with its first quote taken out: the record's text would not parse.
     const city = ds.places.findIndex((v, i) => i % PLACE === PL.city && v < OTHER);

@@ -1,3 +1,4 @@
+import { PACKAGE_ZONES } from '../../../src/time/zone.js';
 import { countries as COUNTRY_LIST } from 'countries-list';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -89,7 +90,7 @@ describe('the record template', () => {
         const v4 = { starts: Uint32Array.from(list, (_, i) => i * 256), refs, length: list.length };
         const refs6 = refs.map((r) => ((r & 255) === NO_ROUTE ? r : (r & ~255) | 32));
         const v6 = { starts: new Uint32Array(list.length * 4).map((_, w) => (w % 4 === 0 ? (w >>> 2) << 16 : 0)), refs: refs6, length: list.length };
-        const ds = new Dataset(new CompiledDataset(v4, v6, internedSections(intern), { zones: intern.zones.list, builtAt: '', key: '', sources: [] }).toBuffer(), 'made');
+        const ds = new Dataset(new CompiledDataset(v4, v6, internedSections(intern), { zones: intern.zones.list, timeZones: PACKAGE_ZONES, builtAt: '', key: '', sources: [] }).toBuffer(), 'made');
         ds.verify();
         const objects = new RecordObjects(ds);
         const out = new ByteWriter(16);

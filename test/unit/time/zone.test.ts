@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoLocal, TIME_ZONES, ZoneClock } from '../../../src/time/zone.js';
+import { isoLocal, PACKAGE_ZONES, ZoneClock, type ZoneTable } from '../../../src/time/zone.js';
+import { readZoneinfo } from '../../../src/compile/zones/table.js';
 
-const TZDATA = TIME_ZONES.tzdata;
+const TZDATA = PACKAGE_ZONES.tzdata;
 import ZONE_TABLE from '../../../src/time/zones.json';
 import { seed } from '../../helpers/env.js';
 
@@ -33,6 +34,8 @@ const SYSTEM_TZ = (() => {
 })();
 const ZDUMP = ['/usr/sbin/zdump', '/usr/bin/zdump'].find((p) => existsSync(p));
 const REFERENCE = ZDUMP !== undefined && SYSTEM_TZ === TZDATA;
+/** The system's zoneinfo as the compiler reads it (any release: zdump reads the same files). */
+const SYSTEM_TABLE = ZDUMP !== undefined && SYSTEM_TZ !== null ? readZoneinfo('/usr/share/zoneinfo', SYSTEM_TZ, ZONES) : null;
 if (!REFERENCE && process.env.IPRECORD_REQUIRE_ZONEINFO === '1') throw new Error(`IPRECORD_REQUIRE_ZONEINFO=1: zdump and zoneinfo at tz ${TZDATA} are required (found ${SYSTEM_TZ ?? 'none'})`);
 if (!REFERENCE) console.warn(`skipping the zoneinfo reference: it needs zdump and the system's tz database at release ${TZDATA} (apt install tzdata); found ${SYSTEM_TZ ?? 'none'}`);
 
@@ -97,76 +100,89 @@ const ABBR_DECIDED: Record<string, string> = {
   MET: "tz 2024b made MET a link to Europe/Brussels (CET); Debian's zoneinfo keeps the old MET zone",
 };
 
-describe.skipIf(!REFERENCE)("ZoneClock against the system's zoneinfo (zdump, the same tz release)", () => {
-  const system = REFERENCE ? systemPeriods() : new Map<string, Period[]>();
+/** Offsets, local times, abbreviations and DST of a table's clock against zdump; `abbrDecided`: where the table differs by design. */
+function againstZdump(label: string, table: ZoneTable | null, abbrDecided: Record<string, string>) {
+  describe.skipIf(table === null)(`ZoneClock over ${label} against the system's zoneinfo (zdump)`, () => {
+    const system = table !== null ? systemPeriods() : new Map<string, Period[]>();
 
-  it('gives the offset and local time zoneinfo gives, for any zone and instant', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...ZONES), instant, (zone, t) => {
-        const tz = new ZoneClock().timeZone(zone, at(t));
-        const want = expected(periodAt(system.get(zone)!, t[0]), t);
-        expect(tz.name).toBe(zone);
-        expect(tz.offset, zone).toBe(want.offset);
-        expect(tz.current_time, zone).toBe(want.current_time);
-      }),
-      params,
-    );
-  });
-
-  it('stays right across transitions while it caches (time going forward, and set back)', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...ZONES), fc.array(instant, { minLength: 2, maxLength: 30 }), fc.boolean(), (zone, times, backwards) => {
-        const clock = new ZoneClock();
-        times.sort((a, b) => (backwards ? at(b) - at(a) : at(a) - at(b)));
-        for (const t of times) {
-          const tz = clock.timeZone(zone, at(t));
+    it('gives the offset and local time zoneinfo gives, for any zone and instant', () => {
+      fc.assert(
+        fc.property(fc.constantFrom(...ZONES), instant, (zone, t) => {
+          const tz = new ZoneClock(table!).timeZone(zone, at(t));
           const want = expected(periodAt(system.get(zone)!, t[0]), t);
-          expect(tz.offset).toBe(want.offset);
-          expect(tz.current_time).toBe(want.current_time);
-        }
-      }),
-      { ...params, numRuns: 100 },
-    );
-  });
+          expect(tz.name).toBe(zone);
+          expect(tz.offset, zone).toBe(want.offset);
+          expect(tz.current_time, zone).toBe(want.current_time);
+        }),
+        params,
+      );
+    });
 
-  it("every zone's offset, abbreviation and DST state now and at its next three transitions", () => {
-    const now = Date.now();
-    let checked = 0;
-    const decided: string[] = [];
-    for (const zone of ZONES) {
-      const periods = system.get(zone)!;
-      const instants = [
-        now,
-        ...periods
-          .filter((p) => p.from > now)
-          .slice(0, 3)
-          .map((p) => p.from),
-      ];
-      for (const ms of instants) {
-        const tz = new ZoneClock().timeZone(zone, ms);
-        const p = periodAt(periods, ms);
-        expect(tz.offset, `${zone} at ${new Date(ms).toISOString()}`).toBe(expected(p, [ms, 0]).offset);
-        if (tz.abbr !== p.abbr) {
-          expect(ABBR_DECIDED[zone], `${zone} at ${new Date(ms).toISOString()}: ${tz.abbr}, zoneinfo ${p.abbr}`).toBeDefined();
-          decided.push(`${zone} ${tz.abbr} (zoneinfo ${p.abbr})`);
+    it('stays right across transitions while it caches (time going forward, and set back)', () => {
+      fc.assert(
+        fc.property(fc.constantFrom(...ZONES), fc.array(instant, { minLength: 2, maxLength: 30 }), fc.boolean(), (zone, times, backwards) => {
+          const clock = new ZoneClock(table!);
+          times.sort((a, b) => (backwards ? at(b) - at(a) : at(a) - at(b)));
+          for (const t of times) {
+            const tz = clock.timeZone(zone, at(t));
+            const want = expected(periodAt(system.get(zone)!, t[0]), t);
+            expect(tz.offset).toBe(want.offset);
+            expect(tz.current_time).toBe(want.current_time);
+          }
+        }),
+        { ...params, numRuns: 100 },
+      );
+    });
+
+    it("every zone's offset, abbreviation and DST state now and at its next three transitions", () => {
+      const now = Date.now();
+      let checked = 0;
+      const decided: string[] = [];
+      for (const zone of ZONES) {
+        const periods = system.get(zone)!;
+        const instants = [
+          now,
+          ...periods
+            .filter((p) => p.from > now)
+            .slice(0, 3)
+            .map((p) => p.from),
+        ];
+        for (const ms of instants) {
+          const tz = new ZoneClock(table!).timeZone(zone, ms);
+          const p = periodAt(periods, ms);
+          expect(tz.offset, `${zone} at ${new Date(ms).toISOString()}`).toBe(expected(p, [ms, 0]).offset);
+          if (tz.abbr !== p.abbr) {
+            expect(abbrDecided[zone], `${zone} at ${new Date(ms).toISOString()}: ${tz.abbr}, zoneinfo ${p.abbr}`).toBeDefined();
+            decided.push(`${zone} ${tz.abbr} (zoneinfo ${p.abbr})`);
+          }
+          if (tz.is_dst !== p.isdst) {
+            expect(DST_DECIDED[zone], `${zone} at ${new Date(ms).toISOString()}: is_dst ${tz.is_dst}, zoneinfo isdst=${Number(p.isdst)}`).toBeDefined();
+            decided.push(`${zone} ${p.abbr}`);
+          }
+          checked++;
         }
-        if (tz.is_dst !== p.isdst) {
-          expect(DST_DECIDED[zone], `${zone} at ${new Date(ms).toISOString()}: is_dst ${tz.is_dst}, zoneinfo isdst=${Number(p.isdst)}`).toBeDefined();
-          decided.push(`${zone} ${p.abbr}`);
-        }
-        checked++;
       }
-    }
-    console.log(
-      `time zones (tz ${TZDATA}): ${ZONES.length} zones, ${checked} periods checked against zoneinfo; decided otherwise (is_dst or abbreviation): ${[...new Set(decided)].join(', ') || 'none'}`,
-    );
-    expect(checked).toBeGreaterThan(ZONES.length);
-    // Every decision is still needed.
-    for (const zone of [...Object.keys(DST_DECIDED), ...Object.keys(ABBR_DECIDED)])
-      expect(
-        decided.some((d) => d.startsWith(`${zone} `)),
-        zone,
-      ).toBe(true);
+      console.log(
+        `time zones (${label}, tz ${table!.tzdata}): ${ZONES.length} zones, ${checked} periods checked against zoneinfo; decided otherwise (is_dst or abbreviation): ${[...new Set(decided)].join(', ') || 'none'}`,
+      );
+      expect(checked).toBeGreaterThan(ZONES.length);
+      // Every decision is still needed.
+      for (const zone of [...Object.keys(DST_DECIDED), ...Object.keys(abbrDecided)])
+        expect(
+          decided.some((d) => d.startsWith(`${zone} `)),
+          zone,
+        ).toBe(true);
+    });
+  });
+}
+
+againstZdump(`the package's table`, REFERENCE ? PACKAGE_ZONES : null, ABBR_DECIDED);
+againstZdump('the zoneinfo reader (compile/zones: TZif files and their TZ rules)', SYSTEM_TABLE, {});
+
+describe.skipIf(!REFERENCE)("The package's table and the system's zoneinfo of the same release", () => {
+  it('give every zone the same periods from 2020 to 2038 (two packings of one release), but where decided', () => {
+    const differ = ZONES.filter((z) => JSON.stringify(PACKAGE_ZONES.rules[PACKAGE_ZONES.zones[z]]) !== JSON.stringify(SYSTEM_TABLE!.rules[SYSTEM_TABLE!.zones[z]]));
+    expect(differ).toEqual(Object.keys(ABBR_DECIDED));
   });
 });
 

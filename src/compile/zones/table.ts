@@ -1,0 +1,72 @@
+/**
+ * The zone table a dataset carries: the rules of the zones its records
+ * name, from the release `zoneSource()` chooses (the system's zoneinfo when
+ * newer than the package's table; `time/zoneinfo.ts`).
+ */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ZONES, type ZoneRules, type ZoneTable } from '../../time/zone.js';
+import { zoneSource } from '../../time/zoneinfo.js';
+import { zoneRules } from './tzif.js';
+
+/** Epoch seconds of an ISO date. */
+const seconds = (date: string): number => Date.parse(`${date}T00:00:00Z`) / 1000;
+
+/**
+ * The rules of these zones from the chosen release. A zoneinfo directory
+ * that lacks one of them or holds a file that cannot be read gives way to
+ * the package's table, whole (one release per dataset), with a process
+ * warning (code IPRECORD_ZONEINFO) saying why.
+ */
+export function zoneTable(names: readonly string[], source = zoneSource()): ZoneTable {
+  if (source.source !== 'package') {
+    try {
+      return readZoneinfo(source.source, source.tzdata, names);
+    } catch (e) {
+      process.emitWarning(`the zoneinfo in ${source.source} (tz ${source.tzdata}) cannot be read, ${(e as Error).message}: the package's tz ${PACKAGE_ZONES.tzdata} is used`, {
+        code: 'IPRECORD_ZONEINFO',
+      });
+    }
+  }
+  return subset(PACKAGE_ZONES, names);
+}
+
+/**
+ * Reads the rules of these zones from a zoneinfo directory's TZif files, over the package table's span.
+ * @throws Error for a zone without a readable file
+ */
+export function readZoneinfo(dir: string, tzdata: string, names: readonly string[]): ZoneTable {
+  const { from, to } = PACKAGE_ZONES;
+  const read = new Map<string, ZoneRules>();
+  for (const name of names) {
+    if (!/^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+)*$/.test(name)) throw new Error(`${name} is not a zone file name`);
+    try {
+      read.set(name, zoneRules(readFileSync(join(dir, name)), seconds(from), seconds(to)));
+    } catch (e) {
+      throw new Error(`${join(dir, name)}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  return shared({ tzdata, source: dir, from, to }, read);
+}
+
+/** A table's rules of these zones alone. */
+function subset(table: ZoneTable, names: readonly string[]): ZoneTable {
+  const { tzdata, source, from, to } = table;
+  return shared({ tzdata, source, from, to }, new Map(names.map((n) => [n, table.rules[table.zones[n]]])));
+}
+
+/** A table of these rules, zones with the same periods sharing them, in the order of the names given. */
+function shared(release: Omit<ZoneTable, 'zones' | 'rules'>, byName: ReadonlyMap<string, ZoneRules>): ZoneTable {
+  const rules: ZoneRules[] = [];
+  const at = new Map<string, number>();
+  const zones: Record<string, number> = {};
+  for (const [name, r] of byName) {
+    if (r === undefined) throw new Error(`no rules for zone ${name}`);
+    const key = JSON.stringify(r);
+    let i = at.get(key);
+    if (i === undefined) at.set(key, (i = rules.push(r) - 1));
+    zones[name] = i;
+  }
+  return { ...release, zones, rules };
+}

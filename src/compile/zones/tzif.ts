@@ -1,0 +1,178 @@
+/**
+ * A zone's periods from a compiled tz database file (TZif, RFC 8536, as
+ * `zic` writes it to the system's zoneinfo): the transitions it lists, then
+ * those of its footer's POSIX TZ rule up to the end of the span (files
+ * written `-b slim` list transitions only until the rule takes over).
+ */
+
+import type { ZoneRules } from '../../time/zone.js';
+
+/** A period's start (epoch seconds), offset (seconds east) and abbreviation. */
+interface Transition {
+  readonly at: number;
+  readonly utoff: number;
+  readonly abbr: string;
+}
+
+interface LocalType {
+  readonly utoff: number;
+  readonly abbr: string;
+}
+
+/**
+ * The periods of a zone in effect from `from` (epoch seconds) to `to`: the
+ * one at `from`, then one per change of offset or abbreviation up to `to`.
+ * @throws Error for a file that is not TZif version 2 or later, or a change off the minute
+ */
+export function zoneRules(file: Buffer, from: number, to: number): ZoneRules {
+  const { types, transitions, footer } = readTzif(file);
+  // Before the first transition: type 0 (RFC 8536 3.2).
+  const all: Transition[] = [{ at: -Infinity, ...types[0] }, ...transitions];
+  const last = all[all.length - 1];
+  if (footer !== '' && last.at < to) {
+    const rule = parsePosixTz(footer);
+    const firstYear = new Date(Math.max(last.at, -62135596800) * 1000).getUTCFullYear();
+    const lastYear = new Date(to * 1000).getUTCFullYear();
+    for (let y = firstYear; y <= lastYear; y++) for (const t of rule.transitions(y)) if (t.at > last.at) all.push(t);
+    all.sort((a, b) => a.at - b.at);
+  }
+  let first = 0;
+  while (first + 1 < all.length && all[first + 1].at <= from) first++;
+  const o: number[] = [];
+  const a: string[] = [];
+  const u: number[] = [];
+  for (let k = first; k < all.length && all[k].at <= to; k++) {
+    const t = all[k];
+    if (t.utoff % 60 !== 0) throw new Error(`an offset off the minute (${t.utoff} s)`);
+    if (k > first) {
+      // A change of the isdst flag alone is no change of the record's facts.
+      if (t.utoff === o[o.length - 1] * 60 && t.abbr === a[a.length - 1]) continue;
+      if (t.at % 60 !== 0) throw new Error(`a change off the minute at ${t.at}`);
+      u.push(t.at / 60);
+    }
+    o.push(t.utoff / 60);
+    a.push(t.abbr);
+  }
+  return { o, a, u };
+}
+
+/** The version 2+ data block of a TZif file: local time types, transitions and footer. */
+function readTzif(b: Buffer): { types: LocalType[]; transitions: Transition[]; footer: string } {
+  const header = (at: number) => {
+    if (b.length < at + 44 || b.toString('latin1', at, at + 4) !== 'TZif') throw new Error('not a TZif file');
+    const n = (i: number) => b.readUInt32BE(at + 20 + i * 4);
+    return { version: b[at + 4], isut: n(0), isstd: n(1), leap: n(2), time: n(3), type: n(4), char: n(5) };
+  };
+  const v1 = header(0);
+  if (v1.version < 0x32) throw new Error('a TZif version 1 file (no 64-bit data, no footer)');
+  const skip = 44 + v1.time * 5 + v1.type * 6 + v1.char + v1.leap * 8 + v1.isstd + v1.isut;
+  const h = header(skip);
+  let at = skip + 44;
+  const times: number[] = [];
+  for (let i = 0; i < h.time; i++, at += 8) times.push(Number(b.readBigInt64BE(at)));
+  const index = [...b.subarray(at, (at += h.time))];
+  const raw: { utoff: number; desig: number }[] = [];
+  for (let i = 0; i < h.type; i++, at += 6) raw.push({ utoff: b.readInt32BE(at), desig: b[at + 5] });
+  const chars = b.subarray(at, (at += h.char));
+  at += h.leap * 12 + h.isstd + h.isut;
+  const types = raw.map(({ utoff, desig }) => ({ utoff, abbr: chars.toString('latin1', desig, chars.indexOf(0, desig)) }));
+  const transitions = times.map((t, i) => ({ at: t, ...types[index[i]] }));
+  const end = b.indexOf(0x0a, at + 1);
+  const footer = b[at] === 0x0a && end > at ? b.toString('latin1', at + 1, end) : '';
+  return { types, transitions, footer };
+}
+
+/** A POSIX TZ rule (`PST8PDT,M3.2.0,M11.1.0`): standard time, and daylight time with the dates it starts and ends. */
+interface PosixTz {
+  readonly std: LocalType;
+  /** The rule's transitions in a year (none without daylight time). */
+  transitions(year: number): Transition[];
+}
+
+/**
+ * Parses the TZ string of a TZif footer (POSIX, with RFC 8536's extension
+ * of transition times from -167 to 167 hours).
+ * @throws Error for a string it cannot read
+ */
+export function parsePosixTz(text: string): PosixTz {
+  let i = 0;
+  const fail = (): never => {
+    throw new Error(`unreadable TZ rule ${JSON.stringify(text)} at ${i}`);
+  };
+  const name = (): string => {
+    if (text[i] === '<') {
+      const end = text.indexOf('>', i);
+      if (end < 0) fail();
+      const n = text.slice(i + 1, end);
+      i = end + 1;
+      return n;
+    }
+    const m = /^[A-Za-z]{3,}/.exec(text.slice(i)) ?? fail();
+    i += m[0].length;
+    return m[0];
+  };
+  /** `[+-]hh[:mm[:ss]]` in seconds. */
+  const hms = (): number => {
+    const m = /^([+-]?)(\d{1,3})(?::(\d{2}))?(?::(\d{2}))?/.exec(text.slice(i)) ?? fail();
+    i += m[0].length;
+    const s = Number(m[2]) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
+    return m[1] === '-' ? -s : s;
+  };
+  // POSIX offsets are west of UTC.
+  const std = { abbr: name(), utoff: -hms() };
+  if (i === text.length) return { std, transitions: () => [] };
+  const dst = { abbr: name(), utoff: std.utoff + 3600 };
+  if (text[i] !== ',' && i < text.length) dst.utoff = -hms();
+  if (text[i] !== ',') fail();
+  i++;
+  const start = dateRule();
+  if (text[i] !== ',') fail();
+  i++;
+  const end = dateRule();
+  if (i !== text.length) fail();
+  return {
+    std,
+    transitions(year) {
+      // The start is given in standard local time, the end in daylight local time.
+      const on = { at: start.day(year) * 86_400 + start.time - std.utoff, ...dst };
+      const off = { at: end.day(year) * 86_400 + end.time - dst.utoff, ...std };
+      return on.at < off.at ? [on, off] : [off, on];
+    },
+  };
+
+  /** `Jn`, `n` or `Mm.w.d`, then `/time` (default 02:00): the day of a year (days since the epoch) and the time. */
+  function dateRule(): { day(year: number): number; time: number } {
+    let day: (year: number) => number;
+    const m = /^(?:J(\d{1,3})|(\d{1,3})|M(\d{1,2})\.(\d)\.(\d))/.exec(text.slice(i)) ?? fail();
+    i += m[0].length;
+    if (m[1] !== undefined) {
+      // 1 to 365, February 29 never counted.
+      const n = Number(m[1]);
+      day = (y) => daysFromCivil(y, 1, 1) + n - 1 + (isLeap(y) && n >= 60 ? 1 : 0);
+    } else if (m[2] !== undefined) {
+      const n = Number(m[2]);
+      day = (y) => daysFromCivil(y, 1, 1) + n;
+    } else {
+      const [month, week, weekday] = [Number(m[3]), Number(m[4]), Number(m[5])];
+      day = (y) => {
+        const first = daysFromCivil(y, month, 1);
+        // 1970-01-01 was a Thursday (4).
+        let d = first + ((weekday - ((first + 4) % 7) + 7) % 7) + (week - 1) * 7;
+        const next = month === 12 ? daysFromCivil(y + 1, 1, 1) : daysFromCivil(y, month + 1, 1);
+        while (d >= next) d -= 7;
+        return d;
+      };
+    }
+    let time = 7200;
+    if (text[i] === '/') {
+      i++;
+      time = hms();
+    }
+    return { day, time };
+  }
+}
+
+const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/** Days since 1970-01-01 of a civil date. */
+const daysFromCivil = (y: number, m: number, d: number): number => Date.UTC(y, m - 1, d) / 86_400_000;

@@ -1,0 +1,83 @@
+/**
+ * A dataset's zone rules come from the newest tz release at hand: the
+ * system's zoneinfo (TZDIR) when later than the package's table, else the
+ * package's; a newer release on the system compiles the data again. Real
+ * compiles of the fixture databases, over a zoneinfo directory made from
+ * the system's with one zone's file swapped, so the answer shows which
+ * rules were used.
+ */
+
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open } from '../../src/index.js';
+import { PACKAGE_ZONES } from '../../src/time/zone.js';
+import { SMALL } from '../helpers/maxmind.js';
+
+const SYSTEM = '/usr/share/zoneinfo';
+const HAS_ZONEINFO = existsSync(join(SYSTEM, 'Europe', 'London')) && existsSync(join(SYSTEM, 'Asia', 'Tokyo'));
+if (!HAS_ZONEINFO && process.env.IPRECORD_REQUIRE_ZONEINFO === '1') throw new Error('IPRECORD_REQUIRE_ZONEINFO=1: the system zoneinfo is required');
+if (!HAS_ZONEINFO) console.warn(`skipping the zoneinfo choice tests: they need the system's zoneinfo in ${SYSTEM} (apt install tzdata)`);
+
+/** An address of the fixture databases in Australia/Brisbane. */
+const BRISBANE = '1.0.0.1';
+
+describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-zones-'));
+  const zoneinfo = join(dir, 'zoneinfo');
+  const saved = { TZDIR: process.env.TZDIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
+
+  /** A zoneinfo directory of the system's files, Australia/Brisbane's being `brisbane` (a path), stating `release`. */
+  function makeZoneinfo(release: string, brisbane: string): void {
+    rmSync(zoneinfo, { recursive: true, force: true });
+    mkdirSync(join(zoneinfo, 'Australia'), { recursive: true });
+    for (const e of readdirSync(SYSTEM)) if (e !== 'Australia' && e !== 'tzdata.zi') symlinkSync(join(SYSTEM, e), join(zoneinfo, e));
+    for (const e of readdirSync(join(SYSTEM, 'Australia'))) symlinkSync(e === 'Brisbane' ? brisbane : join(SYSTEM, 'Australia', e), join(zoneinfo, 'Australia', e));
+    writeFileSync(join(zoneinfo, 'tzdata.zi'), `# version ${release}\n# the rest of the file is not read\n`);
+  }
+
+  beforeAll(() => {
+    process.env.TZDIR = zoneinfo;
+    // A cache of this file's own: its keys name this zoneinfo.
+    process.env.XDG_CACHE_HOME = join(dir, 'cache');
+  });
+  afterAll(() => {
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const answer = async () => {
+    const e = await open({ geo: SMALL.geo, asn: SMALL.asn });
+    try {
+      return { zone: e.lookup(BRISBANE).time_zone, info: e.info().timeZones };
+    } finally {
+      e.close();
+    }
+  };
+
+  it('are read from the system zoneinfo when its release is later, and compiled again when it changes', async () => {
+    makeZoneinfo('2099a', join(SYSTEM, 'Asia', 'Tokyo'));
+    const later = await answer();
+    expect(later.info).toEqual({ tzdata: '2099a', source: zoneinfo, from: PACKAGE_ZONES.from, to: PACKAGE_ZONES.to });
+    // Brisbane's name, Tokyo's rules: what the directory holds, not what the package or the runtime knows.
+    expect(later.zone).toMatchObject({ name: 'Australia/Brisbane', abbr: 'JST', offset: '+0900', is_dst: false });
+
+    // An earlier release on the system: the package's own table, in a dataset compiled again (the key names the release).
+    makeZoneinfo('2001a', join(SYSTEM, 'Asia', 'Tokyo'));
+    const earlier = await answer();
+    expect(earlier.info).toEqual({ tzdata: PACKAGE_ZONES.tzdata, source: 'package', from: PACKAGE_ZONES.from, to: PACKAGE_ZONES.to });
+    expect(earlier.zone).toMatchObject({ name: 'Australia/Brisbane', abbr: 'AEST', offset: '+1000' });
+  });
+
+  it("give way to the package's table, whole, when a zone's file cannot be read", async () => {
+    const bad = join(dir, 'not-tzif');
+    writeFileSync(bad, 'not a TZif file');
+    makeZoneinfo('2099b', bad);
+    const { zone, info } = await answer();
+    expect(info.source).toBe('package');
+    expect(zone).toMatchObject({ abbr: 'AEST', offset: '+1000' });
+  });
+});
