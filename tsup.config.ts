@@ -16,6 +16,7 @@ export default defineConfig([
       'verify-worker': 'src/dataset/verify-worker.ts',
       'parquet-worker': 'src/export/parquet-worker.ts',
       'range-csv-worker': 'src/compile/range-csv-worker.ts',
+      'counts-worker': 'src/server/counts-worker.ts',
     },
     format: ['esm'],
     dts: { entry: PUBLIC },

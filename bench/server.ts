@@ -9,7 +9,10 @@
  * - `POST /bulk`: 100 addresses per request (a paid key).
  *
  * iprecord runs as one process and as `--workers 2` (the baseline is one
- * process; the load generator shares the machine's cores).
+ * process; the load generator shares the machine's cores), and, when
+ * redis-server is installed, as one process keeping its counts in Redis
+ * (`--counts redis://`) beside the one keeping them in a file: requests
+ * per second and CPU per request of each (and of Redis).
  *
  * Options: --rounds n (default 3), --duration s (per measurement, default 5),
  * --connections n (default 16), --min-ratio x (exit 1 when the median
@@ -63,6 +66,17 @@ function start(name: string, port: number, args: string[], ready: RegExp, query:
       if (!stopping) console.warn(`${name} exited (${code ?? signal}): ${seen.slice(-2000)}`);
     });
   });
+}
+
+/** CPU time of a process so far (user and system), in milliseconds; NaN when it is gone. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, fields 14 and 15 of the line (11 and 12 after the name), in ticks of 10 ms.
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }
 
 /** The resident size of a server, or NaN (with a warning) when it is no longer running. */
@@ -160,7 +174,30 @@ async function main(): Promise<void> {
     /listening[\s\S]*listening/,
     `?api-key=${BIZ}`,
   );
+  // Counts in Redis, when it is installed: a redis-server of this run.
+  let redis: ChildProcess | null = null;
+  const hasRedis = (() => {
+    try {
+      execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   const targets = [base, ours, two];
+  if (hasRedis) {
+    redis = spawn('redis-server', ['--port', '4310', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 500));
+    targets.push(
+      await start(
+        'iprecord serve --counts redis://',
+        4304,
+        ['dist/cli.js', 'serve', '--port', '4304', '--keys', join(dir, 'keys.json'), '--counts', 'redis://127.0.0.1:4310/0', '--access-log', 'off'],
+        /listening/,
+        `?api-key=${BIZ}`,
+      ),
+    );
+  }
   const keyed = (t: Target) => (t === base ? t : { ...t, query: `?api-key=${PAID}` });
   const useWrk = hasWrk();
   try {
@@ -173,10 +210,17 @@ async function main(): Promise<void> {
     const bulk: number[][] = targets.map(() => []);
     const wrkGet: number[][] = targets.map(() => []);
     const p99: number[][] = targets.map(() => []);
+    /** CPU microseconds per GET request of each server (single processes), and of Redis for the Redis target. */
+    const cpu: number[][] = targets.map(() => []);
+    const redisCpu: number[] = [];
     let bad = 0;
     for (let round = 0; round < ROUNDS; round++) {
       for (const [k, t] of targets.entries()) {
+        const before = [cpuMs(t.child.pid), cpuMs(redis?.pid)];
         const g = await cannon(t, paths, null, DURATION);
+        const requests = g.rps * DURATION;
+        cpu[k].push(((cpuMs(t.child.pid) - before[0]) * 1000) / requests);
+        if (k === 3) redisCpu.push(((cpuMs(redis?.pid) - before[1]) * 1000) / requests);
         get[k].push(g.rps);
         p99[k].push(g.p99);
         const b = await cannon(keyed(t), paths, bodies, DURATION);
@@ -185,7 +229,10 @@ async function main(): Promise<void> {
         if (useWrk) wrkGet[k].push(wrk(t, script, DURATION));
       }
       const row = (xs: number[][]) => xs.map((x) => Math.round(x[round])).join(' / ');
-      console.log(`round ${round + 1} (baseline / iprecord / 2 workers): GET ${row(get)} rps, bulk ${row(bulk)}` + (useWrk ? `, wrk GET ${row(wrkGet)}` : ''));
+      console.log(
+        `round ${round + 1} (${targets.length > 3 ? 'baseline / iprecord / 2 workers / Redis counts' : 'baseline / iprecord / 2 workers'}): GET ${row(get)} rps, bulk ${row(bulk)}` +
+          (useWrk ? `, wrk GET ${row(wrkGet)}` : ''),
+      );
     }
     console.table(
       targets.map((t, k) => ({
@@ -195,6 +242,7 @@ async function main(): Promise<void> {
         ...(useWrk ? { 'GET /<ip> req/s (wrk)': Math.round(median(wrkGet[k])) } : {}),
         'POST /bulk req/s': Math.round(median(bulk[k])),
         'addresses/s in bulk': Math.round(median(bulk[k]) * 100),
+        'GET CPU µs/request': k === 2 ? '-' : Math.round(median(cpu[k])),
         'resident MiB after (primary)': residentMiB(t),
       })),
     );
@@ -204,6 +252,12 @@ async function main(): Promise<void> {
     console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}); 2 workers ${vs(get, 2)}x`);
     if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${vs(wrkGet, 1)}x (wrk); 2 workers ${vs(wrkGet, 2)}x`);
     console.log(`POST /bulk: iprecord/baseline = ${vs(bulk, 1)}x; 2 workers ${vs(bulk, 2)}x`);
+    if (targets.length > 3) {
+      const vsFile = (xs: number[][]) => median(xs[3].map((r, i) => r / xs[1][i])).toFixed(2);
+      console.log(
+        `counts in Redis / in a file (one process): GET ${vsFile(get)}x requests/s, bulk ${vsFile(bulk)}x; CPU ${Math.round(median(cpu[3]))} µs/request against ${Math.round(median(cpu[1]))}, Redis's own ${median(redisCpu).toFixed(2)} µs/request`,
+      );
+    }
     console.log(`${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`);
     if (bad > 0) console.warn(`${bad} responses were errors or not 2xx`);
     if (MIN_RATIO > 0 && ratio < MIN_RATIO) {
@@ -223,6 +277,7 @@ async function main(): Promise<void> {
           }),
       ),
     );
+    redis?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }

@@ -12,6 +12,7 @@ import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
+import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
 import type { OpenOptions } from '../options.js';
 import { commandOptions, dataDir, options } from './args.js';
 
@@ -26,7 +27,8 @@ Options:
   --host addr        address to listen on; default 127.0.0.1 (0.0.0.0 for all)
   --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA, else the user's when it holds a build
   --keys file        API keys (JSON); without it every request is answered as Business
-  --counts file      where the keys' 24-hour counts are saved; default <keys file>.counts.json
+  --counts where     where the keys' 24-hour counts are kept: a file (default <keys file>.counts.json),
+                     or redis://host:port/db shared by every instance (one count and quota per key)
   --trust-proxy v    whose address GET / looks up: false (the socket's peer, default),
                      true (the first Forwarded / X-Forwarded-For address) or n (n proxies back)
   --base-path p,q    also serve the API under these paths (the EU base address: /eu)
@@ -72,7 +74,15 @@ export async function runServe(argv: string[]): Promise<number> {
           .map((s) => s.trim())
           .filter(Boolean);
 
-  const countsFile = o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`);
+  const redis = o.counts !== undefined && isRedisUrl(o.counts) ? o.counts : undefined;
+  if (redis !== undefined) {
+    try {
+      redisLabel(redis);
+    } catch (e) {
+      return usage(`--counts: ${(e as Error).message}`);
+    }
+  }
+  const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
   const data = dataDir(o.data);
   const open: OpenOptions = {
     ...(data === undefined ? {} : { data, watch: true }),
@@ -87,6 +97,7 @@ export async function runServe(argv: string[]): Promise<number> {
     accessLog,
     ...(o.keys === undefined ? {} : { keys: o.keys }),
     ...(countsFile === undefined ? {} : { countsFile }),
+    ...(redis === undefined ? {} : { counts: redis }),
     ...(o['base-path'] === undefined ? {} : { basePaths: list(o['base-path']) }),
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
@@ -94,8 +105,8 @@ export async function runServe(argv: string[]): Promise<number> {
   };
 
   if (workers > 1 && cluster.isPrimary) {
-    // The primary holds the keys' counts; the workers answer requests.
-    const keys = o.keys === undefined ? KeyStore.none() : KeyStore.read(o.keys);
+    // The primary holds the keys' counts (unless Redis does: each worker then counts there); the workers answer requests.
+    const keys = o.keys === undefined || redis !== undefined ? KeyStore.none() : KeyStore.read(o.keys);
     if (countsFile !== undefined) keys.restoreCounts(countsFile);
     process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
     // The default dataset compiled once here (when install scripts did not run), not by every worker at once.

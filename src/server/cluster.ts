@@ -77,6 +77,11 @@ export class WorkerLink {
     }
   }
 
+  /** Sends the last counts to the primary. */
+  close(): Promise<void> {
+    return this.report(true);
+  }
+
   /** Sends what was counted since the last report; resolves once sent. */
   report(final: boolean): Promise<void> {
     const counts: Minutes = {};

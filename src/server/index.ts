@@ -22,6 +22,7 @@ import { clientAddress } from './client.js';
 import { Flags } from './flags.js';
 import { type Account, KeyStore } from './keys.js';
 import { WorkerLink } from './cluster.js';
+import { SharedCounts } from './shared-counts.js';
 import { checkOptions, type Config, type ServerOptions } from './options.js';
 import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './request.js';
 import { AccessLog } from './log.js';
@@ -80,7 +81,13 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
   const config = checkOptions(options);
   const keys = options.keys === undefined ? KeyStore.none() : typeof options.keys === 'string' ? KeyStore.read(options.keys) : KeyStore.of(options.keys);
   if (options.countsFile !== undefined) keys.restoreCounts(options.countsFile);
-  const link = options.clusterWorker === true ? await WorkerLink.connect(keys) : null;
+  // Counts shared through Redis, else (a cluster's worker) through the cluster's primary.
+  const link =
+    options.counts !== undefined
+      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`))
+      : options.clusterWorker === true
+        ? await WorkerLink.connect(keys)
+        : null;
   const owned = options.engine === undefined;
   const engine = options.engine ?? (await open(options.open));
   return new ApiServer(engine, owned, keys, config, options, link);
@@ -102,7 +109,7 @@ class ApiServer implements IprecordServer {
     private readonly keys: KeyStore,
     private readonly config: Config,
     private readonly options: ServerOptions,
-    private readonly link: WorkerLink | null,
+    private readonly link: WorkerLink | SharedCounts | null,
   ) {
     this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
     if (options.metricsPort !== undefined) {
@@ -176,7 +183,7 @@ class ApiServer implements IprecordServer {
     }).then(async () => {
       if (this.countsTimer !== null) clearInterval(this.countsTimer);
       this.saveCountsQuietly();
-      await this.link?.report(true);
+      await this.link?.close();
       this.log?.flush();
       if (this.ownsEngine) this.engine.close();
     });

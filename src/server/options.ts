@@ -8,6 +8,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { checkOptionNames, type OpenOptions } from '../options.js';
 import type { TrustProxy } from './client.js';
 import type { KeysConfig } from './keys.js';
+import { isRedisUrl } from './shared-counts.js';
 
 export interface ServerOptions {
   /** An opened engine to answer from (closing it stays with the caller). Default: one opened with `open`. */
@@ -21,6 +22,13 @@ export interface ServerOptions {
   keys?: string | KeysConfig;
   /** Where the keys' counts are saved (every minute and on `close()`), so that `count` survives a restart. */
   countsFile?: string;
+  /**
+   * A Redis (or Valkey) URL, `redis://host:port/db` (`rediss://` over
+   * TLS), where every instance keeps the keys' counts: one `count` and one
+   * quota per key across instances (`docs/server.md`). Instead of
+   * `countsFile`.
+   */
+  counts?: string;
   /**
    * Whose address `GET /` looks up: false (default) the socket's peer; true
    * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
@@ -67,6 +75,7 @@ const SERVER_OPTION_NAMES: readonly string[] = [
   'open',
   'keys',
   'countsFile',
+  'counts',
   'trustProxy',
   'basePaths',
   'hosts',
@@ -98,6 +107,9 @@ export function checkOptions(o: ServerOptions): Config {
     throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
   if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
   if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
+  if (o.counts !== undefined && (typeof o.counts !== 'string' || !isRedisUrl(o.counts)))
+    throw new InvalidOptionsError('Option "counts" must be a redis://, rediss:// or valkey:// URL (a file is "countsFile").');
+  if (o.counts !== undefined && o.countsFile !== undefined) throw new InvalidOptionsError('Options "counts" and "countsFile" cannot both be given: counts are kept in Redis or in a file.');
   const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
     if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
     return p.replace(/\/$/, '');

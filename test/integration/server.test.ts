@@ -366,6 +366,8 @@ describe('server: errors, keys and plans', () => {
     await expect(createServer({ engine, hosts: 'api.example' as never })).rejects.toThrow(/"hosts" must be an array of strings/);
     await expect(createServer({ engine, basePaths: '/eu' as never })).rejects.toThrow(/"basePaths" must be an array of strings/);
     await expect(createServer({ engine, countsFile: 5 as never })).rejects.toThrow(/"countsFile" must be a path/);
+    await expect(createServer({ engine, counts: 'counts.json' })).rejects.toThrow(/"counts" must be a redis:\/\/, rediss:\/\/ or valkey:\/\/ URL \(a file is "countsFile"\)/);
+    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', countsFile: 'c.json' })).rejects.toThrow(/cannot both be given/);
     await expect(createServer({ engine: {} as never })).rejects.toThrow(/"engine" must be an engine/);
     await expect(createServer({ open: 'x' as never })).rejects.toThrow(/"open" must be the options of open/);
     await expect(createServer({ engine, headersTimeout: 0 })).rejects.toThrow(/"headersTimeout" must be a positive number/);

@@ -1,0 +1,122 @@
+/**
+ * Counts and quotas shared through a real Redis: three `iprecord serve`
+ * processes count 30 000 requests of three keys in one place, enforce one
+ * quota across them, and lose no request when Redis stops and starts
+ * again mid-run (its append-only file keeps what it had).
+ */
+
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../src/server/keys.js';
+import { SharedCounts } from '../../src/server/shared-counts.js';
+import { freePort, get, HAS_REDIS, load, RedisProcess, type ServeProcess, serveProcess, sleep } from '../helpers/redis.js';
+
+if (!HAS_REDIS) console.warn('skipping the shared counts tests: they need redis-server (apt install redis-server)');
+
+const KEYS = { a: 'shared-key-aaaa', b: 'shared-key-bbbb', q: 'shared-key-qqqq' };
+const QUOTA = 3000;
+const digest = (key: string) => createHash('sha256').update(key).digest('hex');
+
+describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-redis-'));
+  let redis: RedisProcess;
+  const servers: ServeProcess[] = [];
+  const serve = async () => {
+    const s = await serveProcess(['serve', '--port', '0', '--keys', join(dir, 'keys.json'), '--counts', redis.url, '--access-log', 'off']);
+    servers.push(s);
+    return s;
+  };
+  const ports = () => servers.slice(0, 3).map((s) => s.port);
+
+  beforeAll(async () => {
+    redis = new RedisProcess(await freePort(), dir);
+    writeFileSync(
+      join(dir, 'keys.json'),
+      JSON.stringify({
+        keys: [
+          { key: KEYS.a, plan: 'paid' },
+          { key: KEYS.b, plan: 'business' },
+          { key: KEYS.q, plan: 'paid', quota: QUOTA },
+        ],
+      }),
+    );
+    await redis.start();
+    await Promise.all([serve(), serve(), serve()]);
+  }, 60_000);
+
+  afterAll(() => {
+    for (const s of servers) s.child.kill('SIGKILL');
+    redis.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('30 000 requests over three processes: exact counts per key, one quota, Redis restarted mid-run losing none', async () => {
+    // Keys a and b, 12 000 requests each; Redis stops after 4 000 of a's and starts again two seconds later.
+    let restart: Promise<void> | null = null;
+    const a = await load(ports(), KEYS.a, 12_000, (sent) => {
+      if (sent === 4000)
+        restart = (async () => {
+          await redis.stop();
+          await sleep(2000);
+          await redis.start();
+        })();
+    });
+    const b = await load(ports(), KEYS.b, 12_000);
+    await restart;
+    expect([...a]).toEqual([[200, 12_000]]);
+    expect([...b]).toEqual([[200, 12_000]]);
+
+    // The quota key: half the quota, a second and a half for the instances to hear of it, the other half, then as much again, all refused.
+    const q = new Map<number, number>();
+    for (const n of [QUOTA / 2, QUOTA / 2, QUOTA]) {
+      for (const [status, count] of await load(ports(), KEYS.q, n)) q.set(status, (q.get(status) ?? 0) + count);
+      await sleep(1500);
+    }
+    expect(Object.fromEntries(q)).toEqual({ 200: QUOTA, 403: QUOTA });
+
+    // What Redis holds once every instance sent its last batch: every request answered, counted once.
+    await sleep(1500);
+    const client = new Redis(redis.port, '127.0.0.1');
+    const totals = await Promise.all(Object.values(KEYS).map((k) => client.hget(`{iprecord}:counts:${digest(k)}`, 'total')));
+    client.disconnect();
+    expect(totals.map(Number)).toEqual([12_000, 12_000, QUOTA]);
+
+    // A fourth process answers the same counts from its first request, and refuses the quota key at once.
+    const fourth = await serve();
+    expect((await get(fourth.port, `/1.1.1.1/count?api-key=${KEYS.a}`)).body).toBe('12000');
+    expect((await get(fourth.port, `/1.1.1.1/count?api-key=${KEYS.b}`)).body).toBe('12000');
+    expect((await get(fourth.port, `/1.1.1.1?api-key=${KEYS.q}`)).status).toBe(403);
+
+    // Each process said once that Redis was away and once that it was back.
+    for (const s of servers.slice(0, 3)) {
+      expect(s.err().match(/does not answer/g)?.length, s.err()).toBe(1);
+      expect(s.err().match(/answers again/g)?.length, s.err()).toBe(1);
+    }
+  }, 120_000);
+
+  it("drops the minutes that left the 24 hours from a key's total, a key used lately and one idle for days", async () => {
+    const keys = KeyStore.of({
+      keys: [
+        { key: 'window-key-0001', plan: 'paid' },
+        { key: 'window-key-0002', plan: 'paid' },
+      ],
+    });
+    const now = Math.floor(Date.now() / 60_000);
+    const client = new Redis(redis.port, '127.0.0.1');
+    // Minutes as instances left them: one 25 hours old beside one of 16 hours; one of 3.5 days beside one of 10 minutes.
+    await client.hset(`{iprecord}:counts:${digest('window-key-0001')}`, String(now - 1500), '7', String(now - 1000), '5', 'total', '12', 'oldest', String(now - 1500));
+    await client.hset(`{iprecord}:counts:${digest('window-key-0002')}`, String(now - 5000), '3', String(now - 10), '4', 'total', '7', 'oldest', String(now - 5000));
+    const shared = await SharedCounts.connect(redis.url, keys, () => {});
+    await shared.close();
+    expect([keys.find('window-key-0001')!.offset, keys.find('window-key-0002')!.offset]).toEqual([5, 4]);
+    const left = await client.hgetall(`{iprecord}:counts:${digest('window-key-0002')}`);
+    // The first minute of the window as the sync saw it (a minute may have turned since \`now\`).
+    expect([now - 1439, now - 1438]).toContain(Number(left.oldest));
+    expect({ ...left, oldest: undefined }).toEqual({ [String(now - 10)]: '4', total: '4', oldest: undefined });
+    client.disconnect();
+  });
+});
