@@ -93,6 +93,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
+  // CSV of chosen fields: each read on its own (\`Engine.select\`), not from a whole record.
+  const chosen = c.output === 'csv' && c.fields !== undefined ? engine.select(c.fields) : null;
   // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
   const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
@@ -111,8 +113,12 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     } else plan[at].cell = cell;
   });
   const failure = { message: '' };
-  /** The row's record (written, when `write`), or null with the error in `failure`. */
-  const answer = (ip: string | null, known: string | null, write: boolean): Partial<IpRecord> | null | undefined => {
+  /**
+   * The row's record: written (`write`), as an object (`record`) or its
+   * chosen fields by path (`chosen`); null with the error in `failure`.
+   */
+  const answer = (ip: string | null, known: string | null, how: 'write' | 'record' | 'chosen'): Record<string, unknown> | null | undefined => {
+    const write = how === 'write';
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = 'no address in this row';
     // No address is this long: the message names its start, not a copy of the whole cell.
@@ -121,9 +127,16 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       if (engine.writeJson(ip, undefined, failure, out)) return undefined;
     } else {
       try {
-        if (!write) return engine.lookup(ip, lookupOptions);
-        out.text(engine.lookupJson(ip, lookupOptions));
-        return undefined;
+        if (how === 'chosen') {
+          const v = chosen!.try(ip) as Record<string, unknown>;
+          // An answer of chosen paths has no member named `code`: the error's.
+          if (!('code' in v)) return v;
+          failure.message = v.message as string;
+        } else if (how === 'record') return engine.lookup(ip, lookupOptions) as Record<string, unknown>;
+        else {
+          out.text(engine.lookupJson(ip, lookupOptions));
+          return undefined;
+        }
       } catch (e) {
         if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
         failure.message = e.message;
@@ -151,15 +164,21 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
         out.text(base.length === 2 ? '{' : base.slice(0, -1) + ',');
       }
       out.bytes(keyBytes);
-      if (answer(ip, known, true) === null) {
+      if (answer(ip, known, 'write') === null) {
         out.latin1('{"error":');
         out.jsonString(failure.message);
         out.latin1('}');
       }
       out.latin1('}\n');
     } else {
-      const record = answer(ip, known, false) ?? null;
-      const values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
+      let values: unknown[];
+      if (chosen !== null) {
+        const v = answer(ip, known, 'chosen') ?? null;
+        values = [...c.fields!.map((f) => (v === null ? undefined : v[f])), v === null ? failure.message : ''];
+      } else {
+        const record = answer(ip, known, 'record') ?? null;
+        values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
+      }
       // A CSV row of as many cells as the header: its own bytes (what is not UTF-8 among them kept as it was).
       if (raw !== null && cells !== null && cells.length === c.inputColumns.length) {
         out.bytes(raw);
