@@ -12,7 +12,10 @@
  * process; the load generator shares the machine's cores), and, when
  * redis-server is installed, as one process keeping its counts in Redis
  * (`--counts redis://`) beside the one keeping them in a file: requests
- * per second and CPU per request of each (and of Redis).
+ * per second and CPU per request of each (and of Redis). A node:http
+ * server answering a constant body of a record's size gives the floor of
+ * HTTP itself: iprecord's CPU a request above it, less what writing the
+ * record takes in-process (`jsonBytes`), is what its handling costs.
  *
  * Options: --rounds n (default 3), --duration s (per measurement, default 5),
  * --connections n (default 16), --min-ratio x (exit 1 when the median
@@ -136,6 +139,19 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-server-'));
   const engine = await open();
   const dbs = engine.info().databases;
+  // What the record's bytes cost in-process, over the addresses the servers answer (median of 5 passes).
+  const mixIps = addressMix()
+    .filter((ip) => !ip.startsWith('::ffff:'))
+    .slice(0, 100_000);
+  const failure = { message: '' };
+  const passes: number[] = [];
+  let bodyBytes = 0;
+  for (let pass = 0; pass < 5; pass++) {
+    const t = performance.now();
+    for (const ip of mixIps) bodyBytes = engine.jsonBytes(ip, { count: '12' }, failure)?.length ?? bodyBytes;
+    passes.push(((performance.now() - t) * 1000) / mixIps.length);
+  }
+  const jsonBytesUs = median(passes);
   const geo = dbs.filter((d) => d.role === 'geo').map((d) => d.path);
   engine.close();
   // The baseline reads the same ASN ranges as an MMDB, which maxmind npm can open.
@@ -184,6 +200,9 @@ async function main(): Promise<void> {
       return false;
     }
   })();
+  // HTTP's own floor: a constant body of a record's size.
+  const constantServer = `const body = Buffer.alloc(${bodyBytes}, 97); require('node:http').createServer((q, r) => { r.setHeader('Content-Type', 'application/json'); r.end(body); }).listen(Number(process.argv[1]), '127.0.0.1', () => console.log('ready'));`;
+  const flat = await start("node:http, a constant body of a record's size", 4305, ['-e', constantServer, '4305'], /^ready$/m, '');
   const targets = [base, ours, two];
   if (hasRedis) {
     redis = spawn('redis-server', ['--port', '4310', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -198,13 +217,16 @@ async function main(): Promise<void> {
       ),
     );
   }
+  const redisAt = hasRedis ? 3 : -1;
+  targets.push(flat);
+  const flatAt = targets.length - 1;
   const keyed = (t: Target) => (t === base ? t : { ...t, query: `?api-key=${PAID}` });
   const useWrk = hasWrk();
   try {
     // Warm-up: caches filled and code optimised in both servers.
     for (const t of targets) {
       await cannon(t, paths, null, 3);
-      await cannon(keyed(t), paths, bodies, 2);
+      if (t !== flat) await cannon(keyed(t), paths, bodies, 2);
     }
     const get: number[][] = targets.map(() => []);
     const bulk: number[][] = targets.map(() => []);
@@ -220,18 +242,17 @@ async function main(): Promise<void> {
         const g = await cannon(t, paths, null, DURATION);
         const requests = g.rps * DURATION;
         cpu[k].push(((cpuMs(t.child.pid) - before[0]) * 1000) / requests);
-        if (k === 3) redisCpu.push(((cpuMs(redis?.pid) - before[1]) * 1000) / requests);
+        if (k === redisAt) redisCpu.push(((cpuMs(redis?.pid) - before[1]) * 1000) / requests);
         get[k].push(g.rps);
         p99[k].push(g.p99);
-        const b = await cannon(keyed(t), paths, bodies, DURATION);
+        const b = t === flat ? { rps: NaN, bad: 0 } : await cannon(keyed(t), paths, bodies, DURATION);
         bulk[k].push(b.rps);
         bad += g.bad + b.bad;
-        if (useWrk) wrkGet[k].push(wrk(t, script, DURATION));
+        if (useWrk && t !== flat) wrkGet[k].push(wrk(t, script, DURATION));
       }
       const row = (xs: number[][]) => xs.map((x) => Math.round(x[round])).join(' / ');
       console.log(
-        `round ${round + 1} (${targets.length > 3 ? 'baseline / iprecord / 2 workers / Redis counts' : 'baseline / iprecord / 2 workers'}): GET ${row(get)} rps, bulk ${row(bulk)}` +
-          (useWrk ? `, wrk GET ${row(wrkGet)}` : ''),
+        `round ${round + 1} (baseline / iprecord / 2 workers${hasRedis ? ' / Redis counts' : ''} / constant body): GET ${row(get)} rps, bulk ${row(bulk)}` + (useWrk ? `, wrk GET ${row(wrkGet)}` : ''),
       );
     }
     console.table(
@@ -242,7 +263,7 @@ async function main(): Promise<void> {
         ...(useWrk ? { 'GET /<ip> req/s (wrk)': Math.round(median(wrkGet[k])) } : {}),
         'POST /bulk req/s': Math.round(median(bulk[k])),
         'addresses/s in bulk': Math.round(median(bulk[k]) * 100),
-        'GET CPU µs/request': k === 2 ? '-' : Math.round(median(cpu[k])),
+        'GET CPU µs/request': k === 2 ? '-' : Math.round(median(cpu[k]) * 10) / 10,
         'resident MiB after (primary)': residentMiB(t),
       })),
     );
@@ -252,12 +273,16 @@ async function main(): Promise<void> {
     console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}); 2 workers ${vs(get, 2)}x`);
     if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${vs(wrkGet, 1)}x (wrk); 2 workers ${vs(wrkGet, 2)}x`);
     console.log(`POST /bulk: iprecord/baseline = ${vs(bulk, 1)}x; 2 workers ${vs(bulk, 2)}x`);
-    if (targets.length > 3) {
-      const vsFile = (xs: number[][]) => median(xs[3].map((r, i) => r / xs[1][i])).toFixed(2);
+    if (redisAt > 0) {
+      const vsFile = (xs: number[][]) => median(xs[redisAt].map((r, i) => r / xs[1][i])).toFixed(2);
       console.log(
-        `counts in Redis / in a file (one process): GET ${vsFile(get)}x requests/s, bulk ${vsFile(bulk)}x; CPU ${Math.round(median(cpu[3]))} µs/request against ${Math.round(median(cpu[1]))}, Redis's own ${median(redisCpu).toFixed(2)} µs/request`,
+        `counts in Redis / in a file (one process): GET ${vsFile(get)}x requests/s, bulk ${vsFile(bulk)}x; CPU ${Math.round(median(cpu[redisAt]))} µs/request against ${Math.round(median(cpu[1]))}, Redis's own ${median(redisCpu).toFixed(2)} µs/request`,
       );
     }
+    const above = median(cpu[1].map((c, i) => c - cpu[flatAt][i]));
+    console.log(
+      `GET /<ip> CPU a request: iprecord ${median(cpu[1]).toFixed(1)} µs, a constant ${bodyBytes}-byte body ${median(cpu[flatAt]).toFixed(1)} µs: ${above.toFixed(1)} µs above it, of which the record's bytes (jsonBytes in-process) ${jsonBytesUs.toFixed(1)} µs; the handling ${(above - jsonBytesUs).toFixed(1)} µs`,
+    );
     console.log(`${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`);
     if (bad > 0) console.warn(`${bad} responses were errors or not 2xx`);
     if (MIN_RATIO > 0 && ratio < MIN_RATIO) {
