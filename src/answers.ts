@@ -12,7 +12,7 @@ import { ByteWriter } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
-import { compileSelection, type Reading } from './dataset/select.js';
+import { compileSelection, fieldSelection, type Reading } from './dataset/select.js';
 import type { Snapshot } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { FieldName, IpRecord, Threat } from './types.js';
@@ -52,8 +52,13 @@ export class Answers {
    */
   private readonly threats = new Map<number, Threat>();
 
+  /** What chosen fields are read from, reused (`chosen`); its threat is the basic form when `render.basic`. */
+  private readonly reading: Reading;
+
   constructor(private readonly flagBaseUrl: string) {
     this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(flagBaseUrl).slice(1, -1) };
+    const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl } as Reading;
+    this.reading = r;
   }
 
   /** Fills the per-lookup members of a record from a compiled dataset. */
@@ -67,14 +72,14 @@ export class Answers {
     return s;
   }
 
-  /** The record of the parsed address (in `ip.words`), or its chosen fields. */
+  /** The record of the parsed address (in `ip.words`), or its chosen fields (read on their own). */
   record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: AnswerOptions | undefined): IpRecord {
+    if (fields !== null) return this.chosen(snap, parsed, fieldSelection(fields), options) as unknown as IpRecord;
     const ds = snap.dataset;
     const ref = findRange(ds, parsed.version, this.ip.words);
     const s = this.renderState(parsed.text, options);
     const threat = this.threat(ds, ref, s.basic);
-    const record = snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.flagBaseUrl);
-    return fields === null ? record : pick(record, fields);
+    return snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.flagBaseUrl);
   }
 
   /** The record's JSON text. */
@@ -122,20 +127,23 @@ export class Answers {
   /** Chosen paths of the parsed address's record (`Engine.select`), compiled once. */
   selection(paths: string | readonly string[], options: AnswerOptions | undefined): (snap: Snapshot, parsed: Parsed) => unknown {
     const build = compileSelection(paths);
-    const r = { threat: () => this.threat(r.ds, r.ref, options?.basicThreat === true), flagBase: this.flagBaseUrl } as Reading;
-    return (snap, parsed) => {
-      const s = this.renderState(parsed.text, options);
-      r.ds = snap.dataset;
-      r.countries = snap.objects.countries;
-      r.clock = snap.clock;
-      r.version = parsed.version;
-      r.words = this.ip.words;
-      r.ref = findRange(r.ds, parsed.version, this.ip.words);
-      r.text = s.text;
-      r.now = s.now;
-      r.count = s.count;
-      return build(r);
-    };
+    return (snap, parsed) => this.chosen(snap, parsed, build, options);
+  }
+
+  /** What a compiled selection reads for the parsed address. */
+  private chosen(snap: Snapshot, parsed: Parsed, build: (r: Reading) => Record<string, unknown>, options: AnswerOptions | undefined): Record<string, unknown> {
+    const s = this.renderState(parsed.text, options);
+    const r = this.reading;
+    r.ds = snap.dataset;
+    r.countries = snap.objects.countries;
+    r.clock = snap.clock;
+    r.version = parsed.version;
+    r.words = this.ip.words;
+    r.ref = findRange(r.ds, parsed.version, this.ip.words);
+    r.text = s.text;
+    r.now = s.now;
+    r.count = s.count;
+    return build(r);
   }
 
   /** Forgets the threat objects (another dataset has other rows). */
@@ -146,13 +154,4 @@ export class Answers {
 
 function countOf(own: string, options: AnswerOptions | undefined): string {
   return options === undefined || options.count === undefined ? own : options.count;
-}
-
-function pick(record: IpRecord, fields: readonly FieldName[]): IpRecord {
-  const out: Partial<Record<FieldName, unknown>> = {};
-  for (const f of fields) {
-    const v = record[f];
-    if (v !== undefined) out[f] = v;
-  }
-  return out as IpRecord;
 }

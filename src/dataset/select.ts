@@ -12,7 +12,7 @@ import type { IpVersion } from '../ip/parse.js';
 import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
 import { threatOf } from '../record/threat.js';
 import type { ZoneClock } from '../time/zone.js';
-import type { IpRecord, Threat } from '../types.js';
+import type { FieldName, IpRecord, Threat } from '../types.js';
 import type { Countries, CountryRow } from './countries.js';
 import { asnObject, carrierObject } from './objects.js';
 import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
@@ -156,7 +156,7 @@ function pathReader(path: string): Reader {
  * of the record, written as JSON strings.
  * @throws InvalidFieldError naming a path the record has not; for a selection of nothing
  */
-export function compileSelection(paths: string | readonly string[]): (r: Reading) => Record<string, unknown> {
+export function compileSelection(paths: string | readonly string[], carrierOnlyWhenPresent = false): (r: Reading) => Record<string, unknown> {
   if (typeof paths !== 'string' && !Array.isArray(paths)) throw new InvalidFieldError(String(paths));
   const list: string[] = [];
   for (const raw of typeof paths === 'string' ? paths.split(',') : paths) {
@@ -166,9 +166,27 @@ export function compileSelection(paths: string | readonly string[]): (r: Reading
   }
   if (list.length === 0) throw new InvalidFieldError(typeof paths === 'string' ? paths : '');
   const readers = list.map(pathReader);
-  const members = list.map((p, i) => `${JSON.stringify(p)}: f${i}(r)`).join(', ');
-  const make = new Function(...readers.map((_, i) => `f${i}`), `return (r) => ({ ${members} });`) as (...f: Reader[]) => (r: Reading) => Record<string, unknown>;
+  const carrier = carrierOnlyWhenPresent ? list.indexOf('carrier') : -1;
+  /** The object literal: every path but `carrier` when it has none, `carrier` read once before (`c`). */
+  const literal = (withCarrier: boolean) => list.flatMap((p, i) => (i !== carrier ? [`${JSON.stringify(p)}: f${i}(r)`] : withCarrier ? [`${JSON.stringify(p)}: c`] : [])).join(', ');
+  // As a whole record has it: `carrier` only where the range has one (the object then has one shape or the other).
+  const body = carrier < 0 ? `return (r) => ({ ${literal(true)} });` : `return (r) => { const c = f${carrier}(r); return c === null ? ({ ${literal(false)} }) : ({ ${literal(true)} }); };`;
+  const make = new Function(...readers.map((_, i) => `f${i}`), body) as (...f: Reader[]) => (r: Reading) => Record<string, unknown>;
   return make(...readers);
+}
+
+/** Selections of top-level fields as `lookup(ip, { fields })` answers them, by their parsed list (kept as long as `parseFields` keeps the list). */
+const fieldSelections = new WeakMap<readonly FieldName[], (r: Reading) => Record<string, unknown>>();
+
+/**
+ * The record's members in the order given, as `lookup(ip, { fields })`
+ * answers them: read on their own, `carrier` left out where the range has
+ * none (as a whole record leaves it out).
+ */
+export function fieldSelection(fields: readonly FieldName[]): (r: Reading) => Record<string, unknown> {
+  let f = fieldSelections.get(fields);
+  if (f === undefined) fieldSelections.set(fields, (f = compileSelection(fields, true)));
+  return f;
 }
 
 /** The value of `path` (a member, or a member's member) in a record of type `R`: null where the record or an object on the way may have none. */

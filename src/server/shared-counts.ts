@@ -7,10 +7,11 @@
  * minute buckets in a hash that keeps their 24-hour total) and reads back
  * every key's total, from which it knows how many requests the other
  * instances counted (the account's `offset`). A request never waits on
- * Redis. `count` and quotas see the other instances' requests as of the
- * last second, so a key may pass its quota by about a second of its
- * traffic on the other instances. The Redis client runs on a thread of
- * its own (`counts-worker.ts`).
+ * Redis. `count` and quotas see another instance's requests once it has
+ * sent them and this one has read them back (each once a second), so a
+ * key may pass its quota by up to about two seconds of its traffic on the
+ * other instances. The Redis client runs on a thread of its own
+ * (`counts-worker.ts`).
  *
  * When Redis does not answer, each instance goes on counting on its own,
  * says so once, and sends what it counted when Redis answers again. Each

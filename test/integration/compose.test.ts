@@ -64,10 +64,10 @@ describe.skipIf(!HAS_REDIS)('compose.yaml', () => {
     }
     for (const s of started) expect((await get(s.port, '/healthz')).status).toBe(200);
 
-    // 60 requests on the first, a second and a half, then 60 on the second: 40 of them within the quota.
+    // 60 requests on the first, two seconds and a half (two syncs and more), then 60 on the second: 40 of them within the quota.
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) statuses.push((await get(started[0].port, `/8.8.8.8?api-key=${KEY}`)).status);
-    await sleep(1500);
+    await sleep(2500);
     for (let i = 0; i < 60; i++) statuses.push((await get(started[1].port, `/8.8.8.8?api-key=${KEY}`)).status);
     expect(statuses.filter((s) => s === 200).length).toBe(QUOTA);
     expect(statuses.slice(100).every((s) => s === 403)).toBe(true);
