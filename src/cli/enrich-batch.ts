@@ -7,7 +7,6 @@
 
 import { splitCsvLine } from '../text/csv.js';
 import type { Engine } from '../engine.js';
-import type { IpRecord } from '../types.js';
 import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
 import { ByteWriter } from '../record/writer.js';
