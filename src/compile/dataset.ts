@@ -17,7 +17,8 @@ import { CompiledDataset, internedSections, type Family } from './write.js';
 export { CompiledDataset } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
-import type { Sources } from './sources.js';
+import type { NetworkOwner, Sources } from './sources.js';
+import { PlaceSpread } from './asn/evidence.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 import { zoneTable } from './zones/table.js';
 
@@ -34,8 +35,11 @@ const SHARE = { 4: [0.12, 0.37], 6: [0.49, 0.42] } as const;
 interface Resolved {
   /** Location rows. */
   readonly locations: number[];
-  /** Network rows, and the threat flags of their type. */
-  readonly networks: { row: number; flags: number }[];
+  /** The place of each location (`PlaceSpread.place`). */
+  readonly places: number[];
+  /** Network owners; their rows (-1 until their type is weighed against the IPv4 spread), and the threat flags of their type. */
+  readonly networks: { owner: NetworkOwner; row: number; flags: number }[];
+  readonly spread: PlaceSpread;
 }
 
 /**
@@ -46,7 +50,7 @@ interface Resolved {
  */
 export function compileDataset(snap: Sources, threat: ThreatTree | null, special: SpecialTable, key: string, builtAt = new Date(), progress: Progress = () => {}): CompiledDataset {
   const intern = new Interner();
-  const resolved: Resolved = { locations: [], networks: [] };
+  const resolved: Resolved = { locations: [], places: [], networks: [], spread: new PlaceSpread() };
   const families = ([4, 6] as const).map((version) =>
     compileFamily(snap, threat, special, version, intern, resolved, (step, f) => progress(`IPv${version}: ${step}`, SHARE[version][0] + f * SHARE[version][1])),
   );
@@ -80,6 +84,7 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
         if (id === UNSEEN) {
           const part = src.at(offset);
           id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
+          if (id !== NONE) resolved.places[id] = resolved.spread.place(part);
           geoIds[i].set(offset, id);
         }
       }
@@ -98,7 +103,7 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
       let id = networkIds[i].get(offset, UNSEEN);
       if (id === UNSEEN) {
         const r = src.at(offset);
-        id = r === null ? NONE : resolved.networks.push({ row: intern.network(r), flags: r.flags }) - 1;
+        id = r === null ? NONE : resolved.networks.push({ owner: r, row: -1, flags: r.flags }) - 1;
         networkIds[i].set(offset, id);
       }
       if (id === NONE) return;
@@ -125,7 +130,23 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
   const layers = [...geoLayers, ...asnLayers, ...anonymousLayers, threatLayer, specialRanges(special, version, last)];
   progress(`overlay of ${layers.reduce((n, l) => n + l.length, 0).toLocaleString('en')} ranges`, 0.53);
   const parts = overlay(layers, last);
+  // IPv4 is compiled first: its spread types the networks of both families.
+  if (version === 4) spreadOf(parts, geoLayers.length, asnLayers.length, resolved, ordinals);
   return refsOf(version, parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
+}
+
+/** Each network's IPv4 addresses by place, into `resolved.spread`. */
+function spreadOf(parts: Overlay, geoCount: number, asnCount: number, resolved: Resolved, ordinals: readonly number[]): void {
+  const { values, starts } = parts;
+  for (let r = 0; r < parts.length; r++) {
+    let ordinal = NONE;
+    for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = values[geoCount + a][r];
+    if (ordinal === NONE) continue;
+    let geo = NONE;
+    for (let g = 0; g < geoCount && geo === NONE; g++) geo = values[g][r];
+    const end = r + 1 < parts.length ? starts[(r + 1) * 4 + 3] : 2 ** 32;
+    resolved.spread.add(resolved.networks[ordinals[ordinal]].owner.asn, geo === NONE ? 0 : resolved.places[geo], end - starts[r * 4 + 3]);
+  }
 }
 
 /** The registry's kinds as ranges: cut at every entry's edges (and IPv6's 2000::/3), each piece classified at its start. */
@@ -148,6 +169,16 @@ function specialRanges(table: SpecialTable, version: IpVersion, last: readonly n
     if (kind !== SpecialKind.None) layer.push(toWords(from), toWords(to), kind);
   });
   return layer;
+}
+
+/** A network's row, its owner typed by the spread when first met. */
+function typedNetwork(net: Resolved['networks'][number], spread: PlaceSpread, intern: Interner): { row: number; flags: number } {
+  if (net.row < 0) {
+    const owner = spread.typed(net.owner);
+    net.row = intern.network(owner);
+    net.flags = owner.flags;
+  }
+  return net;
 }
 
 function toBig(w: ArrayLike<number>): bigint {
@@ -187,7 +218,7 @@ function refsOf(
     for (let g = 0; g < geoCount && geo === NONE; g++) geo = values[g][r];
     let ordinal = NONE;
     for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = values[geoCount + a][r];
-    const net = ordinal === NONE ? noNetwork : resolved.networks[ordinals[ordinal]];
+    const net = ordinal === NONE ? noNetwork : typedNetwork(resolved.networks[ordinals[ordinal]], resolved.spread, intern);
     let flags = net.flags | (special[r] === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
     for (let a = 0; a < counts.anonymous; a++) if (values[anonymousFrom + a][r] !== NONE) flags |= values[anonymousFrom + a][r];
     const label = labels[r] === NONE ? 0 : labels[r];

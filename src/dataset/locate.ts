@@ -24,7 +24,7 @@ import { InvalidDatasetError } from '../errors.js';
 import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
-export const COMPILER_VERSION = 6;
+export const COMPILER_VERSION = 7;
 
 /** The databases a dataset is compiled from (null: the default data), and the threat feeds compiled in (a threat.bin), if any. */
 export interface DatasetSources {

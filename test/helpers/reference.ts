@@ -4,7 +4,9 @@
  * (`MmdbFile.find`), what its record gives resolved as the compiler
  * resolves it (`compile/sources.ts`), the threat feeds' label looked up,
  * the object built in CONTRACT.md's key order and given to
- * `JSON.stringify`. No partition, no index, no dataset.
+ * `JSON.stringify`. No partition, no index, no dataset. Network types are
+ * weighed against each network's IPv4 spread over places, counted here
+ * over pieces cut at every network's edges and looked up one by one.
  */
 
 import { Sources, type SourceFile } from '../../src/compile/sources.js';
@@ -18,12 +20,26 @@ import type { Found } from '../../src/mmdb/reader.js';
 import { basicThreat, labelledThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
 import type { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
+import { PlaceSpread } from '../../src/compile/asn/evidence.js';
 
 const special = specialTable();
+
+type Database<T> = { file: { find: (v: 4 | 6, w: ArrayLike<number>, f: Found) => number }; at: (o: number) => T | null };
+
+/** What the first database with a record at the address gives (`found`: where it was found). */
+function first<T>(dbs: readonly Database<T>[], version: 4 | 6, words: ArrayLike<number>, found: Found = { offset: -1, prefix: 0 }): T | null {
+  for (const db of dbs) {
+    db.file.find(version, words, found);
+    const value = found.offset < 0 ? null : db.at(found.offset);
+    if (value !== null) return value;
+  }
+  return null;
+}
 
 export class Reference {
   private readonly sources: Sources;
   private readonly clock = new ZoneClock();
+  private readonly spread: PlaceSpread;
 
   constructor(
     files: { geo: readonly SourceFile[]; asn: readonly SourceFile[]; anonymous?: readonly SourceFile[] },
@@ -31,6 +47,25 @@ export class Reference {
     flagBaseUrl?: string,
   ) {
     this.sources = new Sources({ geo: files.geo, asn: files.asn, anonymous: files.anonymous ?? [] }, flagBaseUrl);
+    this.spread = this.spreadOf();
+  }
+
+  /** Each network's IPv4 addresses by place, the plain way: IPv4 cut at every geo and ASN network's edges, each piece looked up. */
+  private spreadOf(): PlaceSpread {
+    const cuts = new Set<number>([0]);
+    for (const db of [...this.sources.geo, ...this.sources.asn])
+      db.file.forEachNetwork(4, (words, prefix) => {
+        cuts.add(words[3]);
+        cuts.add(words[3] + 2 ** (32 - prefix));
+      });
+    const points = [...cuts].filter((c) => c < 2 ** 32).sort((x, y) => x - y);
+    const spread = new PlaceSpread();
+    points.forEach((from, i) => {
+      const words = [0, 0, 0, from];
+      const owner = first(this.sources.asn, 4, words);
+      if (owner !== null) spread.add(owner.asn, spread.place(first(this.sources.geo, 4, words)), (i + 1 < points.length ? points[i + 1] : 2 ** 32) - from);
+    });
+    return spread;
   }
 
   /** The record's JSON text at `now` (milliseconds), or `error: ` and the message the engine gives. */
@@ -44,16 +79,9 @@ export class Reference {
     if (kind === SpecialKind.Private) return `error: ${privateIpMessage(text)}`;
     if (kind === SpecialKind.Reserved) return `error: ${reservedIpMessage(text)}`;
     const found: Found = { offset: -1, prefix: 0 };
-    const first = <T>(dbs: readonly { file: { find: (v: 4 | 6, w: ArrayLike<number>, f: Found) => number }; at: (o: number) => T | null }[]) => {
-      for (const db of dbs) {
-        db.file.find(a.version, a.words, found);
-        const value = found.offset < 0 ? null : db.at(found.offset);
-        if (value !== null) return value;
-      }
-      return null;
-    };
-    const geo = first(this.sources.geo);
-    const owner = first(this.sources.asn);
+    const geo = first(this.sources.geo, a.version, a.words);
+    const named = first(this.sources.asn, a.version, a.words, found);
+    const owner = named === null ? null : this.spread.typed(named);
     const route = owner === null ? null : formatCidr(a.version, a.words, found.prefix);
     let flags = (owner?.flags ?? 0) | (kind === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
     for (const db of this.sources.anonymous) {

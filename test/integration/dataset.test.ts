@@ -292,3 +292,39 @@ describe.skipIf(process.platform === 'win32')('files that are not regular files'
     rmSync(fifoDir, { recursive: true, force: true });
   });
 });
+
+/** The CIDR blocks of `spreadAsn()`'s networks. */
+const spreadBlocks: string[] = [];
+
+/** An ASN CSV of two organisations whose names state no type, over the GeoIP2 City fixture's IPv4 networks (each in a place of its own): one over one network, one over the rest. */
+function spreadAsn(): string {
+  const file = join(dir, 'spread-asn.csv');
+  const city = new MmdbFile(readFileSync(db('GeoIP2-City-Fixture')), 'city');
+  const lines: string[] = [];
+  city.forEachNetwork(4, (w, prefix) => {
+    const from = formatIp(4, [0, 0, 0, w[3]]);
+    spreadBlocks.push(`${from}/${prefix}`);
+    lines.push(`${from},${formatIp(4, [0, 0, 0, w[3] + 2 ** (32 - prefix) - 1])},${lines.length === 0 ? '64500,Quux Holding AB' : '64501,Acme Holding AB'}`);
+  });
+  expect(lines.length).toBeGreaterThan(4);
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+describe('network types weighed against their IPv4 spread over places', () => {
+  it('types a network whose name states nothing isp over many places and business in one, as the reference counts them', () => {
+    const files = { geo: [db('GeoIP2-City-Fixture')], asn: [spreadAsn()] };
+    const reference = new Reference(files, null);
+    const engine = openSync({ ...files, memory: 'read' });
+    const types = new Map<string, unknown>();
+    for (const ip of probes(files.geo, spreadBlocks, 2_000)) {
+      const want = timeless(reference.json(ip, '7', false, Date.now()));
+      const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
+      if (got !== want) expect({ ip, got }).toEqual({ ip, got: want });
+      const asn = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null }).asn;
+      if (asn !== null) types.set(asn.name, asn.type);
+    }
+    engine.close();
+    expect(Object.fromEntries(types)).toEqual({ 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp' });
+  });
+});

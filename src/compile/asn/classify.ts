@@ -20,7 +20,9 @@
  * A network without a name has no type (null). `is_datacenter` is true for
  * `hosting`. The rules read names only: a heuristic, measured against a
  * reference list of 305 networks with their sources
- * (fixtures/reference/networks.tsv; the test prints the figures).
+ * (fixtures/reference/networks.tsv; the test prints the figures). A
+ * compile weighs what the data says where the name states nothing
+ * (`evidence.ts`): a network spread over many places is an access carrier.
  */
 
 import type { AsnType } from '../../types.js';
@@ -187,18 +189,28 @@ const GOVERNMENT =
 const ISP =
   /telecom|telekom|\btele(?!vision|performance)|communicat|comunica|iletisim|broadband|bandwidth|cable|mobile|\bmovil|celular|wireless|cellular|internet|infocomm|\bisp\b|fib(?:er|re)|\bdsl\b|\bnet(?:work)?s?\b|networks|telco|\btel\b|telefon|telephone|vodafone|orange|comcast|verizon|at&t|charter|spectrum|t-mobile|carrier|transit|backbone|online|provider|\bip\b/i;
 
-/** The type of an organisation name by its words alone, without `BRANDS` (see the module comment). */
-export function classifyByWords(name: string): AsnType {
+/** The type an organisation name states by its words alone, without `BRANDS`; null when no word says (see the module comment). */
+export function wordsType(name: string): AsnType | null {
   if (HOSTING.test(name)) return 'hosting';
   if (EDUCATION.test(name)) return 'education';
   if (GOVERNMENT.test(name)) return 'government';
   if (ISP.test(name)) return 'isp';
-  return 'business';
+  return null;
 }
 
-/** The type of an organisation name (see the module comment). */
+/** The type of an organisation name by its words alone, without `BRANDS`: `business` when no word says. */
+export function classifyByWords(name: string): AsnType {
+  return wordsType(name) ?? 'business';
+}
+
+/** The type a name states, by `BRANDS` then words; null when it states none (nor is empty). */
+export function namedType(name: string): AsnType | null {
+  for (const [pattern, type] of BRANDS) if (pattern.test(name)) return type;
+  return wordsType(name);
+}
+
+/** The type of an organisation name (see the module comment): what it states, else `business`; null without a name. */
 export function classifyAsn(name: string | null): AsnType | null {
   if (name === null || name === '') return null;
-  for (const [pattern, type] of BRANDS) if (pattern.test(name)) return type;
-  return classifyByWords(name);
+  return namedType(name) ?? 'business';
 }

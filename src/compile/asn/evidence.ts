@@ -1,0 +1,76 @@
+/**
+ * What the data says about a network beyond its name, for `asn.type`
+ * where the name states nothing (`classify.ts`): over how many places its
+ * IPv4 addresses spread, as the geo databases locate them.
+ *
+ * An access carrier's addresses are located in the towns it serves; a
+ * company's, in its offices and often in one city. A network whose name
+ * states no type is `isp` when at least `ACCESS_PLACES` places (country,
+ * region and city) each hold at least `PLACE_SHARE` of its IPv4 addresses,
+ * else `business`. Both numbers were chosen on one half of
+ * fixtures/reference/networks.tsv (names read by words alone) and are
+ * measured on the other half and on networks outside it
+ * (fixtures/reference/networks-held-out.tsv; test/integration/asn-type.test.ts).
+ * Build time only.
+ */
+
+import type { Location, NetworkOwner } from '../sources.js';
+import { namedType } from './classify.js';
+
+/** Places a network must spread over to count as an access carrier. */
+export const ACCESS_PLACES = 4;
+/** The least share of a network's IPv4 addresses a place must hold to count. */
+export const PLACE_SHARE = 0.005;
+
+/** Addresses of each network (by `asn`) in each place, added up over a family's ranges. */
+export class PlaceSpread {
+  private readonly placeIds = new Map<string, number>();
+  private readonly networkIds = new Map<string, number>();
+  /** Addresses by network id * 2^24 + place id; place id 0: no place. */
+  private readonly addresses = new Map<number, number>();
+  private totals: number[] = [];
+  private spread: Int32Array | null = null;
+
+  /** The place of a location (0: none), by country, region and city. */
+  place(location: Location | null): number {
+    if (location === null || location.country === null) return 0;
+    const key = `${location.country.country_code}\u0000${location.region ?? ''}\u0000${location.city ?? ''}`;
+    let id = this.placeIds.get(key);
+    if (id === undefined) this.placeIds.set(key, (id = this.placeIds.size + 1));
+    return id;
+  }
+
+  /** Counts `count` addresses of the network `asn` in `place`. */
+  add(asn: string, place: number, count: number): void {
+    let id = this.networkIds.get(asn);
+    if (id === undefined) {
+      this.networkIds.set(asn, (id = this.networkIds.size));
+      this.totals.push(0);
+    }
+    this.totals[id] += count;
+    const key = id * 2 ** 24 + place;
+    this.addresses.set(key, (this.addresses.get(key) ?? 0) + count);
+    this.spread = null;
+  }
+
+  /** The places holding at least PLACE_SHARE of the network's counted addresses. */
+  places(asn: string): number {
+    const id = this.networkIds.get(asn);
+    if (id === undefined) return 0;
+    if (this.spread === null) {
+      const spread = new Int32Array(this.totals.length);
+      for (const [key, count] of this.addresses) {
+        const network = Math.floor(key / 2 ** 24);
+        if (key % 2 ** 24 !== 0 && count >= PLACE_SHARE * this.totals[network]) spread[network]++;
+      }
+      this.spread = spread;
+    }
+    return this.spread[id];
+  }
+
+  /** The owner with its type weighed against the spread of its network, where its name states none. */
+  typed(owner: NetworkOwner): NetworkOwner {
+    if (owner.type !== 'business' || owner.name === null || namedType(owner.name) !== null) return owner;
+    return this.places(owner.asn) >= ACCESS_PLACES ? { ...owner, type: 'isp' } : owner;
+  }
+}
