@@ -18,7 +18,7 @@ export { CompiledDataset } from './write.js';
 import { ThreatFlag } from '../record/threat.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { NetworkOwner, Sources } from './sources.js';
-import { PlaceSpread } from './asn/evidence.js';
+import { datacenterLabels, PlaceSpread } from './asn/evidence.js';
 import { NONE, overlay, Ranges, type Overlay } from './partition.js';
 import { zoneTable } from './zones/table.js';
 
@@ -131,21 +131,23 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
   progress(`overlay of ${layers.reduce((n, l) => n + l.length, 0).toLocaleString('en')} ranges`, 0.53);
   const parts = overlay(layers, last);
   // IPv4 is compiled first: its spread types the networks of both families.
-  if (version === 4) spreadOf(parts, geoLayers.length, asnLayers.length, resolved, ordinals);
+  if (version === 4) spreadOf(parts, geoLayers.length, asnLayers.length, parts.values[layers.length - 2], threat, resolved, ordinals);
   return refsOf(version, parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
 }
 
-/** Each network's IPv4 addresses by place, into `resolved.spread`. */
-function spreadOf(parts: Overlay, geoCount: number, asnCount: number, resolved: Resolved, ordinals: readonly number[]): void {
+/** Each network's IPv4 addresses by place, and how many the feeds' `labels` list as datacenter space, into `resolved.spread`. */
+function spreadOf(parts: Overlay, geoCount: number, asnCount: number, labels: Int32Array, tree: ThreatTree | null, resolved: Resolved, ordinals: readonly number[]): void {
   const { values, starts } = parts;
+  const listed = tree === null ? () => false : datacenterLabels(tree);
   for (let r = 0; r < parts.length; r++) {
     let ordinal = NONE;
     for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = values[geoCount + a][r];
     if (ordinal === NONE) continue;
     let geo = NONE;
     for (let g = 0; g < geoCount && geo === NONE; g++) geo = values[g][r];
-    const end = r + 1 < parts.length ? starts[(r + 1) * 4 + 3] : 2 ** 32;
-    resolved.spread.add(resolved.networks[ordinals[ordinal]].owner.asn, geo === NONE ? 0 : resolved.places[geo], end - starts[r * 4 + 3]);
+    const count = (r + 1 < parts.length ? starts[(r + 1) * 4 + 3] : 2 ** 32) - starts[r * 4 + 3];
+    const datacenter = labels[r] !== NONE && listed(labels[r]) ? count : 0;
+    resolved.spread.add(resolved.networks[ordinals[ordinal]].owner.asn, geo === NONE ? 0 : resolved.places[geo], count, datacenter);
   }
 }
 

@@ -14,11 +14,16 @@
  * after them. Neighbours that end up with one ref are
  * merged, as the full compile merges them, so both compiles give the same
  * partition and the same answers (`test/integration/dataset.test.ts`).
+ * A network whose name states no type and whose IPv4 space the feeds list
+ * as datacenter space in the share that makes it `hosting`
+ * (`asn/evidence.ts`) gets a network row typed so, and its ranges the
+ * datacenter flag, labelled or not.
  */
 
-import { Dataset, layout, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import { Dataset, layout, NETWORK, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { basicThreat, labelledThreat, staleBogon } from '../record/threat.js';
+import { basicThreat, labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
+import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { recordRow, Table, TextPool } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
@@ -38,32 +43,38 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   const threats = new Table(THREAT, base.threats);
   const text = new TextPool(counts);
   for (let at = 0; at < base.threats.length; at += THREAT) for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
+  const networks = new Table(NETWORK, base.networks);
+  const hosted = hostedNetworks(base, tree, networks, text);
+  // Records of hosted networks, whose ranges change without a label too.
+  const retyped = new Uint8Array(base.records.length / RECORD);
+  if (networks.count > base.networks.length / NETWORK) for (let r = 0; r < retyped.length; r++) retyped[r] = hosted[base.records[r * RECORD + 1]] < 0 ? 0 : 1;
   const threatIds = new Map<number, number>();
   const scratch = new Uint32Array(3);
-  /** The ref of a range of the base ref `ref` that the feeds label `label`. */
+  /** The ref of a range of the base ref `ref` that the feeds label `label` (0: none). */
   const labelled = (ref: number, label: number): number => {
     const prefix = ref & 255;
     const rec = (ref >>> 8) * RECORD;
-    const flags = base.threats[base.records[rec + 2] * THREAT + THR.flags];
+    const network = hosted[base.records[rec + 1]];
+    if (label === 0 && network < 0) return ref;
+    const flags = base.threats[base.records[rec + 2] * THREAT + THR.flags] | (network < 0 ? 0 : ThreatFlag.Datacenter);
     const routed = prefix !== NO_ROUTE;
-    const threatKey = (label * 256 + flags) * 2 + (staleBogon(tree, label, routed) ? 1 : 0);
+    const threatKey = (label * 256 + flags) * 2 + (label !== 0 && staleBogon(tree, label, routed) ? 1 : 0);
     let threat = threatIds.get(threatKey);
     if (threat === undefined) {
-      const t = labelledThreat(tree, label, flags, routed);
+      const t = label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
       threat = threats.add([...text.add(JSON.stringify(t)), ...text.add(JSON.stringify(basicThreat(t))), flags]);
       threatIds.set(threatKey, threat);
     }
-    const location = base.records[rec];
-    const network = base.records[rec + 1];
-    const record = recordRow(records, location, network, threat, scratch);
+    const record = recordRow(records, base.records[rec], network < 0 ? base.records[rec + 1] : network, threat, scratch);
     return ((record << 8) | prefix) >>> 0;
   };
-  const families = ([4, 6] as const).map((version) => mergeFamily(base, tree, version, labelled));
+  const families = ([4, 6] as const).map((version) => mergeFamily(base, tree, version, labelled, retyped));
   const otherText = text.other.join('');
   const tables = Object.fromEntries(
     TABLE_NAMES.map((t): [TableName, { rows: Uint32Array; count: number }] => {
       if (t === 'records') return [t, records];
       if (t === 'threats') return [t, threats];
+      if (t === 'networks') return [t, networks];
       return [t, { rows: new Uint32Array(baseBytes.buffer, baseBytes.byteOffset + at[t], counts.rows[t] * TABLES[t].length), count: counts.rows[t] }];
     }),
   ) as Record<TableName, { rows: Uint32Array; count: number }>;
@@ -86,7 +97,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
  * ends, in one walk of both (sorted, neither overlapping itself); merged
  * where neighbours share a ref.
  */
-function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labelled: (ref: number, label: number) => number): Family {
+function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labelled: (ref: number, label: number) => number, retyped: Uint8Array): Family {
   const refs = version === 4 ? base.refs4 : base.refs6;
   const n = refs.length;
   const feeds = new Ranges();
@@ -124,13 +135,72 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
         next(p, 0, p);
         t++;
       } else {
-        emit(p, 0, refs[i]);
+        emit(p, 0, retyped[refs[i] >>> 8] === 0 ? refs[i] : labelled(refs[i], 0));
         if (t >= m || compare(feeds.lo, t * 4, end, 0) > 0) break;
         p.set(feeds.lo.subarray(t * 4, t * 4 + 4));
       }
     }
   }
   return { starts: starts.subarray(0, length * width), refs: out.subarray(0, length), length };
+}
+
+/**
+ * The base's network rows whose names state no type and whose IPv4
+ * addresses the feeds list as datacenter space in the share that makes
+ * them `hosting` (counted by ASN, as the full compile counts them): by
+ * network row, the row typed so (-1: none).
+ */
+function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: TextPool): Int32Array {
+  const listed = datacenterLabels(tree);
+  const listings: number[] = [];
+  tree.forEachRange(4, (lo, hi, label) => void (listed(label) && listings.push(lo[3], hi[3])));
+  const rows = base.networks.length / NETWORK;
+  const hosted = new Int32Array(rows).fill(-1);
+  const { starts4, refs4 } = base;
+  const end = (i: number) => (i + 1 < refs4.length ? starts4[i + 1] - 1 : 0xffffffff);
+  const networkOf = (ref: number) => base.records[(ref >>> 8) * RECORD + 1];
+  // What the lists hold of each network (reading only the ranges they overlap).
+  const datacenter = new Float64Array(rows);
+  let first = 0;
+  for (let k = 0; k < listings.length; k += 2) {
+    while (end(first) < listings[k]) first++;
+    for (let i = first; i < refs4.length && starts4[i] <= listings[k + 1]; i++) {
+      if ((refs4[i] & 255) !== NO_ROUTE) datacenter[networkOf(refs4[i])] += Math.min(end(i), listings[k + 1]) - Math.max(starts4[i], listings[k]) + 1;
+    }
+  }
+  // Networks of an ASN that some network whose name states no type shares, listed: their whole IPv4 space.
+  const asnOf = (row: number) => base.json(base.networks, row * NETWORK);
+  const candidates = new Set<string>();
+  for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null)) candidates.add(asnOf(row));
+  if (candidates.size === 0) return hosted;
+  const counted = new Uint8Array(rows);
+  for (let row = 0; row < rows; row++) counted[row] = candidates.has(asnOf(row)) ? 1 : 0;
+  const countedRecord = new Uint8Array(base.records.length / RECORD);
+  for (let r = 0; r < countedRecord.length; r++) countedRecord[r] = counted[base.records[r * RECORD + 1]];
+  const total = new Float64Array(rows);
+  for (let i = 0; i < refs4.length; i++) {
+    if ((refs4[i] & 255) !== NO_ROUTE && countedRecord[refs4[i] >>> 8] === 1) total[networkOf(refs4[i])] += end(i) - starts4[i] + 1;
+  }
+  const byAsn = new Map<string, { total: number; datacenter: number; rows: number[] }>();
+  for (let row = 0; row < rows; row++) {
+    if (counted[row] === 0) continue;
+    const asn = asnOf(row);
+    let n = byAsn.get(asn);
+    if (n === undefined) byAsn.set(asn, (n = { total: 0, datacenter: 0, rows: [] }));
+    n.total += total[row];
+    n.datacenter += datacenter[row];
+    n.rows.push(row);
+  }
+  for (const n of byAsn.values()) {
+    if (!hostedBy(n.datacenter, n.total)) continue;
+    for (const row of n.rows) {
+      if (!statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null)) continue;
+      const typed = base.networks.slice(row * NETWORK, (row + 1) * NETWORK);
+      text.put('hosting', typed, 6);
+      hosted[row] = networks.add(typed);
+    }
+  }
+  return hosted;
 }
 
 /** The first address of a base range, as four words. */

@@ -20,7 +20,7 @@ import type { Found } from '../../src/mmdb/reader.js';
 import { basicThreat, labelledThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
 import type { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
-import { PlaceSpread } from '../../src/compile/asn/evidence.js';
+import { datacenterLabels, PlaceSpread } from '../../src/compile/asn/evidence.js';
 
 const special = specialTable();
 
@@ -50,7 +50,7 @@ export class Reference {
     this.spread = this.spreadOf();
   }
 
-  /** Each network's IPv4 addresses by place, the plain way: IPv4 cut at every geo and ASN network's edges, each piece looked up. */
+  /** Each network's IPv4 addresses by place and datacenter listing, the plain way: IPv4 cut at every network's and feed range's edges, each piece looked up. */
   private spreadOf(): PlaceSpread {
     const cuts = new Set<number>([0]);
     for (const db of [...this.sources.geo, ...this.sources.asn])
@@ -58,12 +58,18 @@ export class Reference {
         cuts.add(words[3]);
         cuts.add(words[3] + 2 ** (32 - prefix));
       });
+    this.threat?.forEachRange(4, (lo, hi) => {
+      cuts.add(lo[3]);
+      cuts.add(hi[3] + 1);
+    });
     const points = [...cuts].filter((c) => c < 2 ** 32).sort((x, y) => x - y);
     const spread = new PlaceSpread();
+    const listed = this.threat === null ? () => false : datacenterLabels(this.threat);
     points.forEach((from, i) => {
       const words = [0, 0, 0, from];
       const owner = first(this.sources.asn, 4, words);
-      if (owner !== null) spread.add(owner.asn, spread.place(first(this.sources.geo, 4, words)), (i + 1 < points.length ? points[i + 1] : 2 ** 32) - from);
+      const count = (i + 1 < points.length ? points[i + 1] : 2 ** 32) - from;
+      if (owner !== null) spread.add(owner.asn, spread.place(first(this.sources.geo, 4, words)), count, listed(this.threat?.find(4, words) ?? 0) ? count : 0);
     });
     return spread;
   }

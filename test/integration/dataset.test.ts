@@ -296,35 +296,64 @@ describe.skipIf(process.platform === 'win32')('files that are not regular files'
 /** The CIDR blocks of `spreadAsn()`'s networks. */
 const spreadBlocks: string[] = [];
 
-/** An ASN CSV of two organisations whose names state no type, over the GeoIP2 City fixture's IPv4 networks (each in a place of its own): one over one network, one over the rest. */
+/**
+ * An ASN CSV of three organisations whose names state no type, over the GeoIP2 City fixture's IPv4 networks (each
+ * in a place of its own): Quux over the first, Hostco over the last (which `spreadFeeds()` lists as datacenter
+ * space), Acme over those between.
+ */
 function spreadAsn(): string {
   const file = join(dir, 'spread-asn.csv');
   const city = new MmdbFile(readFileSync(db('GeoIP2-City-Fixture')), 'city');
-  const lines: string[] = [];
-  city.forEachNetwork(4, (w, prefix) => {
-    const from = formatIp(4, [0, 0, 0, w[3]]);
+  const nets: [number, number][] = [];
+  city.forEachNetwork(4, (w, prefix) => void nets.push([w[3], prefix]));
+  expect(nets.length).toBeGreaterThanOrEqual(6);
+  const lines = nets.map(([lo, prefix], i) => {
+    const from = formatIp(4, [0, 0, 0, lo]);
     spreadBlocks.push(`${from}/${prefix}`);
-    lines.push(`${from},${formatIp(4, [0, 0, 0, w[3] + 2 ** (32 - prefix) - 1])},${lines.length === 0 ? '64500,Quux Holding AB' : '64501,Acme Holding AB'}`);
+    const owner = i === 0 ? '64500,Quux Holding AB' : i === nets.length - 1 ? '64502,Hostco Holding AB' : '64501,Acme Holding AB';
+    return `${from},${formatIp(4, [0, 0, 0, lo + 2 ** (32 - prefix) - 1])},${owner}`;
   });
-  expect(lines.length).toBeGreaterThan(4);
   writeFileSync(file, lines.join('\n') + '\n');
   return file;
 }
 
-describe('network types weighed against their IPv4 spread over places', () => {
-  it('types a network whose name states nothing isp over many places and business in one, as the reference counts them', () => {
+/** A threat.bin of one datacenter list: Hostco's network (the last of `spreadBlocks`). */
+async function spreadFeeds(): Promise<string> {
+  writeFileSync(join(dir, 'hosts.txt'), spreadBlocks[spreadBlocks.length - 1] + '\n');
+  const built = await buildThreat(parseThreatConfig({ feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }] }, dir), null, { threads: 1 });
+  const file = join(dir, 'spread-threat.bin');
+  writeFileSync(file, built.buffer);
+  return file;
+}
+
+describe('network types weighed against the data where the name states nothing', () => {
+  it('types isp over many places, business in one, hosting where the datacenter lists hold it: merged or compiled whole, as the reference counts them', async () => {
     const files = { geo: [db('GeoIP2-City-Fixture')], asn: [spreadAsn()] };
-    const reference = new Reference(files, null);
-    const engine = openSync({ ...files, memory: 'read' });
-    const types = new Map<string, unknown>();
-    for (const ip of probes(files.geo, spreadBlocks, 2_000)) {
-      const want = timeless(reference.json(ip, '7', false, Date.now()));
-      const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
-      if (got !== want) expect({ ip, got }).toEqual({ ip, got: want });
-      const asn = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null }).asn;
-      if (asn !== null) types.set(asn.name, asn.type);
+    const threat = await spreadFeeds();
+    const tree = new ThreatTree(readFileSync(threat), threat);
+    const whole = join(dir, 'spread-whole.iprd');
+    writeFileSync(whole, compileDataset(new Sources({ ...files, anonymous: [] }), tree, specialTable(), 'spread, whole').toBuffer());
+    const answers: Record<string, Record<string, unknown>> = {};
+    for (const [way, reference, engine] of [
+      ['without feeds', new Reference(files, null), openSync({ ...files, memory: 'read' })],
+      ['feeds merged', new Reference(files, tree), openSync({ ...files, threat, memory: 'read' })],
+      ['compiled whole', new Reference(files, tree), openSync({ dataset: whole, memory: 'read' })],
+    ] as const) {
+      const types: Record<string, unknown> = {};
+      for (const ip of probes(files.geo, spreadBlocks, 2_000)) {
+        const want = timeless(reference.json(ip, '7', false, Date.now()));
+        const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
+        if (got !== want) expect({ way, ip, got }).toEqual({ way, ip, got: want });
+        const r = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null; threat: { is_datacenter: boolean } });
+        if (r?.asn) types[r.asn.name] = `${r.asn.type}${r.threat.is_datacenter ? ', datacenter' : ''}`;
+      }
+      engine.close();
+      answers[way] = types;
     }
-    engine.close();
-    expect(Object.fromEntries(types)).toEqual({ 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp' });
+    expect(answers).toEqual({
+      'without feeds': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'business' },
+      'feeds merged': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'hosting, datacenter' },
+      'compiled whole': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'hosting, datacenter' },
+    });
   });
 });

@@ -1,19 +1,25 @@
 /**
  * What the data says about a network beyond its name, for `asn.type`
- * where the name states nothing (`classify.ts`): over how many places its
- * IPv4 addresses spread, as the geo databases locate them.
+ * where the name states nothing (`classify.ts`): how much of its IPv4
+ * space the threat feeds' datacenter lists hold, and over how many places
+ * its IPv4 addresses spread, as the geo databases locate them.
  *
- * An access carrier's addresses are located in the towns it serves; a
- * company's, in its offices and often in one city. A network whose name
- * states no type is `isp` when at least `ACCESS_PLACES` places (country,
- * region and city) each hold at least `PLACE_SHARE` of its IPv4 addresses,
- * else `business`. Both numbers were chosen on one half of
- * fixtures/reference/networks.tsv (names read by words alone) and are
- * measured on the other half and on networks outside it
- * (fixtures/reference/networks-held-out.tsv; test/integration/asn-type.test.ts).
- * Build time only.
+ * A network whose name states no type is `hosting` when the feeds list at
+ * least `HOSTING_SHARE` of its IPv4 addresses as datacenter space (only
+ * with feeds compiled in); else `isp` when at least `ACCESS_PLACES` places
+ * (country, region and city) each hold at least `PLACE_SHARE` of them (an
+ * access carrier's addresses are located in the towns it serves; a
+ * company's, in its offices and often in one city); else `business`. The
+ * numbers were chosen on one half of fixtures/reference/networks.tsv
+ * (names read by words alone) and are measured on the other half and on
+ * networks outside it (fixtures/reference/networks-held-out.tsv;
+ * test/integration/asn-type.test.ts). A name that states a type keeps it:
+ * the datacenter lists also hold most of some transit carriers' space
+ * (Hurricane Electric's). Build time only.
  */
 
+import { labelledThreat, ThreatFlag } from '../../record/threat.js';
+import type { ThreatTree } from '../feeds/tree.js';
 import type { Location, NetworkOwner } from '../sources.js';
 import { namedType } from './classify.js';
 
@@ -21,6 +27,28 @@ import { namedType } from './classify.js';
 export const ACCESS_PLACES = 4;
 /** The least share of a network's IPv4 addresses a place must hold to count. */
 export const PLACE_SHARE = 0.005;
+/** The least share of a network's IPv4 addresses in the feeds' datacenter lists that makes it `hosting`. */
+export const HOSTING_SHARE = 0.5;
+
+/** Whether an organisation name states no type, so that the data types it. */
+export function statesNoType(name: string | null): name is string {
+  return name !== null && name !== '' && namedType(name) === null;
+}
+
+/** Whether a network whose name states no type is `hosting`: `datacenter` of its `total` IPv4 addresses listed as datacenter space. */
+export function hostedBy(datacenter: number, total: number): boolean {
+  return total > 0 && datacenter >= HOSTING_SHARE * total;
+}
+
+/** Whether the feeds' label lists its ranges as datacenter space (as their threat object says), by label. */
+export function datacenterLabels(tree: ThreatTree): (label: number) => boolean {
+  const known = new Map<number, boolean>();
+  return (label) => {
+    let listed = known.get(label);
+    if (listed === undefined) known.set(label, (listed = label !== 0 && labelledThreat(tree, label, 0, true).is_datacenter));
+    return listed;
+  };
+}
 
 /** Addresses of each network (by `asn`) in each place, added up over a family's ranges. */
 export class PlaceSpread {
@@ -29,6 +57,7 @@ export class PlaceSpread {
   /** Addresses by network id * 2^24 + place id; place id 0: no place. */
   private readonly addresses = new Map<number, number>();
   private totals: number[] = [];
+  private datacenter: number[] = [];
   private spread: Int32Array | null = null;
 
   /** The place of a location (0: none), by country, region and city. */
@@ -40,14 +69,16 @@ export class PlaceSpread {
     return id;
   }
 
-  /** Counts `count` addresses of the network `asn` in `place`. */
-  add(asn: string, place: number, count: number): void {
+  /** Counts `count` addresses of the network `asn` in `place`, `datacenter` of them listed as datacenter space. */
+  add(asn: string, place: number, count: number, datacenter: number): void {
     let id = this.networkIds.get(asn);
     if (id === undefined) {
       this.networkIds.set(asn, (id = this.networkIds.size));
       this.totals.push(0);
+      this.datacenter.push(0);
     }
     this.totals[id] += count;
+    this.datacenter[id] += datacenter;
     const key = id * 2 ** 24 + place;
     this.addresses.set(key, (this.addresses.get(key) ?? 0) + count);
     this.spread = null;
@@ -68,9 +99,11 @@ export class PlaceSpread {
     return this.spread[id];
   }
 
-  /** The owner with its type weighed against the spread of its network, where its name states none. */
+  /** The owner with its type weighed against its network's datacenter share and spread, where its name states none. */
   typed(owner: NetworkOwner): NetworkOwner {
-    if (owner.type !== 'business' || owner.name === null || namedType(owner.name) !== null) return owner;
+    if (owner.type !== 'business' || !statesNoType(owner.name)) return owner;
+    const id = this.networkIds.get(owner.asn);
+    if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id])) return { ...owner, type: 'hosting', flags: owner.flags | ThreatFlag.Datacenter };
     return this.places(owner.asn) >= ACCESS_PLACES ? { ...owner, type: 'isp' } : owner;
   }
 }
