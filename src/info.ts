@@ -64,7 +64,7 @@ function staleSources(databases: readonly DatabaseInfo[], now: number): string[]
     if (d.role === 'anonymous' || d.dataDate === null) continue;
     const days = Math.floor((now - Date.parse(d.dataDate)) / 86_400_000);
     if (days <= SOURCE_STALE_DAYS) continue;
-    const what = d.role === 'geo' ? 'location' : 'network';
+    const what = d.role === 'geo' ? 'location' : d.role === 'networks' ? 'network registry' : 'network';
     const how = d.origin === 'package' ? 'the installed package is not updated: iprecord update downloads current data' : d.origin === 'download' ? 'run iprecord update' : 'replace the file';
     const line = `${what} data is ${days} days old (${d.from}, ${d.dataDate.slice(0, 10)}): ${how}.`;
     if (!out.includes(line)) out.push(line);

@@ -31,10 +31,12 @@ import { CompiledDataset, type Family } from './write.js';
 
 /**
  * The base dataset with `tree`'s feeds compiled in; `key` names what it
- * was compiled from (kept in its metadata).
+ * was compiled from (kept in its metadata); `registered`: the ASNs the
+ * base's network registry typed (`asn/registry.ts`), which the feeds do not
+ * type again.
  * @throws InvalidDatasetError when the base is not a dataset; Error when the base holds feeds already, or past MAX_RECORDS
  */
-export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, builtAt = new Date()): CompiledDataset {
+export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, registered: ReadonlySet<number> = new Set(), builtAt = new Date()): CompiledDataset {
   const base = new Dataset(baseBytes, 'the base dataset');
   if (base.meta.threat !== undefined) throw new Error('the base dataset has threat feeds compiled in already');
   const counts = readCounts(baseBytes);
@@ -44,7 +46,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, bu
   const text = new TextPool(counts);
   for (let at = 0; at < base.threats.length; at += THREAT) for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
   const networks = new Table(NETWORK, base.networks);
-  const hosted = hostedNetworks(base, tree, networks, text);
+  const hosted = hostedNetworks(base, tree, networks, text, registered);
   // Records of hosted networks, whose ranges change without a label too.
   const retyped = new Uint8Array(base.records.length / RECORD);
   if (networks.count > base.networks.length / NETWORK) for (let r = 0; r < retyped.length; r++) retyped[r] = hosted[base.records[r * RECORD + 1]] < 0 ? 0 : 1;
@@ -150,7 +152,7 @@ function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labell
  * them `hosting` (counted by ASN, as the full compile counts them): by
  * network row, the row typed so (-1: none).
  */
-function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: TextPool): Int32Array {
+function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: TextPool, registered: ReadonlySet<number>): Int32Array {
   const listed = datacenterLabels(tree);
   const listings: number[] = [];
   tree.forEachRange(4, (lo, hi, label) => void (listed(label) && listings.push(lo[3], hi[3])));
@@ -171,7 +173,8 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
   // Networks of an ASN that some network whose name states no type shares, listed: their whole IPv4 space.
   const asnOf = (row: number) => base.json(base.networks, row * NETWORK);
   const candidates = new Set<string>();
-  for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null)) candidates.add(asnOf(row));
+  const typeStated = (row: number) => !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null) || registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
+  for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && !typeStated(row)) candidates.add(asnOf(row));
   if (candidates.size === 0) return hosted;
   const counted = new Uint8Array(rows);
   for (let row = 0; row < rows; row++) counted[row] = candidates.has(asnOf(row)) ? 1 : 0;
@@ -194,7 +197,7 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
   for (const n of byAsn.values()) {
     if (!hostedBy(n.datacenter, n.total)) continue;
     for (const row of n.rows) {
-      if (!statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null)) continue;
+      if (typeStated(row)) continue;
       const typed = base.networks.slice(row * NETWORK, (row + 1) * NETWORK);
       text.put('hosting', typed, 6);
       hosted[row] = networks.add(typed);

@@ -11,6 +11,7 @@ import { InvalidDatasetError } from '../errors.js';
 import { specialTable } from '../ip/special.js';
 import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';
+import { readRegistry } from './asn/registry.js';
 import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from './feeds/tree.js';
 import { Dataset } from '../dataset/format.js';
@@ -33,7 +34,7 @@ export function openSources(sources: DatasetSources): Sources {
     const { files, source } = defaultAsnSources();
     asn = [{ path: source, csv: files }];
   }
-  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous });
+  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous, networks: sources.networks ?? [] });
 }
 
 /**
@@ -56,7 +57,13 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
     progress?.('merging the threat feeds', 0.99);
     return place(
       // A FIFO or a device named as threat.bin is refused, not waited on.
-      () => mergeThreat(readFileRange(basePath, Buffer.allocUnsafe), new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath), key),
+      () =>
+        mergeThreat(
+          readFileRange(basePath, Buffer.allocUnsafe),
+          new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath),
+          key,
+          new Set(readRegistry(databases.networks ?? []).types.keys()),
+        ),
       places,
       say,
       started,

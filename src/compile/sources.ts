@@ -6,8 +6,9 @@
  * threat flags). Build time only.
  */
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { classifyAsn } from './asn/classify.js';
+import { readRegistry } from './asn/registry.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
 import { InvalidDatasetError } from '../errors.js';
@@ -27,7 +28,7 @@ import { DEFAULT_FLAG_BASE_URL } from '../options.js';
 import { ThreatFlag } from '../record/threat.js';
 import { zoneOfLocation } from '../time/country-zone.js';
 import { ZoneClock } from '../time/zone.js';
-import type { Asn, Carrier } from '../types.js';
+import type { Asn, AsnType, Carrier } from '../types.js';
 
 /** What a geo record gives a record. */
 export interface Location {
@@ -50,6 +51,8 @@ export interface NetworkOwner {
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
   readonly flags: number;
+  /** Typed by the network registry (`asn/registry.ts`): the data does not weigh it again. */
+  readonly registered?: boolean;
 }
 
 /** A database a dataset was compiled from, as `info()` describes it. */
@@ -91,6 +94,8 @@ export class Sources {
   readonly geo: readonly Database<Location>[];
   readonly asn: readonly Database<NetworkOwner>[];
   readonly anonymous: readonly Database<number>[];
+  /** The network registries read (`asn/registry.ts`). */
+  readonly registries: readonly SourceInfo[];
   private readonly countries: CountryTable;
   private readonly clock = new ZoneClock();
 
@@ -98,16 +103,37 @@ export class Sources {
    * Reads the databases.
    * @throws InvalidDatasetError when a file cannot be read or its schema cannot serve its role
    */
-  constructor(files: { readonly geo: readonly SourceFile[]; readonly asn: readonly SourceFile[]; readonly anonymous: readonly SourceFile[] }, flagBaseUrl = DEFAULT_FLAG_BASE_URL) {
+  constructor(
+    files: { readonly geo: readonly SourceFile[]; readonly asn: readonly SourceFile[]; readonly anonymous: readonly SourceFile[]; readonly networks?: readonly string[] },
+    flagBaseUrl = DEFAULT_FLAG_BASE_URL,
+  ) {
     this.countries = new CountryTable(flagBaseUrl);
     this.geo = files.geo.map((f) => resolved(openDatabase(f, 'geo'), (facts) => this.location(facts)));
-    this.asn = files.asn.map((f) => resolved(openDatabase(f, 'asn'), networkOwner));
+    const registry = new Map<number, AsnType>();
+    this.registries = (files.networks ?? []).map((path) => {
+      const read = readRegistry([path]);
+      for (const [asn, type] of read.types) registry.set(asn, type);
+      const st = statSync(path);
+      const info: SourceInfo = {
+        role: 'networks',
+        path,
+        schema: 'peeringdb-net',
+        databaseType: 'Network registry (PeeringDB network objects)',
+        buildEpoch: st.mtime.toISOString(),
+        ipVersion: 6,
+        nodeCount: read.networks,
+        bytes: st.size,
+        ...describeOrigin(path, null),
+      };
+      return info;
+    });
+    this.asn = files.asn.map((f) => resolved(openDatabase(f, 'asn'), (facts) => networkOwner(facts, registry)));
     this.anonymous = files.anonymous.map((f) => resolved(openDatabase(f, 'anonymous'), anonymousFlags));
   }
 
-  /** Every database, geo first. */
-  databases(): DatabaseInfo[] {
-    return [...this.geo, ...this.asn, ...this.anonymous].map((d) => d.info);
+  /** Every database, geo first, then the network registries. */
+  databases(): SourceInfo[] {
+    return [...[...this.geo, ...this.asn, ...this.anonymous].map((d) => d.info), ...this.registries];
   }
 
   private location(facts: GeoFacts): Location {
@@ -135,11 +161,14 @@ export class Sources {
   }
 }
 
-function networkOwner(facts: AsnFacts): NetworkOwner | null {
+/** What an ASN record gives: the type its network registry states, else its name's (`asn/classify.ts`). */
+function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): NetworkOwner | null {
   if (facts.asn === null) return null;
-  const type = classifyAsn(facts.name);
+  const registered = registry.get(facts.asn);
+  const type = registered ?? classifyAsn(facts.name);
   const carrier = facts.carrier === null ? null : { ...facts.carrier };
-  return { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 };
+  const owner = { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 };
+  return registered === undefined ? owner : { ...owner, registered: true };
 }
 
 function isCsv(f: SourceFile): boolean {

@@ -146,12 +146,14 @@ export interface DatasetMeta {
 
 /** A database a dataset was compiled from. */
 export interface SourceInfo {
-  readonly role: 'geo' | 'asn' | 'anonymous';
+  /** `networks`: a network registry (PeeringDB's network objects), for `asn.type`. */
+  readonly role: 'geo' | 'asn' | 'anonymous' | 'networks';
   /** The file, or the package the data came from. */
   readonly path: string;
   readonly schema: string;
   readonly databaseType: string;
   readonly buildEpoch: string;
+  /** 6 for a database whose tree holds both families (and for a network registry, which is of neither). */
   readonly ipVersion: 4 | 6;
   readonly nodeCount: number;
   readonly bytes: number;

@@ -31,6 +31,8 @@ export interface DatasetSources {
   readonly geo: readonly string[] | null;
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
+  /** Network registries (`compile/asn/registry.ts`); none when absent. */
+  readonly networks?: readonly string[];
   readonly threat?: string;
 }
 
@@ -54,7 +56,17 @@ export function datasetKey(sources: DatasetSources): string {
   const threat = sources.threat === undefined ? {} : { threat: identity(sources.threat) };
   // The tz release the zone rules would come from: a newer one in the system's zoneinfo compiles again.
   const zones = zoneSource();
-  return JSON.stringify({ format: DATASET_FORMAT_VERSION, compiler: COMPILER_VERSION, geo, asn, anonymous: sources.anonymous.map(identity), ...threat, zones: `${zones.tzdata} ${zones.source}` });
+  const networks = (sources.networks ?? []).length === 0 ? {} : { networks: sources.networks!.map(identity) };
+  return JSON.stringify({
+    format: DATASET_FORMAT_VERSION,
+    compiler: COMPILER_VERSION,
+    geo,
+    asn,
+    anonymous: sources.anonymous.map(identity),
+    ...networks,
+    ...threat,
+    zones: `${zones.tzdata} ${zones.source}`,
+  });
 }
 
 /**
@@ -65,14 +77,15 @@ export function datasetKey(sources: DatasetSources): string {
  * it is up to date.
  */
 export function candidates(sources: DatasetSources): string[] {
-  if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0 && sources.threat === undefined) {
+  const networks = sources.networks ?? [];
+  if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0 && networks.length === 0 && sources.threat === undefined) {
     return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
   }
   const real = (paths: readonly string[] | null) => paths?.map((p) => realpathSync(p)) ?? null;
   // Feeds merged in: one file per set of databases, whichever threat.bin (a new build's is a new path each time, and
   // one file per build would pile up); the key tells whether it holds this one.
   const threat = sources.threat === undefined ? {} : { threat: true };
-  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous), ...threat });
+  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous), ...(networks.length === 0 ? {} : { networks: real(networks) }), ...threat });
   return [join(cacheDir(), 'datasets', `${createHash('sha256').update(name).digest('hex').slice(0, 24)}.iprd`)];
 }
 

@@ -42,11 +42,11 @@ export class Reference {
   private readonly spread: PlaceSpread;
 
   constructor(
-    files: { geo: readonly SourceFile[]; asn: readonly SourceFile[]; anonymous?: readonly SourceFile[] },
+    files: { geo: readonly SourceFile[]; asn: readonly SourceFile[]; anonymous?: readonly SourceFile[]; networks?: readonly string[] },
     private readonly threat: ThreatTree | null,
     flagBaseUrl?: string,
   ) {
-    this.sources = new Sources({ geo: files.geo, asn: files.asn, anonymous: files.anonymous ?? [] }, flagBaseUrl);
+    this.sources = new Sources({ geo: files.geo, asn: files.asn, anonymous: files.anonymous ?? [], networks: files.networks ?? [] }, flagBaseUrl);
     this.spread = this.spreadOf();
   }
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
-import { buildThreat } from '../../src/compile/feeds/build.js';
+import { buildDataset, buildThreat } from '../../src/compile/feeds/build.js';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError, isIprecordError, open, openSync, type Engine, type OpenOptions } from '../../src/index.js';
 import { parseCidr } from '../../src/ip/address.js';
@@ -326,6 +326,26 @@ async function spreadFeeds(): Promise<string> {
   return file;
 }
 
+/**
+ * The engine's answers at the edges of `spreadBlocks` and random addresses, each the reference's byte for byte (it
+ * closes the engine); each network's type by name, with `, datacenter` where its threat says so.
+ */
+function networkTypes(reference: Reference, engine: Engine): Record<string, string> {
+  const types: Record<string, string> = {};
+  try {
+    for (const ip of probes([db('GeoIP2-City-Fixture')], spreadBlocks, 2_000)) {
+      const want = timeless(reference.json(ip, '7', false, Date.now()));
+      const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
+      if (got !== want) expect({ ip, got }).toEqual({ ip, got: want });
+      const r = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null; threat: { is_datacenter: boolean } });
+      if (r?.asn) types[r.asn.name] = `${r.asn.type}${r.threat.is_datacenter ? ', datacenter' : ''}`;
+    }
+  } finally {
+    engine.close();
+  }
+  return types;
+}
+
 describe('network types weighed against the data where the name states nothing', () => {
   it('types isp over many places, business in one, hosting where the datacenter lists hold it: merged or compiled whole, as the reference counts them', async () => {
     const files = { geo: [db('GeoIP2-City-Fixture')], asn: [spreadAsn()] };
@@ -333,27 +353,39 @@ describe('network types weighed against the data where the name states nothing',
     const tree = new ThreatTree(readFileSync(threat), threat);
     const whole = join(dir, 'spread-whole.iprd');
     writeFileSync(whole, compileDataset(new Sources({ ...files, anonymous: [] }), tree, specialTable(), 'spread, whole').toBuffer());
-    const answers: Record<string, Record<string, unknown>> = {};
-    for (const [way, reference, engine] of [
-      ['without feeds', new Reference(files, null), openSync({ ...files, memory: 'read' })],
-      ['feeds merged', new Reference(files, tree), openSync({ ...files, threat, memory: 'read' })],
-      ['compiled whole', new Reference(files, tree), openSync({ dataset: whole, memory: 'read' })],
-    ] as const) {
-      const types: Record<string, unknown> = {};
-      for (const ip of probes(files.geo, spreadBlocks, 2_000)) {
-        const want = timeless(reference.json(ip, '7', false, Date.now()));
-        const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
-        if (got !== want) expect({ way, ip, got }).toEqual({ way, ip, got: want });
-        const r = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null; threat: { is_datacenter: boolean } });
-        if (r?.asn) types[r.asn.name] = `${r.asn.type}${r.threat.is_datacenter ? ', datacenter' : ''}`;
-      }
-      engine.close();
-      answers[way] = types;
-    }
+    const answers = {
+      'without feeds': networkTypes(new Reference(files, null), openSync({ ...files, memory: 'read' })),
+      'feeds merged': networkTypes(new Reference(files, tree), openSync({ ...files, threat, memory: 'read' })),
+      'compiled whole': networkTypes(new Reference(files, tree), openSync({ dataset: whole, memory: 'read' })),
+    };
     expect(answers).toEqual({
       'without feeds': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'business' },
       'feeds merged': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'hosting, datacenter' },
       'compiled whole': { 'Quux Holding AB': 'business', 'Acme Holding AB': 'isp', 'Hostco Holding AB': 'hosting, datacenter' },
     });
+  });
+});
+
+describe('network types the network registry states', () => {
+  it('win over the data: a registry type is kept with the feeds merged (iprecord build) or compiled whole, as the reference resolves it', async () => {
+    const files = { geo: [db('GeoIP2-City-Fixture')], asn: [spreadAsn()] };
+    const threat = await spreadFeeds();
+    // PeeringDB's network objects: Acme says it is an enterprise, Hostco (in a datacenter list) too; Quux is not in it.
+    const registry = join(dir, 'net.json');
+    writeFileSync(registry, JSON.stringify({ data: [64501, 64502].map((asn) => ({ asn, name: `AS${asn}`, info_type: 'Enterprise', info_types: ['Enterprise'] })) }));
+    const tree = new ThreatTree(readFileSync(threat), threat);
+    const whole = join(dir, 'registry-whole.iprd');
+    writeFileSync(whole, compileDataset(new Sources({ ...files, anonymous: [], networks: [registry] }), tree, specialTable(), 'registry, whole').toBuffer());
+    // What iprecord build does: the databases and the registry compiled, then the feeds merged in.
+    const built = join(dir, 'registry-build');
+    const config = parseThreatConfig({ feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }], sources: { ...files, networks: [registry] } }, dir);
+    await buildDataset(config, built, dir);
+    const reference = new Reference({ ...files, networks: [registry] }, tree);
+    const answers = {
+      built: networkTypes(reference, openSync({ data: built, memory: 'read' })),
+      'compiled whole': networkTypes(reference, openSync({ dataset: whole, memory: 'read' })),
+    };
+    const want = { 'Quux Holding AB': 'business', 'Acme Holding AB': 'business', 'Hostco Holding AB': 'business, datacenter' };
+    expect(answers).toEqual({ built: want, 'compiled whole': want });
   });
 });

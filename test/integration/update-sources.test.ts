@@ -267,4 +267,51 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       rmSync(fresh, { recursive: true, force: true });
     }
   });
+
+  it('downloads a network registry (sources.networks) beside them: the types it states answer; one that is not a registry is refused and the last good kept', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-registry-'));
+    try {
+      const c = parseThreatConfig(
+        { feeds: [], sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`], networks: [`${base}/net.json.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2 } },
+        fresh,
+      );
+      routes.set('/geo.mmdb', { body: good.geo });
+      routes.set('/asn.csv', { body: good.asn });
+      // PeeringDB's network objects, gzipped as a mirror serves them: Cloudflare (named a host by its brand) says NSP.
+      const registry = {
+        data: [
+          { asn: 13335, name: 'Cloudflare', info_type: 'NSP', info_types: ['NSP'] },
+          { asn: 64500, info_type: 'Not Disclosed' },
+        ],
+      };
+      routes.set('/net.json.gz', { body: gzipSync(JSON.stringify(registry)) });
+      const type = () => {
+        const e = openSync({ data: fresh });
+        try {
+          return e.lookup('1.0.0.1').asn?.type;
+        } finally {
+          e.close();
+        }
+      };
+      const first = await updateDataset(c, fresh, opts);
+      expect(first.sources.map((u) => [u.role, u.state, u.networks])).toEqual([
+        ['geo', 'updated', 302],
+        ['asn', 'updated', 200],
+        ['networks', 'updated', 2],
+      ]);
+      expect(type()).toBe('isp');
+      const e = openSync({ data: fresh });
+      expect(e.info().databases.filter((d) => d.role === 'networks')).toMatchObject([{ schema: 'peeringdb-net', origin: 'download', from: `${base}/net.json.gz`, nodeCount: 2 }]);
+      e.close();
+      routes.set('/net.json.gz', { body: gzipSync('<html>rate limited</html>') });
+      const second = await updateDataset(c, fresh, opts);
+      expect(second.sources.find((u) => u.role === 'networks')).toMatchObject({
+        state: 'failed',
+        error: expect.stringMatching(/cannot be read as a network registry.*; kept the last good download$/),
+      });
+      expect(type()).toBe('isp');
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 });

@@ -13,9 +13,10 @@
  * numbers were chosen on one half of fixtures/reference/networks.tsv
  * (names read by words alone) and are measured on the other half and on
  * networks outside it (fixtures/reference/networks-held-out.tsv;
- * test/integration/asn-type.test.ts). A name that states a type keeps it:
- * the datacenter lists also hold most of some transit carriers' space
- * (Hurricane Electric's). Build time only.
+ * test/integration/asn-type.test.ts). A name that states a type keeps it
+ * (the datacenter lists also hold most of some transit carriers' space:
+ * Hurricane Electric's), and so does a type the network registry states
+ * (`registry.ts`). Build time only.
  */
 
 import { labelledThreat, ThreatFlag } from '../../record/threat.js';
@@ -101,7 +102,7 @@ export class PlaceSpread {
 
   /** The owner with its type weighed against its network's datacenter share and spread, where its name states none. */
   typed(owner: NetworkOwner): NetworkOwner {
-    if (owner.type !== 'business' || !statesNoType(owner.name)) return owner;
+    if (owner.registered === true || owner.type !== 'business' || !statesNoType(owner.name)) return owner;
     const id = this.networkIds.get(owner.asn);
     if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id])) return { ...owner, type: 'hosting', flags: owner.flags | ThreatFlag.Datacenter };
     return this.places(owner.asn) >= ACCESS_PLACES ? { ...owner, type: 'isp' } : owner;

@@ -63,6 +63,8 @@ export interface SourcesConfig {
   readonly geo: readonly string[] | null;
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
+  /** Network registries: PeeringDB's network objects (`compile/asn/registry.ts`), for `asn.type`. */
+  readonly networks: readonly string[];
   /** Addresses every download must still answer as stated. Default: `DEFAULT_CHECKS`. */
   readonly checks: readonly SourceCheck[];
   /** Fewest networks a downloaded database must hold. @default 1000 */
@@ -173,18 +175,19 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
 /** The default `sources.maxCsvBytes`: bounds update's memory near 2.5 GB, four times the default ASN data's CSV. */
 export const MAX_CSV_SOURCE_BYTES = 128 << 20;
 
-export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], checks: DEFAULT_CHECKS, minNetworks: 1000, maxCsvBytes: MAX_CSV_SOURCE_BYTES };
+export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], networks: [], checks: DEFAULT_CHECKS, minNetworks: 1000, maxCsvBytes: MAX_CSV_SOURCE_BYTES };
 
 /**
  * The `sources` member: `{ "geo": [...], "asn": [...], "anonymous": [...],
- * "checks": [{ "ip", "country", "asn" }], "minNetworks": n,
- * "maxCsvBytes": n }`, each optional; list entries are URLs or paths.
+ * "networks": [...], "checks": [{ "ip", "country", "asn" }],
+ * "minNetworks": n, "maxCsvBytes": n }`, each optional; list entries are
+ * URLs or paths.
  */
 function sourcesOf(value: unknown, base: string): SourcesConfig {
   if (value === undefined) return NO_SOURCES;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn" and "anonymous" lists.');
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn", "anonymous" and "networks" lists.');
   const v = value as Record<string, unknown>;
-  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
+  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'networks', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
   const entries = (k: string): string[] | null => {
     const list = v[k];
     if (list === undefined) return null;
@@ -206,6 +209,7 @@ function sourcesOf(value: unknown, base: string): SourcesConfig {
     geo: entries('geo'),
     asn: entries('asn'),
     anonymous: entries('anonymous') ?? [],
+    networks: entries('networks') ?? [],
     checks,
     minNetworks: (v.minNetworks as number | undefined) ?? 1000,
     maxCsvBytes: (v.maxCsvBytes as number | undefined) ?? MAX_CSV_SOURCE_BYTES,

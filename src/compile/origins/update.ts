@@ -26,6 +26,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { openDatabase } from '../sources.js';
+import { readRegistry } from '../asn/registry.js';
 import { downloadToFile, type DownloadOptions } from '../../files/http.js';
 import { readFileRange } from '../../files/read.js';
 import { writeAtomic } from '../../files/write.js';
@@ -36,8 +37,11 @@ import { isUrl, type SourcesConfig } from '../feeds/config.js';
 import { sourcePath } from './local.js';
 import { readDownloadState, type DownloadState } from './origin.js';
 
+/** A role of a source: a database's, or a network registry's (`sources.networks`). */
+export type SourceRole = Role | 'networks';
+
 export interface SourceUpdate {
-  readonly role: Role;
+  readonly role: SourceRole;
   readonly url: string;
   /** `updated`: a new download passed; `unchanged`: 304; `failed`: kept the last good download (if any). */
   readonly state: 'updated' | 'unchanged' | 'failed';
@@ -45,7 +49,7 @@ export interface SourceUpdate {
   readonly error?: string;
 }
 
-const ROLES_IN_ORDER: readonly Role[] = ['geo', 'asn', 'anonymous'];
+const ROLES_IN_ORDER: readonly SourceRole[] = ['geo', 'asn', 'anonymous', 'networks'];
 
 /** Whether a file starts as gzip does. */
 function isGzip(path: string): boolean {
@@ -74,7 +78,8 @@ async function gunzipFile(from: string, to: string, maxBytes: number): Promise<v
  * Checks a downloaded database for its role: its networks, or why it is
  * refused. @throws Error with the reason
  */
-export function validateSource(path: string, role: Role, s: SourcesConfig, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+export function validateSource(path: string, role: SourceRole, s: SourcesConfig, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+  if (role === 'networks') return validateRegistry(path, last, rules);
   if (/\.csv$/i.test(path)) {
     const size = statSync(path).size;
     // Its rows are held in memory to be checked and compiled (the default ASN data's 32.6 MB: 0.61 GB at peak).
@@ -125,6 +130,15 @@ export function validateSource(path: string, role: Role, s: SourcesConfig, last:
   return result;
 }
 
+/** Checks a downloaded network registry: it reads as one, states a type for some network, and did not shrink past the rules. */
+function validateRegistry(path: string, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+  const { types, networks } = readRegistry([path]);
+  if (types.size === 0) throw new Error(`none of its ${networks} network objects states a type (info_type)`);
+  if (last !== null && !rules.allowShrink && networks < last.networks * (1 - rules.maxShrink))
+    throw new Error(`${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`);
+  return { networks, space: { 4: 0, 6: 0 } };
+}
+
 /** How a source may shrink against its last good version. */
 export interface ShrinkRules {
   /** Largest accepted drop in networks (0.5: half may go). */
@@ -150,7 +164,7 @@ interface Staged {
 }
 
 /** Downloads and validates one URL source, staging it (`commit` takes it). */
-async function updateSource(role: Role, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & ShrinkRules, staged: Staged[]): Promise<SourceUpdate> {
+async function updateSource(role: SourceRole, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & ShrinkRules, staged: Staged[]): Promise<SourceUpdate> {
   const path = sourcePath(dir, role, index, url);
   const last = existsSync(path) ? readDownloadState(path) : null;
   const kept = last !== null ? '; kept the last good download' : '';

@@ -61,10 +61,12 @@ describe('the default configuration', () => {
 describe('the databases a build compiles the feeds with', () => {
   it('default to the default data; paths are read from the folder of the configuration, URLs kept', () => {
     expect(parseThreatConfig({ feeds: [] }, '/conf').sources).toEqual(NO_SOURCES);
-    expect(parseThreatConfig({ feeds: [], sources: { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv', 'https://example.com/asn.csv.gz'] } }, '/conf').sources).toEqual({
+    const sources = { geo: ['city.mmdb', '/db/country.mmdb'], asn: ['asn.csv', 'https://example.com/asn.csv.gz'], networks: ['net.json'] };
+    expect(parseThreatConfig({ feeds: [], sources }, '/conf').sources).toEqual({
       geo: ['/conf/city.mmdb', '/db/country.mmdb'],
       asn: ['/conf/asn.csv', 'https://example.com/asn.csv.gz'],
       anonymous: [],
+      networks: ['/conf/net.json'],
       checks: DEFAULT_CHECKS,
       minNetworks: 1000,
       maxCsvBytes: 128 << 20,
@@ -84,6 +86,7 @@ describe('the databases a build compiles the feeds with', () => {
     [[], /"sources" must be an object/],
     [{ geo: 'city.mmdb' }, /"sources.geo" must be a list of URLs or file paths/],
     [{ asn: [] }, /"sources.asn" must be a list of URLs or file paths/],
+    [{ networks: 'https://www.peeringdb.com/api/net' }, /"sources.networks" must be a list of URLs or file paths/],
     [{ isp: ['isp.mmdb'] }, /unknown member "isp"/],
     [{ checks: [{ country: 'US' }] }, /"sources.checks" must be a list of \{ "ip", "country", "asn" \}/],
     [{ checks: [{ ip: '8.8.8.8', asn: 'AS15169' }] }, /"sources.checks"/],
