@@ -149,9 +149,14 @@ shared('asn.type by words and the data alone, on the halves of networks.tsv (est
           const total = network.ranges.reduce((t, [lo, hi]) => t + hi - lo + 1, 0);
           const places = new Map<string, number>();
           for (let k = 0; k < 200; k++) {
+            // The address `offset` addresses into the network's ranges, in order.
             let offset = Math.floor(((k + 0.5) / 200) * total);
-            const [lo, hi] = network.ranges.find(([a, b]) => (offset <= b - a ? true : ((offset -= b - a + 1), false)))!;
-            const r = engine.tryLookup(formatIp(4, [0, 0, 0, Math.min(hi, lo + offset)]));
+            let at = 0;
+            while (offset > network.ranges[at][1] - network.ranges[at][0]) {
+              offset -= network.ranges[at][1] - network.ranges[at][0] + 1;
+              at++;
+            }
+            const r = engine.tryLookup(formatIp(4, [0, 0, 0, network.ranges[at][0] + offset]));
             if ('country_code' in r && r.country_code !== null) places.set(`${r.country_code} ${r.region} ${r.city}`, 0);
           }
           const type = wordsType(network.name) ?? (covered(network.ranges, blocks) >= HOSTING_SHARE ? 'hosting' : places.size >= ACCESS_PLACES ? 'isp' : 'business');
