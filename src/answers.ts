@@ -12,7 +12,7 @@ import { ByteWriter } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
-import { compileSelection, fieldSelection, type Reading } from './dataset/select.js';
+import { compileCells, compileSelection, fieldSelection, type Reading } from './dataset/select.js';
 import type { Snapshot } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { FieldName, IpRecord, Threat } from './types.js';
@@ -130,8 +130,19 @@ export class Answers {
     return (snap, parsed) => this.chosen(snap, parsed, build, options);
   }
 
+  /** Chosen paths' CSV cells of the parsed address's record, each after a comma (`iprecord enrich`), compiled once. */
+  cells(paths: readonly string[], options: AnswerOptions | undefined): (snap: Snapshot, parsed: Parsed, out: ByteWriter) => void {
+    const write = compileCells(paths);
+    return (snap, parsed, out) => write(this.read(snap, parsed, options), out);
+  }
+
   /** What a compiled selection reads for the parsed address. */
   private chosen(snap: Snapshot, parsed: Parsed, build: (r: Reading) => Record<string, unknown>, options: AnswerOptions | undefined): Record<string, unknown> {
+    return build(this.read(snap, parsed, options));
+  }
+
+  /** The reading of the parsed address, for chosen paths. */
+  private read(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): Reading {
     const s = this.renderState(parsed.text, options);
     const r = this.reading;
     r.ds = snap.dataset;
@@ -143,7 +154,7 @@ export class Answers {
     r.text = s.text;
     r.now = s.now;
     r.count = s.count;
-    return build(r);
+    return r;
   }
 
   /** Forgets the threat objects (another dataset has other rows). */

@@ -5,7 +5,7 @@
  * CSV into the chunk's own output buffer.
  */
 
-import { splitCsvLine } from '../text/csv.js';
+import { csvField as csvCell, splitCsvLine } from '../text/csv.js';
 import type { Engine } from '../engine.js';
 import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
@@ -50,12 +50,6 @@ function logAddress(line: string, regex: RegExp | null): string | null {
   return colon > 0 && field.indexOf(':', colon + 1) < 0 ? field.slice(0, colon) : field;
 }
 
-function csvCell(v: unknown): string {
-  if (v === undefined || v === null) return '';
-  const s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
 /** What a thread needs to turn rows into output, once the header is read. */
 export interface RowConfig {
   readonly input: EnrichFormat;
@@ -92,8 +86,9 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
   const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  // CSV of chosen fields: each read on its own (\`Engine.select\`), not from a whole record.
-  const chosen = c.output === 'csv' && c.fields !== undefined ? engine.select(c.fields) : null;
+  // CSV of chosen fields: each cell written from its reader (\`Engine.csvCells\`), no record or row of values made.
+  // (Written after the row's own cells: a row without any, from NDJSON objects without keys, takes the record's.)
+  const cellsOf = c.output === 'csv' && c.fields !== undefined && c.inputColumns.length > 0 ? engine.csvCells(c.fields) : null;
   // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
   const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
@@ -113,10 +108,10 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   });
   const failure = { message: '' };
   /**
-   * The row's record: written (`write`), as an object (`record`) or its
-   * chosen fields by path (`chosen`); null with the error in `failure`.
+   * The row's record: written (`write`: as JSON; `cells`: the chosen fields'
+   * CSV cells) or as an object (`record`); null with the error in `failure`.
    */
-  const answer = (ip: string | null, known: string | null, how: 'write' | 'record' | 'chosen'): Record<string, unknown> | null | undefined => {
+  const answer = (ip: string | null, known: string | null, how: 'write' | 'record' | 'cells'): Record<string, unknown> | null | undefined => {
     const write = how === 'write';
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = 'no address in this row';
@@ -125,12 +120,10 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     else if (write && lookupOptions === undefined) {
       if (engine.writeJson(ip, undefined, failure, out)) return undefined;
     } else {
+      const mark = out.used;
       try {
-        if (how === 'chosen') {
-          const v = chosen!.try(ip) as Record<string, unknown>;
-          // An answer of chosen paths has no member named `code`: the error's.
-          if (!('code' in v)) return v;
-          failure.message = v.message as string;
+        if (how === 'cells') {
+          if (cellsOf!(ip, out, failure)) return undefined;
         } else if (how === 'record') return engine.lookup(ip, lookupOptions) as Record<string, unknown>;
         else {
           out.text(engine.lookupJson(ip, lookupOptions));
@@ -138,6 +131,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
         }
       } catch (e) {
         if (!isIprecordError(e) || e.code === 'INVALID_FIELD' || e.code === 'CLOSED') throw e;
+        out.used = mark;
         failure.message = e.message;
       }
     }
@@ -170,23 +164,23 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       }
       out.latin1('}\n');
     } else {
-      let values: unknown[];
-      if (chosen !== null) {
-        const v = answer(ip, known, 'chosen') ?? null;
-        values = [...c.fields!.map((f) => (v === null ? undefined : v[f])), v === null ? failure.message : ''];
-      } else {
-        const record = answer(ip, known, 'record') ?? null;
-        values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
-      }
-      // A CSV row of as many cells as the header: its own bytes (what is not UTF-8 among them kept as it was).
+      // The row's cells: a CSV row of as many cells as the header, its own bytes (what is not UTF-8 among them kept as it was).
       if (raw !== null && cells !== null && cells.length === c.inputColumns.length) {
         out.bytes(raw);
-        out.text(',' + values.map(csvCell).join(',') + '\n');
         copied = true;
+      } else {
+        const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
+        out.text(c.inputColumns.map((_, i) => csvCell(base[i])).join(','));
+      }
+      if (cellsOf !== null) {
+        // The chosen fields' cells and an empty error, else empty cells and the error.
+        if (answer(ip, known, 'cells') !== null) out.latin1(',\n');
+        else out.text(`${','.repeat(c.fields!.length + 1)}${csvCell(failure.message)}\n`);
         return;
       }
-      const base = cells ?? (object !== null ? c.inputColumns.map((name) => object[name]) : [ip ?? '']);
-      out.text([...c.inputColumns.map((_, i) => base[i]), ...values].map(csvCell).join(',') + '\n');
+      const record = answer(ip, known, 'record') ?? null;
+      const values = [...columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? failure.message : ''];
+      out.text(',' + values.map(csvCell).join(',') + '\n');
     }
   };
   /** A row that cannot be read, written or looked up as it is: kept in its place with the reason. */

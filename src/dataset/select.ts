@@ -7,6 +7,8 @@
  */
 
 import { InvalidFieldError } from '../errors.js';
+import type { ByteWriter } from '../record/writer.js';
+import { csvField } from '../text/csv.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
@@ -173,6 +175,21 @@ export function compileSelection(paths: string | readonly string[], carrierOnlyW
   const body = carrier < 0 ? `return (r) => ({ ${literal(true)} });` : `return (r) => { const c = f${carrier}(r); return c === null ? ({ ${literal(false)} }) : ({ ${literal(true)} }); };`;
   const make = new Function(...readers.map((_, i) => `f${i}`), body) as (...f: Reader[]) => (r: Reading) => Record<string, unknown>;
   return make(...readers);
+}
+
+/**
+ * The CSV cells of paths (as given: a path twice is two cells), each after
+ * a comma, written from their readers (no object, no row of values).
+ * @throws InvalidFieldError naming a path the record has not
+ */
+export function compileCells(paths: readonly string[]): (r: Reading, out: ByteWriter) => void {
+  const readers = paths.map((p) => pathReader(p.trim()));
+  return (r, out) => {
+    for (let i = 0; i < readers.length; i++) {
+      out.latin1(',');
+      out.text(csvField(readers[i](r)));
+    }
+  };
 }
 
 /** Selections of top-level fields as `lookup(ip, { fields })` answers them, by their parsed list (kept as long as `parseFields` keeps the list). */

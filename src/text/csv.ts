@@ -65,3 +65,10 @@ export function forEachCsvRow(files: readonly string[], row: (fields: string[] |
   }
   return badLines;
 }
+
+/** A value as a CSV cell (RFC 4180): empty for null, text quoted where it holds a quote, comma or line break (quotes doubled), an object as its JSON. */
+export function csvField(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  const s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
