@@ -31,7 +31,7 @@ export function changesAnswers(entry: string | null): boolean {
 
 /**
  * The directory of the build in use in a dataset directory.
- * @throws InvalidDatasetError when `current` is there but cannot be read (a FIFO or a device is refused at once)
+ * @throws InvalidDatasetError when `current` is there but cannot be read (a FIFO or a device is refused at once), or the directory is not there
  */
 export function resolveDataset(dir: string): string {
   const path = join(dir, CURRENT_FILE);
@@ -39,8 +39,10 @@ export function resolveDataset(dir: string): string {
   try {
     pointer = readRegularText(path).trim();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return dir;
-    throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
+    // A directory without a pointer holds a build itself; one that is not there is named, not its files.
+    if (!existsSync(dir)) throw new InvalidDatasetError(`Cannot read data directory ${dir}: it does not exist (iprecord update --data ${dir} makes one).`);
+    return dir;
   }
   return pointer === '' ? dir : join(dir, pointer);
 }

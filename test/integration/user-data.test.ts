@@ -80,4 +80,12 @@ describe("the user's dataset directory", () => {
     expect(existsSync(join(share, 'iprecord', 'current'))).toBe(true);
     expect(existsSync(join(home, 'iprecord-data'))).toBe(false);
   });
+
+  it('named but not there is an error naming the directory (not a file in it), from open() and the CLI', async () => {
+    const missing = join(home, 'no-such-data');
+    await expect(open({ data: missing })).rejects.toThrow(`Cannot read data directory ${missing}: it does not exist`);
+    expect(() => openSync({ data: missing })).toThrow(expect.objectContaining({ code: 'INVALID_DATASET' }));
+    const r = spawnSync(process.execPath, [CLI, '8.8.8.8', '--data', missing], { encoding: 'utf8' });
+    expect([r.status, r.stderr.trim()]).toEqual([2, `iprecord: Cannot read data directory ${missing}: it does not exist (iprecord update --data ${missing} makes one).`]);
+  });
 });
