@@ -11,9 +11,9 @@
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
 
@@ -31,7 +31,15 @@ function setUpCommands(): string[] {
 
 const isClone = existsSync(join(ROOT, '.git'));
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-setup-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  // npx installed the clone into npm's cache to run its command: that entry would point at nothing now.
+  const npx = join(process.env.npm_config_cache ?? join(homedir(), '.npm'), '_npx');
+  for (const entry of existsSync(npx) ? readdirSync(npx) : []) {
+    const pkg = join(npx, entry, 'package.json');
+    if (existsSync(pkg) && readFileSync(pkg, 'utf8').includes(basename(dir))) rmSync(join(npx, entry), { recursive: true, force: true });
+  }
+});
 
 describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
   it('npm install, the first lookup, and npx iprecord, which does not build again', () => {
