@@ -36,10 +36,14 @@ export function writeCsv(file: string, rows: number, seed: number, row: (i: numb
 /** Mostly public IPv4 from the whole space, one row in ten IPv6 (some private or reserved: bad rows). */
 export const uniformRow = (i: number, a: number) => `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
 
-/** Runs the CLI to /dev/null: wall seconds, peak resident and proportional bytes, the last line of its standard error. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ secs: number; peak: number; peakPss: number; summary: string }> {
+/** Loaded into the child: at exit, its CPU time (every thread's, user and system) on a line of its own. */
+const CPU_LINE = 'cpu-us:';
+const CPU_AT_EXIT = `--import=data:text/javascript,process.on('exit',()=>{const{userCPUTime:u,systemCPUTime:s}=process.resourceUsage();process.stderr.write('\\n${CPU_LINE}'+(u+s)+'\\n')})`;
+
+/** Runs the CLI to /dev/null: wall seconds, CPU seconds, peak resident and proportional bytes, the last line of its standard error. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ secs: number; cpu: number; peak: number; peakPss: number; summary: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${CPU_AT_EXIT}` } });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   let peak = 0;
@@ -52,5 +56,9 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   clearInterval(timer);
   // enrich exits 1 when some rows are bad (the generated logs have some); 2 and above are failures.
   if (code === null || code > 1) throw new Error(`iprecord ${args.join(' ')} exited ${code}: ${err.trim()}`);
-  return { secs: (performance.now() - started) / 1000, peak, peakPss, summary: err.trim().split('\n').pop() ?? '' };
+  const lines = err.trim().split('\n');
+  // A worker thread may write the line too at its end (the preload runs there): the process's figure is the last and largest.
+  const cpu = Math.max(...lines.filter((l) => l.startsWith(CPU_LINE)).map((l) => Number(l.slice(CPU_LINE.length)))) / 1e6;
+  const summary = lines.filter((l) => l !== '' && !l.startsWith(CPU_LINE)).pop() ?? '';
+  return { secs: (performance.now() - started) / 1000, cpu, peak, peakPss, summary };
 }

@@ -6,7 +6,9 @@
  * kinds of addresses: uniform over the whole space (every address new:
  * the worst case) and drawn from the benchmarks' 100 000-address mix (each
  * about ten times, as clients come back in logs). Then 5 million uniform
- * rows with three chosen fields as CSV (the flat-memory run). Between
+ * rows with three chosen fields as CSV (the flat-memory run). CPU time a
+ * row by output (the whole record as NDJSON and as CSV, three fields as
+ * CSV; one thread, alternately, twice each). Between
  * them, the uniform file on every core with database files mapped and
  * read: peak resident and proportional (PSS) size.
  *
@@ -49,6 +51,20 @@ try {
     modes.push(`${memory}: peak resident ${mib(r.peak)}, peak proportional ${mib(r.peakPss)}, ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s`);
     console.log(`uniform addresses, ${cores} threads, memory ${modes.at(-1)}`);
   }
+  // CPU a row by output, on one thread, alternately, twice each: the whole record as NDJSON and as CSV, three fields as CSV.
+  const outputs: [string, string[]][] = [
+    ['full records as NDJSON', ['--output', 'ndjson']],
+    ['full records as CSV', []],
+    ['three fields as CSV', ['--fields', 'country_code,asn.name,threat.is_threat']],
+  ];
+  const cpu: Record<string, number[]> = Object.fromEntries(outputs.map(([label]) => [label, []]));
+  for (let round = 0; round < 2; round++)
+    for (const [label, args] of outputs) {
+      const r = await run(['enrich', million, '--threads', '1', ...args]);
+      cpu[label].push(r.cpu);
+      console.log(`uniform addresses, 1 thread, ${label}: ${r.cpu.toFixed(2)} s of CPU (${r.summary})`);
+    }
+  const cpuRow = (label: string) => (Math.min(...cpu[label]) * 1e6) / 1_000_000;
   const mixed = join(dir, 'million-mix.csv');
   // Addresses from the benchmarks' mix (100 000 addresses: each comes back about ten times, as clients do in logs).
   const mix = addressMix();
@@ -65,6 +81,9 @@ try {
     `1M rows from the 100 000-address mix, full records as NDJSON: one thread ${Math.round(best(mixResults.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(mixResults.all)).toLocaleString('en')} rows/s (${(best(mixResults.all) / best(mixResults.one)).toFixed(2)}x)`,
   );
   console.log(`1M rows, full records as NDJSON, ${cores} threads, by memory mode: ${modes.join('; ')}`);
+  console.log(
+    `1M rows, one thread, CPU a row (least of 2): ${outputs.map(([label]) => `${label} ${cpuRow(label).toFixed(2)} µs`).join(', ')}; CSV / NDJSON ${(cpuRow('full records as CSV') / cpuRow('full records as NDJSON')).toFixed(2)}x`,
+  );
   console.log(`5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

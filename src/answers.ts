@@ -12,7 +12,8 @@ import { ByteWriter } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
-import { compileCells, compileSelection, fieldSelection, type Reading } from './dataset/select.js';
+import { compileCells } from './dataset/cells.js';
+import { compileSelection, fieldSelection, type Reading } from './dataset/select.js';
 import type { Snapshot } from './snapshot.js';
 import { nowMicros } from './time/zone.js';
 import type { FieldName, IpRecord, Threat } from './types.js';
@@ -57,7 +58,7 @@ export class Answers {
 
   constructor(private readonly flagBaseUrl: string) {
     this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(flagBaseUrl).slice(1, -1) };
-    const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl } as Reading;
+    const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false } as Reading;
     this.reading = r;
   }
 
@@ -154,6 +155,7 @@ export class Answers {
     r.text = s.text;
     r.now = s.now;
     r.count = s.count;
+    r.basic = s.basic;
     return r;
   }
 

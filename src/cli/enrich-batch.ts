@@ -85,10 +85,12 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const regex = c.regex === undefined ? null : new RegExp(c.regex);
   const keyBytes = Buffer.from(JSON.stringify(c.key) + ':');
   const lookupOptions = c.output === 'ndjson' && c.fields !== undefined ? { fields: c.fields } : undefined;
-  const columnPaths = (c.fields ?? FIELD_NAMES).map((f) => f.split('.'));
-  // CSV of chosen fields: each cell written from its reader (\`Engine.csvCells\`), no record or row of values made.
-  // (Written after the row's own cells: a row without any, from NDJSON objects without keys, takes the record's.)
-  const cellsOf = c.output === 'csv' && c.fields !== undefined && c.inputColumns.length > 0 ? engine.csvCells(c.fields) : null;
+  const columns = c.fields ?? FIELD_NAMES;
+  const columnPaths = columns.map((f) => f.split('.'));
+  // CSV: each cell of the chosen fields (default: every top-level field) written by its writer (\`Engine.csvCells\`),
+  // no record or row of values made. (Written after the row's own cells: a row without any, from NDJSON objects
+  // without keys, takes the record's.)
+  const cellsOf = c.output === 'csv' && c.inputColumns.length > 0 ? engine.csvCells(columns) : null;
   // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
   const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
@@ -175,7 +177,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       if (cellsOf !== null) {
         // The chosen fields' cells and an empty error, else empty cells and the error.
         if (answer(ip, known, 'cells') !== null) out.latin1(',\n');
-        else out.text(`${','.repeat(c.fields!.length + 1)}${csvCell(failure.message)}\n`);
+        else out.text(`${','.repeat(columns.length + 1)}${csvCell(failure.message)}\n`);
         return;
       }
       const record = answer(ip, known, 'record') ?? null;

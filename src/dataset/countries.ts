@@ -8,7 +8,8 @@
 
 import { countryRuns, flagPath, type RecordMember } from '../record/template.js';
 import type { IpRecord } from '../types.js';
-import { COUNTRY, type COUNTRY_VALUES, CTY, type Dataset } from './format.js';
+import { csvField } from '../text/csv.js';
+import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from './format.js';
 
 /** A country row decoded. */
 export interface CountryRow {
@@ -27,6 +28,8 @@ export interface CountryRow {
   /** Its runs of members as text and as bytes (`countryRuns`): the base URL of `flag` goes after the third when `flagPath` is not null. */
   readonly texts: readonly string[];
   readonly bytes: readonly Buffer[];
+  /** The CSV cells (`csvField`) of its values, in the order of `COUNTRY_VALUES`, as UTF-8. */
+  readonly cells: readonly Buffer[];
 }
 
 function deepFreeze<T>(v: T): T {
@@ -68,6 +71,7 @@ export class Countries {
       currency: value<IpRecord['currency']>('currency'),
       texts,
       bytes: Object.freeze(texts.map((t) => Buffer.from(t, 'utf8'))),
+      cells: Object.freeze(COUNTRY_VALUES.map((key) => Buffer.from(csvField(JSON.parse(json(key))), 'utf8'))),
     });
     this.rows[row] = c;
     return c;

@@ -150,6 +150,12 @@ export class Dataset {
     else this.text.write(start, (row[at + 1] & ~ESCAPED) >>> 0, out);
   }
 
+  /** Writes the CSV cell (`csvField`) of the value a table row holds at `at` and `at + 1` (empty for none). */
+  writeCsv(row: Uint32Array, at: number, out: ByteWriter): void {
+    const start = row[at];
+    if (start !== NO_STRING) this.text.writeCsv(start, (row[at + 1] & ~ESCAPED) >>> 0, out);
+  }
+
   /** The error of a range whose ref names no record. */
   badRef(ref: number): InvalidDatasetError {
     return new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: a range refers to record ${ref >>> 8} of ${this.recordCount}.`);

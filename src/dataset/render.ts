@@ -115,17 +115,7 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   const prefix = ref & 255;
   if (networks[net + NET.asn] === NO_STRING || prefix === NO_ROUTE) out.raw('null');
   else {
-    out.raw(M.asnAsn);
-    out.value(networks, net + NET.asn);
-    out.raw(M.name);
-    out.value(networks, net + NET.name);
-    out.raw(M.domain);
-    out.value(networks, net + NET.domain);
-    out.raw(M.route);
-    out.route(version, words, prefix);
-    out.raw(M.type);
-    out.value(networks, net + NET.type);
-    out.raw('}');
+    writeAsn(ds, net, version, words, prefix, out);
     if (networks[net + NET.mcc] !== NO_STRING) {
       out.raw(M.carrier);
       out.raw(M.carrierName);
@@ -144,6 +134,22 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   out.raw(M.threat);
   out.value(ds.threats, records[rec + 2] * THREAT + (s.basic ? THR.basic : THR.object));
   out.count(s.count, s.ownCount);
+}
+
+/** The `asn` object of a network row (at `net`) that has one, its route the address in `words` masked to `prefix`. */
+export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number, out: RecordSink): void {
+  const networks = ds.networks;
+  out.raw(M.asnAsn);
+  out.value(networks, net + NET.asn);
+  out.raw(M.name);
+  out.value(networks, net + NET.name);
+  out.raw(M.domain);
+  out.value(networks, net + NET.domain);
+  out.raw(M.route);
+  out.route(version, words, prefix);
+  out.raw(M.type);
+  out.value(networks, net + NET.type);
+  out.raw('}');
 }
 
 /** A record's JSON as a string. */

@@ -7,8 +7,6 @@
  */
 
 import { InvalidFieldError } from '../errors.js';
-import type { ByteWriter } from '../record/writer.js';
-import { csvField } from '../text/csv.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
@@ -35,6 +33,8 @@ export interface Reading {
   flagBase: string;
   /** The range's threat object (or its basic form, as the options say). */
   threat: () => Threat;
+  /** Whether the options ask for the threat object's basic form. */
+  basic: boolean;
 }
 
 type Reader = (r: Reading) => unknown;
@@ -49,17 +49,17 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   'threat.scores': Object.keys(threatOf(0).scores ?? {}),
 };
 
-const loc = (r: Reading) => r.ds.records[(r.ref >>> 8) * RECORD] * LOCATION;
-const net = (r: Reading) => r.ds.records[(r.ref >>> 8) * RECORD + 1] * NETWORK;
-const place = (r: Reading) => r.ds.locations[loc(r) + LOC.place] * PLACE;
-const country = (r: Reading): CountryRow => r.countries.get(r.ds.locations[loc(r) + LOC.country]);
+export const loc = (r: Reading) => r.ds.records[(r.ref >>> 8) * RECORD] * LOCATION;
+export const net = (r: Reading) => r.ds.records[(r.ref >>> 8) * RECORD + 1] * NETWORK;
+export const place = (r: Reading) => r.ds.locations[loc(r) + LOC.place] * PLACE;
+export const country = (r: Reading): CountryRow => r.countries.get(r.ds.locations[loc(r) + LOC.country]);
 const coordinate = (r: Reading, second: number) => {
   const v = r.ds.locationNumbers[(loc(r) >>> 1) + second];
   return Number.isNaN(v) ? null : v;
 };
 /** Whether the range has a network: its `asn` is an object. */
-const routed = (r: Reading, n: number) => r.ds.networks[n + NET.asn] !== NO_STRING && (r.ref & 255) !== NO_ROUTE;
-const hasCarrier = (r: Reading, n: number) => r.ds.networks[n + NET.mcc] !== NO_STRING;
+export const routed = (r: Reading, n: number) => r.ds.networks[n + NET.asn] !== NO_STRING && (r.ref & 255) !== NO_ROUTE;
+export const hasCarrier = (r: Reading, n: number) => r.ds.networks[n + NET.mcc] !== NO_STRING;
 
 /** `asn`'s members read on their own (`route`: the address masked to the range's prefix). */
 const ASN_READERS: Record<(typeof ASN_MEMBERS)[number], (r: Reading, n: number) => unknown> = {
@@ -69,7 +69,7 @@ const ASN_READERS: Record<(typeof ASN_MEMBERS)[number], (r: Reading, n: number) 
   route: (r) => formatCidr(r.version, r.words, r.ref & 255),
   type: (r, n) => r.ds.string(r.ds.networks, n + NET.type),
 };
-const CARRIER_AT = { name: NET.carrierName, mcc: NET.mcc, mnc: NET.mnc } as const;
+export const CARRIER_AT = { name: NET.carrierName, mcc: NET.mcc, mnc: NET.mnc } as const;
 
 /** The reader of a member's whole value. */
 function memberReader(m: RecordMember): Reader {
@@ -116,7 +116,7 @@ function memberReader(m: RecordMember): Reader {
  * The reader of a path.
  * @throws InvalidFieldError when the record has no such member
  */
-function pathReader(path: string): Reader {
+export function pathReader(path: string): Reader {
   const [m, ...rest] = path.split('.');
   if (!(RECORD_MEMBERS as readonly string[]).includes(m)) throw new InvalidFieldError(path);
   for (let i = 0; i < rest.length; i++) {
@@ -175,21 +175,6 @@ export function compileSelection(paths: string | readonly string[], carrierOnlyW
   const body = carrier < 0 ? `return (r) => ({ ${literal(true)} });` : `return (r) => { const c = f${carrier}(r); return c === null ? ({ ${literal(false)} }) : ({ ${literal(true)} }); };`;
   const make = new Function(...readers.map((_, i) => `f${i}`), body) as (...f: Reader[]) => (r: Reading) => Record<string, unknown>;
   return make(...readers);
-}
-
-/**
- * The CSV cells of paths (as given: a path twice is two cells), each after
- * a comma, written from their readers (no object, no row of values).
- * @throws InvalidFieldError naming a path the record has not
- */
-export function compileCells(paths: readonly string[]): (r: Reading, out: ByteWriter) => void {
-  const readers = paths.map((p) => pathReader(p.trim()));
-  return (r, out) => {
-    for (let i = 0; i < readers.length; i++) {
-      out.latin1(',');
-      out.text(csvField(readers[i](r)));
-    }
-  };
 }
 
 /** Selections of top-level fields as `lookup(ip, { fields })` answers them, by their parsed list (kept as long as `parseFields` keeps the list). */

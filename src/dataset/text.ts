@@ -11,6 +11,7 @@
 
 import { InvalidDatasetError } from '../errors.js';
 import type { ByteWriter } from '../record/writer.js';
+import { csvField } from '../text/csv.js';
 
 /** Where values of the second part start. */
 export const OTHER = 0x40000000;
@@ -51,6 +52,16 @@ export class DatasetText {
   write(start: number, end: number, out: ByteWriter): void {
     if (start < OTHER) out.slice(this.ascii, start, end);
     else out.text((this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER));
+  }
+
+  /**
+   * Writes the CSV cell (`csvField`) of the value whose JSON text is from
+   * `start` to `end`: from the bytes of the first part.
+   * @throws InvalidDatasetError as `slice`
+   */
+  writeCsv(start: number, end: number, out: ByteWriter): void {
+    if (start < OTHER) out.csvJson(this.ascii, start, end);
+    else out.text(csvField(JSON.parse((this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER))));
   }
 
   /** Whether `start` to `end` is a slice of one part (the second part decoded to check it). */

@@ -7,11 +7,24 @@
  * nothing is flattened and copied again when the output is written.
  */
 
+import { csvField } from '../text/csv.js';
+
 /** Text up to this length is written by a loop here rather than by a native call (which costs about as much as 60 characters). */
 const SHORT = 48;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const BRACE = 0x7b;
+const BRACKET = 0x5b;
+/** The first byte of `null`. */
+const NULL_N = 0x6e;
+
+/** Whether a JSON text holds a quote or a comma: its CSV cell is quoted (JSON has line breaks only as escapes). */
+function quoted(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (b[i] === QUOTE || b[i] === COMMA) return true;
+  return false;
+}
 
 export class ByteWriter {
   /** The buffer written to: replaced by a larger one when full. */
@@ -111,6 +124,42 @@ export class ByteWriter {
       }
     }
     this.text(JSON.stringify(s));
+  }
+
+  /**
+   * The CSV cell (`csvField`) of one JSON value, whose UTF-8 text is `b`
+   * from `from` to `to`: nothing for null; a string's characters, quoted
+   * when they hold a comma (without escapes a JSON string holds no quote or
+   * line break); an object or an array quoted, its quotes doubled, when it
+   * holds a quote or a comma; a number or a boolean as it is.
+   */
+  csvJson(b: Buffer, from: number, to: number): void {
+    const first = b[from];
+    if (first === QUOTE) {
+      let comma = false;
+      for (let i = from + 1; i < to - 1; i++) {
+        const c = b[i];
+        if (c === BACKSLASH) {
+          this.text(csvField(JSON.parse(b.toString('utf8', from, to))));
+          return;
+        }
+        if (c === COMMA) comma = true;
+      }
+      if (comma) this.slice(b, from, to);
+      else this.slice(b, from + 1, to - 1);
+    } else if ((first === BRACE || first === BRACKET) && quoted(b, from, to)) {
+      this.room(2 * (to - from) + 2);
+      const buf = this.buf;
+      let at = this.used;
+      buf[at++] = QUOTE;
+      for (let i = from; i < to; i++) {
+        const c = b[i];
+        buf[at++] = c;
+        if (c === QUOTE) buf[at++] = QUOTE;
+      }
+      buf[at++] = QUOTE;
+      this.used = at;
+    } else if (first !== NULL_N) this.slice(b, from, to);
   }
 
   /** A whole number of 0 to 999 999 in six digits, with leading zeros. */

@@ -1,0 +1,110 @@
+/**
+ * CSV cells of chosen paths (`iprecord enrich`'s CSV): each path compiled
+ * once into a writer of its cell (`csvField` of its value). Where the
+ * dataset holds the value's JSON text (strings, numbers, the threat
+ * object), the cell is written from those bytes; `asn` and `time_zone`
+ * from their JSON written as the record's is; a country's values from its
+ * cells; anything else from the value its reader reads (`select.ts`).
+ */
+
+import { ByteWriter } from '../record/writer.js';
+import { RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
+import { csvField } from '../text/csv.js';
+import { COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { ByteSink, writeAsn } from './render.js';
+import { CARRIER_AT, country, hasCarrier, loc, net, pathReader, place, routed, type Reading } from './select.js';
+
+type CellWriter = (r: Reading, out: ByteWriter) => void;
+
+const PLACE_AT = { city: PL.city, region: PL.region, region_code: PL.regionCode, region_type: PL.regionType } as const;
+const LOCATION_AT = { latitude: LOC.latitude, longitude: LOC.longitude, postal: LOC.postal } as const;
+
+/**
+ * The writer of a path's CSV cell (`csvField` of its value): from the JSON
+ * text of the value where the dataset holds it (strings, numbers, the
+ * threat object), from the JSON of `asn` and `time_zone` written into
+ * `json`, from a country's cells; else from the value read.
+ * @throws InvalidFieldError when the record has no such member
+ */
+function cellWriter(path: string, json: JsonCell): CellWriter {
+  const read = pathReader(path);
+  const [m, sub, ...deeper] = path.split('.') as [RecordMember, string | undefined, ...string[]];
+  if (sub === undefined) {
+    switch (RECORD_TEMPLATE[m]) {
+      case 'places': {
+        const at = PLACE_AT[m as keyof typeof PLACE_AT];
+        return (r, out) => r.ds.writeCsv(r.ds.places, place(r) + at, out);
+      }
+      case 'locations': {
+        const at = LOCATION_AT[m as keyof typeof LOCATION_AT];
+        return (r, out) => r.ds.writeCsv(r.ds.locations, loc(r) + at, out);
+      }
+      case 'countries': {
+        const i = (COUNTRY_VALUES as readonly string[]).indexOf(m);
+        if (i >= 0) return (r, out) => out.bytes(country(r).cells[i]);
+        break;
+      }
+      case 'threats':
+        return (r, out) => r.ds.writeCsv(r.ds.threats, r.ds.records[(r.ref >>> 8) * RECORD + 2] * THREAT + (r.basic ? THR.basic : THR.object), out);
+      case 'clock':
+        return (r, out) => {
+          const zone = r.ds.locations[loc(r) + LOC.zone];
+          if (zone !== NO_ZONE) json.cell(r.ds, out, (w) => r.clock.writeTimeZone(r.ds.meta.zones[zone], r.now, w.out as ByteWriter));
+        };
+      case 'networks':
+        if (m === 'asn')
+          return (r, out) => {
+            const n = net(r);
+            if (routed(r, n)) json.cell(r.ds, out, (w) => writeAsn(r.ds, n, r.version, r.words, r.ref & 255, w));
+          };
+    }
+  } else if (deeper.length === 0 && m === 'asn' && sub !== 'route') {
+    const at = NET[sub as 'asn' | 'name' | 'domain' | 'type'];
+    return (r, out) => {
+      const n = net(r);
+      if (routed(r, n)) r.ds.writeCsv(r.ds.networks, n + at, out);
+    };
+  } else if (m === 'carrier') {
+    const at = CARRIER_AT[sub as keyof typeof CARRIER_AT];
+    return (r, out) => {
+      const n = net(r);
+      if (hasCarrier(r, n)) r.ds.writeCsv(r.ds.networks, n + at, out);
+    };
+  }
+  return (r, out) => out.text(csvField(read(r)));
+}
+
+/** A value's JSON written into a buffer of its own, then written out as a CSV cell. */
+class JsonCell {
+  private readonly w = new ByteWriter(1024);
+  private sink: ByteSink | null = null;
+  private ds: Dataset | null = null;
+
+  cell(ds: Dataset, out: ByteWriter, write: (sink: ByteSink) => void): void {
+    if (this.ds !== ds || this.sink === null) {
+      this.sink = new ByteSink(ds);
+      this.ds = ds;
+    }
+    const w = this.w;
+    w.used = 0;
+    this.sink.out = w;
+    write(this.sink);
+    out.csvJson(w.buf, 0, w.used);
+  }
+}
+
+/**
+ * The CSV cells of paths (as given: a path twice is two cells), each after
+ * a comma, written by their writers (no record, no row of values).
+ * @throws InvalidFieldError naming a path the record has not
+ */
+export function compileCells(paths: readonly string[]): (r: Reading, out: ByteWriter) => void {
+  const json = new JsonCell();
+  const writers = paths.map((p) => cellWriter(p.trim(), json));
+  return (r, out) => {
+    for (let i = 0; i < writers.length; i++) {
+      out.latin1(',');
+      writers[i](r, out);
+    }
+  };
+}
