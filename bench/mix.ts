@@ -42,7 +42,9 @@ function picker(seed: number): () => string {
     const [a, b] = list[Math.floor(rand() * list.length)];
     const lo = toBigInt(a);
     const span = toBigInt(b) - lo + 1n;
-    const off = BigInt(Math.floor(rand() * 2 ** 52)) % span;
+    // 52 random bits from two draws (one draw has 32: as the high bits alone they left every network of
+    // 2^20 addresses or fewer only its first address, and the distinct mixes slow to make as they ran out).
+    const off = (BigInt(Math.floor(rand() * 2 ** 32)) * 2n ** 20n + BigInt(Math.floor(rand() * 2 ** 20))) % span;
     return formatIp(version, fromBigInt(version, lo + off));
   };
   return () => {
