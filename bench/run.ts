@@ -34,8 +34,8 @@ import { addressMix, distinctAddresses, logMix, privateAddresses, SEED, zipfMix 
 /** Operations per task call. */
 const BATCH = 1000;
 /** Rounds of all tasks, and each task's time per round (ms). */
-const ROUNDS = 9;
-const TIME = 200;
+const ROUNDS = 27;
+const TIME = 70;
 /** Addresses of the distinct mixes: enough for the fastest task (select(), up to about 1 M/s) over every round. */
 const DISTINCT = 2_000_000;
 /** Tasks a mix is run by (each starts at its own part of a mix that is not cycled). */
@@ -129,8 +129,11 @@ async function main(): Promise<void> {
         return 0;
       }
     };
+    // Each iprecord task beside the peer it is compared with: a round runs them one after the other, and the machine's
+    // speed drifts within seconds.
     const tasks: [string, () => void][] = [
       ['iprecord lookup()', task(caught((k) => engine.lookup(ips[k]).ip.length))],
+      ['maxmind get()', task((k) => ((v6[k] ? geo6 : geo4).get(plain[k]) === null ? 0 : 1))],
       [
         'iprecord tryLookup()',
         task((k) => {
@@ -138,9 +141,6 @@ async function main(): Promise<void> {
           return 'code' in r ? r.status : r.ip.length;
         }),
       ],
-      ['maxmind get()', task((k) => ((v6[k] ? geo6 : geo4).get(plain[k]) === null ? 0 : 1))],
-      ['iprecord lookupJson(), written', task(caught((k) => out.write(engine.lookupJson(ips[k]), 0)))],
-      ['maxmind get() + JSON.stringify, written', task((k) => out.write(JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? 'null', 0))],
       [
         'iprecord select() of 3 fields, try()',
         task((k) => {
@@ -155,6 +155,8 @@ async function main(): Promise<void> {
           return r === null ? 0 : (r.country_code?.length ?? 0) + (r.city?.length ?? 0) + (r.latitude ?? 0);
         }),
       ],
+      ['iprecord lookupJson(), written', task(caught((k) => out.write(engine.lookupJson(ips[k]), 0)))],
+      ['maxmind get() + JSON.stringify, written', task((k) => out.write(JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? 'null', 0))],
       // The server's bytes path: the record's UTF-8 as a one-byte string, written with a plain copy.
       ['iprecord jsonBytes(), written', task(caught((k) => out.write(engine.jsonBytes(ips[k]), 0, 'latin1')))],
     ];
@@ -165,19 +167,21 @@ async function main(): Promise<void> {
     // This machine's speed drifts: short rounds, every task in each, ratios per round, medians of the rounds.
     for (let round = 0; round < ROUNDS; round++) {
       const bench = new Bench({ time: TIME, warmupTime: 0, warmupIterations: 0, iterations: 1 });
-      for (const [name, fn] of tasks) bench.add(name, fn);
+      // Every other round in the reverse order: neither side of a pair always runs first.
+      for (const [name, fn] of round % 2 === 0 ? tasks : [...tasks].reverse()) bench.add(name, fn);
       await bench.run();
-      bench.tasks.forEach((t, k) => {
+      for (const t of bench.tasks) {
         if (t.result.state !== 'completed') throw new Error(`${t.name}: ${t.result.state} (${(t.result as { error?: Error }).error?.message})`);
-        rates[k].push((1000 * BATCH) / t.result.latency.mean);
-      });
+        rates[tasks.findIndex(([name]) => name === t.name)].push((1000 * BATCH) / t.result.latency.mean);
+      }
     }
     tasks.forEach(([name], k) => results.push({ mix, task: name, rates: rates[k] }));
-    ratios[`${mix}: lookup()/get()`] = rates[0].map((r, k) => r / rates[2][k]);
-    ratios[`${mix}: tryLookup()/get()`] = rates[1].map((r, k) => r / rates[2][k]);
-    ratios[`${mix}: lookupJson()/get()+stringify, written`] = rates[3].map((r, k) => r / rates[4][k]);
-    ratios[`${mix}: select() 3 fields/get() 3 fields`] = rates[5].map((r, k) => r / rates[6][k]);
-    ratios[`${mix}: jsonBytes()/get()+stringify, written`] = rates[7].map((r, k) => r / rates[4][k]);
+    const ratio = (a: number, b: number) => rates[a].map((r, k) => r / rates[b][k]);
+    ratios[`${mix}: lookup()/get()`] = ratio(0, 1);
+    ratios[`${mix}: tryLookup()/get()`] = ratio(2, 1);
+    ratios[`${mix}: select() 3 fields/get() 3 fields`] = ratio(3, 4);
+    ratios[`${mix}: lookupJson()/get()+stringify, written`] = ratio(5, 6);
+    ratios[`${mix}: jsonBytes()/get()+stringify, written`] = ratio(7, 6);
   }
   console.table(results.map((r) => ({ mix: r.mix, task: r.task, 'ops/s (median)': Math.round(median(r.rates)), min: Math.round(Math.min(...r.rates)), max: Math.round(Math.max(...r.rates)) })));
   for (const [name, rs] of Object.entries(ratios)) console.log(`${name} = ${median(rs).toFixed(2)}x (rounds ${rs.map((r) => r.toFixed(2)).join(', ')})`);
