@@ -15,13 +15,7 @@ import { dirname, join } from 'node:path';
  * same way in either mode, and what it looks up in the datasets compiled
  * from them, the engine suite looks up in both.)
  */
-const MEMORY_SUITES = [
-  'test/contract/fixtures.test.ts',
-  'test/integration/engine.test.ts',
-  'test/integration/share.test.ts',
-  'test/integration/watch.test.ts',
-  'test/integration/update.test.ts',
-];
+const MEMORY_SUITES = ['test/contract/fixtures.test.ts', 'test/integration/engine.test.ts', 'test/integration/share.test.ts', 'test/integration/watch.test.ts', 'test/integration/update.test.ts'];
 
 const require = createRequire(import.meta.url);
 const pkg = require.resolve('vitest/package.json');
