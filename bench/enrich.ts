@@ -1,7 +1,9 @@
 /**
  * `iprecord enrich` as users run it: the built CLI as a child process on
  * generated 1 million row CSVs, full records as NDJSON, on one thread and
- * on one per core, alternately (twice each); rows per second from the wall
+ * on one per core, alternately (twice each), and as many one-thread runs
+ * at once in separate processes (what the cores give with nothing shared
+ * but the machine); rows per second from the wall
  * time, and the peak resident size sampled from /proc while it runs. Two
  * kinds of addresses: uniform over the whole space (every address new:
  * the worst case) and drawn from the benchmarks' 100 000-address mix (each
@@ -44,6 +46,14 @@ try {
   const million = join(dir, 'million.csv');
   writeCsv(million, 1_000_000, 2024, uniformRow);
   const results = await compare(million, 'uniform addresses');
+  // What the cores give this work with nothing shared but the machine: one-thread runs in as many processes at once.
+  const apart: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    const started = performance.now();
+    await Promise.all(Array.from({ length: cores }, () => run(['enrich', million, '--output', 'ndjson', '--threads', '1'])));
+    apart.push((cores * 1_000_000) / ((performance.now() - started) / 1000));
+    console.log(`uniform addresses, ${cores} processes of 1 thread at once: ${Math.round(apart.at(-1) as number).toLocaleString('en')} rows/s together`);
+  }
   // Memory by mode, on every core: the worker threads use the main thread's files (shared memory when read, the same page cache when mapped).
   const modes: string[] = [];
   for (const memory of ['mmap', 'read']) {
@@ -76,6 +86,9 @@ try {
   console.log(`machine: ${cores} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`);
   console.log(
     `1M rows, full records as NDJSON: one thread ${Math.round(best(results.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(results.all)).toLocaleString('en')} rows/s (${(best(results.all) / best(results.one)).toFixed(2)}x; best of 2 each)`,
+  );
+  console.log(
+    `1M rows, full records as NDJSON, ${cores} processes of one thread at once: ${Math.round(Math.max(...apart)).toLocaleString('en')} rows/s together (${(Math.max(...apart) / best(results.one)).toFixed(2)}x one thread; best of 2): the cores' bound without worker threads`,
   );
   console.log(
     `1M rows from the 100 000-address mix, full records as NDJSON: one thread ${Math.round(best(mixResults.one)).toLocaleString('en')} rows/s, ${cores} threads ${Math.round(best(mixResults.all)).toLocaleString('en')} rows/s (${(best(mixResults.all) / best(mixResults.one)).toFixed(2)}x)`,
