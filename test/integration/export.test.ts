@@ -259,7 +259,8 @@ describe('exportDataset: csv', () => {
       };
       const at = (v: unknown, path: string): unknown => path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v) ?? null;
       let asked = 0;
-      for (const p of probes.filter((_, i) => i % 7 === 0)) {
+      // Every path on a quarter of a seventh of the probes (a process per answer: about 6 ms each here).
+      for (const p of probes.filter((_, i) => i % 28 === 0)) {
         for (const path of paths) {
           const text = ask(p.ip, path);
           const want = at(p.want, path);
