@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: iprecord's full record against `maxmind` npm opened as
  * its README says (`maxmind.open()`, its cache on) on the same DB-IP
- * files, in one process, on three mixes of addresses (`bench/mix.ts`):
+ * files, in one process, on five mixes of addresses (`bench/mix.ts`):
  *
  * - **distinct** (the headline): 2 000 000 addresses, each looked up once
  *   by each task, each task from its own part of the list (no cache of
@@ -13,8 +13,11 @@
  * - **Zipf**: lookups over 50 000 addresses with Zipf weights.
  *
  * For each, `lookup()` (errors caught) and `tryLookup()` against `get()`,
- * and `lookupJson()` against `get()` plus `JSON.stringify`, each answer
- * written into a buffer as a socket or a file would take it. Then: private memory after one million distinct
+ * `select()` of three fields against `get()` reading the same three, and
+ * `lookupJson()` and `jsonBytes()` against `get()` plus `JSON.stringify`,
+ * each answer written into a buffer as a socket or a file would take it;
+ * each task beside its peer, in 27 rounds of 70 ms, ratios the medians of
+ * the rounds'. Then: private memory after one million distinct
  * lookups, in a fresh process; cold `open()` to the first record, in five.
  *
  * `--min-ratio x` fails (exit 1) when the distinct mix's median
