@@ -12,13 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export default function setup(): () => void {
-  // `npm test` (scripts/test.mjs) gives one for its two runs, and removes it.
-  const given = process.env.IPRECORD_TEST_CACHE;
-  const dir = given ?? mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-test-cache-'));
   process.env.XDG_CACHE_HOME = dir;
   process.env.XDG_DATA_HOME = join(dir, 'data');
   delete process.env.IPRECORD_DATA;
-  return () => {
-    if (given === undefined) rmSync(dir, { recursive: true, force: true });
-  };
+  return () => rmSync(dir, { recursive: true, force: true });
 }
