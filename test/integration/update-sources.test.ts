@@ -18,7 +18,7 @@ import { parseCidr } from '../../src/ip/address.js';
 import { MmdbWriter } from '../../src/mmdb/writer.js';
 import { localSources, sourcePath } from '../../src/compile/origins/local.js';
 import { updateSources } from '../../src/compile/origins/update.js';
-import { MAX_CSV_SOURCE_BYTES, parseThreatConfig } from '../../src/compile/feeds/config.js';
+import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { updateDataset, type UpdateOptions } from '../../src/compile/feeds/update.js';
 import { ROOT } from '../helpers/env.js';
 
@@ -80,11 +80,11 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const config = () =>
+  const config = (maxCsvBytes?: number) =>
     parseThreatConfig(
       {
         feeds: [],
-        sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2 },
+        sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2, maxCsvBytes },
       },
       dir,
     );
@@ -165,20 +165,20 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     // Cut at 60 % of its bytes, in a line; then at a line's end with a quarter of the networks gone (under the 50 % rule).
     const cut = Buffer.from(text.slice(0, Math.floor(text.length * 0.6)));
     const quarter = Buffer.from(asnCsv(150));
-    // Past the size whose rows update holds in memory: refused before they are read.
-    const huge = Buffer.alloc(MAX_CSV_SOURCE_BYTES + 1, 0x0a);
+    // Past the size whose rows update holds in memory (sources.maxCsvBytes, here 1 MiB; its default of 128 MiB is
+    // the config suite's): refused before they are read.
+    const huge = Buffer.alloc((1 << 20) + 1, 0x0a);
     good.asn.copy(huge);
-    const cases: [Buffer, RegExp][] = [
-      [huge, /bytes of CSV, over sources.maxCsvBytes \(134217728\)/],
-      [cut, /does not end at the end of a line/],
-      [quarter, /IPv4 networks cover 75\.0 % of the addresses/],
+    const cases: [Buffer, RegExp, number | undefined][] = [
+      [huge, /^1048577 bytes of CSV, over sources.maxCsvBytes \(1048576\)/, 1 << 20],
+      [cut, /does not end at the end of a line/, undefined],
+      [quarter, /IPv4 networks cover 75\.0 % of the addresses/, undefined],
     ];
-    for (const [body, reason] of cases) {
+    for (const [body, reason, maxCsvBytes] of cases) {
       routes.set('/asn.csv', { body });
       // A new geo file that passes on its own: not taken while the ASN file is refused.
       routes.set('/geo.mmdb', { body: geoMmdb('Brisbane', OLD + 1) });
-      // 128 MiB over loopback takes more than the stall timeout of the other tests on a busy machine.
-      const result = await updateDataset(config(), dir, { ...opts, sourceTimeoutMs: 20_000 });
+      const result = await updateDataset(config(maxCsvBytes), dir, opts);
       const states = Object.fromEntries(result.sources.map((u) => [u.url.slice(base.length), u]));
       expect(states['/asn.csv'].state).toBe('failed');
       expect(states['/asn.csv'].error).toMatch(reason);
