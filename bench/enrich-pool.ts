@@ -20,30 +20,34 @@ import { join } from 'node:path';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { enrichBatch, type BatchOutput, type RowConfig } from '../src/cli/enrich-batch.js';
 import { ChunkReader, type Chunk } from '../src/cli/rows.js';
-import { openSync } from '../src/index.js';
-import { startWorker } from '../src/threads.js';
+import { openSync, type Engine } from '../src/index.js';
+import { PoolWorker, startWorker } from '../src/threads.js';
 import { uniformRow, writeCsv } from './cli.js';
 
 const ROWS = 600_000;
 const config: RowConfig = { input: 'csv', output: 'csv', key: 'iprecord', fields: undefined, addressPath: ['ip'], column: 1, inputColumns: ['id', 'client_ip', 'path'], regex: undefined };
 
+/** Enriches the chunks in turn on this thread, each output buffer filled again by the next; the rows. */
+function enrichAll(engine: Engine, chunks: readonly Chunk[]): number {
+  let rows = 0;
+  let spare: ArrayBuffer | null = null;
+  for (const chunk of chunks) {
+    const r = enrichBatch(engine, config, chunk, spare);
+    rows += r.rows;
+    spare = r.text.buffer as ArrayBuffer;
+  }
+  return rows;
+}
+
 if (!isMainThread) {
   const engine = openSync();
-  // A chunk a message (answered with its output), or a list of chunks done in a loop (answered with their rows).
+  // A chunk a message (answered with its output, as cli/enrich-worker.ts does), or a list of chunks done in a loop
+  // (answered with their rows).
   parentPort?.on('message', (m: { chunk: Chunk; spare: ArrayBuffer | null } | { chunks: Chunk[] }) => {
     if ('chunk' in m) {
       const result = enrichBatch(engine, config, m.chunk, m.spare);
-      parentPort?.postMessage(result, [result.text.buffer as ArrayBuffer]);
-      return;
-    }
-    let rows = 0;
-    let spare: ArrayBuffer | null = null;
-    for (const chunk of m.chunks) {
-      const r = enrichBatch(engine, config, chunk, spare);
-      rows += r.rows;
-      spare = r.text.buffer as ArrayBuffer;
-    }
-    parentPort?.postMessage(rows);
+      parentPort?.postMessage({ result }, [result.text.buffer as ArrayBuffer]);
+    } else parentPort?.postMessage({ result: enrichAll(engine, m.chunks) });
   });
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-pool-'));
@@ -71,34 +75,13 @@ if (!isMainThread) {
       const used = process.cpuUsage(cpu);
       return { rate: (rows / (performance.now() - t)) * 1000, cpu: (used.user + used.system) / rows };
     };
-    const workers = () =>
-      [0, 1].map((i) => {
-        const w = startWorker(new URL(import.meta.url));
-        const waiting: ((v: unknown) => void)[] = [];
-        w.on('message', (v) => waiting.shift()?.(v));
-        const ask = <T>(message: unknown, transfer: ArrayBuffer[] = []) =>
-          new Promise<T>((resolve) => {
-            waiting.push(resolve as (v: unknown) => void);
-            w.postMessage(message, transfer);
-          });
-        return { i, w, ask };
-      });
+    const workers = () => [0, 1].map(() => new PoolWorker(startWorker(new URL(import.meta.url))));
     const ways: Record<string, () => Promise<{ rate: number; cpu: number }>> = {
       'this thread': () => {
         const engine = openSync();
-        const run = async (list: Chunk[]) => {
-          let rows = 0;
-          let spare: ArrayBuffer | null = null;
-          for (const chunk of list) {
-            const r = enrichBatch(engine, config, chunk, spare);
-            rows += r.rows;
-            spare = r.text.buffer as ArrayBuffer;
-          }
-          return rows;
-        };
         return time(
-          () => run(warm),
-          () => run(measured),
+          async () => enrichAll(engine, warm),
+          async () => enrichAll(engine, measured),
         ).finally(() => engine.close());
       },
       'two workers, a chunk a message': () => {
@@ -116,7 +99,7 @@ if (!isMainThread) {
           };
           for (let n = 0; n < list.length; n++) {
             const spare = spares.pop() ?? null;
-            inFlight.push(ws[n % 2].ask<BatchOutput>({ chunk: list[n], spare }, spare === null ? [] : [spare]));
+            inFlight.push(ws[n % 2].run<BatchOutput>({ chunk: list[n], spare }, spare === null ? [] : [spare]));
             if (inFlight.length >= 4) await take();
           }
           while (inFlight.length > 0) await take();
@@ -125,18 +108,18 @@ if (!isMainThread) {
         return time(
           () => run(warm),
           () => run(measured),
-        ).finally(() => ws.forEach((w) => void w.w.terminate()));
+        ).finally(() => ws.forEach((w) => w.close()));
       },
       'two workers, each its half in one message': () => {
         const ws = workers();
         const run = async (list: Chunk[]) => {
-          const rows = await Promise.all(ws.map((w) => w.ask<number>({ chunks: list.filter((_, n) => n % 2 === w.i) })));
+          const rows = await Promise.all(ws.map((w, i) => w.run<number>({ chunks: list.filter((_, n) => n % 2 === i) })));
           return rows[0] + rows[1];
         };
         return time(
           () => run(warm),
           () => run(measured),
-        ).finally(() => ws.forEach((w) => void w.w.terminate()));
+        ).finally(() => ws.forEach((w) => w.close()));
       },
     };
     const results: Record<string, { rate: number; cpu: number }[]> = {};
