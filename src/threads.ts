@@ -6,6 +6,7 @@
  */
 
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
@@ -111,16 +112,30 @@ export function threadOptions(argv: readonly string[], message: string): string[
   return kept.length === argv.length ? [] : kept;
 }
 
+/** The variable naming a folder of the package's entries built from the sources it runs from (`ownEntry`). */
+export const BUILT_ENTRIES = 'IPRECORD_BUILT_ENTRIES';
+
 /**
- * Starts up to `n` workers running a module: `built` beside the calling
- * module in `dist/`, or `source` (TypeScript) when the caller runs from the
- * sources (`fromSource`: its own URL ends in `.ts`).
+ * One of the package's entry modules (a worker thread's, the compiler
+ * process's), for the module `from` (its `import.meta.url`) that starts
+ * it: built, `<name>.js` beside it in `dist/`; running from the sources,
+ * `source` (TypeScript, relative to `from`), or `<name>.js` in the folder
+ * $IPRECORD_BUILT_ENTRIES names when set: the test set-up builds the
+ * entries from the sources there once a run, as `dist/` holds them, since
+ * a process or thread started under tsx takes 0.3-0.5 s longer to start.
  */
-export function startPool(n: number, module: { readonly source: URL; readonly built: URL; readonly fromSource: boolean }, workerData?: unknown): PoolWorker[] {
+export function ownEntry(from: string, source: string, name: string): URL {
+  if (!from.endsWith('.ts')) return new URL(`./${name}.js`, from);
+  const built = process.env[BUILT_ENTRIES];
+  return built ? pathToFileURL(join(built, `${name}.js`)) : new URL(source, from);
+}
+
+/** Starts up to `n` workers running `module` (`ownEntry`). */
+export function startPool(n: number, module: URL, workerData?: unknown): PoolWorker[] {
   const out: PoolWorker[] = [];
   for (let i = 0; i < n; i++) {
     try {
-      out.push(new PoolWorker(startWorker(module.fromSource ? module.source : module.built, { workerData })));
+      out.push(new PoolWorker(startWorker(module, { workerData })));
     } catch {
       break;
     }

@@ -5,7 +5,7 @@
 
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { startPool, type PoolWorker } from '../threads.js';
+import { ownEntry, startPool, type PoolWorker } from '../threads.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { openSync, type Engine } from '../index.js';
@@ -110,11 +110,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
     if (threads === 1) return [];
     workers = startPool(
       threads,
-      {
-        source: new URL('./enrich-worker.ts', import.meta.url),
-        built: new URL('./enrich-worker.js', import.meta.url),
-        fromSource: import.meta.url.endsWith('.ts'),
-      },
+      ownEntry(import.meta.url, './enrich-worker.ts', 'enrich-worker'),
       // The workers' engines use this one's files: read ones from shared memory, not copies.
       { options: { ...openOptions, shared: engine.share() }, config },
     );

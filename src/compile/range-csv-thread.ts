@@ -10,7 +10,7 @@
 
 import { statSync } from 'node:fs';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { startWorker } from '../threads.js';
+import { ownEntry, startWorker } from '../threads.js';
 import { readRangeCsv, type RangeCsvParts } from './range-csv.js';
 import { RANGE_READERS, type RangeRole } from './range-readers.js';
 
@@ -20,8 +20,7 @@ export const OFF_THREAD_BYTES = 8 << 20;
 const START_MS = 15_000;
 const ANSWER_MS = 300_000;
 
-const fromSource = import.meta.url.endsWith('.ts');
-const WORKER = new URL(fromSource ? './range-csv-worker.ts' : './range-csv-worker.js', import.meta.url);
+const WORKER = ownEntry(import.meta.url, './range-csv-worker.ts', 'range-csv-worker');
 
 /**
  * Starts reading range CSVs: `parts()` gives what they hold (waiting for

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultAsnSources, defaultGeoPaths, iprecordRoot } from '../data.js';
 import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, readCounts } from './format.js';
 import { InvalidDatasetError } from '../errors.js';
+import { ownEntry } from '../threads.js';
 import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
@@ -149,10 +150,9 @@ export function compileInChild(job: CompileJob): Promise<string> {
 
 /** The compiler process's command line for a job. */
 function compilerCommand(job: CompileJob): [string, string[]] {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = fileURLToPath(new URL(fromSource ? '../compile/main.ts' : './compile.js', import.meta.url));
+  const entry = fileURLToPath(ownEntry(import.meta.url, '../compile/main.ts', 'compile'));
   // --expose-gc: the compiler lets go of what it built before it reads the file back (`compile/run.ts`).
-  return [process.execPath, ['--expose-gc', ...(fromSource ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
+  return [process.execPath, ['--expose-gc', ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
 }
 
 /** The path the compiler process answered. @throws InvalidDatasetError with its error */

@@ -7,11 +7,10 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
-import { startWorker } from '../threads.js';
+import { ownEntry, startWorker } from '../threads.js';
 import type { Dataset } from './format.js';
 
-const fromSource = import.meta.url.endsWith('.ts');
-const WORKER = new URL(fromSource ? './verify-worker.ts' : './verify-worker.js', import.meta.url);
+const WORKER = ownEntry(import.meta.url, './verify-worker.ts', 'verify-worker');
 
 /**
  * Verifies `ds`, whose bytes the worker reads from `source`: the open

@@ -30,7 +30,7 @@ import { recordAt, type StaticRecord } from './record.js';
 import { PerRoute } from './routes.js';
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../threads.js';
+import { ownEntry, startWorker } from '../threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
@@ -229,10 +229,9 @@ export async function writeParquet(engine: Engine, ds: Dataset, options: ExportO
 
 /** A worker thread writing one family's Parquet file; null when none starts. */
 function startFamilyWorker(engine: Engine, file: string, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
-  const fromSource = import.meta.url.endsWith('.ts');
   let worker: Worker;
   try {
-    worker = startWorker(new URL(fromSource ? './parquet-worker.ts' : './parquet-worker.js', import.meta.url), {
+    worker = startWorker(ownEntry(import.meta.url, './parquet-worker.ts', 'parquet-worker'), {
       workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version: 6 },
     });
   } catch {

@@ -22,7 +22,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { PoolWorker, startWorker } from '../threads.js';
+import { ownEntry, PoolWorker, startWorker } from '../threads.js';
 import type { Account, KeyStore } from './keys.js';
 
 const SYNC_MS = 1000;
@@ -31,7 +31,7 @@ const MINUTE_MS = 60_000;
 const TTL_S = 25 * 3600;
 /** The window of `count` and quotas, in minutes. */
 export const WINDOW_MINUTES = 1440;
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './counts-worker.ts' : './counts-worker.js', import.meta.url);
+const WORKER = ownEntry(import.meta.url, './counts-worker.ts', 'counts-worker');
 
 /** A batch of counts sent and not yet acknowledged: its number and counts. */
 interface Batch {

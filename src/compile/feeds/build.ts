@@ -17,7 +17,7 @@ import type { Blocklist } from '../../types.js';
 import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
 import { localSources } from '../origins/local.js';
 import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
-import { startPool, type PoolWorker } from '../../threads.js';
+import { ownEntry, startPool, type PoolWorker } from '../../threads.js';
 import type { BadLine } from './parse.js';
 import { joinParts, prepareFeed, type Prepared, type PrepareTask } from './prepare.js';
 import type { FeedMeta, ThreatMeta } from '../../dataset/threat-meta.js';
@@ -201,11 +201,7 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   });
   const total = sizes.reduce((a, b) => a + b, 0);
   const parted = tasks.some((t) => t?.part !== undefined);
-  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1, {
-    source: new URL('./worker.ts', import.meta.url),
-    built: new URL('./threat-worker.js', import.meta.url),
-    fromSource: import.meta.url.endsWith('.ts'),
-  });
+  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1, ownEntry(import.meta.url, './worker.ts', 'threat-worker'));
   try {
     const results = await prepareAll(tasks, workers, sizes);
     return await compileAll(config, files, owner, results, workers, now);
