@@ -12,14 +12,29 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'tsup';
+import type { TestProject } from 'vitest/node';
 import config from '../../tsup.config.js';
 import { BUILT_ENTRIES } from '../../src/threads.js';
 import { ROOT } from './env.js';
 
-export default async function setup(): Promise<() => void> {
-  const dir = mkdtempSync(join(ROOT, '.test-dist-'));
+/** Vitest runs a global set-up for the root and again for each project, in one process: one folder for them all. */
+const run = globalThis as { iprecordBuiltEntries?: string };
+
+async function buildEntries(dir: string): Promise<void> {
   const esm = (Array.isArray(config) ? config : [config])[0] as { entry: Record<string, string>; target: string };
-  await build({ entry: esm.entry, format: ['esm'], splitting: true, target: esm.target, outDir: dir, dts: false, config: false, silent: true });
+  await build({ entry: esm.entry, format: ['esm'], splitting: true, target: esm.target, outDir: dir, dts: false, config: false, silent: true, clean: true });
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  if (run.iprecordBuiltEntries !== undefined) return () => {};
+  const dir = mkdtempSync(join(ROOT, '.test-dist-'));
+  run.iprecordBuiltEntries = dir;
+  await buildEntries(dir);
   process.env[BUILT_ENTRIES] = dir;
-  return () => rmSync(dir, { recursive: true, force: true });
+  // Watch mode: the sources may have changed before tests run again.
+  project.onTestsRerun(() => buildEntries(dir));
+  return () => {
+    rmSync(dir, { recursive: true, force: true });
+    run.iprecordBuiltEntries = undefined;
+  };
 }
