@@ -222,7 +222,7 @@ for (let i = 1; i < 224; i += 3) probes.push(`${i}.1.2.3`);
  * (`openSync`, whose compile runs in a child process and answers its
  * error as JSON); else compiled on this thread by the child's own function
  * (`compileTo`) and the dataset opened, which answers the same without a
- * process started per file (under tsx, most of a second each).
+ * process started per file (a quarter of a second or more each).
  */
 function openAndProbe(file: string, viaChild: boolean): unknown {
   try {
