@@ -94,12 +94,10 @@ export async function serveProcess(args: readonly string[], env: NodeJS.ProcessE
   return { child, port, err: () => err };
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-
-/** GET a path of a local server: its status and body (keep-alive connections). */
-export const get = (port: number, path: string) =>
+/** GET a path of a local server: its status and body, over `agent`'s connections (kept alive: `load`), else one of its own. */
+export const get = (port: number, path: string, agent?: Agent) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, agent }, (res) => {
+    request({ host: '127.0.0.1', port, path, agent: agent ?? false }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -108,18 +106,29 @@ export const get = (port: number, path: string) =>
       .end();
   });
 
-/** `n` lookups under `key`, spread over the ports in turn, 16 at a time (`during` called before each): the statuses counted. */
+/**
+ * `n` lookups under `key`, spread over the ports in turn, 16 at a time
+ * (`during` called before each): the statuses counted. Its connections are
+ * kept alive while it runs and closed at its end: one left idle past the
+ * server's keep-alive timeout (5 s) until a later load could be closed by
+ * the server as it was sent a request again (ECONNRESET).
+ */
 export async function load(ports: readonly number[], key: string, n: number, during?: (sent: number) => Promise<void> | void): Promise<Map<number, number>> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   const statuses = new Map<number, number>();
   let next = 0;
   const worker = async () => {
     while (next < n) {
       const i = next++;
       await during?.(i);
-      const { status } = await get(ports[i % ports.length], `/8.8.${(i >> 8) & 255}.${i & 255}?api-key=${key}`);
+      const { status } = await get(ports[i % ports.length], `/8.8.${(i >> 8) & 255}.${i & 255}?api-key=${key}`, agent);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
   };
-  await Promise.all(Array.from({ length: 16 }, worker));
+  try {
+    await Promise.all(Array.from({ length: 16 }, worker));
+  } finally {
+    agent.destroy();
+  }
   return statuses;
 }
