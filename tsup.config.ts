@@ -2,26 +2,29 @@ import { writeFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 const PUBLIC = { index: 'src/index.ts', server: 'src/server/index.ts' };
+/** Every ESM entry by its name in dist/ (the test set-up builds the same ones: test/helpers/built-entries.ts). */
+export const ENTRIES = {
+  ...PUBLIC,
+  cli: 'src/cli/index.ts',
+  compile: 'src/compile/main.ts',
+  'threat-worker': 'src/compile/feeds/worker.ts',
+  'enrich-worker': 'src/cli/enrich-worker.ts',
+  'verify-worker': 'src/dataset/verify-worker.ts',
+  'parquet-worker': 'src/export/parquet-worker.ts',
+  'range-csv-worker': 'src/compile/range-csv-worker.ts',
+  'counts-worker': 'src/server/counts-worker.ts',
+};
+export const TARGET = 'node20';
 
 // `npm run build` empties dist/ first; the two builds run side by side.
 export default defineConfig([
   {
     // ESM: the library, the server, the CLI and the worker threads (feed builder, enrich, dataset check, Parquet export, range CSVs) share chunks of code.
-    entry: {
-      ...PUBLIC,
-      cli: 'src/cli/index.ts',
-      compile: 'src/compile/main.ts',
-      'threat-worker': 'src/compile/feeds/worker.ts',
-      'enrich-worker': 'src/cli/enrich-worker.ts',
-      'verify-worker': 'src/dataset/verify-worker.ts',
-      'parquet-worker': 'src/export/parquet-worker.ts',
-      'range-csv-worker': 'src/compile/range-csv-worker.ts',
-      'counts-worker': 'src/server/counts-worker.ts',
-    },
+    entry: ENTRIES,
     format: ['esm'],
     dts: { entry: PUBLIC },
     splitting: true,
-    target: 'node20',
+    target: TARGET,
     // The CommonJS entries (see below).
     onSuccess: async () => {
       for (const name of Object.keys(PUBLIC)) writeFileSync(`dist/${name}.cjs`, `'use strict';\nmodule.exports = require('./${name}.js');\n`);
@@ -34,6 +37,6 @@ export default defineConfig([
     entry: PUBLIC,
     format: ['cjs'],
     dts: { entry: PUBLIC, only: true },
-    target: 'node20',
+    target: TARGET,
   },
 ]);

@@ -3,8 +3,8 @@
  * the sources into a folder of this run, as `dist/` holds them, named by
  * $IPRECORD_BUILT_ENTRIES (`ownEntry` in src/threads.ts): compiler
  * processes and worker threads that tests start from the sources run them
- * rather than the TypeScript under tsx, which takes 0.3-0.5 s longer to
- * start each (about 130 compiler processes a run). The folder sits beside
+ * rather than the TypeScript under tsx, which takes about a third of a
+ * second longer to start each (about 130 compiler processes a run). The folder sits beside
  * src/, as dist/ does, so that what an entry finds relative to itself (the
  * native addon in build/, the package root) is where dist/ finds it.
  */
@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'tsup';
 import type { TestProject } from 'vitest/node';
-import config from '../../tsup.config.js';
+import { ENTRIES, TARGET } from '../../tsup.config.js';
 import { BUILT_ENTRIES } from '../../src/threads.js';
 import { ROOT } from './env.js';
 
@@ -21,8 +21,7 @@ import { ROOT } from './env.js';
 const run = globalThis as { iprecordBuiltEntries?: string };
 
 async function buildEntries(dir: string): Promise<void> {
-  const esm = (Array.isArray(config) ? config : [config])[0] as { entry: Record<string, string>; target: string };
-  await build({ entry: esm.entry, format: ['esm'], splitting: true, target: esm.target, outDir: dir, dts: false, config: false, silent: true, clean: true });
+  await build({ entry: ENTRIES, format: ['esm'], splitting: true, target: TARGET, outDir: dir, dts: false, config: false, silent: true, clean: true });
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {

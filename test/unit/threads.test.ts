@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import config from '../../tsup.config.js';
+import { ENTRIES } from '../../tsup.config.js';
 import { BUILT_ENTRIES, ownEntry, threadOptions, withoutLoaders } from '../../src/threads.js';
 import { ROOT } from '../helpers/env.js';
 
@@ -57,7 +57,7 @@ describe('ownEntry', () => {
   });
 
   it('names, at every call in src/, an entry that tsup.config.ts builds from that same source', () => {
-    const entries = ((Array.isArray(config) ? config : [config])[0] as { entry: Record<string, string> }).entry;
+    const entries: Record<string, string> = ENTRIES;
     const calls: [string, string][] = [];
     const walk = (dir: string): void => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
