@@ -6,8 +6,8 @@
  * package's own release, `zones.json` from `scripts/gen-tz-rules.ts`, or
  * the system's zoneinfo when it is newer, `compile/zones/`), not from the
  * runtime's ICU data, so that a record is the same on every Node version. DST is an offset that will fall back (the next
- * other offset, within 400 days, is lower): summer time in Dublin is DST
- * though the tz database's own data calls its winter a negative DST. The
+ * other offset, within 400 days, is lower: docs/decisions.md says how this
+ * reads the tz database's flag). The
  * facts of a zone are kept until its next transition, or a week on; only
  * `current_time` is computed per lookup, with integer arithmetic.
  */
