@@ -1,8 +1,6 @@
 /**
  * The engine against references: a direct mmdb-lib read of the same geo
  * files, and a plain sweep over the ASN CSV, on 100 000 random addresses.
- * Also measures region_code coverage over every (country, region) pair of
- * the default geo database.
  */
 
 import { readFileSync } from 'node:fs';
@@ -10,13 +8,10 @@ import { Reader } from 'mmdb-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { splitCsvLine } from '../../src/text/csv.js';
 import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
-import { hasSubdivisions, matchRegion } from '../../src/country/regions.js';
 import { defaultAsnSources, defaultGeoPaths } from '../../src/data.js';
-import { isRow } from '../../src/compile/geo/adapters/values.js';
 import { isIprecordError, open, type Engine } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
-import { MmdbFile } from '../../src/mmdb/reader.js';
 import { prng, seed } from '../helpers/env.js';
 
 const N = 100_000;
@@ -127,32 +122,5 @@ describe('differential', () => {
     }
     expect(answered).toBeGreaterThan(N * 0.8);
     expect(withAsn).toBeGreaterThan(N * 0.5);
-  });
-
-  it('matches at least 95 % of (country, region) pairs to an ISO 3166-2 code', () => {
-    const pairs = new Set<string>();
-    for (const path of defaultGeoPaths()) {
-      new MmdbFile(readFileSync(path), path).forEachRecord((v) => {
-        if (isRow(v) && typeof v.state1 === 'string' && v.state1 !== '' && typeof v.country_code === 'string') pairs.add(`${v.country_code}|${v.state1}`);
-      });
-    }
-    let coded = 0;
-    let applicable = 0;
-    let codedApplicable = 0;
-    for (const p of pairs) {
-      const [cc, region] = p.split('|');
-      const hit = matchRegion(cc, region) !== null;
-      if (hit) coded++;
-      if (hasSubdivisions(cc)) {
-        applicable++;
-        if (hit) codedApplicable++;
-      }
-    }
-    const share = (100 * codedApplicable) / applicable;
-    console.log(
-      `region_code coverage: ${codedApplicable}/${applicable} pairs in countries with ISO 3166-2 subdivisions (${share.toFixed(1)} %); ` +
-        `${coded}/${pairs.size} of all distinct pairs (${((100 * coded) / pairs.size).toFixed(1)} %)`,
-    );
-    expect(share).toBeGreaterThanOrEqual(95);
   });
 });
