@@ -26,14 +26,12 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
  */
 const TOOLS_MISSING = zoneToolsMissing();
 if (TOOLS_MISSING !== null) console.warn(`skipping the zoneinfo references (zdump against iprecord): ${TOOLS_MISSING}`);
-if (!FIXTURE_RELEASES.includes(PACKAGE_ZONES.tzdata))
-  throw new Error(`fixtures/tz has no tzdata-${PACKAGE_ZONES.tzdata}.zi.gz, the release of src/time/zones.json: add it (fixtures/README.md)`);
+if (!FIXTURE_RELEASES.includes(PACKAGE_ZONES.tzdata)) throw new Error(`fixtures/tz has no tzdata-${PACKAGE_ZONES.tzdata}.zi.gz, the release of src/time/zones.json: add it (fixtures/README.md)`);
 const scratch = mkdtempSync(join(tmpdir(), 'iprecord-zoneinfo-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const RELEASES: readonly Zoneinfo[] =
-  TOOLS_MISSING !== null ? [] : FIXTURE_RELEASES.map((r) => compileRelease(r, scratch)).concat(systemZoneinfo() ?? []);
+const RELEASES: readonly Zoneinfo[] = TOOLS_MISSING !== null ? [] : FIXTURE_RELEASES.map((r) => compileRelease(r, scratch)).concat(systemZoneinfo() ?? []);
 const PACKAGE_RELEASE = RELEASES.find((z) => z.release === PACKAGE_ZONES.tzdata && z.dir.startsWith(scratch));
-if (TOOLS_MISSING === null && systemZoneinfo() === null) console.warn("the system has no zoneinfo: the fixture releases alone are the references");
+if (TOOLS_MISSING === null && systemZoneinfo() === null) console.warn('the system has no zoneinfo: the fixture releases alone are the references');
 
 /** The period in effect at `ms`. */
 const periodAt = (periods: readonly Period[], ms: number): Period => periods.filter((p) => p.from <= ms).at(-1) ?? periods[0];
