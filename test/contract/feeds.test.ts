@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine } from '../../src/index.js';
-import { buildDataset, type BuildResult } from '../../src/compile/feeds/build.js';
+import { buildDataset } from '../../src/compile/feeds/build.js';
 import { coveredAddresses } from '../../src/compile/feeds/prepare.js';
 import { parseFeed, type FeedFormat, type ParseOptions } from '../../src/compile/feeds/parse.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 import { testDb } from '../helpers/maxmind.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SHARED_FEEDS, sharedFeedConfig } from '../helpers/feeds.js';
+import { sharedFeedsData } from '../helpers/shared-build.js';
 
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
@@ -66,18 +67,15 @@ d('shared threat feeds', () => {
 
 d('engine with the shared feeds compiled', () => {
   let dir: string;
-  let result: BuildResult;
+  let result: Awaited<ReturnType<typeof sharedFeedsData>>;
   let engine: Engine;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'iprecord-ds-'));
-    // The feeds only: compiling them with the default data is the benchmark's work (bench/README.md).
-    result = await buildDataset(sharedFeedConfig(), dir, dir, { dataset: false });
+    // The feeds built once a run for the suites that read them (the asn.type suite too).
+    result = await sharedFeedsData();
+    dir = result.dir;
     engine = await open({ data: dir });
-  }, 120_000);
-  afterAll(() => {
-    engine?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  }, 300_000);
+  afterAll(() => engine?.close());
 
   /** The first address of every entry of a shared list, as text (single IPs and CIDR bases). */
   const firstOf = (file: string, max = 200) =>

@@ -36,10 +36,10 @@ describe('fixtures', () => {
     const walk = (dir: string) => {
       for (const f of readdirSync(dir)) {
         const p = join(dir, f);
-        // service/ holds what the service's clients send, read from their code, reference/ an outside list, and logs/ address
-        // text as logs hold it, written by hand: not written by this script.
+        // service/ holds what the service's clients send, read from their code, reference/ an outside list, logs/ address
+        // text as logs hold it, written by hand, and tz/ tz database releases: not written by this script.
         if (statSync(p).isDirectory()) {
-          if (!['service', 'reference', 'logs'].includes(relative(FIXTURES_DIR, p))) walk(p);
+          if (!['service', 'reference', 'logs', 'tz'].includes(relative(FIXTURES_DIR, p))) walk(p);
         } else if (!f.endsWith('.md')) onDisk.push(relative(FIXTURES_DIR, p));
       }
     };

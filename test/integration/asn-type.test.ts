@@ -8,11 +8,9 @@
  * state nothing). Prints the confusion matrices.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDataset } from '../../src/compile/feeds/build.js';
 import { classifyAsn, wordsType } from '../../src/compile/asn/classify.js';
 import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/compile/asn/evidence.js';
 import { parseCidr } from '../../src/ip/address.js';
@@ -21,7 +19,7 @@ import { open, type Engine } from '../../src/index.js';
 import { formatIp } from '../../src/ip/format.js';
 import { splitCsvLine } from '../../src/text/csv.js';
 import { hasSharedData, ROOT, SHARED_DATA } from '../helpers/env.js';
-import { sharedFeedConfig } from '../helpers/feeds.js';
+import { sharedFeedsData } from '../helpers/shared-build.js';
 
 const TYPES = ['isp', 'hosting', 'business', 'education', 'government'] as const;
 
@@ -175,17 +173,12 @@ shared('asn.type by words and the data alone, on the halves of networks.tsv (est
   });
 });
 shared('asn.type of the default data with the shared threat feeds merged in', () => {
-  let dir: string;
   let engine: Engine;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'iprecord-asn-type-'));
-    await buildDataset(sharedFeedConfig(), dir, dir, { dataset: false });
-    engine = await open({ data: dir });
-  }, 120_000);
-  afterAll(() => {
-    engine?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    // The feeds built once a run for the suites that read them (the feeds contract too).
+    engine = await open({ data: (await sharedFeedsData()).dir });
+  }, 300_000);
+  afterAll(() => engine?.close());
 
   it.each(CASES)('is right for %s (%s) in the share asked', (what, file, least) => measure(engine, `${what}, with feeds`, file, least));
 });

@@ -120,7 +120,7 @@ describe.each([
     const anonymous = (options.anonymous as string[] | undefined) ?? [];
     const reference = new Reference({ geo, asn, anonymous }, options.threat === undefined ? null : new ThreatTree(readFileSync(threatBin), threatBin), options.flagBaseUrl);
     const engine = openSync({ ...options, memory: 'read' });
-    const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 20_000);
+    const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 6_000);
     let records = 0;
     for (const basic of [false, true]) {
       for (const ip of ips) {
@@ -172,7 +172,7 @@ describe('threat feeds compiled into the dataset', () => {
         return { error: e.message, code: e.code };
       }
     };
-    const ips = probes([...files.geo, ...files.asn, ...files.anonymous], blocks, 5_000);
+    const ips = probes([...files.geo, ...files.asn, ...files.anonymous], blocks, 2_000);
     for (const ip of ips) {
       const want = timeless(reference.json(ip, '3', false, Date.now()));
       const got = timeless(answer(() => compiled.lookupJson(ip, { count: '3' })));

@@ -1,6 +1,6 @@
 /**
  * The Parquet export in DuckDB (its bundled Parquet reader, no extension
- * download): an ASOF LEFT JOIN of 100 000 log addresses (range starts
+ * download): an ASOF LEFT JOIN of 30 000 log addresses (range starts
  * and ends, one before and one after each, random IPv4 and IPv6) against
  * the export gives, for every address, the record `lookup()` gives less
  * its dynamic members, and no record exactly where it answers an error.
@@ -23,7 +23,7 @@ describe('exportDataset: parquet in DuckDB', () => {
   const t = smallEngineFor('iprecord-duckdb-');
   const dir = t.dir;
 
-  it('an ASOF join of 100 000 log addresses (every range edge) gives what lookup() gives', async () => {
+  it('an ASOF join of 30 000 log addresses (every range edge) gives what lookup() gives', async () => {
     const out = join(dir, 'records.parquet');
     const result = await exportDataset(t.engine, { format: 'parquet', out });
     const files = parquetFiles(out);
@@ -51,7 +51,7 @@ describe('exportDataset: parquet in DuckDB', () => {
     }
 
     // The log: every range's start and end, one before and one after each (each address once: the address after a range
-    // is most often the next one's start), then random addresses, 100 000 in all.
+    // is most often the next one's start), then random addresses, 30 000 in all.
     const starts = (await rows(`SELECT DISTINCT start_ip, end_ip FROM read_parquet(['${files[4]}', '${files[6]}'])`)) as { start_ip: string; end_ip: string }[];
     const next = xorshift32(seed());
     const log: string[] = [];
@@ -70,7 +70,7 @@ describe('exportDataset: parquet in DuckDB', () => {
       for (const n of [toBigInt(a) - 1n, toBigInt(a), z, z + 1n]) add(a.version, n);
     }
     const edges = log.length;
-    while (log.length < 100_000) {
+    while (log.length < 30_000) {
       if (next() & 1) add(4, BigInt(next()));
       else add(6, (BigInt((next() & 0x3fffffff) | 0x20000000) << 96n) | (BigInt(next()) << 64n) | BigInt(next()));
     }
