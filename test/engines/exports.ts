@@ -1,8 +1,9 @@
 /**
  * Every block of the default data's export, in each format, against
- * `lookup()`: `node --import tsx test/engines/exports.ts` (CI runs it after
- * `npm run build`; about ten minutes). The fixture tests are fast; this
- * one reads what a user exports.
+ * `lookup()`: `npm run check:exports` (the build, then `node --import tsx
+ * test/engines/exports.ts`; about half an hour on 2 cores, the CSV export
+ * alone 8 minutes and 18 GB). The fixture tests are fast; this one reads
+ * what a user exports.
  *
  * The MMDB and Parquet exports are written first (at once, each by the CLI
  * in a process of its own); then the CSV export, streamed by the CLI to
@@ -21,6 +22,15 @@
  *   must be exactly a run of those blocks, with that record.
  *
  * Prints what it checked; exits 1 on a difference.
+ *
+ * `--sample` (CI, a gate of minutes): the MMDB export alone (the CSV and
+ * Parquet exports of the default data take 3 to 8 minutes each to write; CI
+ * reads them from fixture exports in DuckDB and ClickHouse), its networks
+ * walked in address order (the first address of each gap between them
+ * answers an error), and a random 2 % of them (FC_SEED, printed, a new one
+ * each run), each with the network before and after it, checked as the
+ * whole walk checks a block.
+ * `npm run check:exports` runs the whole walk.
  */
 
 import { spawn } from 'node:child_process';
@@ -41,7 +51,8 @@ import { ROOT, seed, xorshift32 } from '../helpers/env.js';
 
 const CLI = join(ROOT, 'dist', 'cli.js');
 const engine = openSync();
-const random = xorshift32(seed());
+const SEED = seed();
+const random = xorshift32(SEED);
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-exports-'));
 const started = performance.now();
 const secs = () => ((performance.now() - started) / 1000).toFixed(0);
@@ -176,7 +187,87 @@ const differ = (what: string) => {
   if (differences.length < 20) differences.push(what);
 };
 
+/** Whether the MMDB's record at `offset`, found at a network's first address, is `want` (each data record decoded once per record text). */
+function mmdbSays(reader: Reader<Response>, verified: Map<number, number>, offset: number, version: IpVersion, first: bigint, want: string): boolean {
+  if (verified.get(offset) === hash(want)) return true;
+  const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
+  // The text without null members, else (numbers written otherwise) the values.
+  if (JSON.stringify(decoded) !== dropNulls(want) && !isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) return false;
+  verified.set(offset, hash(want));
+  return true;
+}
+
+/** The sampled walk of the MMDB export (`--sample`). */
+async function sample(): Promise<void> {
+  const mmdb = join(dir, 'records.mmdb');
+  const failed = await cli(['export', '--format', 'mmdb', '--out', mmdb]).done;
+  if (failed !== null) throw new Error(failed);
+  console.log(`exports (sample, FC_SEED=${SEED}): MMDB written (${secs()} s)`);
+  const buf = readFileSync(mmdb);
+  const reader = new Reader(buf);
+  const verified = new Map<number, number>();
+  let networks = 0;
+  let checked = 0;
+  let changes = 0;
+  let gaps = 0;
+  /** A network's first address looked up and its record in the file compared, then an address inside and its last; returns its record. */
+  const check = ({ span, offset }: { span: Span; offset: number }): string | null => {
+    const { version, first, last } = span;
+    checked++;
+    const want = expected(version, first);
+    if (want === null) {
+      differ(`mmdb: ${text(span)} holds a record where lookup() answers an error`);
+      return null;
+    }
+    if (!mmdbSays(reader, verified, offset, version, first, want)) differ(`mmdb: ${text(span)}: ${JSON.stringify(reader.get(formatIp(version, fromBigInt(version, first)))).slice(0, 200)}`);
+    for (const n of new Set([first + ((BigInt(random()) * (last - first + 1n)) >> 32n), last])) {
+      if (n !== first && expected(version, n) !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
+    }
+    return want;
+  };
+  // Every network walked in order (they tile the space but for gaps, where lookup() answers an error); a random 2 % checked,
+  // each with the network before it and the one after, where its record or route changes or not.
+  let before: { span: Span; offset: number } | null = null;
+  let drawn: { want: string | null; span: Span } | null = null;
+  for (const net of mmdbNetworks(buf, reader, differ)) {
+    const { version, first } = net.span;
+    if (++networks % 4_000_000 === 0) console.log(`exports: ${networks.toLocaleString('en')} networks (${secs()} s)`);
+    const adjacent = before !== null && before.span.version === version && before.span.last + 1n === first;
+    if (before !== null && before.span.version === version && !adjacent) {
+      gaps++;
+      if (expected(version, before.span.last + 1n) !== null) differ(`mmdb: no network at ${formatIp(version, fromBigInt(version, before.span.last + 1n))}, where lookup() gives a record`);
+    }
+    if (drawn !== null) {
+      const want = check(net);
+      if (adjacent && drawn.want !== want) changes++;
+      drawn = null;
+    }
+    if (random() < 0.02 * 2 ** 32) {
+      if (before !== null) check(before);
+      drawn = { want: check(net), span: net.span };
+    }
+    before = net;
+  }
+  console.log(
+    `exports (sample): mmdb: ${networks.toLocaleString('en')} networks in order, ${gaps} gaps; ${checked.toLocaleString('en')} checked (2 % drawn with their neighbours, ` +
+      `${changes.toLocaleString('en')} of those after a drawn one a change of record or route) at their first address, inside and last; ${different} different (${secs()} s)`,
+  );
+  for (const d of differences) console.log(`  ${d}`);
+}
+
 try {
+  if (process.argv.includes('--sample')) {
+    await sample();
+    process.exitCode = different === 0 ? 0 : 1;
+  } else await whole();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  engine.close();
+}
+process.exit(different === 0 ? 0 : 1);
+
+/** The whole walk: every block of the CSV export, with the MMDB's networks and the Parquet ranges in step. */
+async function whole(): Promise<void> {
   const mmdb = join(dir, 'records.mmdb');
   const parquet = join(dir, 'records.parquet');
   const written = await Promise.all([cli(['export', '--format', 'mmdb', '--out', mmdb]).done, cli(['export', '--format', 'parquet', '--out', parquet]).done]);
@@ -244,12 +335,8 @@ try {
       if (net === null || net.span.version !== version || first !== netNext || last > net.span.last) {
         differ(`mmdb: the CSV's block ${text(span)} is not the next piece of the network ${net === null ? 'none' : text(net.span)}`);
       } else {
-        if (want !== null && verified.get(net.offset) !== hash(want)) {
-          const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
-          // The text without null members, else (numbers written otherwise) the values.
-          if (JSON.stringify(decoded) === dropNulls(want) || isDeepStrictEqual(decoded, withoutNulls(JSON.parse(want)))) verified.set(net.offset, hash(want));
-          else differ(`mmdb: ${text(net.span)}: ${JSON.stringify(decoded).slice(0, 200)}`);
-        }
+        if (want !== null && !mmdbSays(reader, verified, net.offset, version, first, want))
+          differ(`mmdb: ${text(net.span)}: ${JSON.stringify(reader.get(formatIp(version, fromBigInt(version, first)))).slice(0, 200)}`);
         netNext = last + 1n;
         if (last === net.span.last) {
           networksChecked++;
@@ -279,8 +366,4 @@ try {
     `exports: csv, mmdb, parquet: ${blocks.toLocaleString('en')} blocks (${networksChecked.toLocaleString('en')} MMDB networks, ${verified.size.toLocaleString('en')} of their records decoded; ${rangesChecked.toLocaleString('en')} Parquet ranges), ${addresses.toLocaleString('en')} addresses, ${different} different (${secs()} s)`,
   );
   for (const d of differences) console.log(`  ${d}`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-  engine.close();
 }
-process.exit(different === 0 ? 0 : 1);
