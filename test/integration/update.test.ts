@@ -46,6 +46,12 @@ d('iprecord update against a faulty server', () => {
     server = createServer((req, res) => {
       const name = (req.url ?? '/').slice(1);
       requests.set(name, (requests.get(name) ?? 0) + 1);
+      // `moved-<name>`: another list at a new URL, from a server that answers any conditional request 304 (as one whose
+      // files all carry one date would answer the old download's validators).
+      if (name.startsWith('moved-')) {
+        if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return void res.writeHead(304).end();
+        return void res.writeHead(200, { 'last-modified': 'Mon, 02 Nov 2026 10:00:00 GMT' }).end(readFileSync(join(SHARED_DATA, 'feeds', FEEDS[1].file)));
+      }
       const feed = FEEDS.find((f) => f.name === name);
       if (!feed) return void res.writeHead(404).end();
       const body = readFileSync(join(SHARED_DATA, 'feeds', feed.file));
@@ -178,5 +184,17 @@ d('iprecord update against a faulty server', () => {
     expect(requests.get('relay')).toBe(1);
     expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'failed', error: expect.stringMatching(/kept the last good download/) });
     expect(readFileSync(feedCachePath(dir, 'tor')).equals(before)).toBe(true);
+  }, 30_000);
+
+  it("downloads a feed whose URL changed whole: the old download's validators are not sent to the new URL", async () => {
+    const moved = { ...config, feeds: config.feeds.map((f) => (f.name === 'tor' ? { ...f, source: `${base}/moved-tor` } : f)) };
+    requests.clear();
+    const r = await updateDataset(moved, dir, options);
+    expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'updated' });
+    expect(requests.get('moved-tor')).toBe(1);
+    expect(readFileSync(feedCachePath(dir, 'tor')).equals(readFileSync(join(SHARED_DATA, 'feeds', FEEDS[1].file)))).toBe(true);
+    // Asked again at the same URL, the new download's own date is sent, and its 304 keeps it.
+    const again = await updateDataset(moved, dir, options);
+    expect(again.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'unchanged' });
   }, 30_000);
 });

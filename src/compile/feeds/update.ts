@@ -71,6 +71,8 @@ export interface UpdateResult {
 
 /** What the last good download of a feed was. */
 interface FeedState {
+  /** The URL it came from (absent in states written before it was kept). */
+  readonly url?: string;
   readonly etag?: string;
   readonly lastModified?: string;
   readonly entries: number;
@@ -88,12 +90,14 @@ function readState(dir: string, name: string): FeedState | null {
 async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptions>): Promise<FeedUpdate> {
   const base = { name: feed.name, source: feed.source };
   if (!isUrl(feed.source)) return { ...base, state: 'local' };
-  const state = readState(dir, feed.name);
+  const kept = readState(dir, feed.name);
+  // A download's validators and entry count belong to its URL: a feed whose URL changed is downloaded whole.
+  const state = kept?.url === feed.source ? kept : null;
   let got: Awaited<ReturnType<typeof download>>;
   try {
     got = await download(feed.source, state, o);
   } catch (e) {
-    return { ...base, state: 'failed', error: (e as Error).message + (state ? '; kept the last good download' : '') };
+    return { ...base, state: 'failed', error: (e as Error).message + (kept ? '; kept the last good download' : '') };
   }
   if (got === null) {
     // A 304 answers a conditional request; with no earlier download there was none to answer.
@@ -103,14 +107,14 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const text = got.body.toString('utf8');
   const parsed = parseFeed(text, feed.format, feed.options);
   const lines = parsed.entries + parsed.badLines.length + parsed.skipped;
-  const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (state ? '; kept the last good download' : '') });
+  const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (kept ? '; kept the last good download' : '') });
   if (parsed.entries < o.minEntries) return reject(`${parsed.entries} entries, fewer than the minimum ${o.minEntries}`);
   if (state && !o.allowShrink && parsed.entries < state.entries * (1 - o.maxShrink))
     return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
   if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
   const path = feedCachePath(dir, feed.name);
   writeAtomic(path, got.body);
-  const next: FeedState = { etag: got.etag, lastModified: got.lastModified, entries: parsed.entries, fetchedAt: new Date().toISOString() };
+  const next: FeedState = { url: feed.source, etag: got.etag, lastModified: got.lastModified, entries: parsed.entries, fetchedAt: new Date().toISOString() };
   writeAtomic(path + '.json', JSON.stringify(next) + '\n');
   return { ...base, state: 'updated', entries: parsed.entries };
 }
