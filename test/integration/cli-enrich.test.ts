@@ -215,7 +215,7 @@ describe('iprecord enrich', () => {
   });
 
   it('a gzip file with bytes after its data: every whole row decoded is written, then exit 2 with the reason', () => {
-    const ips = addresses(20_000);
+    const ips = addresses(8_000);
     const body = gzipSync(ips.join('\n') + '\n');
     for (const [tail, reason] of [
       [Buffer.from('trailing garbage'), 'bytes that are not gzip data after the compressed data'],
@@ -247,7 +247,7 @@ describe('iprecord enrich', () => {
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { ip: string }).ip);
-    expect(got.length).toBeGreaterThan(1000);
+    expect(got.length).toBeGreaterThan(500);
     expect(got).toEqual(ips.slice(0, got.length));
   });
 

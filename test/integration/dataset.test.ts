@@ -120,7 +120,7 @@ describe.each([
     const anonymous = (options.anonymous as string[] | undefined) ?? [];
     const reference = new Reference({ geo, asn, anonymous }, options.threat === undefined ? null : new ThreatTree(readFileSync(threatBin), threatBin), options.flagBaseUrl);
     const engine = openSync({ ...options, memory: 'read' });
-    const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 6_000);
+    const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 3_000);
     let records = 0;
     for (const basic of [false, true]) {
       for (const ip of ips) {

@@ -113,9 +113,10 @@ describe('records', () => {
           expect(isIprecordError(e) && ['PRIVATE_IP', 'RESERVED_IP'].includes(e.code)).toBe(true);
         }
       }),
-      { seed: seed(), numRuns: 5000 },
+      { seed: seed(), numRuns: 2000 },
     );
-    expect(answered).toBeGreaterThan(3000);
+    // Most random addresses are public (about 85 % answer a record).
+    expect(answered).toBeGreaterThan(1200);
   });
 
   it('answer known networks from the embedded data', () => {
@@ -178,7 +179,7 @@ describe('lookupJson', () => {
         same(engine, ip);
         same(engine, ip);
       }),
-      { seed: seed(), numRuns: 3000 },
+      { seed: seed(), numRuns: 1500 },
     );
     same(engine, '8.8.8.8', 'ip,city,threat');
     same(engine, 'nope');
