@@ -22,7 +22,7 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
 
-type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304';
+type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304' | 'everything';
 
 const FEEDS = [
   { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
@@ -80,6 +80,9 @@ d('iprecord update against a faulty server', () => {
         }
         case 'garbage':
           return void res.writeHead(200).end(randomBytes(body.length));
+        case 'everything':
+          // The list as it was, and one valid line more that lists every address of a family.
+          return void res.writeHead(200).end(Buffer.concat([body, Buffer.from(name === 'relay' ? '\n::/0\n' : '\n0.0.0.0/0\n')]));
         case 'shrunk': {
           const lines = body.toString('utf8').split('\n');
           return void res.writeHead(200).end(lines.filter((_, i) => i % 10 === 0 || lines[i].startsWith('#')).join('\n'));
@@ -196,5 +199,36 @@ d('iprecord update against a faulty server', () => {
     // Asked again at the same URL, the new download's own date is sent, and its 304 keeps it.
     const again = await updateDataset(moved, dir, options);
     expect(again.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'unchanged' });
+  }, 30_000);
+
+  it('refuses a list with an entry wider than its feed takes (0.0.0.0/0, ::/0), keeping the last good one; the feed\'s "widest" takes it', async () => {
+    const r0 = await updateDataset(config, dir, options);
+    expect(r0.ok).toBe(true);
+    const good = answers();
+    const before = new Map<string, Buffer>(FEEDS.map((f) => [f.name, readFileSync(feedCachePath(dir, f.name))]));
+    faults.set('tor', 'everything');
+    faults.set('relay', 'everything');
+    const r = await updateDataset(config, dir, options);
+    expect(r.ok).toBe(false);
+    expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^refused: the entry 0\.0\.0\.0-255\.255\.255\.255 covers \d+ public IPv4 addresses, more than a \/8 .*kept the last good download$/),
+    });
+    expect(r.feeds.find((f) => f.name === 'relay')).toMatchObject({ state: 'failed', error: expect.stringMatching(/^refused: the entry ::-ffff:.* covers public IPv6 space wider than a \/16/) });
+    for (const name of ['tor', 'relay']) expect(readFileSync(feedCachePath(dir, name)).equals(before.get(name)!), name).toBe(true);
+    // Addresses on no list answer as before: nothing flagged them.
+    expect(answers()).toEqual(good);
+    const engine = openSync({ data: dir });
+    expect([engine.threat('9.9.9.9').is_tor, engine.threat('2600::1').is_icloud_relay]).toEqual([false, false]);
+    engine.close();
+
+    // Told to take any entry, the feed takes the list, and the line means what it says.
+    const wide = { ...config, feeds: config.feeds.map((f) => (f.name === 'tor' ? { ...f, widest: { ipv4: 0 } } : f)) };
+    const taken = await updateDataset(wide, dir, options);
+    faults.clear();
+    expect(taken.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'updated' });
+    const all = openSync({ data: dir });
+    expect(all.threat('9.9.9.9').is_tor).toBe(true);
+    all.close();
   }, 30_000);
 });

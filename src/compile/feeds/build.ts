@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../../files/write.js';
 import { compileInChild, datasetKey } from '../../dataset/locate.js';
 import type { Blocklist } from '../../types.js';
-import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
+import { isUrl, widestOf, type FeedConfig, type ThreatConfig } from './config.js';
 import { localSources } from '../origins/local.js';
 import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } from './compile.js';
 import { ownEntry, startPool, type PoolWorker } from '../../threads.js';
@@ -185,7 +185,7 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   const owner: number[] = [];
   config.feeds.forEach((f, i) => {
     const file = files[i];
-    const task: PrepareTask | null = file === null ? null : { file, format: f.format, options: f.options, fetched: isUrl(f.source) };
+    const task: PrepareTask | null = file === null ? null : { file, format: f.format, options: f.options, fetched: isUrl(f.source), widest: widestOf(f) };
     const parts = task !== null && f.format === 'list' ? splitList(task.file, threads, options.partBytes ?? PART_BYTES) : [];
     for (const part of parts.length > 1 ? parts : [undefined]) {
       tasks.push(task === null || part === undefined ? task : { ...task, part });

@@ -25,6 +25,7 @@
  * `"disable": ["name"]` drops default feeds.
  */
 
+import { defaultWidest, type Widest } from './widest.js';
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { withoutBom } from '../../files/read.js';
@@ -45,7 +46,12 @@ export interface FeedConfig {
   /** Lists this one aggregates, loaded or not (FireHOL's levels name theirs): feeds that carry a common list count once where they all list an address. */
   readonly includes?: readonly string[];
   readonly options?: ParseOptions;
+  /** The widest entry taken, as the shortest prefix of each family (`widest.ts`; default by category, 0: any). */
+  readonly widest?: Partial<Widest>;
 }
+
+/** The widest entry a feed takes: its own setting over its categories' default. */
+export const widestOf = (feed: FeedConfig): Widest => ({ ...defaultWidest(feed.categories), ...feed.widest });
 
 /** A well-known address that a downloaded database must still answer as stated (country for geo data, ASN for network data). */
 export interface SourceCheck {
@@ -130,8 +136,18 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
   if (o.column !== undefined && typeof o.column !== 'string' && !(Number.isInteger(o.column) && (o.column as number) >= 0)) fail(where, '"options.column" must be a name or an index.');
   if (o.header !== undefined && typeof o.header !== 'boolean') fail(where, '"options.header" must be true or false.');
   if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0)) fail(where, '"options.minHits" must be a whole number.');
+  const w = (f.widest === undefined ? {} : f.widest) as Record<string, unknown>;
+  if (w === null || typeof w !== 'object' || Object.keys(w).some((k) => k !== 'ipv4' && k !== 'ipv6')) fail(where, '"widest" must be { "ipv4": a prefix length, "ipv6": a prefix length }.');
+  for (const [family, most] of [
+    ['ipv4', 32],
+    ['ipv6', 128],
+  ] as const) {
+    const v = w[family];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= most)) fail(where, `"widest.${family}" must be a prefix length from 0 (any entry) to ${most}.`);
+  }
+  const widest = f.widest === undefined ? {} : { widest: w as Partial<Widest> };
   const source = isUrl(f.source) || isAbsolute(f.source) ? f.source : resolve(base, f.source);
-  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, ...(includes === undefined ? {} : { includes }), options: o as ParseOptions };
+  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, ...(includes === undefined ? {} : { includes }), options: o as ParseOptions, ...widest };
 }
 
 /**

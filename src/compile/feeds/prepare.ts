@@ -6,6 +6,7 @@
  * that move between threads without copying.
  */
 
+import { refusal, tooWide, type Widest } from './widest.js';
 import { readFileSync, statSync } from 'node:fs';
 import { readFileRange } from '../../files/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
@@ -21,6 +22,8 @@ export interface PrepareTask {
   readonly fetched: boolean;
   /** A part of a large list: bytes `from` to `to` (whole lines). */
   readonly part?: { readonly from: number; readonly to: number };
+  /** The widest entry taken (`widest.ts`): a wider one refuses the list. */
+  readonly widest: Widest;
 }
 
 /** Sorted, disjoint IPv4 ranges of one hit count. */
@@ -212,6 +215,8 @@ export function prepareFeed(task: PrepareTask): Prepared {
     return { ok: false, missing: (e as NodeJS.ErrnoException).code === 'ENOENT', error: (e as Error).message };
   }
   const parsed = parseFeed(bytes, task.format, task.options);
+  const wide = tooWide(parsed.v4, parsed.v6, task.widest);
+  if (wide !== null) return { ok: false, missing: false, error: refusal(wide) };
   const v4 = layers4(parsed.v4, true);
   return {
     ok: true,

@@ -21,7 +21,8 @@ import { withDirectoryLock } from '../../files/lock.js';
 import { join } from 'node:path';
 import { writeAtomic } from '../../files/write.js';
 import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
-import { isUrl, type FeedConfig, type ThreatConfig } from './config.js';
+import { isUrl, widestOf, type FeedConfig, type ThreatConfig } from './config.js';
+import { refusal, tooWide } from './widest.js';
 import { parseFeed } from './parse.js';
 import { download } from '../../files/http.js';
 import type { SourceUpdate } from '../origins/update.js';
@@ -109,6 +110,8 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const lines = parsed.entries + parsed.badLines.length + parsed.skipped;
   const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (kept ? '; kept the last good download' : '') });
   if (parsed.entries < o.minEntries) return reject(`${parsed.entries} entries, fewer than the minimum ${o.minEntries}`);
+  const wide = tooWide(parsed.v4, parsed.v6, widestOf(feed));
+  if (wide !== null) return reject(refusal(wide));
   if (state && !o.allowShrink && parsed.entries < state.entries * (1 - o.maxShrink))
     return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
   if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);

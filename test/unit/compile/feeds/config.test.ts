@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHECKS, defaultThreatConfig, NO_SOURCES, parseThreatConfig } from '../../../../src/compile/feeds/config.js';
+import { DEFAULT_CHECKS, defaultThreatConfig, NO_SOURCES, parseThreatConfig, widestOf } from '../../../../src/compile/feeds/config.js';
 import DEFAULT_FEEDS from '../../../../src/compile/feeds/default-feeds.json';
 
 const byName = (config: { feeds: readonly { name: string }[] }, name: string) => config.feeds.find((f) => f.name === name);
@@ -109,5 +109,13 @@ describe('feeds that aggregate others', () => {
     const aggregators = defaults.feeds.filter((f) => f.includes !== undefined);
     expect(aggregators.map((f) => f.name)).toEqual(['firehol_level1', 'firehol_level2', 'firehol_level3', 'firehol_level4', 'firehol_abusers_30d']);
     for (const f of aggregators) for (const n of f.includes ?? []) expect(names.has(n), `${f.name} includes ${n}`).toBe(true);
+  });
+
+  it('"widest" takes a prefix length per family, 0 for any entry; a feed without it takes its categories\' default', () => {
+    const feed = (widest: unknown) => ({ feeds: [{ name: 'f', source: 'x.txt', format: 'list', categories: ['bogon'], widest }] });
+    const [f] = parseThreatConfig(feed({ ipv4: 0 }), '/conf').feeds;
+    expect(widestOf(f)).toEqual({ ipv4: 0, ipv6: 4 });
+    expect(widestOf(parseThreatConfig({ feeds: [{ name: 'g', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0])).toEqual({ ipv4: 8, ipv6: 16 });
+    for (const bad of [{ ipv4: 33 }, { ipv6: -1 }, { ipv6: 1.5 }, { ipv5: 8 }, 'wide', null]) expect(() => parseThreatConfig(feed(bad), '/conf'), JSON.stringify(bad)).toThrow(/feeds\[0\]: "widest/);
   });
 });

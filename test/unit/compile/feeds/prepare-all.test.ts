@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const tasks: (PrepareTask | null)[] = Array.from({ length: 9 }, (_, k) => {
   const file = join(dir, `feed${k}.txt`);
   writeFileSync(file, Array.from({ length: 50 * (k + 1) }, (_, i) => `10.${k}.${i >> 8}.${i & 255}`).join('\n') + '\nnot-an-ip\n');
-  return { file, format: 'list', fetched: false } as const;
+  return { file, format: 'list', fetched: false, widest: { ipv4: 8, ipv6: 16 } } as const;
 });
 tasks.push(null);
 const sizes = tasks.map((_, k) => 50 * (k + 1));
