@@ -43,7 +43,7 @@ function asnCsv(rows: number): string {
   return lines.join('\n') + '\n';
 }
 
-type Route = { status?: number; body?: Buffer; stall?: boolean; lastModified?: string };
+type Route = { status?: number; body?: Buffer; stall?: boolean; lastModified?: string; notModifiedToAny?: boolean };
 
 describe('iprecord update: geo and ASN sources from URLs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'iprecord-sources-'));
@@ -60,6 +60,7 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       const r = routes.get(req.url!);
       if (r === undefined) return void res.writeHead(404).end();
       if (r.status !== undefined) return void res.writeHead(r.status).end('failure');
+      if (r.notModifiedToAny && (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined)) return void res.writeHead(304).end();
       const etag = `"${r.body!.length}-${r.body!.subarray(0, 64).toString('hex').length}-${r.body!.readUInt32BE(r.body!.length - 4)}"`;
       if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
       const headers = { 'content-length': String(r.body!.length), etag, 'last-modified': r.lastModified ?? new Date().toUTCString() };
@@ -244,6 +245,21 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     engine.close();
     expect(lookups).toBeGreaterThan(100);
     expect(failures).toBe(0);
+  }, 30_000);
+
+  it("downloads a source whose URL changed whole: the old download's validators are not sent to the new URL", async () => {
+    // The same file name at a new URL (the same place in sources/), from a server that answers any conditional request 304.
+    routes.set('/v2/geo.mmdb', { body: geoMmdb('Fortitude Valley', OLD), notModifiedToAny: true });
+    const moved = parseThreatConfig(
+      { feeds: [], sources: { geo: [`${base}/v2/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 2 } },
+      dir,
+    );
+    const r = await updateDataset(moved, dir, opts);
+    expect(r.sources[0]).toMatchObject({ role: 'geo', state: 'updated' });
+    expect(lookup()).toMatch(/^Fortitude Valley AU /);
+    // Asked again at the same URL, its own validators are sent and its 304 keeps it.
+    expect((await updateDataset(moved, dir, opts)).sources[0]).toMatchObject({ state: 'unchanged' });
+    expect((await updateDataset(config(), dir, opts)).sources[0]).toMatchObject({ state: 'updated' });
   }, 30_000);
 
   it('refuses a 304 when there is no earlier download: nothing is said unchanged that was never had', async () => {

@@ -30,9 +30,9 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * the CLI, the worker threads, types, the README and the addon's source.
  * For now the engine carries both ways of answering (over the databases,
  * and over a compiled dataset); the first goes once the second is the
- * default.
+ * default. 956 kB with the feeds' widest-entry check (about 6 kB).
  */
-const UNPACKED_BUDGET = 950_000;
+const UNPACKED_BUDGET = 965_000;
 
 describe('package', () => {
   it('ESM entry exports what the sources export', async () => {
