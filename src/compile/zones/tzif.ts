@@ -111,18 +111,19 @@ export function parsePosixTz(text: string): PosixTz {
     i += m[0].length;
     return m[0];
   };
-  /** `[+-]hh[:mm[:ss]]` in seconds. */
-  const hms = (): number => {
+  /** `[+-]hh[:mm[:ss]]` in seconds, its hours at most `most` (an offset 24, a transition time 167), minutes and seconds under 60. */
+  const hms = (most: number): number => {
     const m = /^([+-]?)(\d{1,3})(?::(\d{2}))?(?::(\d{2}))?/.exec(text.slice(i)) ?? fail();
+    if (Number(m[2]) > most || Number(m[3] ?? 0) > 59 || Number(m[4] ?? 0) > 59) fail();
     i += m[0].length;
     const s = Number(m[2]) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
     return m[1] === '-' ? -s : s;
   };
   // POSIX offsets are west of UTC.
-  const std = { abbr: name(), utoff: -hms() };
+  const std = { abbr: name(), utoff: -hms(24) };
   if (i === text.length) return { std, transitions: () => [] };
   const dst = { abbr: name(), utoff: std.utoff + 3600 };
-  if (text[i] !== ',' && i < text.length) dst.utoff = -hms();
+  if (text[i] !== ',' && i < text.length) dst.utoff = -hms(24);
   if (text[i] !== ',') fail();
   i++;
   const start = dateRule();
@@ -144,6 +145,9 @@ export function parsePosixTz(text: string): PosixTz {
   function dateRule(): { day(year: number): number; time: number } {
     let day: (year: number) => number;
     const m = /^(?:J(\d{1,3})|(\d{1,3})|M(\d{1,2})\.(\d)\.(\d))/.exec(text.slice(i)) ?? fail();
+    // Jn 1 to 365, n 0 to 365, Mm.w.d with a month 1 to 12, a week 1 to 5 and a weekday 0 to 6.
+    const [j, n, month, week, weekday] = m.slice(1).map((v) => (v === undefined ? null : Number(v)));
+    if ((j !== null && (j < 1 || j > 365)) || (n !== null && n > 365) || (month !== null && (month < 1 || month > 12 || week! < 1 || week! > 5 || weekday! > 6))) fail();
     i += m[0].length;
     if (m[1] !== undefined) {
       // 1 to 365, February 29 never counted.
@@ -166,7 +170,7 @@ export function parsePosixTz(text: string): PosixTz {
     let time = 7200;
     if (text[i] === '/') {
       i++;
-      time = hms();
+      time = hms(167);
     }
     return { day, time };
   }

@@ -45,6 +45,25 @@ describe('POSIX TZ rules (TZif footers)', () => {
     expect([pdt.abbr, pdt.utoff, new Date(pdt.at * 1000).toISOString()]).toEqual(['PDT', -7 * 3600, '2030-03-10T10:00:00.000Z']);
     expect([pst.abbr, pst.utoff, new Date(pst.at * 1000).toISOString()]).toEqual(['PST', -8 * 3600, '2030-11-03T09:00:00.000Z']);
     expect(() => parsePosixTz('PST8PDT,M3.2.0')).toThrow(/unreadable TZ rule/);
+    // Values out of their range: a footer a damaged or crafted file carries, refused (the zone table then gives way to the package's).
+    for (const bad of [
+      'XXX-999YYY,M3.2.0,M11.1.0',
+      'AAA25',
+      'AAA0BBB-25,M3.2.0,M11.1.0',
+      'AAA0:60',
+      'PST8PDT,M0.2.0,M11.1.0',
+      'PST8PDT,M99.2.0,M11.1.0',
+      'PST8PDT,M3.6.0,M11.1.0',
+      'PST8PDT,M3.0.0,M11.1.0',
+      'PST8PDT,M3.2.7,M11.1.0',
+      'PST8PDT,J0,J365',
+      'PST8PDT,J366,J365',
+      'PST8PDT,0,366',
+      'PST8PDT,M3.2.0/168,M11.1.0',
+    ])
+      expect(() => parsePosixTz(bad), bad).toThrow(/unreadable TZ rule/);
+    for (const good of ['<-03>3<-02>,M3.5.0/-2,M10.5.0/-1', 'AAA0BBB,J1/0,J365/167', 'AAA0BBB,0/-167,365/23', '<+1345>-13:45<+1445>,M9.5.0/2:45,M4.1.0/3:45'])
+      expect(() => parsePosixTz(good), good).not.toThrow();
   });
 });
 
