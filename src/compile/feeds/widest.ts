@@ -11,6 +11,10 @@
  * feed's configuration takes any entry.
  */
 
+import { parseCidr } from '../../ip/address.js';
+import { formatIp } from '../../ip/format.js';
+import type { IpVersion } from '../../ip/parse.js';
+import { fromBigInt, toBigInt } from '../../ip/ranges.js';
 import { IPV4_REGISTRY, IPV6_REGISTRY } from '../../ip/special.js';
 import type { Category } from '../../record/threat.js';
 
@@ -25,29 +29,19 @@ export function defaultWidest(categories: readonly Category[]): Widest {
   return { ipv4: 8, ipv6: categories.includes('bogon') ? 4 : 16 };
 }
 
-/** A family's ranges that are not public, as [first, last] pairs of bigints, sorted. */
-function notPublic(registry: typeof IPV4_REGISTRY, bits: number): [bigint, bigint][] {
+/** A family's ranges that are not public: the special-purpose registry's private and reserved ones, as [first, last]. */
+function notPublic(registry: typeof IPV4_REGISTRY): [bigint, bigint][] {
   return registry
     .filter(([, kind]) => kind !== 'global')
     .map(([cidr]): [bigint, bigint] => {
-      const [text, prefix] = cidr.split('/');
-      const first = bits === 32 ? text.split('.').reduce((n, p) => (n << 8n) | BigInt(p), 0n) : words6(expand6(text));
-      return [first, first + (1n << BigInt(bits - Number(prefix))) - 1n];
+      const { address, prefix } = parseCidr(cidr)!;
+      const first = toBigInt(address);
+      return [first, first + (1n << BigInt((address.version === 4 ? 32 : 128) - prefix)) - 1n];
     });
 }
 
-/** The eight groups of an IPv6 address's text (a registry's compressed form). */
-function expand6(text: string): number[] {
-  const [head, tail = ''] = text.split('::');
-  const a = head === '' ? [] : head.split(':').map((g) => Number.parseInt(g, 16));
-  const b = tail === '' ? [] : tail.split(':').map((g) => Number.parseInt(g, 16));
-  return [...a, ...new Array<number>(8 - a.length - b.length).fill(0), ...b];
-}
-
-const words6 = (groups: readonly number[]): bigint => groups.reduce((n, g) => (n << 16n) | BigInt(g), 0n);
-
-const V4_NOT_PUBLIC = notPublic(IPV4_REGISTRY, 32);
-const V6_NOT_PUBLIC = notPublic(IPV6_REGISTRY, 128);
+const V4_NOT_PUBLIC = notPublic(IPV4_REGISTRY);
+const V6_NOT_PUBLIC = notPublic(IPV6_REGISTRY);
 const V6_UNICAST: [bigint, bigint] = [0x2n << 124n, (0x4n << 124n) - 1n];
 
 const overlap = (a: bigint, b: bigint, [c, d]: readonly [bigint, bigint]): bigint => (a > d || b < c ? 0n : (b < d ? b : d) - (a > c ? a : c) + 1n);
@@ -60,11 +54,8 @@ function publicSize(first: bigint, last: bigint, unicast: readonly [bigint, bigi
   return excluded.reduce((n, r) => n - overlap(a, b, r), b - a + 1n);
 }
 
-const v4Text = (n: bigint) => [24n, 16n, 8n, 0n].map((s) => (n >> s) & 255n).join('.');
-const v6Text = (n: bigint) =>
-  Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16))
-    .join(':')
-    .replace(/(^|:)0(:0)+(:|$)/, '::');
+/** `first-last` as addresses. */
+const span = (version: IpVersion, first: bigint, last: bigint) => `${formatIp(version, fromBigInt(version, first))}-${formatIp(version, fromBigInt(version, last))}`;
 
 /**
  * The first entry wider than `widest` allows, said in words, or null.
@@ -78,8 +69,9 @@ export function tooWide(
   const cap4 = widest.ipv4 <= 0 ? Infinity : 2 ** (32 - widest.ipv4);
   for (let i = 0; i < v4.length; i++) {
     if (v4.end[i] - v4.start[i] + 1 <= cap4) continue;
-    const size = publicSize(BigInt(v4.start[i]), BigInt(v4.end[i]), [0n, 0xffffffffn], V4_NOT_PUBLIC);
-    if (size > BigInt(cap4)) return `the entry ${v4Text(BigInt(v4.start[i]))}-${v4Text(BigInt(v4.end[i]))} covers ${size} public IPv4 addresses, more than a /${widest.ipv4}`;
+    const [first, last] = [BigInt(v4.start[i]), BigInt(v4.end[i])];
+    const size = publicSize(first, last, [0n, 0xffffffffn], V4_NOT_PUBLIC);
+    if (size > BigInt(cap4)) return `the entry ${span(4, first, last)} covers ${size} public IPv4 addresses, more than a /${widest.ipv4}`;
   }
   if (widest.ipv6 <= 0) return null;
   const cap6 = 1n << BigInt(128 - widest.ipv6);
@@ -88,10 +80,10 @@ export function tooWide(
     const o = i * 8;
     // Within one block of the cap's prefix (the first bits of start and end alike): no wider than it.
     if (widest.ipv6 <= 32 && w[o] >>> (32 - widest.ipv6) === w[o + 4] >>> (32 - widest.ipv6)) continue;
-    const first = words6([w[o] >>> 16, w[o] & 0xffff, w[o + 1] >>> 16, w[o + 1] & 0xffff, w[o + 2] >>> 16, w[o + 2] & 0xffff, w[o + 3] >>> 16, w[o + 3] & 0xffff]);
-    const last = words6([w[o + 4] >>> 16, w[o + 4] & 0xffff, w[o + 5] >>> 16, w[o + 5] & 0xffff, w[o + 6] >>> 16, w[o + 6] & 0xffff, w[o + 7] >>> 16, w[o + 7] & 0xffff]);
+    const first = toBigInt({ version: 6, words: [w[o], w[o + 1], w[o + 2], w[o + 3]] });
+    const last = toBigInt({ version: 6, words: [w[o + 4], w[o + 5], w[o + 6], w[o + 7]] });
     const size = publicSize(first, last, V6_UNICAST, V6_NOT_PUBLIC);
-    if (size > cap6) return `the entry ${v6Text(first)}-${v6Text(last)} covers public IPv6 space wider than a /${widest.ipv6}`;
+    if (size > cap6) return `the entry ${span(6, first, last)} covers public IPv6 space wider than a /${widest.ipv6}`;
   }
   return null;
 }

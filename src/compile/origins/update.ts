@@ -166,10 +166,10 @@ interface Staged {
 /** Downloads and validates one URL source, staging it (`commit` takes it). */
 async function updateSource(role: SourceRole, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & ShrinkRules, staged: Staged[]): Promise<SourceUpdate> {
   const path = sourcePath(dir, role, index, url);
-  const kept = existsSync(path) && readDownloadState(path) !== null ? '; kept the last good download' : '';
+  const earlier = existsSync(path) ? readDownloadState(path) : null;
+  const kept = earlier !== null ? '; kept the last good download' : '';
   // What an earlier download says (its validators for a conditional request, its size for the shrink rules) holds for the
   // URL it came from: a source whose URL changed is downloaded whole and checked on its own.
-  const earlier = existsSync(path) ? readDownloadState(path) : null;
   const last = earlier?.url === url ? earlier : null;
   const tmp = `${path}.${process.pid}.download`;
   const plain = `${path}.${process.pid}.plain`;
