@@ -111,7 +111,7 @@ class ApiServer implements IprecordServer {
     private readonly options: ServerOptions,
     private readonly link: WorkerLink | SharedCounts | null,
   ) {
-    this.log = options.accessLog == null ? null : new AccessLog(options.accessLog);
+    this.log = options.accessLog == null ? null : new AccessLog(options.accessLog, (text) => keys.isKey(text));
     if (options.metricsPort !== undefined) {
       const counters = new ServerMetrics(engine);
       this.counters = counters;

@@ -150,6 +150,11 @@ export class KeyStore {
     return account;
   }
 
+  /** Whether a text is one of the keys (for the access log, which must not write one; false without keys). */
+  isKey(text: string): boolean {
+    return this.open === null && this.byDigest.has(digestOf(text));
+  }
+
   accounts(): IterableIterator<Account> {
     return this.byDigest.values();
   }

@@ -6,7 +6,8 @@
  *
  * The second column is the key's name from the keys file (`-` without a
  * key); the key itself is never written: the value of every parameter
- * whose name looks like a key is redacted.
+ * whose name looks like a key is redacted, and so is any part of the
+ * path or query that is one of the server's keys, under whatever name.
  */
 
 /** Bytes held before a write. */
@@ -21,7 +22,11 @@ export class AccessLog {
   private second = -1;
   private stamp = '';
 
-  constructor(private readonly out: NodeJS.WritableStream) {}
+  /** `isKey` tells whether a text is one of the server's keys (never true without keys). */
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly isKey: (text: string) => boolean = () => false,
+  ) {}
 
   request(remote: string, label: string, method: string, target: string, httpVersion: string, status: number, bytes: number, ms: number): void {
     const now = Date.now();
@@ -30,7 +35,7 @@ export class AccessLog {
       this.second = s;
       this.stamp = new Date(s * 1000).toISOString().slice(0, 19) + 'Z';
     }
-    this.push(`${remote} ${label} [${this.stamp}] "${clean(method)} ${redact(target)} HTTP/${httpVersion}" ${status} ${bytes} ${ms.toFixed(2)}ms\n`);
+    this.push(`${remote} ${label} [${this.stamp}] "${clean(method)} ${redact(target, this.isKey)} HTTP/${httpVersion}" ${status} ${bytes} ${ms.toFixed(2)}ms\n`);
   }
 
   private push(line: string): void {
@@ -67,30 +72,52 @@ function clean(s: string): string {
 }
 
 /**
- * The request target with the value of every query parameter whose name
- * looks like a key replaced: `api-key`, and the names the server does not
- * read but a client may send a key under (`apikey`, `api_key`, `API-KEY`,
- * `token`, `secret`...), compared as decoded; a pair after a second `?`
- * or a `;` counts as a pair too.
+ * The request target with every credential replaced by `[redacted]`:
+ * - the value of a query parameter whose name looks like a key (`api-key`,
+ *   and the names the server does not read but a client may send a key
+ *   under: `apikey`, `api_key`, `API-KEY`, `token`, `secret`...), compared
+ *   as decoded, also when the pair is itself a value (`q=api-key%3DK`,
+ *   `=api-key=K`); a pair after a second `?` or a `;` counts as a pair;
+ * - a parameter with no value (`?KEY`);
+ * - any path segment or parameter value holding one of the server's keys,
+ *   whatever its name (`?k=KEY`, `GET /KEY`).
  */
-function redact(target: string): string {
+export function redact(target: string, isKey: (text: string) => boolean = () => false): string {
   const q = target.indexOf('?');
-  if (q < 0) return clean(target);
-  // Each parameter as decoded (`api-key%3DKEY` is `api-key=KEY`); one with no value may be a key given bare (`?KEY`).
+  const path = (q < 0 ? target : target.slice(0, q))
+    .split('/')
+    .map((segment) => (segment.length >= MIN_KEY && holdsKey(decoded(segment), isKey) ? '[redacted]' : segment))
+    .join('/');
+  if (q < 0) return clean(path);
   const query = target
     .slice(q + 1)
     .split(/([&;?])/)
     .map((part, i) => {
       if (i % 2 === 1 || part === '') return part;
-      const decoded = decodeName(part);
-      const eq = decoded.indexOf('=');
-      if (eq < 0) return '[redacted]';
-      if (!looksLikeKey(decoded.slice(0, eq))) return part;
+      const text = decoded(part);
+      const pieces = text.split('=');
+      if (pieces.length === 1) return '[redacted]';
+      // The first name that says a credential follows; the first piece's raw spelling is kept.
+      let at = pieces.findIndex((name, j) => j < pieces.length - 1 && looksLikeKey(name));
+      if (at < 0 && holdsKey(text, isKey)) at = 0;
+      if (at < 0) return part;
       const raw = part.indexOf('=');
-      return `${raw < 0 ? decoded.slice(0, eq) : part.slice(0, raw)}=[redacted]`;
+      const name = at === 0 && raw >= 0 ? part.slice(0, raw) : pieces.slice(0, at + 1).join('=');
+      return `${name}=[redacted]`;
     })
     .join('');
-  return clean(target.slice(0, q + 1) + query);
+  return clean(`${path}?${query}`);
+}
+
+/** Keys are at least this long (keys.ts refuses shorter ones). */
+const MIN_KEY = 8;
+
+/** Whether a decoded text, or one of its words, is a key of the server. */
+function holdsKey(text: string, isKey: (text: string) => boolean): boolean {
+  if (text.length < MIN_KEY) return false;
+  const words = [text, ...text.split(/[=,;&?/]+/).filter((word) => word.length >= MIN_KEY && word !== text)];
+  // A `+` in a query may stand for a space.
+  return words.some((word) => isKey(word) || (word.includes('+') && isKey(word.replace(/\+/g, ' '))));
 }
 
 /** Whether a parameter's name says its value is a credential. */
@@ -99,10 +126,15 @@ function looksLikeKey(name: string): boolean {
   return /key|token|secret|passw|auth|signature|credential/.test(n);
 }
 
-function decodeName(name: string): string {
-  try {
-    return decodeURIComponent(name.replace(/\+/g, ' '));
-  } catch {
-    return name;
+/** Percent-decoded, twice at most (`api-key%253DK` is `api-key=K` too); as given where it does not decode. */
+function decoded(text: string): string {
+  let out = text;
+  for (let round = 0; round < 2 && out.includes('%'); round++) {
+    try {
+      out = decodeURIComponent(out);
+    } catch {
+      break;
+    }
   }
+  return out;
 }

@@ -351,8 +351,15 @@ describe('server: errors, keys and plans', () => {
     ]) {
       await fetch(`${base}/8.8.8.8?${query}`);
     }
+    // One of the server's keys under any name, inside a value, or as the path.
+    for (const target of [`/8.8.8.8?=api-key=${BIZ}`, `/8.8.8.8?k=${BIZ}`, `/8.8.8.8?q=api-key%3D${BIZ}`, `/${BIZ}`, `/${encodeURIComponent(BIZ)}?fields=ip`]) {
+      await fetch(`${base}${target}`);
+    }
     await new Promise((r) => setTimeout(r, 300));
     expect(logText).not.toContain(secret);
+    expect(logText).not.toContain(BIZ);
+    expect(logText).toContain('"GET /[redacted] HTTP/1.1"');
+    expect(logText).toContain('"GET /8.8.8.8?k=[redacted] HTTP/1.1"');
     expect(logText).toContain('"GET /8.8.8.8?fields=ip?api-key=[redacted] HTTP/1.1" 401');
   });
 
