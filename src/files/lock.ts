@@ -8,7 +8,10 @@
  * since, no process has its id, the process with its id started at
  * another time (the id was reused), or the id is this process's own and
  * the token is not one this process made (a container restarted: its
- * first process always gets the same id). A stale lock is taken over by
+ * first process always gets the same id). A lock in the format before
+ * tokens (a bare process id) is stale when the process with that id
+ * started after the lock was written, the machine booted since, or that
+ * process is not Node's (the id names another process). A stale lock is taken over by
  * one process only: the one that creates `.lock.takeover-<token>` with
  * O_EXCL removes it; the others wait for the lock as for any other.
  */
@@ -31,6 +34,8 @@ interface Owner {
   readonly boot: string;
   /** The process's start, in clock ticks since boot (Linux), or ''. */
   readonly start: string;
+  /** Read from a lock in the format before tokens: a bare process id. */
+  readonly bare?: boolean;
 }
 
 /** Tokens of the locks this process holds. */
@@ -56,6 +61,39 @@ function startOf(pid: number): string {
   return fields[19] ?? '';
 }
 
+/** When the machine booted, in ms since the epoch (`btime` of /proc/stat), or null where it cannot be read. */
+function bootedAtMs(): number | null {
+  const btime = /^btime (\d+)$/m.exec(readText('/proc/stat') ?? '');
+  return btime === null ? null : Number(btime[1]) * 1000;
+}
+
+/** Clock ticks a second of /proc/<pid>/stat: USER_HZ, 100 on every Linux architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * Whether the process with this id began after `writtenMs`, or the machine
+ * booted after it: a lock written then cannot be its. False where Linux's
+ * /proc cannot tell. `btime` is whole seconds, hence the 2 s of margin.
+ */
+function startedAfter(pid: number, writtenMs: number): boolean {
+  const booted = bootedAtMs();
+  if (booted === null) return false;
+  if (booted > writtenMs + 2000) return true;
+  const start = startOf(pid);
+  if (!/^\d+$/.test(start)) return false;
+  return booted + (Number(start) / TICKS_PER_SECOND) * 1000 > writtenMs + 2000;
+}
+
+/** Whether the process's command line names Node or iprecord (true where /proc cannot tell): only such a process made a lock of the old format. */
+function runsNode(pid: number): boolean {
+  const cmdline = readText(`/proc/${pid}/cmdline`);
+  if (cmdline === null || cmdline === '') return true;
+  return cmdline
+    .split('\0')
+    .slice(0, 2)
+    .some((arg) => /node|iprecord/i.test(arg));
+}
+
 /** Whether a process with this id runs (one of another user counts as running). */
 function alive(pid: number): boolean {
   try {
@@ -68,7 +106,7 @@ function alive(pid: number): boolean {
 
 /** A lock's owner as written (a bare process id: the format before tokens), or null when unreadable. */
 function parseOwner(text: string): Owner | null {
-  if (/^\d+$/.test(text)) return { token: '', pid: Number(text), boot: '', start: '' };
+  if (/^\d+$/.test(text)) return { token: '', pid: Number(text), boot: '', start: '', bare: true };
   try {
     const o = JSON.parse(text) as Owner;
     return typeof o.token === 'string' && Number.isInteger(o.pid) ? o : null;
@@ -77,11 +115,12 @@ function parseOwner(text: string): Owner | null {
   }
 }
 
-/** Whether the maker of a lock cannot be running. */
-function isStale(owner: Owner): boolean {
+/** Whether the maker of a lock cannot be running; `writtenMs` is the lock file's modification time. */
+function isStale(owner: Owner, writtenMs: number): boolean {
   if (owner.pid === process.pid) return !held.has(owner.token);
   if (owner.boot !== '' && owner.boot !== bootId()) return true;
   if (owner.pid <= 0 || !alive(owner.pid)) return true;
+  if (owner.bare === true) return startedAfter(owner.pid, writtenMs) || !runsNode(owner.pid);
   const start = startOf(owner.pid);
   return owner.start !== '' && start !== '' && start !== owner.start;
 }
@@ -112,6 +151,15 @@ function takeOver(path: string, text: string, owner: Owner): boolean {
     return true;
   } finally {
     rmSync(marker, { force: true });
+  }
+}
+
+/** A file's modification time in ms, or now where it is gone (then the lock is read again). */
+function writtenAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return Date.now();
   }
 }
 
@@ -148,7 +196,7 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
         const text = readText(path);
         if (text === null) continue; // released meanwhile
         const other = parseOwner(text);
-        if (other === null || isStale(other)) {
+        if (other === null || isStale(other, writtenAt(path))) {
           // An unreadable lock (a write cut short) is as stale as a dead owner's.
           if (takeOver(path, text, other ?? { token: 'unreadable', pid: 0, boot: '', start: '' })) continue;
         } else if (!told) {

@@ -6,7 +6,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,26 @@ describe('directory lock', () => {
       await expect(take(fresh(JSON.stringify({ token: 'c', pid: child.pid, boot: bootId(), start })))).rejects.toThrow(new RegExp(`process ${child.pid}`));
     } finally {
       child.kill();
+    }
+  });
+
+  it.skipIf(process.platform !== 'linux')('a lock of the format before tokens (a bare id) is waited for while its Node process runs, taken over when the id names another process', async () => {
+    // Another program under the id: not the lock's maker.
+    const sleeper = spawn('sleep', ['30']);
+    // A Node process that started before the lock was written: its maker, as far as the lock can say.
+    const node = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      await expect(take(fresh(String(sleeper.pid)))).resolves.toBe('held');
+      await expect(take(fresh(String(node.pid)))).rejects.toThrow(new RegExp(`process ${node.pid}`));
+      // The same id on a lock written an hour before that process started: the id was reused.
+      const old = fresh(String(node.pid));
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(join(old, '.lock'), hourAgo, hourAgo);
+      await expect(take(old)).resolves.toBe('held');
+    } finally {
+      sleeper.kill();
+      node.kill();
     }
   });
 
