@@ -189,6 +189,9 @@ export interface FactsDatabase<R extends Role> {
   readonly facts: (offset: number) => RoleFacts[R] | null;
 }
 
+/** What each role's databases hold, in words. */
+const ROLE_DATA: Readonly<Record<Role, string>> = { geo: 'location data (geo)', asn: 'network owner data (asn)', anonymous: 'anonymity data (anonymous)' };
+
 /**
  * Opens a database for a role: an MMDB file of a schema that can serve it,
  * or (ASN only) range CSVs.
@@ -215,7 +218,12 @@ export function openDatabase<R extends Role>(source: SourceFile, role: R): Facts
   const file = new MmdbFile(buf, path);
   const schema = detectSchema(file, path);
   const adapter = ADAPTERS[role][schema] as Adapter<RoleFacts[R]> | undefined;
-  if (adapter === undefined || !ROLES[schema].includes(role)) throw new InvalidDatasetError(`${path}: a ${schema} database cannot serve as a ${role} database.`);
+  if (adapter === undefined || !ROLES[schema].includes(role)) {
+    const serves = ROLES[schema];
+    throw new InvalidDatasetError(
+      `${path} (database_type "${file.metadata.databaseType}") holds ${serves.map((r) => ROLE_DATA[r]).join(' and ')}, not ${ROLE_DATA[role]}: give it as ${serves.map((r) => `"${r}"`).join(' or ')}.`,
+    );
+  }
   const m = file.metadata;
   const buildEpoch = m.buildEpoch.toISOString();
   const info: DatabaseInfo = { role, path, schema, databaseType: m.databaseType, buildEpoch, ipVersion: m.ipVersion, nodeCount: m.nodeCount, bytes: file.size, ...describeOrigin(path, buildEpoch) };

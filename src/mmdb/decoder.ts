@@ -49,7 +49,14 @@ export class Decoder {
   /** Next offset after the last `decodeAt`. */
   private cursor = 0;
 
-  constructor(buf: Buffer, base: number, end: number) {
+  /** `name` (the file's path) begins every error; `section` names the part decoded. */
+  constructor(
+    buf: Buffer,
+    base: number,
+    end: number,
+    private readonly name = 'MMDB file',
+    private readonly section = 'data section',
+  ) {
     this.buf = buf;
     this.base = base;
     this.end = end;
@@ -66,11 +73,11 @@ export class Decoder {
   }
 
   private fail(what: string, offset: number): never {
-    throw new InvalidDatasetError(`Corrupt MMDB data section: ${what} at byte ${offset}.`);
+    throw new InvalidDatasetError(`${this.name}: corrupt MMDB ${this.section}: ${what} at byte ${offset}.`);
   }
 
   private need(offset: number, length: number): void {
-    if (offset + length > this.end || offset < this.base) this.fail('value past the end of the data section', offset);
+    if (offset + length > this.end || offset < this.base) this.fail(`value past the end of the ${this.section}`, offset);
   }
 
   private value(offset: number, depth: number): MmdbValue {
@@ -169,7 +176,7 @@ export class Decoder {
     else p = buf.readUInt32BE(offset);
     this.cursor = offset + ss + 1;
     const target = this.base + p;
-    if (target >= this.end) this.fail('pointer past the end of the data section', offset - 1);
+    if (target >= this.end) this.fail(`pointer past the end of the ${this.section}`, offset - 1);
     return target;
   }
 
@@ -177,7 +184,7 @@ export class Decoder {
     const s = this.buf.toString('utf8', offset, offset + size);
     // Node replaces invalid UTF-8 with U+FFFD; tell that from a real U+FFFD.
     if (s.includes('\ufffd') && !isUtf8(this.buf.subarray(offset, offset + size))) {
-      throw new InvalidDatasetError(`Corrupt MMDB data section: invalid UTF-8 at byte ${offset}.`);
+      this.fail('invalid UTF-8', offset);
     }
     return s;
   }

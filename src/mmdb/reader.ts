@@ -1,14 +1,15 @@
 /**
  * An MMDB file opened for lookups on numbers.
  *
- * mmdb-lib parses and checks the metadata (record size, node count, IP
- * version); iprecord walks the search tree itself on the uint32 words of an
- * already parsed address, and decodes with its own bounded `Decoder`. The
+ * The metadata is read with the same bounded `Decoder` as the data, and
+ * each member checked (record size, node count, IP version, build epoch),
+ * so that a damaged file is refused in the project's words, naming the
+ * file. iprecord walks the search tree itself on the uint32 words of an
+ * already parsed address. The
  * walk and the decoder are chosen once, at open, for the file's record size
  * (the tree's layout: `tree.ts`).
  */
 
-import { Reader } from 'mmdb-lib';
 import { InvalidDatasetError } from '../errors.js';
 import type { IpVersion } from '../ip/parse.js';
 import { Decoder, type MmdbValue } from './decoder.js';
@@ -17,6 +18,8 @@ import { Jump, JUMP_BITS, READS, walked, WALKS, type Walk } from './tree.js';
 /** The 16 zero bytes between the search tree and the data section. */
 const DATA_SECTION_SEPARATOR_SIZE = 16;
 const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
+/** The metadata is within this many bytes of the end (the format's limit). */
+const METADATA_MAX_SIZE = 128 * 1024;
 
 export interface MmdbMetadata {
   readonly databaseType: string;
@@ -53,46 +56,56 @@ export class MmdbFile {
   /**
    * @throws InvalidDatasetError when the file is not a readable MMDB.
    */
-  constructor(buf: Buffer, name: string) {
-    let reader: Reader<never>;
-    try {
-      reader = new Reader<never>(buf);
-    } catch (cause) {
-      throw new InvalidDatasetError(`${name} is not a valid MMDB file: ${(cause as Error).message}`, { cause });
-    }
-    const m = reader.metadata;
-    const recordSize = m.recordSize as 24 | 28 | 32;
-    if (m.binaryFormatMajorVersion !== 2) throw new InvalidDatasetError(`${name}: unsupported MMDB format version ${String(m.binaryFormatMajorVersion)}.`);
-    if (m.ipVersion !== 4 && m.ipVersion !== 6) throw new InvalidDatasetError(`${name}: invalid ip_version ${String(m.ipVersion)}.`);
-    if (!Number.isSafeInteger(m.nodeCount) || m.nodeCount <= 0) throw new InvalidDatasetError(`${name}: invalid node_count.`);
-    if (Number.isNaN(m.buildEpoch.getTime())) throw new InvalidDatasetError(`${name}: invalid build_epoch.`);
+  constructor(
+    buf: Buffer,
+    private readonly name: string,
+  ) {
     const markerAt = buf.lastIndexOf(METADATA_MARKER);
-    const treeSize = (m.nodeCount * recordSize) / 4;
+    if (markerAt < 0 || markerAt < buf.length - METADATA_MAX_SIZE) throw new InvalidDatasetError(`${name} is not an MMDB file: no metadata marker in its last 128 KiB.`);
+    const metaStart = markerAt + METADATA_MARKER.length;
+    const meta = new Decoder(buf, metaStart, buf.length, name, 'metadata').decode(metaStart);
+    if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || meta instanceof Uint8Array) throw new InvalidDatasetError(`${name}: the MMDB metadata is not a map.`);
+    const major = meta.binary_format_major_version;
+    if (major !== 2) throw new InvalidDatasetError(`${name}: unsupported MMDB format version ${String(major)}.`);
+    const ipVersion = meta.ip_version;
+    if (ipVersion !== 4 && ipVersion !== 6) throw new InvalidDatasetError(`${name}: invalid ip_version ${String(ipVersion)}.`);
+    const recordSize = meta.record_size;
+    if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) throw new InvalidDatasetError(`${name}: invalid record_size ${String(recordSize)}.`);
+    const nodeCount = meta.node_count;
+    if (typeof nodeCount !== 'number' || !Number.isSafeInteger(nodeCount) || nodeCount <= 0) throw new InvalidDatasetError(`${name}: invalid node_count.`);
+    const epoch = meta.build_epoch;
+    const buildEpoch = new Date(typeof epoch === 'number' ? epoch * 1000 : NaN);
+    if (Number.isNaN(buildEpoch.getTime())) throw new InvalidDatasetError(`${name}: invalid build_epoch.`);
+    const treeSize = (nodeCount * recordSize) / 4;
     if (treeSize + DATA_SECTION_SEPARATOR_SIZE > markerAt) {
-      throw new InvalidDatasetError(`${name}: the search tree (node_count ${m.nodeCount}) is larger than the file.`);
+      throw new InvalidDatasetError(`${name}: the search tree (node_count ${nodeCount}) is larger than the file.`);
     }
+    const description = meta.description;
     this.metadata = {
-      databaseType: String(m.databaseType ?? ''),
-      ipVersion: m.ipVersion,
+      databaseType: typeof meta.database_type === 'string' ? meta.database_type : '',
+      ipVersion,
       recordSize,
-      nodeCount: m.nodeCount,
-      buildEpoch: m.buildEpoch,
-      languages: Array.isArray(m.languages) ? m.languages.map(String) : [],
-      description: (m.description && typeof m.description === 'object' ? m.description : {}) as Record<string, string>,
+      nodeCount,
+      buildEpoch,
+      languages: Array.isArray(meta.languages) ? meta.languages.map(String) : [],
+      description:
+        description !== null && typeof description === 'object' && !Array.isArray(description) && !(description instanceof Uint8Array)
+          ? (Object.fromEntries(Object.entries(description).map(([k, v]) => [k, String(v)])) as Record<string, string>)
+          : {},
     };
     this.buf = buf;
     this.size = buf.length;
-    this.nodeCount = m.nodeCount;
+    this.nodeCount = nodeCount;
     this.treeSize = treeSize;
     this.dataEnd = markerAt;
     this.walk = WALKS[recordSize];
-    this.decoder = new Decoder(buf, treeSize + DATA_SECTION_SEPARATOR_SIZE, markerAt);
+    this.decoder = new Decoder(buf, treeSize + DATA_SECTION_SEPARATOR_SIZE, markerAt, name);
     // IPv4 addresses live at ::/96 of an IPv6 tree: find that node once.
     let node = 0;
     let depth = 0;
-    if (m.ipVersion === 6) {
+    if (ipVersion === 6) {
       const read = READS[recordSize];
-      for (; depth < 96 && node < m.nodeCount; depth++) node = read(buf, node, 0);
+      for (; depth < 96 && node < nodeCount; depth++) node = read(buf, node, 0);
     }
     this.ipv4Start = node;
     this.ipv4StartDepth = depth;
@@ -153,7 +166,7 @@ export class MmdbFile {
   private dataOffset(record: number): number {
     const offset = record - this.nodeCount + this.treeSize;
     if (record < this.nodeCount + DATA_SECTION_SEPARATOR_SIZE || offset >= this.dataEnd) {
-      throw new InvalidDatasetError(`Corrupt MMDB search tree: record ${record} points outside the data section.`);
+      throw new InvalidDatasetError(`${this.name}: corrupt MMDB search tree: record ${record} points outside the data section.`);
     }
     return offset;
   }
@@ -201,7 +214,7 @@ export class MmdbFile {
         const record = read(this.buf, node, bit);
         if (record < count) {
           if (record <= node && (record !== aliasTarget || v4)) {
-            throw new InvalidDatasetError(`Corrupt MMDB search tree: node ${node} points back to node ${record}.`);
+            throw new InvalidDatasetError(`${this.name}: corrupt MMDB search tree: node ${node} points back to node ${record}.`);
           }
           stack.push(record);
           inV4.push(v4);

@@ -260,6 +260,9 @@ describe.each(SUITES.map((s) => ({ ...s, files: s.present ? damaged(s.root) : []
     const started = Date.now();
     const error = openAndProbe(file, false);
     expect(error).toBeInstanceOf(InvalidDatasetError);
+    // In the project's words, naming the file: never a JavaScript engine's message.
+    expect((error as Error).message.startsWith(`${file}`)).toBe(true);
+    expect((error as Error).message).not.toMatch(/call stack|Unknown type|out of range\. It must|Extended Type|undefined|NaN/);
     if (throughChild.has(file)) expect(openAndProbe(file, true)).toEqual(error);
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -274,6 +277,19 @@ describe.each(SUITES.map((s) => ({ ...s, files: s.present ? damaged(s.root) : []
   // MaxMind's two files here are damaged only where the tree walk notices (metadata, a tree record).
   it.each(suite.files.filter((f) => !/last-in-metadata|corrupt-search-tree|truncated/.test(f)).map((f) => [name(f), f]))('%s: verify() finds the defect', (_name, file) => {
     expect(() => new MmdbFile(readFileSync(file), file).verify()).toThrow(InvalidDatasetError);
+  });
+
+  it('a database given for data it does not hold is named with its type and the role it serves', () => {
+    const country = testDb(
+      suite.root,
+      suite.geo.find((name) => name.includes('Country'))!,
+    );
+    const asn = testDb(suite.root, suite.asn);
+    const escaped = country.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(() => openSync({ geo: SMALL.geo, asn: country })).toThrow(
+      new RegExp(`^${escaped} \\(database_type "[\\w-]*Country"\\) holds location data \\(geo\\), not network owner data \\(asn\\): give it as "geo"\\.$`),
+    );
+    expect(() => openSync({ geo: asn, asn: SMALL.asn })).toThrow(/\(database_type "GeoLite2-ASN"\) holds network owner data \(asn\), not location data \(geo\): give it as "asn"\./);
   });
 
   it('every valid test database verifies', () => {
