@@ -48,14 +48,24 @@ export function openRegular(path: string): { fd: number; stat: BigIntStats } {
   }
 }
 
-/** A small regular file's text (a pointer, a manifest, a configuration). @throws Error as `openRegular` */
-export function readRegularText(path: string): string {
+/**
+ * A regular file's bytes, refused before any read when it holds more than
+ * `maxBytes` (a file linked to a device or grown by mistake costs nothing).
+ * @throws Error as `openRegular`; code `ETOOBIG` for a file over the cap
+ */
+export function readRegular(path: string, maxBytes = Number.MAX_SAFE_INTEGER): Buffer {
   const { fd, stat } = openRegular(path);
   try {
-    return readRange(fd, (n) => Buffer.alloc(n), 0, Number(stat.size)).toString('utf8');
+    if (stat.size > BigInt(maxBytes)) throw Object.assign(new Error(`${path} holds ${stat.size} bytes, more than the ${maxBytes} it may`), { code: 'ETOOBIG' });
+    return readRange(fd, (n) => Buffer.alloc(n), 0, Number(stat.size));
   } finally {
     closeSync(fd);
   }
+}
+
+/** A small regular file's text (a pointer, a manifest, a configuration). @throws Error as `readRegular` */
+export function readRegularText(path: string, maxBytes?: number): string {
+  return readRegular(path, maxBytes).toString('utf8');
 }
 
 /**

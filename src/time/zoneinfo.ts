@@ -8,8 +8,9 @@
  * `compile/zones/` reads the rules.
  */
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { openRegular } from '../files/read.js';
 import { PACKAGE_ZONES } from './zone.js';
 
 /** The zoneinfo directory the system's tz functions read. */
@@ -20,7 +21,8 @@ export function zoneinfoRelease(dir: string): string | null {
   const head = (name: string) => {
     let fd: number | undefined;
     try {
-      fd = openSync(join(dir, name), 'r');
+      // A regular file only: a FIFO here would hold the open forever.
+      fd = openRegular(join(dir, name)).fd;
       const b = Buffer.alloc(64);
       return b.toString('latin1', 0, readSync(fd, b, 0, 64, 0));
     } catch {

@@ -7,6 +7,7 @@
  * rules were used.
  */
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,10 +73,55 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
     expect(earlier.zone).toMatchObject({ name: 'Australia/Brisbane', abbr: 'AEST', offset: '+1000' });
   });
 
-  it("give way to the package's table, whole, when a zone's file cannot be read", async () => {
-    const bad = join(dir, 'not-tzif');
-    writeFileSync(bad, 'not a TZif file');
-    makeZoneinfo('2099b', bad);
+  /** A TZif file of `changes` transitions an hour apart from 2021, between two local time types. */
+  function busyTzif(changes: number): Buffer {
+    const chars = Buffer.from('AAA\0BBB\0', 'latin1');
+    const head = (counts: number[]) => {
+      const h = Buffer.alloc(44);
+      h.write('TZif2', 0, 'latin1');
+      counts.forEach((n, i) => h.writeUInt32BE(n, 20 + i * 4));
+      return h;
+    };
+    const times = Buffer.alloc(changes * 8);
+    for (let i = 0; i < changes; i++) times.writeBigInt64BE(BigInt(1_609_459_200 + i * 3600), i * 8);
+    const index = Buffer.from(Array.from({ length: changes }, (_, i) => i % 2));
+    const types = Buffer.alloc(12);
+    types.writeInt32BE(3600, 0);
+    types.writeInt32BE(7200, 6);
+    types[11] = 4;
+    return Buffer.concat([head([0, 0, 0, 0, 1, 1]), Buffer.alloc(6), Buffer.alloc(1), head([0, 0, 0, changes, 2, chars.length]), times, index, types, chars, Buffer.from('\nAAA-1\n')]);
+  }
+
+  // Each must give way quickly: a FIFO read would wait forever, /dev/zero would fill memory.
+  const unreadable: [string, () => string][] = [
+    ['a file that is not TZif', () => (writeFileSync(join(dir, 'not-tzif'), 'not a TZif file'), join(dir, 'not-tzif'))],
+    ['a FIFO', () => (spawnSync('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo'))],
+    ['a device (/dev/zero)', () => '/dev/zero'],
+    ['a directory', () => dir],
+    ['a TZif of 3 MB', () => (writeFileSync(join(dir, 'huge'), Buffer.concat([busyTzif(10), Buffer.alloc(3_000_000)])), join(dir, 'huge'))],
+    ['a TZif of 5 000 changes', () => (writeFileSync(join(dir, 'busy'), busyTzif(5000)), join(dir, 'busy'))],
+    ['a TZif cut short', () => (writeFileSync(join(dir, 'short'), busyTzif(50).subarray(0, 300)), join(dir, 'short'))],
+  ];
+  // Each case states its own release, so that each compiles afresh (a dataset's key names the release).
+  it.each(unreadable.map(([what, make], i) => [what, make, `2098${'abcdefghij'[i]}`] as const))("give way to the package's table, whole, when a zone's file is %s", async (_what, make, release) => {
+    makeZoneinfo(release, make());
+    const started = Date.now();
+    const { zone, info } = await answer();
+    expect(info.source).toBe('package');
+    expect(zone).toMatchObject({ abbr: 'AEST', offset: '+1000' });
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('a well-formed busy zone within the bound is read (the crafted file is real TZif)', async () => {
+    writeFileSync(join(dir, 'ok'), busyTzif(20));
+    makeZoneinfo('2099c', join(dir, 'ok'));
+    expect((await answer()).info.source).toBe(zoneinfo);
+  });
+
+  it("give way to the package's table when the release file is a FIFO (never waiting on it)", async () => {
+    makeZoneinfo('2099d', join(SYSTEM, 'Asia', 'Tokyo'));
+    rmSync(join(zoneinfo, 'tzdata.zi'));
+    spawnSync('mkfifo', [join(zoneinfo, 'tzdata.zi')]);
     const { zone, info } = await answer();
     expect(info.source).toBe('package');
     expect(zone).toMatchObject({ abbr: 'AEST', offset: '+1000' });

@@ -4,11 +4,14 @@
  * newer than the package's table; `time/zoneinfo.ts`).
  */
 
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ZONES, type ZoneRules, type ZoneTable } from '../../time/zone.js';
+import { readRegular } from '../../files/read.js';
 import { zoneSource } from '../../time/zoneinfo.js';
 import { zoneRules } from './tzif.js';
+
+/** A zone file's largest size: the biggest of the tz database, fat, is under 4 KiB. */
+const MAX_ZONE_FILE_BYTES = 64 * 1024;
 
 /** Epoch seconds of an ISO date. */
 const seconds = (date: string): number => Date.parse(`${date}T00:00:00Z`) / 1000;
@@ -42,9 +45,11 @@ export function readZoneinfo(dir: string, tzdata: string, names: readonly string
   for (const name of names) {
     if (!/^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+)*$/.test(name)) throw new Error(`${name} is not a zone file name`);
     try {
-      read.set(name, zoneRules(readFileSync(join(dir, name)), seconds(from), seconds(to)));
+      read.set(name, zoneRules(readRegular(join(dir, name), MAX_ZONE_FILE_BYTES), seconds(from), seconds(to)));
     } catch (e) {
-      throw new Error(`${join(dir, name)}: ${(e as Error).message}`, { cause: e });
+      const path = join(dir, name);
+      const message = (e as Error).message;
+      throw new Error(message.startsWith(path) ? message : `${path}: ${message}`, { cause: e });
     }
   }
   return shared({ tzdata, source: dir, from, to }, read);

@@ -53,8 +53,15 @@ export function zoneRules(file: Buffer, from: number, to: number): ZoneRules {
     o.push(t.utoff / 60);
     a.push(t.abbr);
   }
+  if (u.length > MAX_CHANGES)
+    throw new Error(
+      `${u.length} changes of offset or abbreviation within ${new Date(from * 1000).getUTCFullYear()}-${new Date(to * 1000).getUTCFullYear()}, more than the ${MAX_CHANGES} a zone may have`,
+    );
   return { o, a, u };
 }
+
+/** Most changes a zone may have within the table's span: the tz database's busiest (Morocco's, with Ramadan) has under 100 over 2020-2038. */
+const MAX_CHANGES = 1000;
 
 /** The version 2+ data block of a TZif file: local time types, transitions and footer. */
 function readTzif(b: Buffer): { types: LocalType[]; transitions: Transition[]; footer: string } {
@@ -68,6 +75,7 @@ function readTzif(b: Buffer): { types: LocalType[]; transitions: Transition[]; f
   const skip = 44 + v1.time * 5 + v1.type * 6 + v1.char + v1.leap * 8 + v1.isstd + v1.isut;
   const h = header(skip);
   let at = skip + 44;
+  if (h.type === 0 || b.length < at + h.time * 9 + h.type * 6 + h.char + h.leap * 12 + h.isstd + h.isut) throw new Error('a TZif file cut short or with counts past its end');
   const times: number[] = [];
   for (let i = 0; i < h.time; i++, at += 8) times.push(Number(b.readBigInt64BE(at)));
   const index = [...b.subarray(at, (at += h.time))];
@@ -76,6 +84,7 @@ function readTzif(b: Buffer): { types: LocalType[]; transitions: Transition[]; f
   const chars = b.subarray(at, (at += h.char));
   at += h.leap * 12 + h.isstd + h.isut;
   const types = raw.map(({ utoff, desig }) => ({ utoff, abbr: chars.toString('latin1', desig, chars.indexOf(0, desig)) }));
+  if (index.some((type) => type >= types.length)) throw new Error('a TZif transition to a local time type it does not have');
   const transitions = times.map((t, i) => ({ at: t, ...types[index[i]] }));
   const end = b.indexOf(0x0a, at + 1);
   const footer = b[at] === 0x0a && end > at ? b.toString('latin1', at + 1, end) : '';
