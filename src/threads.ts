@@ -143,3 +143,27 @@ export function startPool(n: number, module: URL, workerData?: unknown): PoolWor
   }
   return out;
 }
+
+/** A turn of the event loop: signals, timers and other threads' answers are heard. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * For a long loop on the main thread: `due()` is true once every `ms`, when
+ * the loop should `await nextTurn()` (a signal is then acted on within that
+ * time; a server in the same process keeps answering).
+ */
+export class Pacer {
+  private last = performance.now();
+  private calls = 0;
+
+  constructor(private readonly ms = 50) {}
+
+  due(): boolean {
+    // The clock read one call in 256.
+    if ((++this.calls & 255) !== 0) return false;
+    const now = performance.now();
+    if (now - this.last < this.ms) return false;
+    this.last = now;
+    return true;
+  }
+}

@@ -60,7 +60,7 @@ export async function runExport(argv: string[]): Promise<number> {
   const data = dataDir(o.data);
   const out = o.out === '-' ? '-' : resolve(o.out);
   const format = o.format as ExportFormat;
-  // Stopped by a signal: its temporary files go with it (an MMDB export, built in memory, hears it only when written).
+  // Stopped by a signal: its temporary files go with it (every export lets the event loop turn at least every 50 ms).
   const stop = (signal: NodeJS.Signals) => {
     for (const t of out === '-' ? [] : exportTempFiles({ format, out })) rmSync(t, { force: true });
     process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15));

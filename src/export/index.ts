@@ -15,11 +15,12 @@
  *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createWriteStream, existsSync, lstatSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Dataset } from '../dataset/format.js';
 import { ExportError, InvalidOptionsError } from '../errors.js';
 import { checkOptionNames } from '../options.js';
+import { alive } from '../files/lock.js';
 import { writeAtomic } from '../files/write.js';
 import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
@@ -96,12 +97,13 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   }
   const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
   for (const t of [...targets, `${options.out}.manifest.json`]) checkTarget(t);
+  for (const t of targets) removeLeftTemps(t);
   const temps = exportTempFiles(options);
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
     if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
     else if (options.format === 'mmdb') {
-      written = writeMmdb(engine, ds, walk(ds, options), temps[0]);
+      written = await writeMmdb(engine, ds, walk(ds, options), temps[0]);
       options.progress?.('writing the file', 1);
     } else {
       // Loaded when asked for: its writer is not needed to look addresses up.
@@ -127,6 +129,27 @@ export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>):
   const temps = targets.map((t) => `${t}.${process.pid}.tmp`);
   // The MMDB's data section streams to a file beside it.
   return options.format === 'mmdb' ? [...temps, `${temps[0]}.data`] : temps;
+}
+
+/**
+ * Removes what an export to `target` killed outright (SIGKILL, a power cut)
+ * left beside it: `<target>.<pid>.tmp` and `.tmp.data` files whose process
+ * no longer runs. A running export's own are kept.
+ */
+function removeLeftTemps(target: string): void {
+  const dir = dirname(target);
+  const prefix = `${basename(target)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = /^(\d+)\.tmp(?:\.data)?$/.exec(name.slice(prefix.length))?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid))) rmSync(join(dir, name), { force: true });
+  }
 }
 
 /**

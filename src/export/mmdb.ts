@@ -25,6 +25,7 @@ import type { IpVersion } from '../ip/parse.js';
 import { IPV4_CARRIERS } from '../ip/embedded.js';
 import { mapHeader, pointerBytes, stringBytes } from '../mmdb/encoder.js';
 import { MmdbWriter, type WritableValue } from '../mmdb/writer.js';
+import { nextTurn, Pacer } from '../threads.js';
 import type { ExportRange } from './ranges.js';
 import { Routes } from './routes.js';
 import { staticRecord, withoutNulls } from './record.js';
@@ -58,9 +59,11 @@ const CHUNK = 1 << 24;
 
 /**
  * Writes the MMDB export of the ranges to `path` (its records through
- * `path`.data). `rows` counts the networks in the tree.
+ * `path`.data). `rows` counts the networks in the tree. The event loop
+ * turns every 50 ms, so that a signal is heard and a server in the same
+ * process keeps answering.
  */
-export function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRange>, path: string): { ranges: { v4: number; v6: number }; rows: number; bytes: number } {
+export async function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRange>, path: string): Promise<{ ranges: { v4: number; v6: number }; rows: number; bytes: number }> {
   const w = new MmdbWriter({
     databaseType: 'iprecord-Record',
     description: { en: 'iprecord records (ip, count and the clock of time_zone left out)' },
@@ -150,7 +153,9 @@ export function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRa
       rows++;
     }
   };
+  const pacer = new Pacer();
   for (const { version, first, last, ref } of walked) {
+    if (pacer.due()) await nextTurn();
     if (version === 4) ranges.v4++;
     else ranges.v6++;
     if (at[ref >>> 8] < 0) learn(version, first, ref);
@@ -164,5 +169,5 @@ export function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRa
   if (open !== null) insert(open);
   // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses find the IPv4 records, as iprecord answers them.
   if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
-  return { ranges, rows, bytes: w.writeFile(path) };
+  return { ranges, rows, bytes: await w.writeFile(path) };
 }

@@ -95,7 +95,7 @@ function runsNode(pid: number): boolean {
 }
 
 /** Whether a process with this id runs (one of another user counts as running). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

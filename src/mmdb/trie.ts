@@ -132,11 +132,11 @@ export class Trie {
   }
 
   /**
-   * Writes the numbered nodes (`finish()`) in records of `recordSize` bits,
-   * a block of nodes at a time to `emit` (lent for the call): an empty half
-   * as the node count, a leaf as `leafRecord` of its reference.
+   * The numbered nodes (`finish()`) in records of `recordSize` bits, a
+   * block of nodes at a time (each lent until the next): an empty half as
+   * the node count, a leaf as `leafRecord` of its reference.
    */
-  write(recordSize: 24 | 28 | 32, leafRecord: (leaf: number) => number, emit: (chunk: Buffer) => void): void {
+  *write(recordSize: 24 | 28 | 32, leafRecord: (leaf: number) => number): Generator<Buffer> {
     const nodeCount = this.reachable;
     const order = this.order;
     const queue = this.queue;
@@ -169,7 +169,7 @@ export class Trie {
           tree.writeUInt32BE(r, o + 4);
         }
       }
-      emit(tree.subarray(0, (to - from) * nodeBytes));
+      yield tree.subarray(0, (to - from) * nodeBytes);
     }
   }
 }

@@ -14,6 +14,7 @@
 
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { IpVersion } from '../ip/parse.js';
+import { nextTurn, Pacer } from '../threads.js';
 import { Trie } from './trie.js';
 import { DataEncoder, Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
 
@@ -141,49 +142,51 @@ export class MmdbWriter {
 
   /** Serialises the database (a writer whose records are not spilled). */
   toBuffer(): Buffer {
-    const chunks: Buffer[] = [];
-    this.serialise(
-      (b) => chunks.push(Buffer.from(b)),
-      (emit) => emit(this.records.toBuffer()),
-    );
-    return Buffer.concat(chunks);
+    const records = this.records.toBuffer();
+    return Buffer.concat([...this.serialise(() => [records])].map((b) => Buffer.from(b)));
   }
 
   /**
    * Writes the database to a file, a chunk at a time (spilled records are
-   * copied from their file, then removed); returns its size.
+   * copied from their file, then removed), letting the event loop turn
+   * every 50 ms (a signal is heard); returns its size.
    */
-  writeFile(path: string): number {
+  async writeFile(path: string): Promise<number> {
     const fd = openSync(path, 'w');
     let bytes = 0;
+    const pacer = new Pacer();
     try {
-      this.serialise(
-        (b) => {
-          writeAll(fd, b);
-          bytes += b.length;
-        },
-        (emit) => {
-          if (this.spill === null) return emit(this.records.toBuffer());
-          this.records.finish();
-          closeSync(this.spill);
-          const from = openSync(this.options.spillTo!, 'r');
-          try {
-            const chunk = Buffer.allocUnsafe(8 << 20);
-            for (let n; (n = readSync(from, chunk, 0, chunk.length, null)) > 0;) emit(chunk.subarray(0, n));
-          } finally {
-            closeSync(from);
-          }
-          unlinkSync(this.options.spillTo!);
-        },
-      );
+      for (const b of this.serialise(() => this.spilled())) {
+        writeAll(fd, b);
+        bytes += b.length;
+        if (pacer.due()) await nextTurn();
+      }
     } finally {
       closeSync(fd);
     }
     return bytes;
   }
 
-  /** The database's bytes in order, handed to `emit` a chunk at a time (a chunk is lent for the call); `records` emits the records. */
-  private serialise(emit: (chunk: Buffer) => void, records: (emit: (chunk: Buffer) => void) => void): void {
+  /** The records, from their spill file when there is one (removed once read). */
+  private *spilled(): Generator<Buffer> {
+    if (this.spill === null) {
+      yield this.records.toBuffer();
+      return;
+    }
+    this.records.finish();
+    closeSync(this.spill);
+    const from = openSync(this.options.spillTo!, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(8 << 20);
+      for (let n; (n = readSync(from, chunk, 0, chunk.length, null)) > 0;) yield chunk.subarray(0, n);
+    } finally {
+      closeSync(from);
+    }
+    unlinkSync(this.options.spillTo!);
+  }
+
+  /** The database's bytes in order, a chunk at a time (each lent until the next); `records` gives the records. */
+  private *serialise(records: () => Iterable<Buffer>): Generator<Buffer> {
     const nodeCount = this.trie.finish();
     const values = this.data.size;
     const dataSize = values + this.records.size;
@@ -191,10 +194,10 @@ export class MmdbWriter {
     const maxRecord = nodeCount + DATA_SECTION_SEPARATOR_SIZE + dataSize;
     const recordSize = maxRecord < 2 ** 24 ? 24 : maxRecord < 2 ** 28 ? 28 : 32;
     if (maxRecord >= 2 ** 32) throw new RangeError("The database is past the format's 4 GiB of tree and data.");
-    this.trie.write(recordSize, (at) => nodeCount + DATA_SECTION_SEPARATOR_SIZE + (at >= RECORDS ? values + at - RECORDS : at), emit);
-    emit(Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE));
-    emit(this.data.toBuffer());
-    records(emit);
+    yield* this.trie.write(recordSize, (at) => nodeCount + DATA_SECTION_SEPARATOR_SIZE + (at >= RECORDS ? values + at - RECORDS : at));
+    yield Buffer.alloc(DATA_SECTION_SEPARATOR_SIZE);
+    yield this.data.toBuffer();
+    yield* records();
 
     const meta = new DataEncoder();
     meta.write({
@@ -208,8 +211,8 @@ export class MmdbWriter {
       node_count: new Typed('uint32', nodeCount),
       record_size: new Typed('uint16', recordSize),
     });
-    emit(METADATA_MARKER);
-    emit(meta.toBuffer());
+    yield METADATA_MARKER;
+    yield meta.toBuffer();
   }
 }
 

@@ -90,16 +90,46 @@ describe('iprecord export, failing cleanly', () => {
     60_000,
   );
 
-  it('stopped by SIGTERM mid-export: exit code 143, no file left', async () => {
-    const out = join(dir, 'stopped');
+  /** Starts an export into a folder of its own; resolves once its temporary files have been written to for `afterMs`. */
+  async function midExport(format: string, name: string, afterMs: number) {
+    const out = join(dir, `stopped-${format}-${name}`);
     mkdirSync(out);
-    const child = spawn(process.execPath, [CLI, 'export', '--format', 'csv', '--out', join(out, 'all.csv')], { env, stdio: 'ignore' });
-    // Until its temporary file has bytes.
-    for (let i = 0; i < 200 && !readdirSync(out).some((f) => f.endsWith('.tmp')); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(readdirSync(out)).toHaveLength(1);
-    child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    expect(code).toBe(143);
+    const child = spawn(process.execPath, [CLI, 'export', '--format', format, '--out', join(out, `all.${format}`)], { env, stdio: 'ignore' });
+    const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+    for (let i = 0; i < 400 && !readdirSync(out).some((f) => /\.tmp(\.data)?$/.test(f)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(out).length).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, afterMs));
+    return { out, child, exited };
+  }
+
+  // The MMDB export walks the data on the main thread for a minute or more: it must still hear the signal.
+  it.each(['csv', 'mmdb', 'parquet'])(
+    'stopped by SIGTERM mid-export (%s): gone within a second, exit code 143, no file left',
+    async (format) => {
+      const { out, child, exited } = await midExport(format, 'term', format === 'csv' ? 0 : 1500);
+      const sent = Date.now();
+      child.kill('SIGTERM');
+      const { code, at } = await exited;
+      expect(code).toBe(143);
+      expect(at - sent).toBeLessThan(1000);
+      expect(readdirSync(out)).toEqual([]);
+    },
+    60_000,
+  );
+
+  it('what an export killed outright left behind is removed by the next export to that file', async () => {
+    const { out, child, exited } = await midExport('mmdb', 'kill', 500);
+    child.kill('SIGKILL');
+    await exited;
+    const left = readdirSync(out);
+    expect(left.some((f) => /\.tmp(\.data)?$/.test(f))).toBe(true);
+    // The next export starts by removing them; stopped in turn, it leaves nothing.
+    const next = spawn(process.execPath, [CLI, 'export', '--format', 'mmdb', '--out', join(out, 'all.mmdb')], { env, stdio: 'ignore' });
+    const nextExit = new Promise((resolve) => next.on('exit', resolve));
+    for (let i = 0; i < 400 && readdirSync(out).some((f) => left.includes(f)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(out).filter((f) => left.includes(f))).toEqual([]);
+    next.kill('SIGTERM');
+    await nextExit;
     expect(readdirSync(out)).toEqual([]);
   }, 60_000);
 });
