@@ -7,7 +7,8 @@ const MINUTE = 60_000;
 const BUCKETS = 1440;
 
 export class CountWindow {
-  private readonly buckets = new Uint32Array(BUCKETS);
+  /** Made at the first count: a server's keys file may list many keys never used (5.6 KiB each). */
+  private buckets: Uint32Array | null = null;
   private minute = -1;
   private total = 0;
   private text = '0';
@@ -22,7 +23,7 @@ export class CountWindow {
   add(nowMs: number, n: number): void {
     const m = Math.floor(nowMs / MINUTE);
     if (m !== this.minute) this.advance(m);
-    this.buckets[m % BUCKETS] += n;
+    (this.buckets ??= new Uint32Array(BUCKETS))[m % BUCKETS] += n;
     this.total += n;
   }
 
@@ -38,8 +39,10 @@ export class CountWindow {
     const m = Math.floor(nowMs / MINUTE);
     if (m !== this.minute) this.advance(m);
     const out: [number, number][] = [];
+    const buckets = this.buckets;
+    if (buckets === null || this.total === 0) return out;
     for (let k = m - BUCKETS + 1; k <= m; k++) {
-      const n = this.buckets[k % BUCKETS];
+      const n = buckets[k % BUCKETS];
       if (n > 0) out.push([k, n]);
     }
     return out;
@@ -54,7 +57,7 @@ export class CountWindow {
     if (m !== this.minute) this.advance(m);
     for (const [k, n] of minutes) {
       if (k > m - BUCKETS && k <= m && Number.isSafeInteger(n) && n > 0) {
-        this.buckets[k % BUCKETS] += n;
+        (this.buckets ??= new Uint32Array(BUCKETS))[k % BUCKETS] += n;
         this.total += n;
       }
     }
@@ -69,14 +72,18 @@ export class CountWindow {
   }
 
   private advance(m: number): void {
-    if (this.minute < 0 || m - this.minute >= BUCKETS) {
-      this.buckets.fill(0);
-      this.total = 0;
-    } else {
-      for (let k = this.minute + 1; k <= m; k++) {
-        const b = k % BUCKETS;
-        this.total -= this.buckets[b];
-        this.buckets[b] = 0;
+    const buckets = this.buckets;
+    // With nothing counted in the window every bucket is 0 already.
+    if (buckets !== null && this.total !== 0) {
+      if (this.minute < 0 || m - this.minute >= BUCKETS) {
+        buckets.fill(0);
+        this.total = 0;
+      } else {
+        for (let k = this.minute + 1; k <= m; k++) {
+          const b = k % BUCKETS;
+          this.total -= buckets[b];
+          buckets[b] = 0;
+        }
       }
     }
     this.minute = m;

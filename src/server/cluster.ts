@@ -46,7 +46,7 @@ export class WorkerLink {
   private readonly timer: NodeJS.Timeout;
 
   private constructor(private readonly keys: KeyStore) {
-    for (const a of keys.accounts()) a.pending = new Map();
+    keys.link();
     process.on('message', (m: unknown) => {
       if (isMessage(m) && m.iprecord === 'offsets') this.apply(m.offsets);
     });

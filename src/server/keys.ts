@@ -42,7 +42,9 @@ export class Account {
   readonly window = new CountWindow();
   /** Requests counted elsewhere in the window: the other workers of a cluster, as its primary last said. */
   offset = 0;
-  /** Requests per minute not yet reported to a cluster's primary (null outside a cluster). */
+  /** Whether requests are reported elsewhere (a cluster's primary, Redis): then `pending` keeps them until taken. */
+  linked = false;
+  /** Requests per minute not yet reported (made at the first, so that keys never used cost nothing). */
   pending: Map<number, number> | null = null;
   private minute = -1;
   private text = '0';
@@ -50,7 +52,6 @@ export class Account {
   constructor(
     /** Hex SHA-256 of the key; `anonymous` without keys. */
     readonly id: string,
-    readonly digest: Buffer | null,
     readonly plan: Plan,
     readonly quota: number | null,
     /** For the access log. */
@@ -70,7 +71,10 @@ export class Account {
       this.text = String(this.window.live(nowMs) + this.offset);
     }
     this.window.add(nowMs, n);
-    if (this.pending !== null) this.pending.set(m, (this.pending.get(m) ?? 0) + n);
+    if (this.linked) {
+      const pending = (this.pending ??= new Map());
+      pending.set(m, (pending.get(m) ?? 0) + n);
+    }
     return this.text;
   }
 }
@@ -84,7 +88,19 @@ const COUNTS_VERSION = 1;
 const MINUTE_MS = 60_000;
 
 export class KeyStore {
-  private readonly byDigest = new Map<string, Account>();
+  /**
+   * The keys of the file by digest: where each one's plan, quota and label
+   * are. Its account is made at its first use: a file may list many keys
+   * that are never used, at about 120 bytes each.
+   */
+  private readonly listed = new Map<string, number>();
+  private readonly plans: Plan[] = [];
+  private readonly quotas: (number | null)[] = [];
+  private readonly names: (string | undefined)[] = [];
+  /** The accounts of the keys used (made by `find` or `byId`). */
+  private readonly made = new Map<string, Account>();
+  /** Whether accounts report their counts elsewhere (`link()`). */
+  private linked = false;
   /**
    * Keys presented that matched an account: a key's SHA-256 costs more than
    * the rest of routing a request (17 % of the requests per second under
@@ -96,15 +112,23 @@ export class KeyStore {
 
   private constructor(config: KeysConfig | null) {
     if (config === null) {
-      this.open = new Account('anonymous', null, 'business', null, '-');
-      this.byDigest.set(this.open.id, this.open);
+      this.open = new Account('anonymous', 'business', null, '-');
+      this.made.set(this.open.id, this.open);
       return;
     }
     this.open = null;
     for (const k of config.keys) {
-      const id = digestOf(k.key);
-      this.byDigest.set(id, new Account(id, Buffer.from(id, 'hex'), k.plan, k.quota ?? null, k.name ?? `key-${this.byDigest.size + 1}`));
+      this.listed.set(digestOf(k.key), this.plans.length);
+      this.plans.push(k.plan);
+      this.quotas.push(k.quota ?? null);
+      this.names.push(k.name);
     }
+  }
+
+  /** From now on, every account keeps its counts in `pending` until taken (a cluster's primary, Redis). */
+  link(): void {
+    this.linked = true;
+    for (const a of this.made.values()) a.linked = true;
   }
 
   /** No keys: every request is answered, as the Business plan, with one shared count. */
@@ -144,24 +168,32 @@ export class KeyStore {
     const known = this.matched.get(presented);
     if (known !== undefined) return known;
     const id = digestOf(presented);
-    const account = this.byDigest.get(id);
-    if (account === undefined || account.digest === null || !timingSafeEqual(account.digest, Buffer.from(id, 'hex'))) return null;
+    const account = this.byId(id);
+    if (account === undefined || !timingSafeEqual(Buffer.from(account.id, 'hex'), Buffer.from(id, 'hex'))) return null;
     this.matched.set(presented, account);
     return account;
   }
 
   /** Whether a text is one of the keys (for the access log, which must not write one; false without keys). */
   isKey(text: string): boolean {
-    return this.open === null && this.byDigest.has(digestOf(text));
+    return this.open === null && this.listed.has(digestOf(text));
   }
 
+  /** The accounts of the keys used so far (every other key has counted nothing). */
   accounts(): IterableIterator<Account> {
-    return this.byDigest.values();
+    return this.made.values();
   }
 
-  /** The account of an id (a key's digest), or undefined. */
+  /** The account of an id (a key's digest; made at its first use), or undefined for no key of the file. */
   byId(id: string): Account | undefined {
-    return this.byDigest.get(id);
+    const made = this.made.get(id);
+    if (made !== undefined) return made;
+    const i = this.listed.get(id);
+    if (i === undefined) return undefined;
+    const account = new Account(id, this.plans[i], this.quotas[i], this.names[i] ?? `key-${i + 1}`);
+    account.linked = this.linked;
+    this.made.set(id, account);
+    return account;
   }
 
   /**
@@ -170,7 +202,7 @@ export class KeyStore {
    */
   countsJson(nowMs: number, more?: (id: string) => readonly CountWindow[]): string {
     const accounts: Record<string, [number, number][]> = {};
-    for (const a of this.byDigest.values()) {
+    for (const a of this.made.values()) {
       const sum = new Map<number, number>();
       for (const w of [a.window, ...(more?.(a.id) ?? [])]) for (const [m, n] of w.minutes(nowMs)) sum.set(m, (sum.get(m) ?? 0) + n);
       if (sum.size > 0) accounts[a.id] = [...sum].sort((x, y) => x[0] - y[0]);
@@ -201,8 +233,9 @@ export class KeyStore {
       throw new InvalidOptionsError(`The counts file ${path} is not a counts file of version ${COUNTS_VERSION}.`);
     }
     for (const [id, minutes] of Object.entries(saved.accounts as Record<string, unknown>)) {
-      const account = this.byDigest.get(id);
-      if (account === undefined || !Array.isArray(minutes)) continue;
+      if (!Array.isArray(minutes)) continue;
+      const account = this.byId(id);
+      if (account === undefined) continue;
       account.window.restore(
         minutes.filter((m): m is [number, number] => Array.isArray(m) && m.length === 2 && Number.isSafeInteger(m[0]) && Number.isSafeInteger(m[1])),
         nowMs,

@@ -5,19 +5,32 @@
  * Requests are counted in the process, as with one instance; once a second
  * each instance sends what it counted since (one script call: per key,
  * minute buckets in a hash that keeps their 24-hour total) and reads back
- * every key's total, from which it knows how many requests the other
- * instances counted (the account's `offset`). A request never waits on
- * Redis. `count` and quotas see another instance's requests once it has
+ * the totals of the keys in use, from which it knows how many requests the
+ * other instances counted (the account's `offset`). A request never waits
+ * on Redis. `count` and quotas see another instance's requests once it has
  * sent them and this one has read them back (each once a second), so a
  * key may pass its quota by up to about two seconds of its traffic on the
  * other instances. The Redis client runs on a thread of its own
  * (`counts-worker.ts`).
  *
+ * Work and memory follow the keys in use, not the keys listed: a call
+ * carries the keys this instance counted since the last one and those
+ * with requests in the window anywhere (Redis keeps a sorted set of keys
+ * by the last second counted, on its own clock; each call answers the
+ * keys counted since the last, which this instance reads from then on). A keys file of 100 000 keys none of
+ * which is used costs one call of three Redis keys a second.
+ *
  * When Redis does not answer, each instance goes on counting on its own,
  * says so once, and sends what it counted when Redis answers again. Each
  * batch has a number, and Redis keeps the last one each instance sent, so
- * a batch sent again after an answer was lost is not counted twice. The
- * keys are under one hash tag (`{iprecord}`), so a Redis Cluster keeps
+ * a batch sent again after an answer was lost is not counted twice. When
+ * Redis comes back without its data (restarted without persistence,
+ * flushed, failed over to an empty replica), a random epoch it kept is
+ * gone: each instance sees that at its next call and sends its whole
+ * 24 hours again, so the totals agree again within two seconds. A key of
+ * another type where a count hash belongs (WRONGTYPE) is left alone and
+ * counted on each instance alone, said once; other keys are unaffected.
+ * The keys are under one hash tag (`{iprecord}`), so a Redis Cluster keeps
  * them on one node.
  */
 
@@ -32,21 +45,39 @@ const TTL_S = 25 * 3600;
 /** The window of `count` and quotas, in minutes. */
 export const WINDOW_MINUTES = 1440;
 const WORKER = ownEntry(import.meta.url, './counts-worker.ts', 'counts-worker');
+const HASH_PREFIX = '{iprecord}:counts:';
+const EPOCH_KEY = '{iprecord}:epoch';
+const ACTIVE_KEY = '{iprecord}:active';
 
-/** A batch of counts sent and not yet acknowledged: its number and counts. */
+/** A batch of counts sent and not yet acknowledged: its number, the accounts it names, and (index in `accounts`, minute, count) triples. */
 interface Batch {
   readonly number: number;
-  readonly triples: (string | number)[];
+  readonly accounts: readonly Account[];
+  readonly triples: number[];
 }
 
-/** The counts thread's answer to one call of the script. */
-type Answer = { readonly totals: number[] } | { readonly error: string };
+/**
+ * The counts thread's answer to one call of the script: `['ok', Redis's
+ * clock in seconds, keys counted since the second asked, ...each account's
+ * total (-1: not a hash)]`, or `['epoch', epoch]` when this instance's
+ * epoch is not Redis's.
+ */
+type Reply = ['ok', number, string[], ...number[]] | ['epoch', string];
+type Answer = { readonly reply: Reply } | { readonly error: string };
 
 export class SharedCounts {
-  private readonly accounts: Account[];
-  private readonly hashes: string[];
+  /** Accounts read at each call besides those counted here: used lately anywhere. */
+  private readonly watched = new Set<Account>();
+  /** Accounts whose whole window goes in the next batch (Redis lost them). */
+  private readonly resend = new Set<Account>();
+  /** Accounts whose Redis key is of another type, said once each. */
+  private readonly broken = new Set<Account>();
   /** Where Redis keeps the number of this process's last batch. */
   private readonly instance = `{iprecord}:instance:${randomBytes(8).toString('hex')}`;
+  /** Redis's epoch as last seen ('' before the first call): another one means Redis lost its data. */
+  private epoch = '';
+  /** Redis's clock at the last answered call, in seconds (0: none yet): keys counted since are asked for. */
+  private since = 0;
   private sequence = 0;
   private batch: Batch | null = null;
   private syncing: Promise<void> | null = null;
@@ -55,20 +86,19 @@ export class SharedCounts {
 
   private constructor(
     private readonly redis: PoolWorker,
-    keys: KeyStore,
+    private readonly keys: KeyStore,
     private readonly where: string,
     private readonly log: (line: string) => void,
   ) {
-    this.accounts = [...keys.accounts()];
-    for (const a of this.accounts) a.pending = new Map();
-    this.hashes = this.accounts.map((a) => `{iprecord}:counts:${a.id}`);
+    keys.link();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);
     this.timer.unref();
   }
 
   /**
-   * Connects (waiting at most a few seconds) and reads the totals; a Redis
-   * that does not answer yet is said once and tried again every second.
+   * Connects (waiting at most a few seconds) and reads the totals of the
+   * keys used within the window; a Redis that does not answer yet is said
+   * once and tried again every second.
    * @throws Error for a URL that is not redis://, rediss:// or valkey://
    */
   static async connect(url: string, keys: KeyStore, log: (line: string) => void): Promise<SharedCounts> {
@@ -76,11 +106,13 @@ export class SharedCounts {
     const worker = startWorker(WORKER, { workerData: { url } });
     worker.unref();
     const shared = new SharedCounts(new PoolWorker(worker), keys, where, log);
+    // The first call learns the epoch and which keys are in use; the second reads their totals.
     await shared.sync();
+    if (!shared.down) await shared.sync();
     return shared;
   }
 
-  /** Sends what was counted (or the batch not yet acknowledged) and takes every key's total. */
+  /** Sends what was counted (or the batch not yet acknowledged) and takes the totals of the keys in use. */
   sync(): Promise<void> {
     this.syncing ??= this.exchange().finally(() => {
       this.syncing = null;
@@ -89,42 +121,101 @@ export class SharedCounts {
   }
 
   private async exchange(): Promise<void> {
-    const now = Date.now();
-    this.batch ??= this.take();
-    const first = Math.floor(now / MINUTE_MS) - WINDOW_MINUTES + 1;
-    let answer: Answer;
-    try {
-      answer = await this.redis.run<Answer>({ args: [1 + this.hashes.length, this.instance, ...this.hashes, first, TTL_S, this.batch.number, ...this.batch.triples] });
-    } catch (e) {
-      answer = { error: `the counts thread stopped: ${(e as Error).message}` };
-    }
-    if ('error' in answer) {
-      if (!this.down) this.log(`counts: Redis at ${this.where} does not answer (${answer.error}); counting here until it does`);
-      this.down = true;
+    // A second round only when Redis lost its data: the first finds out, the second sends the whole window.
+    for (let round = 0; round < 2; round++) {
+      const now = Date.now();
+      const batch = (this.batch ??= this.take(now));
+      const first = Math.floor(now / MINUTE_MS) - WINDOW_MINUTES + 1;
+      let answer: Answer;
+      try {
+        const hashes = batch.accounts.map((a) => HASH_PREFIX + a.id);
+        answer = await this.redis.run<Answer>({
+          args: [
+            3 + hashes.length,
+            this.instance,
+            EPOCH_KEY,
+            ACTIVE_KEY,
+            ...hashes,
+            first,
+            TTL_S,
+            batch.number,
+            this.epoch,
+            randomBytes(8).toString('hex'),
+            Math.max(0, this.since - 1),
+            ...batch.triples,
+          ],
+        });
+      } catch (e) {
+        answer = { error: `the counts thread stopped: ${(e as Error).message}` };
+      }
+      if ('error' in answer) {
+        if (!this.down) this.log(`counts: Redis at ${this.where} does not answer (${answer.error}); counting here until it does`);
+        this.down = true;
+        return;
+      }
+      const { reply } = answer;
+      if (reply[0] === 'epoch') {
+        if (this.epoch !== '') this.log(`counts: Redis at ${this.where} lost its counts; this instance sends its last 24 hours again`);
+        this.epoch = reply[1];
+        // The batch was not applied: the whole window goes instead (it holds the batch's counts).
+        this.batch = null;
+        for (const a of this.keys.accounts()) if (a.window.live(now) > 0) this.resend.add(a);
+        continue;
+      }
+      this.answered(reply, batch);
       return;
     }
-    const { totals } = answer;
-    const caughtUp = this.batch.triples.length / 3;
+  }
+
+  private answered([, clock, lately, ...totals]: ['ok', number, string[], ...number[]], batch: Batch): void {
+    const caughtUp = batch.triples.length / 3;
     this.batch = null;
     if (this.down) this.log(`counts: Redis at ${this.where} answers again; ${caughtUp} minute counts sent`);
     this.down = false;
+    this.since = Number(clock);
     const at = Date.now();
-    this.accounts.forEach((a, i) => {
+    batch.accounts.forEach((a, i) => {
+      const total = Number(totals[i]);
+      if (total < 0) {
+        if (!this.broken.has(a)) this.log(`counts: the Redis key ${HASH_PREFIX}${a.id} is not a count hash; key ${a.label} is counted on each instance alone until it is removed`);
+        this.broken.add(a);
+        return;
+      }
+      if (this.broken.delete(a)) {
+        // Its counts were not kept meanwhile: this instance's whole window goes again.
+        this.resend.add(a);
+        this.log(`counts: the Redis key ${HASH_PREFIX}${a.id} is a count hash again; key ${a.label} is shared again`);
+      }
       // The total holds every request of this process but those counted since the batch was made.
       let unsent = 0;
-      for (const n of a.pending!.values()) unsent += n;
-      a.offset = Math.max(0, Number(totals[i]) - (a.window.live(at) - unsent));
+      if (a.pending !== null) for (const n of a.pending.values()) unsent += n;
+      a.offset = Math.max(0, total - (a.window.live(at) - unsent));
+      // Read while anyone uses it: a key without requests in the window anywhere is dropped.
+      if (total === 0 && a.window.live(at) === 0) this.watched.delete(a);
     });
+    for (const hash of lately) {
+      const a = this.keys.byId(String(hash).slice(HASH_PREFIX.length));
+      if (a !== undefined) this.watched.add(a);
+    }
   }
 
-  /** The counts since the last batch, as a new batch. */
-  private take(): Batch {
-    const triples: (string | number)[] = [];
-    this.accounts.forEach((a, i) => {
-      for (const [minute, n] of a.pending!) triples.push(i + 1, minute, n);
-      a.pending!.clear();
-    });
-    return { number: this.sequence++, triples };
+  /** The counts since the last batch (a whole window for the accounts to send again), as a new batch naming every account in use. */
+  private take(now: number): Batch {
+    const accounts: Account[] = [];
+    const triples: number[] = [];
+    const add = (a: Account, minutes: Iterable<[number, number]>) => {
+      const i = accounts.push(a) - 1;
+      for (const [minute, n] of minutes) triples.push(i, minute, n);
+    };
+    for (const a of this.keys.accounts()) {
+      if (this.resend.has(a)) add(a, a.window.minutes(now));
+      else if (a.pending !== null && a.pending.size > 0) add(a, a.pending);
+      else if (this.watched.has(a) || this.broken.has(a)) add(a, []);
+      else continue;
+      a.pending?.clear();
+    }
+    this.resend.clear();
+    return { number: this.sequence++, accounts, triples };
   }
 
   /** Sends the last counts (waiting at most `waitMs`) and disconnects. */
@@ -132,7 +223,7 @@ export class SharedCounts {
     clearInterval(this.timer);
     await this.syncing;
     await Promise.race([this.sync(), new Promise((r) => setTimeout(r, waitMs).unref())]);
-    if ((this.batch !== null && this.batch.triples.length > 0) || this.accounts.some((a) => a.pending!.size > 0))
+    if ((this.batch !== null && this.batch.triples.length > 0) || [...this.keys.accounts()].some((a) => a.pending !== null && a.pending.size > 0))
       this.log(`counts: Redis at ${this.where} did not take the last counts of this instance`);
     this.redis.close();
   }

@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -116,6 +116,9 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     // Minutes as instances left them: one 25 hours old beside one of 16 hours; one of 3.5 days beside one of 10 minutes.
     await client.hset(`{iprecord}:counts:${digest('window-key-0001')}`, String(now - 1500), '7', String(now - 1000), '5', 'total', '12', 'oldest', String(now - 1500));
     await client.hset(`{iprecord}:counts:${digest('window-key-0002')}`, String(now - 5000), '3', String(now - 10), '4', 'total', '7', 'oldest', String(now - 5000));
+    // And, as they do, the keys in the set of keys by the last second counted (Redis's clock).
+    const [clock] = await client.time();
+    await client.zadd('{iprecord}:active', Number(clock) - 1000 * 60, `{iprecord}:counts:${digest('window-key-0001')}`, Number(clock) - 10 * 60, `{iprecord}:counts:${digest('window-key-0002')}`);
     const shared = await SharedCounts.connect(redis.url, keys, () => {});
     await shared.close();
     expect([keys.find('window-key-0001')!.offset, keys.find('window-key-0002')!.offset]).toEqual([5, 4]);
@@ -125,4 +128,102 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     expect({ ...left, oldest: undefined }).toEqual({ [String(now - 10)]: '4', total: '4', oldest: undefined });
     client.disconnect();
   });
+  /** Two instances in this process over the same Redis, each with its own accounts of these keys. */
+  async function twoInstances(keys: { key: string; plan: 'paid'; quota?: number }[]) {
+    const logs: string[][] = [[], []];
+    const stores = [KeyStore.of({ keys }), KeyStore.of({ keys })];
+    const shared = await Promise.all(stores.map((k, i) => SharedCounts.connect(redis.url, k, (line) => logs[i].push(line))));
+    return {
+      logs,
+      stores,
+      shared,
+      syncAll: async () => {
+        for (const s of shared) await s.sync();
+      },
+    };
+  }
+
+  it('after Redis loses its data, the instances send their 24 hours again and agree within two syncs', async () => {
+    const key = 'loss-key-00001';
+    const { logs, stores, shared, syncAll } = await twoInstances([{ key, plan: 'paid', quota: 1000 }]);
+    const [a, b] = stores.map((k) => k.find(key)!);
+    a.count(Date.now(), 300);
+    b.count(Date.now(), 200);
+    await syncAll();
+    await syncAll();
+    expect([a.offset, b.offset]).toEqual([200, 300]);
+
+    const client = new Redis(redis.port, '127.0.0.1');
+    await client.flushall();
+    a.count(Date.now(), 5);
+    await syncAll();
+    await syncAll();
+    expect(Number(await client.hget(`{iprecord}:counts:${digest(key)}`, 'total'))).toBe(505);
+    expect([a.offset, b.offset]).toEqual([200, 305]);
+    // The quota sees every request again: 495 more pass on either instance, 496 do not.
+    expect([a.allows(495, Date.now()), a.allows(496, Date.now()), b.allows(495, Date.now()), b.allows(496, Date.now())]).toEqual([true, false, true, false]);
+    for (const l of logs) expect(l.filter((line) => line.includes('lost its counts'))).toHaveLength(1);
+    client.disconnect();
+    await Promise.all(shared.map((s) => s.close()));
+  });
+
+  it('a key of another type where a count hash belongs costs that key only, and is shared again once removed', async () => {
+    const [good, bad] = ['type-key-good1', 'type-key-bad01'];
+    const client = new Redis(redis.port, '127.0.0.1');
+    await client.set(`{iprecord}:counts:${digest(bad)}`, 'not a hash');
+    const { logs, stores, shared, syncAll } = await twoInstances([
+      { key: good, plan: 'paid' },
+      { key: bad, plan: 'paid' },
+    ]);
+    for (const [i, k] of stores.entries()) {
+      k.find(good)!.count(Date.now(), 10 * (i + 1));
+      k.find(bad)!.count(Date.now(), 100 * (i + 1));
+    }
+    await syncAll();
+    await syncAll();
+    expect(Number(await client.hget(`{iprecord}:counts:${digest(good)}`, 'total'))).toBe(30);
+    expect(stores.map((k) => k.find(good)!.offset)).toEqual([20, 10]);
+    // The bad key counts on each instance alone, said once by each.
+    expect(stores.map((k) => k.find(bad)!.offset)).toEqual([0, 0]);
+    await syncAll();
+    for (const l of logs) expect(l.filter((line) => line.includes('is not a count hash') && line.includes('key-2'))).toHaveLength(1);
+
+    await client.del(`{iprecord}:counts:${digest(bad)}`);
+    await syncAll();
+    await syncAll();
+    await syncAll();
+    expect(Number(await client.hget(`{iprecord}:counts:${digest(bad)}`, 'total'))).toBe(300);
+    expect(stores.map((k) => k.find(bad)!.offset)).toEqual([200, 100]);
+    client.disconnect();
+    await Promise.all(shared.map((s) => s.close()));
+  });
+  it('a keys file of 100 000 keys none of which is used costs under 50 MB and under 1 % of Redis', async () => {
+    const keys = Array.from({ length: 100_000 }, (_, i) => ({ key: `idle-key-${String(i).padStart(8, '0')}`, plan: 'paid', quota: 1000 }));
+    writeFileSync(join(dir, 'many.json'), JSON.stringify({ keys }));
+    writeFileSync(join(dir, 'few.json'), JSON.stringify({ keys: keys.slice(0, 3) }));
+    const [many, few] = await Promise.all(['many', 'few'].map((f) => serveProcess(['serve', '--port', '0', '--keys', join(dir, `${f}.json`), '--counts', redis.url, '--access-log', 'off'])));
+    try {
+      const client = new Redis(redis.port, '127.0.0.1');
+      const cpu = async () => {
+        const info = await client.info('cpu');
+        return Number(/used_cpu_user:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)![1]);
+      };
+      await sleep(1500);
+      const before = await cpu();
+      const started = Date.now();
+      await sleep(5000);
+      const share = (await cpu()) - before;
+      client.disconnect();
+      const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+      const more = rss(many.child.pid!) - rss(few.child.pid!);
+      console.log(`100 000 idle keys: ${more.toFixed(1)} MB more than 3 keys; Redis ${((share / ((Date.now() - started) / 1000)) * 100).toFixed(2)} % of a core (every instance of this file)`);
+      expect(more).toBeLessThan(50);
+      expect(share / ((Date.now() - started) / 1000)).toBeLessThan(0.01);
+      // Answering still: a key of the file, its first use.
+      expect((await get(many.port, `/8.8.8.8/ip?api-key=${keys[99_999].key}`)).body).toBe('8.8.8.8');
+    } finally {
+      many.child.kill('SIGKILL');
+      few.child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

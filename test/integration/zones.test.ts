@@ -93,14 +93,23 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
   }
 
   // Each must give way quickly: a FIFO read would wait forever, /dev/zero would fill memory.
+  /** A file of the test's folder with these bytes: its path. */
+  const file = (name: string, bytes: string | Buffer): string => {
+    writeFileSync(join(dir, name), bytes);
+    return join(dir, name);
+  };
+  const fifo = (): string => {
+    spawnSync('mkfifo', [join(dir, 'fifo')]);
+    return join(dir, 'fifo');
+  };
   const unreadable: [string, () => string][] = [
-    ['a file that is not TZif', () => (writeFileSync(join(dir, 'not-tzif'), 'not a TZif file'), join(dir, 'not-tzif'))],
-    ['a FIFO', () => (spawnSync('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo'))],
+    ['a file that is not TZif', () => file('not-tzif', 'not a TZif file')],
+    ['a FIFO', fifo],
     ['a device (/dev/zero)', () => '/dev/zero'],
     ['a directory', () => dir],
-    ['a TZif of 3 MB', () => (writeFileSync(join(dir, 'huge'), Buffer.concat([busyTzif(10), Buffer.alloc(3_000_000)])), join(dir, 'huge'))],
-    ['a TZif of 5 000 changes', () => (writeFileSync(join(dir, 'busy'), busyTzif(5000)), join(dir, 'busy'))],
-    ['a TZif cut short', () => (writeFileSync(join(dir, 'short'), busyTzif(50).subarray(0, 300)), join(dir, 'short'))],
+    ['a TZif of 3 MB', () => file('huge', Buffer.concat([busyTzif(10), Buffer.alloc(3_000_000)]))],
+    ['a TZif of 5 000 changes', () => file('busy', busyTzif(5000))],
+    ['a TZif cut short', () => file('short', busyTzif(50).subarray(0, 300))],
   ];
   // Each case states its own release, so that each compiles afresh (a dataset's key names the release).
   it.each(unreadable.map(([what, make], i) => [what, make, `2098${'abcdefghij'[i]}`] as const))("give way to the package's table, whole, when a zone's file is %s", async (_what, make, release) => {
@@ -113,8 +122,7 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
   });
 
   it('a well-formed busy zone within the bound is read (the crafted file is real TZif)', async () => {
-    writeFileSync(join(dir, 'ok'), busyTzif(20));
-    makeZoneinfo('2099c', join(dir, 'ok'));
+    makeZoneinfo('2099c', file('ok', busyTzif(20)));
     expect((await answer()).info.source).toBe(zoneinfo);
   });
 
