@@ -71,7 +71,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir] [--allow-shrink]
+const UPDATE_USAGE = `Usage: iprecord update [--config file] [--data dir] [--allow-shrink] [--allow-growth]
 
 Downloads the databases and feeds of a feed configuration given as URLs
 (default: DB-IP Lite City and ASN data from the ip-location-db releases,
@@ -82,7 +82,10 @@ line's end (CSV), hold at least sources.minNetworks networks and at most
 half fewer than its last good download, cover per family at least 90 % of
 the addresses its last good download covered, and still place the check
 addresses (8.8.8.8 in the US and AS15169, ...); a feed at least one entry,
-at most half fewer than its last good download, at most 10 % bad lines.
+at most half fewer than its last good download, no entry wider than it
+takes (default /8 of IPv4, /16 of IPv6), per family at most ten times the
+addresses its last good download covered (beyond a /16 of IPv4, a /32 of
+IPv6), at most 10 % bad lines.
 One database refused refuses them all: every database keeps its last good
 download (a build never mixes providers' releases), and the failure is
 reported; until a database's first download, the installed default data
@@ -94,6 +97,7 @@ Options:
                    (~/.local/share/iprecord, macOS ~/Library/Application Support/iprecord,
                    Windows %LOCALAPPDATA%\\iprecord), which open() and every command read
   --allow-shrink   take downloads smaller than the last good ones knowingly
+  --allow-growth   take feeds covering over ten times the last good ones knowingly
   -h, --help       this help
 
 Exit codes: 0 every source updated or unchanged, 1 some failed (their last good data kept), 2 usage or configuration error.
@@ -101,15 +105,16 @@ Exit codes: 0 every source updated or unchanged, 1 some failed (their last good 
 
 export async function runUpdate(argv: string[]): Promise<number> {
   const allowShrink = argv.includes('--allow-shrink');
+  const allowGrowth = argv.includes('--allow-growth');
   const args = feedCommand(
     'update',
     UPDATE_USAGE,
-    argv.filter((a) => a !== '--allow-shrink'),
+    argv.filter((a) => a !== '--allow-shrink' && a !== '--allow-growth'),
     'data',
   );
   if (typeof args === 'number') return args;
   const { dir, config } = args;
-  const result = await updateDataset(config, dir, { allowShrink });
+  const result = await updateDataset(config, dir, { allowShrink, allowGrowth });
   for (const s of result.sources) {
     process.stderr.write(`${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`);
   }

@@ -22,7 +22,7 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
 
-type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304' | 'everything';
+type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304' | 'everything' | 'ninths';
 
 const FEEDS = [
   { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
@@ -83,6 +83,11 @@ d('iprecord update against a faulty server', () => {
         case 'everything':
           // The list as it was, and one valid line more that lists every address of a family.
           return void res.writeHead(200).end(Buffer.concat([body, Buffer.from(name === 'relay' ? '\n::/0\n' : '\n0.0.0.0/0\n')]));
+        case 'ninths': {
+          // The list as it was, and every /9 of 1.0.0.0-126.255.255.255: no entry wider than a /8, half the IPv4 space.
+          const ninths = Array.from({ length: 252 }, (_, i) => `${1 + (i >> 1)}.${(i & 1) * 128}.0.0/9`);
+          return void res.writeHead(200).end(Buffer.concat([body, Buffer.from(`\n${ninths.join('\n')}\n`)]));
+        }
         case 'shrunk': {
           const lines = body.toString('utf8').split('\n');
           return void res.writeHead(200).end(lines.filter((_, i) => i % 10 === 0 || lines[i].startsWith('#')).join('\n'));
@@ -224,11 +229,34 @@ d('iprecord update against a faulty server', () => {
 
     // Told to take any entry, the feed takes the list, and the line means what it says.
     const wide = { ...config, feeds: config.feeds.map((f) => (f.name === 'tor' ? { ...f, widest: { ipv4: 0 } } : f)) };
-    const taken = await updateDataset(wide, dir, options);
+    const taken = await updateDataset(wide, dir, { ...options, allowGrowth: true });
     faults.clear();
     expect(taken.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'updated' });
     const all = openSync({ data: dir });
     expect(all.threat('9.9.9.9').is_tor).toBe(true);
     all.close();
+  }, 30_000);
+  it('refuses a list whose covered addresses jump more than tenfold (252 adjacent /9s, each narrower than a /8), keeping the last good one; --allow-growth takes it', async () => {
+    faults.clear();
+    const r0 = await updateDataset(config, dir, options);
+    expect(r0.ok).toBe(true);
+    const good = answers();
+    const before = readFileSync(feedCachePath(dir, 'blocklist_de'));
+    faults.set('blocklist_de', 'ninths');
+    const r = await updateDataset(config, dir, options);
+    expect(r.feeds.find((f) => f.name === 'blocklist_de')).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^its IPv4 entries cover \d+ addresses, up from \d+ \(more than 10 times; --allow-growth takes it\); kept the last good download$/),
+    });
+    expect(readFileSync(feedCachePath(dir, 'blocklist_de')).equals(before)).toBe(true);
+    // Every other feed, as it was, passed the same rule.
+    expect(r.feeds.filter((f) => f.name !== 'blocklist_de').every((f) => f.state !== 'failed')).toBe(true);
+    expect(answers()).toEqual(good);
+    const taken = await updateDataset(config, dir, { ...options, allowGrowth: true });
+    faults.clear();
+    expect(taken.feeds.find((f) => f.name === 'blocklist_de')).toMatchObject({ state: 'updated' });
+    const engine = openSync({ data: dir });
+    expect(engine.threat('9.9.9.9').is_known_abuser).toBe(true);
+    engine.close();
   }, 30_000);
 });

@@ -6,8 +6,11 @@
  * Per feed: a download by the rules of `files/http.ts` (conditional GET,
  * timeout, size cap, retries with backoff). The body must then pass
  * validation: at least `minEntries` entries, not fewer
- * than `1 - maxShrink` times the last good version's, and at most
- * `maxBadShare` of its lines bad. A feed that fails keeps its last good
+ * than `1 - maxShrink` times the last good version's, no entry wider than
+ * the feed takes (`widest.ts`), per family at most `maxGrowth` times the
+ * addresses the last good version covered (beyond a /16 of IPv4 and a /32
+ * of IPv6: many adjacent /9s pass the widest-entry rule, not this one),
+ * and at most `maxBadShare` of its lines bad. A feed that fails keeps its last good
  * download, is reported, and makes the result not ok. Downloads are written
  * to a temporary file and renamed into place.
  *
@@ -24,6 +27,7 @@ import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from
 import { isUrl, widestOf, type FeedConfig, type ThreatConfig } from './config.js';
 import { refusal, tooWide } from './widest.js';
 import { parseFeed } from './parse.js';
+import { coveredAddresses } from './prepare.js';
 import { download } from '../../files/http.js';
 import type { SourceUpdate } from '../origins/update.js';
 
@@ -44,6 +48,10 @@ export interface UpdateOptions {
   readonly maxCoverageShrink?: number;
   /** Take smaller downloads knowingly: the shrink rules are not checked. @default false */
   readonly allowShrink?: boolean;
+  /** Largest accepted growth of the addresses a feed covers, per family, against its last good download (10: tenfold). @default 10 */
+  readonly maxGrowth?: number;
+  /** Take feeds that grew past `maxGrowth` knowingly. @default false */
+  readonly allowGrowth?: boolean;
   /** Largest share of bad lines. @default 0.1 */
   readonly maxBadShare?: number;
   /** Per database download (geo, ASN, Anonymous-IP sources given as URLs). @default 600000 */
@@ -77,7 +85,21 @@ interface FeedState {
   readonly etag?: string;
   readonly lastModified?: string;
   readonly entries: number;
+  /** Addresses its entries covered per family, IPv6 in decimal (absent in states written before it was kept). */
+  readonly addresses?: { readonly v4: number; readonly v6: string };
   readonly fetchedAt: string;
+}
+
+/** Growth in covered addresses below this is never refused: a feed may add a /16 of IPv4 or a /32 of IPv6 whatever it held. */
+const GROWTH_FLOOR = { v4: 2 ** 16, v6: 2n ** 96n };
+
+/** Why a download's covered addresses grew too much against the last good one's, or null. */
+function grewTooMuch(now: { v4: number; v6: bigint }, last: NonNullable<FeedState['addresses']>, factor: number): string | null {
+  const lastV6 = BigInt(last.v6);
+  if (now.v4 > GROWTH_FLOOR.v4 + last.v4 * factor) return `its IPv4 entries cover ${now.v4} addresses, up from ${last.v4} (more than ${factor} times; --allow-growth takes it)`;
+  if (now.v6 > GROWTH_FLOOR.v6 + lastV6 * BigInt(Math.ceil(factor)))
+    return `its IPv6 entries cover ${now.v6} addresses, up from ${lastV6} (more than ${Math.ceil(factor)} times; --allow-growth takes it)`;
+  return null;
 }
 
 function readState(dir: string, name: string): FeedState | null {
@@ -114,10 +136,20 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   if (wide !== null) return reject(refusal(wide));
   if (state && !o.allowShrink && parsed.entries < state.entries * (1 - o.maxShrink))
     return reject(`${parsed.entries} entries, down from ${state.entries} (more than ${Math.round(o.maxShrink * 100)} % fewer)`);
+  const addresses = coveredAddresses(parsed.v4, parsed.v6);
+  const grew = state?.addresses !== undefined && !o.allowGrowth ? grewTooMuch(addresses, state.addresses, o.maxGrowth) : null;
+  if (grew !== null) return reject(grew);
   if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
   const path = feedCachePath(dir, feed.name);
   writeAtomic(path, got.body);
-  const next: FeedState = { url: feed.source, etag: got.etag, lastModified: got.lastModified, entries: parsed.entries, fetchedAt: new Date().toISOString() };
+  const next: FeedState = {
+    url: feed.source,
+    etag: got.etag,
+    lastModified: got.lastModified,
+    entries: parsed.entries,
+    addresses: { v4: addresses.v4, v6: addresses.v6.toString() },
+    fetchedAt: new Date().toISOString(),
+  };
   writeAtomic(path + '.json', JSON.stringify(next) + '\n');
   return { ...base, state: 'updated', entries: parsed.entries };
 }
@@ -136,6 +168,8 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     maxShrink: options.maxShrink ?? 0.5,
     maxCoverageShrink: options.maxCoverageShrink ?? 0.1,
     allowShrink: options.allowShrink ?? false,
+    maxGrowth: options.maxGrowth ?? 10,
+    allowGrowth: options.allowGrowth ?? false,
     maxBadShare: options.maxBadShare ?? 0.1,
     sourceTimeoutMs: options.sourceTimeoutMs ?? 600_000,
     sourceMaxBytes: options.sourceMaxBytes ?? 1 << 30,
