@@ -7,13 +7,13 @@
  */
 
 import type { CompileJob } from '../dataset/locate.js';
-import { terminalProgress } from './progress.js';
 import { memoryMapper } from '../native.js';
-import { compileTo } from './run.js';
 
 // A build killed outright (SIGKILL) must not leave its compile running and writing into a directory the next build
 // removed: the kernel kills this process with its parent where it can (Linux); elsewhere, and as a second check, each
-// step and the write stop when the parent is gone (this process then has another parent).
+// step and the write stop when the parent is gone (this process then has another parent). This is asked for before
+// the compiler's code loads (a second and more on a busy machine), so that a parent killed meanwhile ends this
+// process at once.
 const mapper = memoryMapper();
 if ('dieWithParent' in mapper) mapper.dieWithParent();
 let parent = process.ppid;
@@ -25,6 +25,8 @@ try {
   const job = JSON.parse(process.argv[2] ?? '') as CompileJob;
   // The parent may have died before this process asked to die with it.
   parent = job.parent ?? parent;
+  orphaned();
+  const [{ terminalProgress }, { compileTo }] = await Promise.all([import('./progress.js'), import('./run.js')]);
   orphaned();
   const { progress, say } = terminalProgress();
   const stepped = (step: string, done: number) => {

@@ -177,11 +177,10 @@ describe('iprecord update', () => {
 });
 
 describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', () => {
-  it('takes its compile process with it (SIGKILL): nothing keeps running or writing', async () => {
+  it('takes its compile process with it (SIGKILL) within a second, killed at once or mid-compile: nothing keeps running or writing', async () => {
     writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
     // The default sources: a compile long enough to be killed in the middle.
     writeFileSync(join(dir, 'killed.json'), JSON.stringify({ feeds: [{ ...attackers, source: 'one.txt' }] }));
-    const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
     const childrenOf = (pid: number) => {
       try {
         return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
@@ -189,23 +188,30 @@ describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', 
         return [];
       }
     };
-    let compile: number | undefined;
-    for (let i = 0; i < 200 && compile === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      compile = childrenOf(build.pid as number)[0];
-    }
-    expect(compile, 'the compile process started').toBeDefined();
-    build.kill('SIGKILL');
     // Gone, or a zombie no one has reaped yet (its parent is dead).
-    const gone = () => {
+    const gone = (pid: number) => {
       try {
-        const stat = readFileSync(`/proc/${compile}/stat`, 'utf8');
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
       } catch {
         return true;
       }
     };
-    for (let i = 0; i < 60 && !gone(); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(gone(), 'the compile process ended with the build').toBe(true);
-  }, 30_000);
+    // Killed as soon as its compile process exists (still loading), then after it has worked a while.
+    for (const after of [0, 0, 0, 1500]) {
+      const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
+      let compile: number | undefined;
+      for (let i = 0; i < 400 && compile === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        compile = childrenOf(build.pid as number)[0];
+      }
+      expect(compile, 'the compile process started').toBeDefined();
+      await new Promise((r) => setTimeout(r, after));
+      build.kill('SIGKILL');
+      const killed = Date.now();
+      while (Date.now() - killed < 5000 && !gone(compile!)) await new Promise((r) => setTimeout(r, 10));
+      expect(gone(compile!), 'the compile process ended with the build').toBe(true);
+      expect(Date.now() - killed, `killed ${after} ms after the compile started`).toBeLessThan(1000);
+    }
+  }, 60_000);
 });
