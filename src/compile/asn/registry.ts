@@ -19,7 +19,7 @@
  * data say (`evidence.ts`). Build time only.
  */
 
-import { readFileSync } from 'node:fs';
+import { readRegular, withoutBom } from '../../files/read.js';
 import { InvalidDatasetError } from '../../errors.js';
 import type { AsnType } from '../../types.js';
 
@@ -42,9 +42,17 @@ function typeOf(net: Record<string, unknown>): AsnType | null {
 }
 
 /**
+ * The largest registry file read: PeeringDB's network objects are about
+ * 60 MB, a whole CAIDA dump of every object type a few times that; parsed,
+ * JSON takes several times its size in memory.
+ */
+export const MAX_REGISTRY_BYTES = 256 * 1024 * 1024;
+
+/**
  * The types the registry files state, by ASN (a later file wins), and how
- * many network objects they hold.
- * @throws InvalidDatasetError when a file is not JSON of PeeringDB network objects
+ * many network objects they hold. A file is read as a regular file of at
+ * most `MAX_REGISTRY_BYTES`, a byte order mark first or not.
+ * @throws InvalidDatasetError when a file is too large or not JSON of PeeringDB network objects
  */
 export function readRegistry(paths: readonly string[]): { types: Map<number, AsnType>; networks: number } {
   const types = new Map<number, AsnType>();
@@ -52,7 +60,7 @@ export function readRegistry(paths: readonly string[]): { types: Map<number, Asn
   for (const path of paths) {
     let doc: unknown;
     try {
-      doc = JSON.parse(readFileSync(path, 'utf8'));
+      doc = JSON.parse(withoutBom(readRegular(path, MAX_REGISTRY_BYTES).toString('utf8')));
     } catch (e) {
       throw new InvalidDatasetError(`${path}: cannot be read as a network registry (PeeringDB's JSON): ${(e as Error).message}`, { cause: e });
     }

@@ -3,11 +3,12 @@
  * objects as its API and CAIDA's dumps hold them.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRegistry } from '../../../../src/compile/asn/registry.js';
+import { MAX_REGISTRY_BYTES, readRegistry } from '../../../../src/compile/asn/registry.js';
 import { InvalidDatasetError } from '../../../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-registry-'));
@@ -70,5 +71,25 @@ describe('readRegistry', () => {
       expect(() => readRegistry([path])).toThrow(InvalidDatasetError);
       expect(() => readRegistry([path])).toThrow(path);
     }
+  });
+  it('reads a file that begins with a byte order mark, as feeds and configurations are read', () => {
+    const path = file('bom.json', `\ufeff${JSON.stringify({ data: [{ asn: 7, info_type: 'NSP' }] })}`);
+    expect(Object.fromEntries(readRegistry([path]).types)).toEqual({ 7: 'isp' });
+  });
+
+  it('refuses, before reading it, a file over its size bound, a FIFO or a device, naming it', () => {
+    const big = join(dir, 'big.json');
+    // A sparse file: its size is the point, not its bytes.
+    writeFileSync(big, '{"data": []}');
+    truncateSync(big, MAX_REGISTRY_BYTES + 1);
+    const fifo = join(dir, 'fifo.json');
+    spawnSync('mkfifo', [fifo]);
+    for (const path of [big, fifo, '/dev/zero']) {
+      const started = Date.now();
+      expect(() => readRegistry([path])).toThrow(InvalidDatasetError);
+      expect(() => readRegistry([path])).toThrow(path);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    expect(() => readRegistry([big])).toThrow(/more than the 268435456 it may/);
   });
 });
