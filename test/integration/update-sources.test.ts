@@ -136,7 +136,7 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     const answer = lookup();
     const faults: [string, Route, string, RegExp][] = [
       ['/geo.mmdb', { body: good.geo.subarray(0, good.geo.length >> 1) }, 'geo', /metadata|MaxMind|not a|invalid/i],
-      ['/geo.mmdb', { body: readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb')) }, 'geo', /cannot serve as a geo database/],
+      ['/geo.mmdb', { body: readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb')) }, 'geo', /holds network owner data \(asn\), not location data \(geo\)/],
       ['/asn.csv', { body: Buffer.from(asnCsv(20)) }, 'asn', /20 networks, down from 200/],
       ['/geo.mmdb', { status: 500 }, 'geo', /HTTP 500/],
       ['/geo.mmdb', { body: geoMmdb('Elsewhere', OLD), stall: true }, 'geo', /within 1500 ms|cut short/],

@@ -30,9 +30,12 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * the CLI, the worker threads, types, the README and the addon's source.
  * For now the engine carries both ways of answering (over the databases,
  * and over a compiled dataset); the first goes once the second is the
- * default. 956 kB with the feeds' widest-entry check (about 6 kB).
+ * default. 956 kB with the feeds' widest-entry check (about 6 kB); 969 kB
+ * with the MMDB metadata read by the project's own decoder (mmdb-lib, 104 kB
+ * installed, is no longer a dependency), zoneinfo and registry files read
+ * with size bounds, and Redis counts that follow the keys in use.
  */
-const UNPACKED_BUDGET = 965_000;
+const UNPACKED_BUDGET = 975_000;
 
 describe('package', () => {
   it('ESM entry exports what the sources export', async () => {
