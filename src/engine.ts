@@ -7,13 +7,17 @@
 
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
-import { ClosedError, InvalidBulkError, InvalidFieldError, isIprecordError } from './errors.js';
+import { ClosedError, InvalidBulkError, InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
+import { changedInPlace, setAside } from './dataset/integrity.js';
+import { removeSeal } from './dataset/seal.js';
 import { Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import type { ByteWriter } from './record/writer.js';
 import type { Dataset } from './dataset/format.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
+import { withFile } from './dataset/load.js';
+import { verifyOffThread } from './dataset/verify-thread.js';
 import type { Selected } from './dataset/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
@@ -34,6 +38,8 @@ export interface EngineEvents {
   reload: [info: { readonly loadedAt: string }];
   /** A reload started by watching failed; the engine kept its data. */
   error: [error: Error];
+  /** The data failed its check (its mapped file written in place, or bytes damaged): lookups throw this until good data is loaded. */
+  damaged: [error: InvalidDatasetError];
 }
 
 /** Chosen fields of a record as a function of the address (`Engine.select`); `try()` answers an error as a value. */
@@ -47,6 +53,8 @@ const toldMissing = new Set<string>();
 
 export class Engine extends EventEmitter<EngineEvents> {
   private snapshot: Snapshot | null;
+  /** Why the engine answers nothing: its mapped file was written and fails its check (null: it answers, or was closed). */
+  private damage: InvalidDatasetError | null = null;
   private watcher: { close(): void } | null = null;
   /** Reloads run one after another. */
   private reloading: Promise<void> = Promise.resolve();
@@ -73,7 +81,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   private live(): Snapshot {
-    if (this.snapshot === null) throw new ClosedError();
+    if (this.snapshot === null) throw this.damage ?? new ClosedError();
     return this.snapshot;
   }
 
@@ -329,16 +337,38 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Opens the databases again and swaps them in as one snapshot. Lookups
    * before the swap answer from the old data, lookups after from the new;
-   * on failure the engine keeps the old data and the error is thrown.
+   * on failure the engine keeps the old data and the error is thrown, but
+   * for one case: a mapped dataset file written in place (its pages are
+   * what lookups read) that fails its check. Then no answer comes from it:
+   * lookups throw that InvalidDatasetError until good data is loaded, and
+   * data compiled from databases is set aside (`<file>.damaged`) and
+   * compiled again at once.
    */
   async reload(): Promise<void> {
-    this.live();
+    if (this.snapshot === null && this.damage === null) throw new ClosedError();
     const run = this.reloading.then(async () => {
-      const next = await Snapshot.open(this.options, this.snapshot);
-      if (this.snapshot === null) return;
+      const before = this.snapshot;
+      const written = before?.mapped ? changedInPlace(before.files.values()) : null;
+      let next: Snapshot;
+      try {
+        next = await Snapshot.open(this.options, before);
+      } catch (e) {
+        if (written === null || before === null) throw e;
+        this.stop(
+          new InvalidDatasetError(
+            `${written} was written while this process answered from its pages (a memory map), and fails its check (${(e as Error).message}): no answer comes from it until good data is loaded`,
+            { cause: e },
+          ),
+        );
+        if (!before.cache || !setAside(written)) throw this.damage;
+        next = await Snapshot.open(this.options, null);
+      }
+      // Closed meanwhile.
+      if (this.snapshot === null && this.damage === null) return;
       // Threat objects are kept by where a dataset holds them: another dataset has other rows.
-      if (next.dataset !== this.snapshot.dataset) this.answers.forget();
+      if (next.dataset !== this.snapshot?.dataset) this.answers.forget();
       this.snapshot = next;
+      this.damage = null;
       this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
     });
     // The chain goes on after a failure; the caller still sees it.
@@ -346,9 +376,69 @@ export class Engine extends EventEmitter<EngineEvents> {
     return run;
   }
 
+  /**
+   * Whether the dataset file is still the bytes this engine answers from,
+   * by a stat (no read): `unchanged`; `reloaded` when a mapped file was
+   * written in place and still passes its check (or good data was loaded
+   * after damage); `damaged` when it fails (see `reload()`). For a server
+   * to call every few seconds.
+   * @throws ClosedError
+   */
+  async checkData(): Promise<'unchanged' | 'reloaded' | 'damaged'> {
+    const snap = this.snapshot;
+    if (snap === null && this.damage === null) throw new ClosedError();
+    if (snap !== null && !(snap.mapped && changedInPlace(snap.files.values()) !== null)) return 'unchanged';
+    try {
+      await this.reload();
+      return 'reloaded';
+    } catch (e) {
+      if (this.damage === null) throw e;
+      return 'damaged';
+    }
+  }
+
+  /**
+   * Checks the dataset's bytes whole, as opening a file not sealed does
+   * (`verify()`), on a worker thread while lookups go on; a defect found
+   * is handled as a damaged file by `reload()`. For a server's schedule.
+   * @throws InvalidDatasetError when the data is damaged and no good data could be loaded; ClosedError
+   */
+  async verifyInBackground(): Promise<void> {
+    const snap = this.live();
+    const loaded = snap.files.get(snap.dataset.name);
+    try {
+      if (loaded?.mapped === true) await withFile(loaded.path, (f) => (f.stamp === loaded.stamp ? verifyOffThread(snap.dataset, { fd: f.fd }) : undefined));
+      else if (loaded !== undefined && loaded.buf.buffer instanceof SharedArrayBuffer) await verifyOffThread(snap.dataset, { bytes: loaded.buf.buffer });
+      else snap.dataset.verify();
+    } catch (e) {
+      if (this.snapshot !== snap) return;
+      this.stop(e instanceof InvalidDatasetError ? e : new InvalidDatasetError((e as Error).message, { cause: e }));
+      // Compiled again from its databases, or checked whole again at the next open.
+      if (loaded !== undefined) {
+        if (snap.cache) setAside(loaded.path);
+        else removeSeal(loaded.path);
+      }
+      await this.reload();
+    }
+  }
+
+  /** Answers stop: lookups throw `damage` until a reload loads good data. */
+  private stop(damage: InvalidDatasetError): void {
+    this.damage = damage;
+    this.snapshot = null;
+    this.answers.forget();
+    this.emit('damaged', damage);
+  }
+
+  /** Why the engine answers nothing now (its data failed its check), or null. */
+  get damaged(): InvalidDatasetError | null {
+    return this.damage;
+  }
+
   /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
     this.snapshot = null;
+    this.damage = null;
     this.answers.forget();
     this.watcher?.close();
     this.watcher = null;
@@ -356,7 +446,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** Whether `close()` was called. */
   get closed(): boolean {
-    return this.snapshot === null;
+    return this.snapshot === null && this.damage === null;
   }
 }
 

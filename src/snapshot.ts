@@ -42,6 +42,8 @@ interface Paths {
   readonly compiled: string;
   /** threat.bin of the feeds compiled into the dataset, or null. */
   readonly threat: string | null;
+  /** Whether `compiled` is compiled from databases (`ensureDataset`): a damaged one can be compiled again. */
+  readonly cache: boolean;
 }
 
 /**
@@ -55,12 +57,12 @@ interface Paths {
 function resolvePaths(options: ResolvedOptions): Paths {
   const build = options.data === null ? null : resolveDataset(options.data);
   const manifest = readManifest(build);
-  if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null };
+  if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null, cache: false };
   const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;
-  if (build !== null && own && manifest?.dataset !== undefined) return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat) };
+  if (build !== null && own && manifest?.dataset !== undefined) return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false };
   const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
   const compiled = ensureDataset({ geo: options.geo, asn: options.asn, anonymous: options.anonymous, ...(threat === null ? {} : { threat }) });
-  return { manifest, compiled, threat };
+  return { manifest, compiled, threat, cache: true };
 }
 
 /**
@@ -73,11 +75,11 @@ function held(options: ResolvedOptions, previous: Snapshot | null, { path, stamp
   if (known !== undefined && known.stamp === stamp) return known;
   const s = options.shared.get(path);
   if (s === undefined || s.bytes === null || s.stamp !== stamp) return null;
-  return { path, buf: Buffer.from(s.bytes), stamp, readAt: new Date(s.readAt) };
+  return { path, buf: Buffer.from(s.bytes), stamp, readAt: new Date(s.readAt), mapped: false };
 }
 
-/** A file just read. */
-const loaded = (f: OpenedFile, buf: Buffer): Loaded => ({ path: f.path, buf, stamp: f.stamp, readAt: new Date() });
+/** A file just read (or mapped). */
+const loaded = (f: OpenedFile, buf: Buffer, mapper: Mapper | null): Loaded => ({ path: f.path, buf, stamp: f.stamp, readAt: new Date(), mapped: mapper !== null });
 
 export class Snapshot {
   /** The compiled dataset that answers every lookup. */
@@ -92,9 +94,15 @@ export class Snapshot {
   private readonly readAt: Date;
   /** Every file read, by path (for the next reload). */
   readonly files: ReadonlyMap<string, Loaded>;
+  /** Whether the dataset's bytes are its file's pages (a write to the file changes them), not a copy. */
+  readonly mapped: boolean;
+  /** Whether the dataset is compiled from databases (compiled again when damaged). */
+  readonly cache: boolean;
 
   private constructor(paths: Paths, compiled: Loaded, dataset: Dataset, previous: Snapshot | null) {
     this.files = new Map([[compiled.path, compiled]]);
+    this.mapped = compiled.mapped === true;
+    this.cache = paths.cache;
     this.dataset = dataset;
     this.readAt = compiled.readAt;
     // A dataset the previous snapshot holds unchanged keeps what it parsed.
@@ -119,7 +127,7 @@ export class Snapshot {
       // Bytes held already were checked by the engine that opened them: this one's last snapshot, or the one sharing them.
       const known = held(options, previous, f);
       if (known !== null) return [known, previous?.files.get(f.path) === known ? previous.dataset : new Dataset(known.buf, f.path)];
-      const l = loaded(f, await bytes(f, mapper));
+      const l = loaded(f, await bytes(f, mapper), mapper);
       const ds = new Dataset(l.buf, f.path);
       if (!isSealed(f.path, f.stat)) {
         await verifyOffThread(ds, mapper !== null ? { fd: f.fd } : { bytes: l.buf.buffer as SharedArrayBuffer });
@@ -136,7 +144,7 @@ export class Snapshot {
     const mapper = mapperFor(options);
     const [file, dataset] = withFile(p.compiled, (f): [Loaded, Dataset] => {
       const known = held(options, null, f);
-      const l = known ?? loaded(f, bytesSync(f, mapper));
+      const l = known ?? loaded(f, bytesSync(f, mapper), mapper);
       const ds = new Dataset(l.buf, f.path);
       if (known === null && !isSealed(f.path, f.stat)) {
         ds.verify();

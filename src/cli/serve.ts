@@ -132,7 +132,10 @@ export async function runServe(argv: string[]): Promise<number> {
   const { createServer } = await import('../server/index.js');
   const server = await createServer(config);
   server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
-  server.engine.on('error', (e) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`));
+  server.engine.on('error', (e) => {
+    if (server.engine.damaged === null) process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`);
+  });
+  server.engine.on('damaged', (e) => process.stderr.write(`iprecord serve: the data failed its check, answering 503 until good data is loaded: ${e.message}\n`));
   const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
   if (server.metrics !== null) process.stderr.write(`iprecord serve: metrics on port ${(server.metrics.address() as AddressInfo).port}\n`);
   const info = server.engine.info();
@@ -163,7 +166,10 @@ export async function runServe(argv: string[]): Promise<number> {
     process.on('SIGHUP', () => {
       server.reload().then(
         () => undefined,
-        (e: unknown) => process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${(e as Error).message}\n`),
+        // Damaged data was said by the 'damaged' event: there is no previous data to serve.
+        (e: unknown) => {
+          if (server.engine.damaged === null) process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${(e as Error).message}\n`);
+        },
       );
     });
   });

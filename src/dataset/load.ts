@@ -18,6 +18,8 @@ export interface Loaded {
   /** What identified the file when it was read (`identity`): a reload reuses the bytes while it matches. */
   readonly stamp: string;
   readonly readAt: Date;
+  /** Whether `buf` is the file's pages (a memory map), not a copy. */
+  readonly mapped?: boolean;
 }
 
 /** A file opened to be loaded. */

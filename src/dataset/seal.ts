@@ -11,7 +11,7 @@
  * info`, which always read every byte.
  */
 
-import type { BigIntStats } from 'node:fs';
+import { rmSync, type BigIntStats } from 'node:fs';
 import { readRegularText } from '../files/read.js';
 import { writeAtomic } from '../files/write.js';
 
@@ -39,4 +39,9 @@ export function writeSeal(path: string, st: BigIntStats): boolean {
   } catch {
     return false;
   }
+}
+
+/** Removes a file's seal: its next open checks it whole. */
+export function removeSeal(path: string): void {
+  rmSync(sealPath(path), { force: true });
 }

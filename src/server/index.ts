@@ -101,6 +101,8 @@ class ApiServer implements IprecordServer {
   private readonly log: AccessLog | null;
   private readonly out: Responder;
   private readonly countsTimer: NodeJS.Timeout | null = null;
+  /** The dataset checked: its file by a stat every few seconds, its bytes whole every few hours. */
+  private readonly dataTimers: NodeJS.Timeout[];
   private closing: Promise<void> | null = null;
 
   constructor(
@@ -141,6 +143,19 @@ class ApiServer implements IprecordServer {
       this.countsTimer = setInterval(() => this.saveCountsQuietly(), COUNTS_EVERY_MS);
       this.countsTimer.unref();
     }
+    // Failures are the engine's 'damaged' and 'error' events to tell; a check never stops the server.
+    const quietly = (check: () => Promise<unknown>) => () => void check().catch(() => undefined);
+    this.dataTimers = [
+      setInterval(
+        quietly(() => engine.checkData()),
+        options.checkDataEvery ?? 5000,
+      ),
+      setInterval(
+        quietly(() => engine.verifyInBackground()),
+        options.verifyDataEvery ?? 6 * 3600_000,
+      ),
+    ];
+    for (const t of this.dataTimers) t.unref();
   }
 
   async listen(port = 8080, host = '127.0.0.1'): Promise<AddressInfo> {
@@ -182,6 +197,7 @@ class ApiServer implements IprecordServer {
       this.metrics?.close();
     }).then(async () => {
       if (this.countsTimer !== null) clearInterval(this.countsTimer);
+      for (const t of this.dataTimers) clearInterval(t);
       this.saveCountsQuietly();
       await this.link?.close();
       this.log?.flush();
@@ -222,7 +238,10 @@ class ApiServer implements IprecordServer {
       return this.preflight(ctx, allowed);
     }
     if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
-    if (route.op === Op.Health) return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
+    if (route.op === Op.Health) {
+      if (this.engine.damaged !== null) return this.out.send(ctx, 503, JSON_TYPE, JSON.stringify({ status: 'damaged', message: this.engine.damaged.message }), ['Cache-Control', 'no-store']);
+      return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
+    }
     if (route.op === Op.Flag) {
       const image = this.flags.get(route.name);
       if (image === null) return this.out.fail(ctx, 404, this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).');

@@ -53,6 +53,13 @@ export interface ServerOptions {
   /** Time an idle keep-alive connection stays open, in ms. @default 5000 */
   keepAliveTimeout?: number;
   /**
+   * How often the dataset file is checked to be the bytes answered from
+   * (a stat; `engine.checkData()`), in ms. @default 5000
+   */
+  checkDataEvery?: number;
+  /** How often the dataset is checked whole on a worker thread (`engine.verifyInBackground()`), in ms. @default 21600000 (6 hours) */
+  verifyDataEvery?: number;
+  /**
    * Port of the metrics (`GET /metrics`, Prometheus's text format:
    * `docs/server.md`), served on `listen()`'s host apart from the API;
    * 0: a free port (`server.metrics`). @default none
@@ -84,6 +91,8 @@ const SERVER_OPTION_NAMES: readonly string[] = [
   'headersTimeout',
   'requestTimeout',
   'keepAliveTimeout',
+  'checkDataEvery',
+  'verifyDataEvery',
   'metricsPort',
   'clusterWorker',
 ] satisfies readonly (keyof ServerOptions)[];
@@ -116,7 +125,7 @@ export function checkOptions(o: ServerOptions): Config {
   });
   // Longer paths first: /eu/v1 before /eu.
   basePaths.sort((a, b) => b.length - a.length);
-  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout'] as const) {
+  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'checkDataEvery', 'verifyDataEvery'] as const) {
     const v = o[t];
     if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
   }

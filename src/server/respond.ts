@@ -30,6 +30,7 @@ export const MESSAGES = {
   tooLarge: 'The request body is too large.',
   host: 'Unknown host.',
   internal: 'Internal server error.',
+  damaged: 'The data failed its check; answers resume once good data is loaded.',
 } as const;
 
 /** One request and what is known of it so far. */
@@ -51,13 +52,15 @@ export class Responder {
     private readonly metrics: ServerMetrics | null,
   ) {}
 
-  /** An error thrown while answering: the engine's 400s as they are, anything else a bare 500. */
+  /** An error thrown while answering: the engine's 400s as they are, damaged data a 503, anything else a bare 500. */
   failed(ctx: Exchange, e: unknown): void {
     if (ctx.res.headersSent) {
       ctx.res.destroy();
       return;
     }
     if (isIprecordError(e) && e.status === 400) return this.fail(ctx, 400, e.message);
+    // The engine's data failed its check (said once by its 'damaged' event): no answer until good data is loaded.
+    if (isIprecordError(e) && e.code === 'INVALID_DATASET') return this.fail(ctx, 503, MESSAGES.damaged);
     process.emitWarning(`iprecord server: ${(e as Error)?.message ?? String(e)}`);
     this.fail(ctx, 500, MESSAGES.internal);
   }

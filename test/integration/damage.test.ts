@@ -1,0 +1,153 @@
+/**
+ * A dataset file written in place under a process that answers from its
+ * memory map: the process notices (a stat every few seconds, and at a
+ * reload), checks the file again, and answers from it only if it passes;
+ * else no answer comes from the damaged pages (503 from the server) until
+ * good data is loaded: data compiled from databases is compiled again at
+ * once, a directory's build answers again at its next build. Real files
+ * changed byte by byte, a real `iprecord serve`.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open } from '../../src/index.js';
+import { memoryState } from '../../src/snapshot.js';
+import { resolveOptions } from '../../src/options.js';
+import { ROOT } from '../helpers/env.js';
+import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
+import { get, serveProcess, sleep } from '../helpers/redis.js';
+
+const CLI = join(ROOT, 'dist', 'cli.js');
+const MAPPED = memoryState(resolveOptions({})).mode === 'mmap';
+if (!MAPPED && process.env.IPRECORD_REQUIRE_MMAP === '1') throw new Error('IPRECORD_REQUIRE_MMAP=1: memory maps are required');
+if (!MAPPED) console.warn('skipping the damaged-file tests: memory maps are not available (the native addon did not build)');
+
+/** Changes, in place, the first letter of the first `text` after the header of a file: the same file, one byte changed. */
+function damage(path: string, text: string): void {
+  const at = readFileSync(path).indexOf(Buffer.from(text), 80);
+  expect(at, `${text} in ${path}`).toBeGreaterThan(0);
+  const fd = openSync(path, 'r+');
+  writeSync(fd, Buffer.from(text[0] === 'X' ? 'Y' : 'X'), 0, 1, at);
+  closeSync(fd);
+}
+
+describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-damage-'));
+  const saved = process.env.XDG_CACHE_HOME;
+  beforeAll(() => {
+    // A cache of this file's own: its datasets are damaged on purpose.
+    process.env.XDG_CACHE_HOME = join(dir, 'cache');
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = saved;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** An address of the fixtures with a city, and that city. */
+  const place = async () => {
+    const e = await open(SMALL);
+    try {
+      const ip = ['81.2.69.160', '2.125.160.216', '89.160.20.128', '216.160.83.56', '1.0.0.1'].find((a) => e.lookup(a).city !== null)!;
+      return { ip, city: e.lookup(ip).city! };
+    } finally {
+      e.close();
+    }
+  };
+
+  it('data compiled from databases: a written byte is noticed, set aside and compiled again; a rewrite that passes is reloaded', async () => {
+    const { ip, city } = await place();
+    const engine = await open(SMALL);
+    const damaged: string[] = [];
+    engine.on('damaged', (e) => damaged.push(e.message));
+    try {
+      const path = engine.info().dataset.path;
+      expect(await engine.checkData()).toBe('unchanged');
+      // The same bytes written again: the file changed, and still passes its check.
+      const bytes = readFileSync(path);
+      const fd = openSync(path, 'r+');
+      writeSync(fd, bytes, 0, 100, 0);
+      closeSync(fd);
+      expect(await engine.checkData()).toBe('reloaded');
+      expect(engine.lookup(ip).city).toBe(city);
+
+      damage(path, city);
+      // Until the check, the pages say what the file says now: that is what the check is for.
+      expect(await engine.checkData()).toBe('reloaded');
+      expect(damaged).toHaveLength(1);
+      expect(damaged[0]).toMatch(/was written while this process answered from its pages .* fails its check \(.*checksum/);
+      expect(existsSync(`${path}.damaged`)).toBe(true);
+      expect(engine.lookup(ip).city).toBe(city);
+      expect(engine.damaged).toBeNull();
+    } finally {
+      engine.close();
+    }
+  });
+
+  it('the scheduled check of the whole dataset finds bytes damaged with no write to the file, and loads good data', async () => {
+    const { ip, city } = await place();
+    // Read into shared memory: a byte changed there is a byte no write to the file made (as a bit the storage flipped).
+    const engine = await open({ ...SMALL, memory: 'read' });
+    const damaged: string[] = [];
+    engine.on('damaged', (e) => damaged.push(e.message));
+    try {
+      await engine.verifyInBackground();
+      expect(damaged).toEqual([]);
+      const [file] = engine.share().files;
+      const bytes = Buffer.from(file.bytes!);
+      bytes[bytes.indexOf(Buffer.from(city), 80)] ^= 0x20;
+      await engine.verifyInBackground();
+      expect(damaged).toHaveLength(1);
+      expect(damaged[0]).toMatch(/checksum/);
+      expect(engine.damaged).toBeNull();
+      expect(engine.lookup(ip).city).toBe(city);
+    } finally {
+      engine.close();
+    }
+  });
+
+  it('iprecord serve --data: noticed within seconds, 503 and a damaged /healthz until the next build, which answers again', async () => {
+    const { ip, city } = await place();
+    writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
+    writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'mine', source: 'one.txt', format: 'list', categories: ['attacker'] }], sources: SMALL_SOURCES }));
+    const build = () => spawnSync(process.execPath, [CLI, 'build', '--config', 'feeds.json', '--out', 'ds'], { cwd: dir, encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    expect(build().status).toBe(0);
+    const server = await serveProcess(['serve', '--port', '0', '--data', join(dir, 'ds'), '--access-log', 'off']);
+    try {
+      expect(JSON.parse((await get(server.port, `/${ip}`)).body).city).toBe(city);
+      const current = readFileSync(join(dir, 'ds', 'current'), 'utf8').trim();
+      const manifest = JSON.parse(readFileSync(join(dir, 'ds', current, 'manifest.json'), 'utf8')) as { dataset: string };
+      damage(join(dir, 'ds', current, manifest.dataset), city);
+      // The stat every 5 s notices; from then on no answer comes from the damaged pages.
+      const started = Date.now();
+      let answer = await get(server.port, `/${ip}`);
+      while (answer.status === 200 && Date.now() - started < 10_000) {
+        await sleep(100);
+        answer = await get(server.port, `/${ip}`);
+      }
+      expect(answer.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(7000);
+      expect(JSON.parse(answer.body)).toEqual({ message: 'The data failed its check; answers resume once good data is loaded.' });
+      const health = await get(server.port, '/healthz');
+      expect(health.status).toBe(503);
+      expect(JSON.parse(health.body)).toMatchObject({ status: 'damaged' });
+      // SIGHUP: the same file, still damaged; it says so once and never "serving the previous data".
+      server.child.kill('SIGHUP');
+      await sleep(500);
+      expect((await get(server.port, `/${ip}`)).status).toBe(503);
+      expect(server.err()).toMatch(/the data failed its check, answering 503 until good data is loaded: .*was written while this process answered from its pages/);
+      expect(server.err()).not.toMatch(/serving the previous data/);
+      // A new build of the directory: watched, loaded, answered.
+      expect(build().status).toBe(0);
+      const rebuilt = Date.now();
+      while ((await get(server.port, `/${ip}`)).status !== 200 && Date.now() - rebuilt < 10_000) await sleep(100);
+      expect(JSON.parse((await get(server.port, `/${ip}`)).body).city).toBe(city);
+      expect((await get(server.port, '/healthz')).status).toBe(200);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
