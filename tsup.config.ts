@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
-const PUBLIC = { index: 'src/index.ts', server: 'src/server/index.ts' };
+const PUBLIC = { index: 'src/index.ts', build: 'src/build.ts', export: 'src/export.ts', server: 'src/server/index.ts' };
 /** Every ESM entry by its name in dist/ (the test set-up builds the same ones: test/helpers/built-entries.ts). */
 export const ENTRIES = {
   ...PUBLIC,

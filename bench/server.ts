@@ -27,7 +27,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { compileAsnCsv, open } from '../src/index.js';
+import { open } from '../src/index.js';
+import { compileAsnCsv } from '../src/build.js';
 import { defaultAsnSources } from '../src/data.js';
 import { addressMix, SEED } from './mix.js';
 

@@ -43,7 +43,8 @@ if (!existsSync(dist)) {
   console.error('bench/threat.ts compiles with the built package (its worker threads run dist/threat-worker.js): run npm run build first.');
   process.exit(1);
 }
-const { buildThreat, open } = (await import(dist)) as typeof import('../src/index.js');
+const { open } = (await import(dist)) as typeof import('../src/index.js');
+const { buildThreat } = (await import(join(dist, '..', 'build.js'))) as typeof import('../src/build.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-threat-'));
 try {

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../compile/feeds/update.js';
 import { commandOptions, options } from './args.js';
 import { userDataDir } from '../dataset/store.js';
-import { defaultThreatConfig, readThreatConfig, updateDataset, type ThreatConfig } from '../index.js';
+import { defaultThreatConfig, readThreatConfig, updateDataset, type ThreatConfig } from '../build.js';
 
 const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
 
