@@ -6,7 +6,8 @@
  * threat flags). Build time only.
  */
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { readRegular } from '../files/read.js';
 import { classifyAsn } from './asn/classify.js';
 import { readRegistry } from './asn/registry.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
@@ -189,6 +190,9 @@ export interface FactsDatabase<R extends Role> {
   readonly facts: (offset: number) => RoleFacts[R] | null;
 }
 
+/** The largest MMDB file the format can address (its records are 32 bits at most). */
+const MAX_MMDB_BYTES = 2 ** 32;
+
 /** What each role's databases hold, in words. */
 const ROLE_DATA: Readonly<Record<Role, string>> = { geo: 'location data (geo)', asn: 'network owner data (asn)', anonymous: 'anonymity data (anonymous)' };
 
@@ -211,7 +215,7 @@ export function openDatabase<R extends Role>(source: SourceFile, role: R): Facts
   const path = source as string;
   let buf: Buffer;
   try {
-    buf = readFileSync(path);
+    buf = readRegular(path, MAX_MMDB_BYTES);
   } catch (e) {
     throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
   }

@@ -13,7 +13,8 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, existsSync, readSync, realpathSync, statSync } from 'node:fs';
+import { openRegular } from '../files/read.js';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -94,7 +95,7 @@ export function candidates(sources: DatasetSources): string[] {
 export function readDatasetKey(path: string): string | null {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
+    fd = openRegular(path).fd;
     const head = Buffer.alloc(HEADER);
     if (readSync(fd, head, 0, HEADER, 0) !== HEADER || head.toString('latin1', 0, 8) !== DATASET_MAGIC || head.readUInt32LE(8) !== DATASET_FORMAT_VERSION) return null;
     const counts = readCounts(head);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readRegular } from '../files/read.js';
 
 /**
  * Splits one CSV line into fields (RFC 4180 quoting: `"a, b"`, `""` for a
@@ -56,7 +56,7 @@ export interface CsvBadLine {
 export function forEachCsvRow(files: readonly string[], row: (fields: string[] | null, bad: (reason: string) => void) => void): CsvBadLine[] {
   const badLines: CsvBadLine[] = [];
   for (const file of files) {
-    const lines = readFileSync(file, 'utf8').split('\n');
+    const lines = readRegular(file).toString('utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
       if (line === '' || line.startsWith('#')) continue;

@@ -176,6 +176,32 @@ describe('iprecord update', () => {
   }, 30_000);
 });
 
+describe.skipIf(process.platform === 'win32')('iprecord build on what is not a regular file', () => {
+  // A FIFO would hold a reader forever, a device would fill its memory: each is refused at once, by name.
+  it('refuses a FIFO or a device as the configuration, a feed or a database, naming it, in seconds', () => {
+    for (const name of ['fifo-config.json', 'fifo-feed.txt', 'fifo-geo.mmdb']) spawnSync('mkfifo', [join(dir, name)]);
+    const feed = (source: string) => ({ feeds: [{ name: 'f', source, format: 'list', categories: ['attacker'] }], sources: SMALL_SOURCES });
+    writeFileSync(join(dir, 'fifo-feed.json'), JSON.stringify(feed('fifo-feed.txt')));
+    writeFileSync(join(dir, 'zero-feed.json'), JSON.stringify(feed('/dev/zero')));
+    writeFileSync(join(dir, 'fifo-geo.json'), JSON.stringify({ feeds: [], sources: { ...SMALL_SOURCES, geo: ['fifo-geo.mmdb'] } }));
+    writeFileSync(join(dir, 'zero-asn.json'), JSON.stringify({ feeds: [], sources: { ...SMALL_SOURCES, asn: ['/dev/zero'] } }));
+    const cases: [string, number, RegExp][] = [
+      ['fifo-config.json', 2, /Cannot read the feed configuration fifo-config\.json: fifo-config\.json is not a regular file/],
+      ['fifo-feed.json', 1, /failed +f: .*fifo-feed\.txt is not a regular file/],
+      ['zero-feed.json', 1, /failed +f: .*\/dev\/zero is not a regular file/],
+      ['fifo-geo.json', 2, /fifo-geo\.mmdb is not a regular file/],
+      ['zero-asn.json', 2, /\/dev\/zero is not a regular file/],
+    ];
+    for (const [config, code, message] of cases) {
+      const started = Date.now();
+      const r = run(['build', '--config', config, '--out', `out-${config}`]);
+      expect(r.err, config).toMatch(message);
+      expect(r.code, config).toBe(code);
+      expect(Date.now() - started, config).toBeLessThan(10_000);
+    }
+  }, 60_000);
+});
+
 describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', () => {
   it('takes its compile process with it (SIGKILL) within a second, killed at once or mid-compile: nothing keeps running or writing', async () => {
     writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');

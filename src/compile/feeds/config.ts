@@ -26,9 +26,8 @@
  */
 
 import { defaultWidest, type Widest } from './widest.js';
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { withoutBom } from '../../files/read.js';
+import { readRegularText, withoutBom } from '../../files/read.js';
 import { InvalidOptionsError } from '../../errors.js';
 import { CATEGORIES, type Category } from '../../record/threat.js';
 import type { Blocklist } from '../../types.js';
@@ -246,11 +245,14 @@ function overlay(inherited: ReadonlyMap<string, Record<string, unknown>>, entry:
   return { ...d, ...e, ...(options === undefined ? {} : { options }) };
 }
 
+/** A configuration file's largest size: the built-in one is under 20 kB. */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
 /** Reads a configuration file. @throws InvalidOptionsError */
 export function readThreatConfig(path: string): ThreatConfig {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularText(path, MAX_CONFIG_BYTES);
   } catch (e) {
     throw new InvalidOptionsError(`Cannot read the feed configuration ${path}: ${(e as Error).message}`);
   }

@@ -7,8 +7,8 @@
  */
 
 import { refusal, tooWide, type Widest } from './widest.js';
-import { readFileSync, statSync } from 'node:fs';
-import { readFileRange } from '../../files/read.js';
+import { statSync } from 'node:fs';
+import { readFileRange, readRegular } from '../../files/read.js';
 import { parseFeed, type BadLine, type FeedFormat, type ParseOptions } from './parse.js';
 import { byValue, RangeList, span, union } from './ranges.js';
 import { compareWords, RangeList6, Ranks6 } from './ranges6.js';
@@ -198,7 +198,7 @@ export function coverage4(v4: readonly Layer4[]): number {
 
 /** The bytes of a task: its file, or its part of the file. */
 function read(task: PrepareTask): Buffer {
-  if (task.part === undefined) return readFileSync(task.file);
+  if (task.part === undefined) return readRegular(task.file);
   return readFileRange(task.file, Buffer.allocUnsafe, task.part.from, task.part.to);
 }
 
