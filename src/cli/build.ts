@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../compile/feeds/update.js';
 import { commandOptions, options } from './args.js';
 import { userDataDir } from '../dataset/store.js';
+import { stopOnSignals } from '../files/stop.js';
 import { defaultThreatConfig, readThreatConfig, updateDataset, type ThreatConfig } from '../build.js';
 
 const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
@@ -29,7 +30,8 @@ Options:
                    Windows %LOCALAPPDATA%\\iprecord), which open() and every command read
   -h, --help       this help
 
-Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error.
+Exit codes: 0 every feed compiled, 1 some feeds missing or unreadable, 2 usage or configuration error;
+SIGTERM, SIGINT or SIGHUP stops it at once, the build being written and the lock removed (143, 130, 129).
 `;
 
 /**
@@ -49,6 +51,8 @@ function feedCommand(command: string, usage: string, argv: string[], dirOption: 
 }
 
 export async function runBuild(argv: string[]): Promise<number> {
+  // A signal removes the build being written and the lock: nothing is left behind.
+  stopOnSignals();
   const args = feedCommand('build', BUILD_USAGE, argv, 'out');
   if (typeof args === 'number') return args;
   const { dir: out, config } = args;
@@ -100,10 +104,13 @@ Options:
   --allow-growth   take feeds covering over ten times the last good ones knowingly
   -h, --help       this help
 
-Exit codes: 0 every source updated or unchanged, 1 some failed (their last good data kept), 2 usage or configuration error.
+Exit codes: 0 every source updated or unchanged, 1 some failed (their last good data kept), 2 usage or configuration error;
+SIGTERM, SIGINT or SIGHUP stops it at once, downloads, the build being written and the lock removed (143, 130, 129).
 `;
 
 export async function runUpdate(argv: string[]): Promise<number> {
+  // A signal removes the downloads and the build being written and the lock: nothing is left behind.
+  stopOnSignals();
   const allowShrink = argv.includes('--allow-shrink');
   const allowGrowth = argv.includes('--allow-growth');
   const args = feedCommand(

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { openSync } from '../engine.js';
 import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../export/index.js';
 import { checkCsvFields } from '../export/record.js';
+import { stopOnSignals, untilDone } from '../files/stop.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
 import { terminalProgress } from '../compile/progress.js';
 
@@ -61,12 +62,10 @@ export async function runExport(argv: string[]): Promise<number> {
   const out = o.out === '-' ? '-' : resolve(o.out);
   const format = o.format as ExportFormat;
   // Stopped by a signal: its temporary files go with it (every export lets the event loop turn at least every 50 ms).
-  const stop = (signal: NodeJS.Signals) => {
+  stopOnSignals();
+  const done = untilDone(() => {
     for (const t of out === '-' ? [] : exportTempFiles({ format, out })) rmSync(t, { force: true });
-    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGHUP' ? 1 : 15));
-  };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.once(s, stop);
+  });
   const engine = openSync(data === undefined ? {} : { data });
   try {
     const started = Date.now();
@@ -79,6 +78,6 @@ export async function runExport(argv: string[]): Promise<number> {
     return 0;
   } finally {
     engine.close();
-    for (const s of signals) process.off(s, stop);
+    done();
   }
 }

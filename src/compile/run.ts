@@ -18,6 +18,7 @@ import { Dataset } from '../dataset/format.js';
 import { MAX_TEXT_BYTES, textCuts } from './geo/adapters/values.js';
 import { writeSeal } from '../dataset/seal.js';
 import { openRegular, readFileRange } from '../files/read.js';
+import { removeLeftTemps } from '../files/write.js';
 
 /** Seals a dataset just written from a buffer that passed `verify()`. */
 function sealWritten(path: string): void {
@@ -118,6 +119,8 @@ function writeFirst(make: () => CompiledDataset, places: readonly string[]): { p
     const tmp = `${path}.${process.pid}.tmp`;
     try {
       mkdirSync(dirname(path), { recursive: true });
+      // A compile killed outright before this one left its temporary file: it goes now.
+      removeLeftTemps(path);
       const size = compiled.writeFile(tmp);
       return { path, tmp, size, ranges: compiled.ranges.v4 + compiled.ranges.v6 };
     } catch (e) {

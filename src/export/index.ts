@@ -15,13 +15,12 @@
  *   `.ipv6` before its extension.
  */
 
-import { createWriteStream, existsSync, lstatSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Dataset } from '../dataset/format.js';
 import { ExportError, InvalidOptionsError } from '../errors.js';
 import { checkOptionNames } from '../options.js';
-import { alive } from '../files/lock.js';
-import { writeAtomic } from '../files/write.js';
+import { removeLeftTemps, writeAtomic } from '../files/write.js';
 import type { Engine } from '../engine.js';
 import { writeMmdb } from './mmdb.js';
 import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
@@ -129,27 +128,6 @@ export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>):
   const temps = targets.map((t) => `${t}.${process.pid}.tmp`);
   // The MMDB's data section streams to a file beside it.
   return options.format === 'mmdb' ? [...temps, `${temps[0]}.data`] : temps;
-}
-
-/**
- * Removes what an export to `target` killed outright (SIGKILL, a power cut)
- * left beside it: `<target>.<pid>.tmp` and `.tmp.data` files whose process
- * no longer runs. A running export's own are kept.
- */
-function removeLeftTemps(target: string): void {
-  const dir = dirname(target);
-  const prefix = `${basename(target)}.`;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = /^(\d+)\.tmp(?:\.data)?$/.exec(name.slice(prefix.length))?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid))) rmSync(join(dir, name), { force: true });
-  }
 }
 
 /**

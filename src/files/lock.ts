@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidOptionsError } from '../errors.js';
+import { untilDone } from './stop.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -173,12 +174,17 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
   const owner: Owner = { token: randomBytes(12).toString('hex'), pid: process.pid, boot: bootId(), start: startOf(process.pid) };
   let told = false;
   await acquire();
+  // Only this lock: never one that another process made after a takeover.
+  const release = () => {
+    if (readText(path) === JSON.stringify(owner)) rmSync(path, { force: true });
+  };
+  const done = untilDone(release);
   try {
     return await work();
   } finally {
+    done();
     held.delete(owner.token);
-    // Only this lock: never one that another process made after a takeover.
-    if (readText(path) === JSON.stringify(owner)) rmSync(path, { force: true });
+    release();
   }
 
   async function acquire(): Promise<void> {

@@ -8,7 +8,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -198,6 +198,30 @@ describe.skipIf(process.platform === 'win32')('iprecord build on what is not a r
       expect(r.err, config).toMatch(message);
       expect(r.code, config).toBe(code);
       expect(Date.now() - started, config).toBeLessThan(10_000);
+    }
+  }, 60_000);
+});
+
+describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signal', () => {
+  it('SIGTERM mid-build: exit code 143 at once, the build being written, its compile and the lock gone, the current build kept', async () => {
+    writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
+    // The default sources: a build of seconds (the merge of the feeds into the default data).
+    writeFileSync(join(dir, 'stopped.json'), JSON.stringify({ feeds: [{ ...attackers, source: 'one.txt' }] }));
+    expect(run(['build', '--config', 'stopped.json', '--out', 'stopped']).code).toBe(0);
+    const before = readdirSync(join(dir, 'stopped', 'builds'));
+    const current = readFileSync(join(dir, 'stopped', 'current'), 'utf8');
+    for (const after of [300, 1500]) {
+      const build = spawn(process.execPath, [CLI, 'build', '--config', 'stopped.json', '--out', 'stopped'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
+      const exited = new Promise<{ code: number | null; at: number }>((resolve) => build.on('exit', (code) => resolve({ code, at: Date.now() })));
+      await new Promise((r) => setTimeout(r, after));
+      const sent = Date.now();
+      build.kill('SIGTERM');
+      const { code, at } = await exited;
+      expect(code, `stopped ${after} ms in`).toBe(143);
+      expect(at - sent).toBeLessThan(1000);
+      expect(readdirSync(join(dir, 'stopped')).sort(), `stopped ${after} ms in`).toEqual(['builds', 'current', 'feeds'].filter((f) => existsSync(join(dir, 'stopped', f))).sort());
+      expect(readdirSync(join(dir, 'stopped', 'builds'))).toEqual(before);
+      expect(readFileSync(join(dir, 'stopped', 'current'), 'utf8')).toBe(current);
     }
   }, 60_000);
 });

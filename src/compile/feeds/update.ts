@@ -21,6 +21,7 @@
 
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { withDirectoryLock } from '../../files/lock.js';
+import { untilDone } from '../../files/stop.js';
 import { join } from 'node:path';
 import { writeAtomic } from '../../files/write.js';
 import { buildDataset, feedCachePath, type BuildOptions, type BuildResult } from './build.js';
@@ -226,8 +227,15 @@ async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {
   const name = `${stamp}-${process.pid}`;
   const buildDir = join(dir, 'builds', name);
   const previous = currentBuild(dir);
-  const build = await buildDataset(config, buildDir, dir, options);
-  writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
+  // Stopped before it is current, the build goes (its compile process dies with this one).
+  const done = untilDone(() => rmSync(buildDir, { recursive: true, force: true }));
+  let build: BuildResult;
+  try {
+    build = await buildDataset(config, buildDir, dir, options);
+    writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
+  } finally {
+    done();
+  }
   for (const old of readdirSync(join(dir, 'builds'))) {
     if (old !== name && old !== previous && BUILD_NAME.test(old)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
   }

@@ -29,6 +29,7 @@ import { openDatabase } from '../sources.js';
 import { readRegistry } from '../asn/registry.js';
 import { downloadToFile, type DownloadOptions } from '../../files/http.js';
 import { readFileRange } from '../../files/read.js';
+import { untilDone } from '../../files/stop.js';
 import { writeAtomic } from '../../files/write.js';
 import type { AsnFacts, GeoFacts, Role } from '../geo/facts.js';
 import { parseIpInto, type IpVersion } from '../../ip/parse.js';
@@ -173,6 +174,10 @@ async function updateSource(role: SourceRole, index: number, url: string, dir: s
   const last = earlier?.url === url ? earlier : null;
   const tmp = `${path}.${process.pid}.download`;
   const plain = `${path}.${process.pid}.plain`;
+  const done = untilDone(() => {
+    rmSync(tmp, { force: true });
+    rmSync(plain, { force: true });
+  });
   try {
     const got = await downloadToFile(url, last, o, tmp);
     if (got === null) {
@@ -201,6 +206,7 @@ async function updateSource(role: SourceRole, index: number, url: string, dir: s
   } catch (e) {
     return { role, url, state: 'failed', error: (e as Error).message + kept };
   } finally {
+    done();
     rmSync(tmp, { force: true });
     rmSync(plain, { force: true });
   }
@@ -215,6 +221,9 @@ export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOp
   mkdirSync(join(dir, 'sources'), { recursive: true });
   const out: SourceUpdate[] = [];
   const staged: Staged[] = [];
+  const done = untilDone(() => {
+    for (const { checked } of staged) rmSync(checked, { force: true });
+  });
   try {
     for (const role of ROLES_IN_ORDER) {
       const list = s[role] ?? [];
@@ -231,6 +240,7 @@ export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOp
     }
     return out;
   } finally {
+    done();
     for (const { checked } of staged) rmSync(checked, { force: true });
   }
 }
