@@ -10,6 +10,7 @@ import { watchDataset } from './dataset/watch.js';
 import { ClosedError, InvalidBulkError, InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
 import { changedInPlace, setAside } from './dataset/integrity.js';
 import { removeSeal } from './dataset/seal.js';
+import { previousBuild } from './dataset/store.js';
 import { Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import type { ByteWriter } from './record/writer.js';
@@ -340,9 +341,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * on failure the engine keeps the old data and the error is thrown, but
    * for one case: a mapped dataset file written in place (its pages are
    * what lookups read) that fails its check. Then no answer comes from it:
-   * lookups throw that InvalidDatasetError until good data is loaded, and
-   * data compiled from databases is set aside (`<file>.damaged`) and
-   * compiled again at once.
+   * good data takes its place where there is some (data compiled from
+   * databases is set aside as `<file>.damaged` and compiled again; a
+   * dataset directory's build gives way to the build before it), else
+   * lookups throw that InvalidDatasetError until good data is loaded.
    */
   async reload(): Promise<void> {
     if (this.snapshot === null && this.damage === null) throw new ClosedError();
@@ -360,8 +362,9 @@ export class Engine extends EventEmitter<EngineEvents> {
             { cause: e },
           ),
         );
-        if (!before.cache || !setAside(written)) throw this.damage;
-        next = await Snapshot.open(this.options, null);
+        const good = await this.goodCopy(before, written);
+        if (good === null) throw this.damage;
+        next = good;
       }
       // Closed meanwhile.
       if (this.snapshot === null && this.damage === null) return;
@@ -413,12 +416,29 @@ export class Engine extends EventEmitter<EngineEvents> {
     } catch (e) {
       if (this.snapshot !== snap) return;
       this.stop(e instanceof InvalidDatasetError ? e : new InvalidDatasetError((e as Error).message, { cause: e }));
-      // Compiled again from its databases, or checked whole again at the next open.
-      if (loaded !== undefined) {
-        if (snap.cache) setAside(loaded.path);
-        else removeSeal(loaded.path);
-      }
-      await this.reload();
+      // Checked whole again at its next open.
+      if (loaded !== undefined) removeSeal(loaded.path);
+      const good = loaded === undefined ? null : await this.goodCopy(snap, loaded.path);
+      if (good === null || this.damage === null) return;
+      this.snapshot = good;
+      this.damage = null;
+      this.emit('reload', { loadedAt: good.loadedAt.toISOString() });
+    }
+  }
+
+  /**
+   * Good data in place of a damaged dataset file: compiled again from its
+   * databases (the file set aside as `<file>.damaged`), or the dataset
+   * directory's build before the damaged one; null when there is none or
+   * it fails too.
+   */
+  private async goodCopy(damaged: Snapshot, path: string): Promise<Snapshot | null> {
+    try {
+      if (damaged.cache) return setAside(path) ? await Snapshot.open(this.options, null) : null;
+      const before = damaged.build !== null && this.options.data !== null ? previousBuild(this.options.data, damaged.build) : null;
+      return before === null ? null : await Snapshot.open(this.options, null, before);
+    } catch {
+      return null;
     }
   }
 

@@ -44,6 +44,8 @@ interface Paths {
   readonly threat: string | null;
   /** Whether `compiled` is compiled from databases (`ensureDataset`): a damaged one can be compiled again. */
   readonly cache: boolean;
+  /** The dataset directory's build it comes from, or null. */
+  readonly build: string | null;
 }
 
 /**
@@ -54,15 +56,15 @@ interface Paths {
  * when there is none up to date (the databases alone once, the feeds
  * merged in seconds: `compile/run.ts`).
  */
-function resolvePaths(options: ResolvedOptions): Paths {
-  const build = options.data === null ? null : resolveDataset(options.data);
+function resolvePaths(options: ResolvedOptions, buildDir?: string): Paths {
+  const build = buildDir ?? (options.data === null ? null : resolveDataset(options.data));
   const manifest = readManifest(build);
-  if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null, cache: false };
+  if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null, cache: false, build: null };
   const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;
-  if (build !== null && own && manifest?.dataset !== undefined) return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false };
+  if (build !== null && own && manifest?.dataset !== undefined) return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false, build };
   const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
   const compiled = ensureDataset({ geo: options.geo, asn: options.asn, anonymous: options.anonymous, ...(threat === null ? {} : { threat }) });
-  return { manifest, compiled, threat, cache: true };
+  return { manifest, compiled, threat, cache: true, build: null };
 }
 
 /**
@@ -98,11 +100,14 @@ export class Snapshot {
   readonly mapped: boolean;
   /** Whether the dataset is compiled from databases (compiled again when damaged). */
   readonly cache: boolean;
+  /** The dataset directory's build whose dataset this is, or null (`previousBuild` finds the one before). */
+  readonly build: string | null;
 
   private constructor(paths: Paths, compiled: Loaded, dataset: Dataset, previous: Snapshot | null) {
     this.files = new Map([[compiled.path, compiled]]);
     this.mapped = compiled.mapped === true;
     this.cache = paths.cache;
+    this.build = paths.build;
     this.dataset = dataset;
     this.readAt = compiled.readAt;
     // A dataset the previous snapshot holds unchanged keeps what it parsed.
@@ -118,10 +123,11 @@ export class Snapshot {
    * changed since is not read again. A dataset not opened before is
    * checked whole (`Dataset.verify()`) on a worker thread unless its seal
    * says it passed unchanged (`dataset/seal.ts`): no answer comes from a
-   * file that fails.
+   * file that fails. `build`: this build of the dataset directory rather
+   * than the one `current` names.
    */
-  static async open(options: ResolvedOptions, previous: Snapshot | null = null): Promise<Snapshot> {
-    const p = resolvePaths(options);
+  static async open(options: ResolvedOptions, previous: Snapshot | null = null, build?: string): Promise<Snapshot> {
+    const p = resolvePaths(options, build);
     const mapper = mapperFor(options);
     const [file, dataset] = await withFile(p.compiled, async (f): Promise<[Loaded, Dataset]> => {
       // Bytes held already were checked by the engine that opened them: this one's last snapshot, or the one sharing them.

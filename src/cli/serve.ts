@@ -135,7 +135,7 @@ export async function runServe(argv: string[]): Promise<number> {
   server.engine.on('error', (e) => {
     if (server.engine.damaged === null) process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`);
   });
-  server.engine.on('damaged', (e) => process.stderr.write(`iprecord serve: the data failed its check, answering 503 until good data is loaded: ${e.message}\n`));
+  server.engine.on('damaged', (e) => process.stderr.write(`iprecord serve: the data failed its check: ${e.message}\n`));
   const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
   if (server.metrics !== null) process.stderr.write(`iprecord serve: metrics on port ${(server.metrics.address() as AddressInfo).port}\n`);
   const info = server.engine.info();

@@ -4,7 +4,7 @@
  * `manifest.json` and the dataset; without `current`, the directory itself.
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidDatasetError } from '../errors.js';
@@ -45,6 +45,23 @@ export function resolveDataset(dir: string): string {
     return dir;
   }
   return pointer === '' ? dir : join(dir, pointer);
+}
+
+/**
+ * The newest build of a dataset directory other than `current` (a build
+ * directory): the one before, which `iprecord build` and `update` keep;
+ * null when there is none.
+ */
+export function previousBuild(dir: string, current: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(join(dir, 'builds'));
+  } catch {
+    return null;
+  }
+  // Build names begin with their time (`2026-11-27T23-50-46-386Z-<pid>`): the newest last.
+  const others = names.filter((n) => join(dir, 'builds', n) !== current && existsSync(join(dir, 'builds', n, MANIFEST_FILE))).sort();
+  return others.length === 0 ? null : join(dir, 'builds', others[others.length - 1]);
 }
 
 /**

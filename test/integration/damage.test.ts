@@ -2,9 +2,10 @@
  * A dataset file written in place under a process that answers from its
  * memory map: the process notices (a stat every few seconds, and at a
  * reload), checks the file again, and answers from it only if it passes;
- * else no answer comes from the damaged pages (503 from the server) until
- * good data is loaded: data compiled from databases is compiled again at
- * once, a directory's build answers again at its next build. Real files
+ * else no answer comes from the damaged pages: data compiled from
+ * databases is compiled again at once, a directory's build gives way to
+ * the good build before it, and where there is none the server answers 503
+ * until the next build. Real files
  * changed byte by byte, a real `iprecord serve`.
  */
 
@@ -109,7 +110,7 @@ describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
     }
   });
 
-  it('iprecord serve --data: noticed within seconds, 503 and a damaged /healthz until the next build, which answers again', async () => {
+  it('iprecord serve --data: noticed within seconds; 503 and a damaged /healthz until the next build when there is no good build before it, else that build answers at once', async () => {
     const { ip, city } = await place();
     writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
     writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'mine', source: 'one.txt', format: 'list', categories: ['attacker'] }], sources: SMALL_SOURCES }));
@@ -138,13 +139,30 @@ describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
       server.child.kill('SIGHUP');
       await sleep(500);
       expect((await get(server.port, `/${ip}`)).status).toBe(503);
-      expect(server.err()).toMatch(/the data failed its check, answering 503 until good data is loaded: .*was written while this process answered from its pages/);
+      expect(server.err()).toMatch(/the data failed its check: .*was written while this process answered from its pages .*no answer comes from it until good data is loaded/);
       expect(server.err()).not.toMatch(/serving the previous data/);
       // A new build of the directory: watched, loaded, answered.
       expect(build().status).toBe(0);
       const rebuilt = Date.now();
       while ((await get(server.port, `/${ip}`)).status !== 200 && Date.now() - rebuilt < 10_000) await sleep(100);
       expect(JSON.parse((await get(server.port, `/${ip}`)).body).city).toBe(city);
+      expect((await get(server.port, '/healthz')).status).toBe(200);
+
+      // With a good build before it (a third build: the second is good), the damaged build gives way to that one at once.
+      const reloaded = () => (server.err().match(/data reloaded/g) ?? []).length;
+      const beforeThird = reloaded();
+      expect(build().status).toBe(0);
+      for (const waited = Date.now(); reloaded() === beforeThird && Date.now() - waited < 10_000;) await sleep(100);
+      const third = readFileSync(join(dir, 'ds', 'current'), 'utf8').trim();
+      const thirdManifest = JSON.parse(readFileSync(join(dir, 'ds', third, 'manifest.json'), 'utf8')) as { dataset: string };
+      const reloads = reloaded();
+      damage(join(dir, 'ds', third, thirdManifest.dataset), city);
+      const damagedAt = Date.now();
+      while (reloaded() === reloads && Date.now() - damagedAt < 10_000) await sleep(100);
+      expect(Date.now() - damagedAt).toBeLessThan(7000);
+      const fallback = await get(server.port, `/${ip}`);
+      expect(fallback.status).toBe(200);
+      expect(JSON.parse(fallback.body).city).toBe(city);
       expect((await get(server.port, '/healthz')).status).toBe(200);
     } finally {
       server.child.kill('SIGKILL');
