@@ -210,9 +210,12 @@ describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signa
     expect(run(['build', '--config', 'stopped.json', '--out', 'stopped']).code).toBe(0);
     const before = readdirSync(join(dir, 'stopped', 'builds'));
     const current = readFileSync(join(dir, 'stopped', 'current'), 'utf8');
-    for (const after of [300, 1500]) {
+    // As soon as it holds the directory's lock (it has begun to make things), and once it has worked a while.
+    for (const after of [0, 1200]) {
       const build = spawn(process.execPath, [CLI, 'build', '--config', 'stopped.json', '--out', 'stopped'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
       const exited = new Promise<{ code: number | null; at: number }>((resolve) => build.on('exit', (code) => resolve({ code, at: Date.now() })));
+      for (let i = 0; i < 1000 && !existsSync(join(dir, 'stopped', '.lock')); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(existsSync(join(dir, 'stopped', '.lock')), 'the build took the lock').toBe(true);
       await new Promise((r) => setTimeout(r, after));
       const sent = Date.now();
       build.kill('SIGTERM');
