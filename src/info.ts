@@ -48,8 +48,13 @@ export interface EngineInfo {
   readonly lists: readonly ListState[];
   readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
-  /** The time zone rules `time_zone` follows, as the dataset carries them: the IANA tz database release, where they were read (`package` or a zoneinfo directory), and the span its table covers. */
-  readonly timeZones: { readonly tzdata: string; readonly source: string; readonly from: string; readonly to: string };
+  /**
+   * The time zone rules `time_zone` follows, as the dataset carries them:
+   * the IANA tz database release, where they were read (`package` or a
+   * zoneinfo directory), the span its table covers, and the zones whose
+   * file there could not be read, which follow the package's release.
+   */
+  readonly timeZones: { readonly tzdata: string; readonly source: string; readonly from: string; readonly to: string; readonly fromPackage?: readonly string[] };
   /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
   readonly warnings: readonly string[];
 }
@@ -141,7 +146,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
 }
 
 /** What `info()` says of a zone table. */
-const zoneRelease = ({ tzdata, source, from, to }: ZoneTable) => ({ tzdata, source, from, to });
+const zoneRelease = ({ tzdata, source, from, to, fromPackage }: ZoneTable) => ({ tzdata, source, from, to, ...(fromPackage === undefined ? {} : { fromPackage }) });
 
 /** The code of the process warning of an engine whose threat categories have no loaded source. */
 export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';

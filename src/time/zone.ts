@@ -29,6 +29,8 @@ export interface ZoneTable {
   readonly tzdata: string;
   /** Where the rules were read: `package` (iprecord's own table) or a zoneinfo directory. */
   readonly source: string;
+  /** Zones whose file in the directory could not be read: their rules are the package's (its release). */
+  readonly fromPackage?: readonly string[];
   /** The span of the periods (ISO dates): before it the first period holds, after it the last. */
   readonly from: string;
   readonly to: string;

@@ -17,15 +17,32 @@ const MAX_ZONE_FILE_BYTES = 64 * 1024;
 const seconds = (date: string): number => Date.parse(`${date}T00:00:00Z`) / 1000;
 
 /**
- * The rules of these zones from the chosen release. A zoneinfo directory
- * that lacks one of them or holds a file that cannot be read gives way to
- * the package's table, whole (one release per dataset), with a process
- * warning (code IPRECORD_ZONEINFO) saying why.
+ * The rules of these zones from the chosen release. A zone whose file in a
+ * zoneinfo directory cannot be read (missing, not a regular file, too
+ * large, damaged, a rule out of range) takes the package's rules for that
+ * zone, named in the table (`fromPackage`) and in a process warning (code
+ * IPRECORD_ZONEINFO); a directory that cannot be read at all, or a zone the
+ * package lacks too, gives way to the package's table whole. A build
+ * never fails or waits for one zone.
  */
 export function zoneTable(names: readonly string[], source = zoneSource()): ZoneTable {
   if (source.source !== 'package') {
     try {
-      return readZoneinfo(source.source, source.tzdata, names);
+      const failed: string[] = [];
+      const table = readZoneinfo(source.source, source.tzdata, names, (name, why) => {
+        const i = PACKAGE_ZONES.zones[name];
+        if (i === undefined) throw why;
+        failed.push(`${name} (${why.message})`);
+        return PACKAGE_ZONES.rules[i];
+      });
+      if (failed.length > 0)
+        process.emitWarning(
+          `the zoneinfo in ${source.source} (tz ${source.tzdata}) cannot be read for ${failed.length} zones, which follow the package's tz ${PACKAGE_ZONES.tzdata}: ${failed.join('; ')}`,
+          {
+            code: 'IPRECORD_ZONEINFO',
+          },
+        );
+      return table;
     } catch (e) {
       process.emitWarning(`the zoneinfo in ${source.source} (tz ${source.tzdata}) cannot be read, ${(e as Error).message}: the package's tz ${PACKAGE_ZONES.tzdata} is used`, {
         code: 'IPRECORD_ZONEINFO',
@@ -37,11 +54,13 @@ export function zoneTable(names: readonly string[], source = zoneSource()): Zone
 
 /**
  * Reads the rules of these zones from a zoneinfo directory's TZif files, over the package table's span.
- * @throws Error for a zone without a readable file
+ * `instead` answers the rules of a zone whose file cannot be read (or throws); without it, that zone is an error.
+ * @throws Error for a zone without a readable file and no `instead`
  */
-export function readZoneinfo(dir: string, tzdata: string, names: readonly string[]): ZoneTable {
+export function readZoneinfo(dir: string, tzdata: string, names: readonly string[], instead?: (name: string, why: Error) => ZoneRules): ZoneTable {
   const { from, to } = PACKAGE_ZONES;
   const read = new Map<string, ZoneRules>();
+  const fromPackage: string[] = [];
   for (const name of names) {
     if (!/^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+)*$/.test(name)) throw new Error(`${name} is not a zone file name`);
     try {
@@ -49,10 +68,13 @@ export function readZoneinfo(dir: string, tzdata: string, names: readonly string
     } catch (e) {
       const path = join(dir, name);
       const message = (e as Error).message;
-      throw new Error(message.startsWith(path) ? message : `${path}: ${message}`, { cause: e });
+      const why = new Error(message.startsWith(path) ? message : `${path}: ${message}`, { cause: e });
+      if (instead === undefined) throw why;
+      read.set(name, instead(name, why));
+      fromPackage.push(name);
     }
   }
-  return shared({ tzdata, source: dir, from, to }, read);
+  return shared({ tzdata, source: dir, from, to, ...(fromPackage.length === 0 ? {} : { fromPackage }) }, read);
 }
 
 /** A table's rules of these zones alone. */
