@@ -54,10 +54,14 @@ describe('directory lock', () => {
       await new Promise((r) => setTimeout(r, 100));
       await expect(take(fresh(String(sleeper.pid)))).resolves.toBe('held');
       await expect(take(fresh(String(node.pid)))).rejects.toThrow(new RegExp(`process ${node.pid}`));
-      // The same id on a lock written an hour before that process started: the id was reused.
+      // The same id on a lock written an hour before that process started: the id was reused. The time is the
+      // kernel's (boot time and the process's start in /proc), not Date.now(), which a moved clock may fake.
       const old = fresh(String(node.pid));
-      const hourAgo = new Date(Date.now() - 3_600_000);
-      utimesSync(join(old, '.lock'), hourAgo, hourAgo);
+      const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1]);
+      const stat = readFileSync(`/proc/${node.pid}/stat`, 'utf8');
+      const started = btime * 1000 + (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100) * 1000;
+      const hourBefore = new Date(started - 3_600_000);
+      utimesSync(join(old, '.lock'), hourBefore, hourBefore);
       await expect(take(old)).resolves.toBe('held');
     } finally {
       sleeper.kill();
