@@ -62,7 +62,14 @@ export function parseFields(fields: string | readonly string[]): readonly FieldN
     return list;
   }
   if (!Array.isArray(fields)) throw new InvalidFieldError(fields);
-  return resolve(fields);
+  // A list is its text: the same cached list for both, so that what is compiled for it (`fieldSelection`, kept by list) is compiled once.
+  let text = '';
+  for (let i = 0; i < fields.length; i++) {
+    const name: unknown = fields[i];
+    if (typeof name !== 'string' || name.includes(',')) return resolve(fields);
+    text = i === 0 ? name : `${text},${name}`;
+  }
+  return parseFields(text);
 }
 
 function resolve(names: readonly unknown[]): readonly FieldName[] | null {
