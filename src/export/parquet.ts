@@ -200,10 +200,12 @@ export async function writeFamily(engine: Engine, ds: Dataset, version: IpVersio
 }
 
 /**
- * The Parquet export: IPv4 on this thread while a worker
- * thread writes IPv6 (`parquet-worker.ts`) from an engine over the same
- * files; the two families hold about as many ranges. Where no worker
- * thread starts, IPv6 is written here after IPv4.
+ * The Parquet export: each family written by a worker thread of its own
+ * (`parquet-worker.ts`) from an engine over the same files; the two hold
+ * about as many ranges. This thread only waits: a row group is encoded in
+ * one synchronous call of seconds, and here it would keep a signal from
+ * being heard. Where a worker thread does not start, its family is
+ * written here.
  */
 export async function writeParquet(engine: Engine, ds: Dataset, options: ExportOptions, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
   const tell = options.progress;
@@ -216,23 +218,27 @@ export async function writeParquet(engine: Engine, ds: Dataset, options: ExportO
     tell('reading the ranges', done[4] + done[6]);
     next = done[4] + done[6] + 1 / 500;
   };
-  const worker = startFamilyWorker(engine, v6, (share) => told(6, share));
+  const workers = (
+    [
+      [4, v4],
+      [6, v6],
+    ] as const
+  ).map(([version, file]) => ({ version, file, worker: startFamilyWorker(engine, file, version, (share) => told(version, share)) }));
   try {
-    const four = await writeFamily(engine, ds, 4, v4, (share) => told(4, share));
-    const six = worker === null ? await writeFamily(engine, ds, 6, v6, (share) => told(6, share)) : await worker.written;
+    const [four, six] = await Promise.all(workers.map(({ version, file, worker }) => worker?.written ?? writeFamily(engine, ds, version, file, (share) => told(version, share))));
     tell?.('reading the ranges', 1);
     return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
   } finally {
-    await worker?.stop();
+    await Promise.all(workers.map(({ worker }) => worker?.stop()));
   }
 }
 
 /** A worker thread writing one family's Parquet file; null when none starts. */
-function startFamilyWorker(engine: Engine, file: string, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
+function startFamilyWorker(engine: Engine, file: string, version: IpVersion, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
   let worker: Worker;
   try {
     worker = startWorker(ownEntry(import.meta.url, './parquet-worker.ts', 'parquet-worker'), {
-      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version: 6 },
+      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version },
     });
   } catch {
     return null;
