@@ -8,17 +8,13 @@
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
 import { ClosedError, InvalidBulkError, InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
-import { changedInPlace, setAside } from './dataset/integrity.js';
-import { removeSeal } from './dataset/seal.js';
-import { previousBuild } from './dataset/store.js';
+import { changedInPlace } from './dataset/integrity.js';
 import { Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import type { ByteWriter } from './record/writer.js';
 import type { Dataset } from './dataset/format.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
-import { withFile } from './dataset/load.js';
-import { verifyOffThread } from './dataset/verify-thread.js';
 import type { Selected } from './dataset/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
@@ -351,7 +347,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const run = this.reloading.then(async () => {
       const before = this.snapshot;
       const written = before?.mapped ? changedInPlace(before.files.values()) : null;
-      let next: Snapshot;
+      let next: Snapshot | null;
       try {
         next = await Snapshot.open(this.options, before);
       } catch (e) {
@@ -362,17 +358,10 @@ export class Engine extends EventEmitter<EngineEvents> {
             { cause: e },
           ),
         );
-        const good = await this.goodCopy(before, written);
-        if (good === null) throw this.damage;
-        next = good;
+        next = await before.goodCopy(this.options, written);
+        if (next === null) throw this.damage;
       }
-      // Closed meanwhile.
-      if (this.snapshot === null && this.damage === null) return;
-      // Threat objects are kept by where a dataset holds them: another dataset has other rows.
-      if (next.dataset !== this.snapshot?.dataset) this.answers.forget();
-      this.snapshot = next;
-      this.damage = null;
-      this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
+      this.swap(next);
     });
     // The chain goes on after a failure; the caller still sees it.
     this.reloading = run.catch(() => undefined);
@@ -404,42 +393,28 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Checks the dataset's bytes whole, as opening a file not sealed does
    * (`verify()`), on a worker thread while lookups go on; a defect found
    * is handled as a damaged file by `reload()`. For a server's schedule.
-   * @throws InvalidDatasetError when the data is damaged and no good data could be loaded; ClosedError
+   * @throws ClosedError
    */
   async verifyInBackground(): Promise<void> {
     const snap = this.live();
-    const loaded = snap.files.get(snap.dataset.name);
     try {
-      if (loaded?.mapped === true) await withFile(loaded.path, (f) => (f.stamp === loaded.stamp ? verifyOffThread(snap.dataset, { fd: f.fd }) : undefined));
-      else if (loaded !== undefined && loaded.buf.buffer instanceof SharedArrayBuffer) await verifyOffThread(snap.dataset, { bytes: loaded.buf.buffer });
-      else snap.dataset.verify();
+      await snap.verifyAgain();
     } catch (e) {
       if (this.snapshot !== snap) return;
       this.stop(e instanceof InvalidDatasetError ? e : new InvalidDatasetError((e as Error).message, { cause: e }));
-      // Checked whole again at its next open.
-      if (loaded !== undefined) removeSeal(loaded.path);
-      const good = loaded === undefined ? null : await this.goodCopy(snap, loaded.path);
-      if (good === null || this.damage === null) return;
-      this.snapshot = good;
-      this.damage = null;
-      this.emit('reload', { loadedAt: good.loadedAt.toISOString() });
+      const good = await snap.goodCopy(this.options, snap.dataset.name);
+      if (good !== null) this.swap(good);
     }
   }
 
-  /**
-   * Good data in place of a damaged dataset file: compiled again from its
-   * databases (the file set aside as `<file>.damaged`), or the dataset
-   * directory's build before the damaged one; null when there is none or
-   * it fails too.
-   */
-  private async goodCopy(damaged: Snapshot, path: string): Promise<Snapshot | null> {
-    try {
-      if (damaged.cache) return setAside(path) ? await Snapshot.open(this.options, null) : null;
-      const before = damaged.build !== null && this.options.data !== null ? previousBuild(this.options.data, damaged.build) : null;
-      return before === null ? null : await Snapshot.open(this.options, null, before);
-    } catch {
-      return null;
-    }
+  /** Answers from `next` from now on (unless the engine was closed meanwhile). */
+  private swap(next: Snapshot): void {
+    if (this.snapshot === null && this.damage === null) return;
+    // Threat objects are kept by where a dataset holds them: another dataset has other rows.
+    if (next.dataset !== this.snapshot?.dataset) this.answers.forget();
+    this.snapshot = next;
+    this.damage = null;
+    this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
   }
 
   /** Answers stop: lookups throw `damage` until a reload loads good data. */

@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from './dataset/load.js';
 import { ensureDataset } from './dataset/locate.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import { readManifest, resolveDataset, type Manifest } from './dataset/store.js';
+import { previousBuild, readManifest, resolveDataset, type Manifest } from './dataset/store.js';
 import { Dataset, type SourceInfo } from './dataset/format.js';
 import { RecordObjects } from './dataset/objects.js';
 import { memoryMapper, type Mapper } from './native.js';
-import { isSealed, writeSeal } from './dataset/seal.js';
+import { isSealed, removeSeal, writeSeal } from './dataset/seal.js';
+import { setAside } from './dataset/integrity.js';
 import { verifyOffThread } from './dataset/verify-thread.js';
 import { ZoneClock } from './time/zone.js';
 
@@ -159,6 +160,38 @@ export class Snapshot {
       return [l, ds];
     });
     return new Snapshot(p, file, dataset, null);
+  }
+
+  /**
+   * Checks the dataset's bytes whole again, as opening a file not sealed
+   * does, on a worker thread: a mapped file through its descriptor (unless
+   * the path names another file by now), bytes in shared memory as they
+   * are, others on this thread.
+   * @throws InvalidDatasetError naming the defect
+   */
+  async verifyAgain(): Promise<void> {
+    const l = this.files.get(this.dataset.name);
+    if (l?.mapped === true) await withFile(l.path, (f) => (f.stamp === l.stamp ? verifyOffThread(this.dataset, { fd: f.fd }) : undefined));
+    else if (l !== undefined && l.buf.buffer instanceof SharedArrayBuffer) await verifyOffThread(this.dataset, { bytes: l.buf.buffer });
+    else this.dataset.verify();
+  }
+
+  /**
+   * Good data in place of this snapshot, whose dataset file `path` failed
+   * its check: compiled again from its databases (the file set aside as
+   * `<file>.damaged`), or the dataset directory's build before this one;
+   * null when there is none or it fails too. The damaged file loses its
+   * seal either way: its next open checks it whole.
+   */
+  async goodCopy(options: ResolvedOptions, path: string): Promise<Snapshot | null> {
+    removeSeal(path);
+    try {
+      if (this.cache) return setAside(path) ? await Snapshot.open(options, null) : null;
+      const before = this.build !== null && options.data !== null ? previousBuild(options.data, this.build) : null;
+      return before === null ? null : await Snapshot.open(options, null, before);
+    } catch {
+      return null;
+    }
   }
 
   /** Every file of this snapshot, its bytes shared when they are in shared memory (see `Engine.share()`). */

@@ -1,35 +1,20 @@
 /**
  * An MMDB file opened for lookups on numbers.
  *
- * The metadata is read with the same bounded `Decoder` as the data, and
- * each member checked (record size, node count, IP version, build epoch),
- * so that a damaged file is refused in the project's words, naming the
- * file. iprecord walks the search tree itself on the uint32 words of an
- * already parsed address. The
- * walk and the decoder are chosen once, at open, for the file's record size
- * (the tree's layout: `tree.ts`).
+ * The metadata is read and checked by `metadata.ts`; iprecord walks the
+ * search tree itself on the uint32 words of an already parsed address.
+ * The walk and the decoder are chosen once, at open, for the file's
+ * record size (the tree's layout: `tree.ts`).
  */
 
 import { InvalidDatasetError } from '../errors.js';
 import type { IpVersion } from '../ip/parse.js';
 import { Decoder, type MmdbValue } from './decoder.js';
+import { readMetadata, type MmdbMetadata } from './metadata.js';
 import { Jump, JUMP_BITS, READS, walked, WALKS, type Walk } from './tree.js';
 
 /** The 16 zero bytes between the search tree and the data section. */
 const DATA_SECTION_SEPARATOR_SIZE = 16;
-const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
-/** The metadata is within this many bytes of the end (the format's limit). */
-const METADATA_MAX_SIZE = 128 * 1024;
-
-export interface MmdbMetadata {
-  readonly databaseType: string;
-  readonly ipVersion: 4 | 6;
-  readonly recordSize: 24 | 28 | 32;
-  readonly nodeCount: number;
-  readonly buildEpoch: Date;
-  readonly languages: readonly string[];
-  readonly description: Readonly<Record<string, string>>;
-}
 
 /** Result of `MmdbFile.find`: where the data is and which network matched. */
 export interface Found {
@@ -38,6 +23,8 @@ export interface Found {
   /** Prefix length of the matched network (IPv4 addresses count from 0 to 32). */
   prefix: number;
 }
+
+export type { MmdbMetadata } from './metadata.js';
 
 export class MmdbFile {
   readonly metadata: MmdbMetadata;
@@ -60,39 +47,13 @@ export class MmdbFile {
     buf: Buffer,
     private readonly name: string,
   ) {
-    const markerAt = buf.lastIndexOf(METADATA_MARKER);
-    if (markerAt < 0 || markerAt < buf.length - METADATA_MAX_SIZE) throw new InvalidDatasetError(`${name} is not an MMDB file: no metadata marker in its last 128 KiB.`);
-    const metaStart = markerAt + METADATA_MARKER.length;
-    const meta = new Decoder(buf, metaStart, buf.length, name, 'metadata').decode(metaStart);
-    if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || meta instanceof Uint8Array) throw new InvalidDatasetError(`${name}: the MMDB metadata is not a map.`);
-    const major = meta.binary_format_major_version;
-    if (major !== 2) throw new InvalidDatasetError(`${name}: unsupported MMDB format version ${String(major)}.`);
-    const ipVersion = meta.ip_version;
-    if (ipVersion !== 4 && ipVersion !== 6) throw new InvalidDatasetError(`${name}: invalid ip_version ${String(ipVersion)}.`);
-    const recordSize = meta.record_size;
-    if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) throw new InvalidDatasetError(`${name}: invalid record_size ${String(recordSize)}.`);
-    const nodeCount = meta.node_count;
-    if (typeof nodeCount !== 'number' || !Number.isSafeInteger(nodeCount) || nodeCount <= 0) throw new InvalidDatasetError(`${name}: invalid node_count.`);
-    const epoch = meta.build_epoch;
-    const buildEpoch = new Date(typeof epoch === 'number' ? epoch * 1000 : NaN);
-    if (Number.isNaN(buildEpoch.getTime())) throw new InvalidDatasetError(`${name}: invalid build_epoch.`);
+    const { metadata, markerAt } = readMetadata(buf, name);
+    const { recordSize, nodeCount, ipVersion } = metadata;
     const treeSize = (nodeCount * recordSize) / 4;
     if (treeSize + DATA_SECTION_SEPARATOR_SIZE > markerAt) {
       throw new InvalidDatasetError(`${name}: the search tree (node_count ${nodeCount}) is larger than the file.`);
     }
-    const description = meta.description;
-    this.metadata = {
-      databaseType: typeof meta.database_type === 'string' ? meta.database_type : '',
-      ipVersion,
-      recordSize,
-      nodeCount,
-      buildEpoch,
-      languages: Array.isArray(meta.languages) ? meta.languages.map(String) : [],
-      description:
-        description !== null && typeof description === 'object' && !Array.isArray(description) && !(description instanceof Uint8Array)
-          ? (Object.fromEntries(Object.entries(description).map(([k, v]) => [k, String(v)])) as Record<string, string>)
-          : {},
-    };
+    this.metadata = metadata;
     this.buf = buf;
     this.size = buf.length;
     this.nodeCount = nodeCount;

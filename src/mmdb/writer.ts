@@ -16,6 +16,7 @@ import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { IpVersion } from '../ip/parse.js';
 import { nextTurn, Pacer } from '../threads.js';
 import { Trie } from './trie.js';
+import { METADATA_MARKER } from './metadata.js';
 import { DataEncoder, Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
 
 export { Pointer, Typed, Unshared, type WritableValue } from './encoder.js';
@@ -37,7 +38,6 @@ export interface WriterOptions {
 }
 
 const DATA_SECTION_SEPARATOR_SIZE = 16;
-const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
 /** Where `record()`'s handles start: a handle past it is a record's offset among the records. */
 const RECORDS = 2 ** 30;
 
