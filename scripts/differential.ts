@@ -1,7 +1,7 @@
 /**
  * The engine against another build of iprecord (an earlier commit, say
  * the last one that assembled records at run time) on the default data:
- * `lookupJson()` text, `lookup()` objects as JSON and `jsonBytes()` (less `current_time`) and every error equal, over
+ * `lookupJson()` text, `lookup()` objects as JSON and `writeJson()` bytes (less `current_time`) and every error equal, over
  * the edges of ranges of the compiled dataset (first and last address,
  * one before, one after), IPv4-mapped and IPv4-compatible (::/96) forms of IPv4 edges, and random
  * addresses of both families.
@@ -56,16 +56,21 @@ while (ips.length < edges) {
 }
 while (ips.length < want) ips.push(next() % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
 
+/** The record's bytes as text: writeJson() where the build has it public, else its byte text (builds before it). */
+function bytesOf(e: Engine & { jsonBytes?(ip: string, o: object): string }, ip: string): string {
+  if (e.jsonBytes !== undefined) return Buffer.from(e.jsonBytes(ip, { count: '1' }), 'latin1').toString('utf8');
+  const target = Buffer.allocUnsafe(16 * 1024);
+  return target.toString('utf8', 0, e.writeJson(ip, target, 0, { count: '1' }));
+}
+
 const answer = (e: Engine, ip: string): string => {
   try {
     // As text, as an object and as bytes (the three ways a record is read from the dataset): one answer when they agree.
     const time = /"current_time":"[^"]*"/;
     const text = e.lookupJson(ip, { count: '1' }).replace(time, '');
     const object = JSON.stringify(e.lookup(ip, { count: '1' })).replace(time, '');
-    const bytes = Buffer.from(e.jsonBytes(ip, { count: '1' }), 'latin1')
-      .toString('utf8')
-      .replace(time, '');
-    return text === object && text === bytes ? text : `lookupJson ${text}\n  lookup ${object}\n  jsonBytes ${bytes}`;
+    const bytes = bytesOf(e, ip).replace(time, '');
+    return text === object && text === bytes ? text : `lookupJson ${text}\n  lookup ${object}\n  writeJson ${bytes}`;
   } catch (err) {
     if (!isIprecordError(err) && !old.isIprecordError(err)) throw err;
     return `${(err as { code: string }).code}: ${(err as Error).message}`;

@@ -34,6 +34,8 @@ export interface AnswerOptions {
   basicThreat?: boolean;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** Threat objects of a compiled dataset kept (the default data has a few dozen). */
 const THREAT_CACHE_SIZE = 4096;
 
@@ -43,6 +45,8 @@ export class Answers {
   readonly ip = new AddressCheck(specialTable());
   /** Where `bytes()` writes a record before making it a string. */
   private readonly scratch = new ByteWriter(4096);
+  /** Where `writeInto()` writes: over the caller's buffer. */
+  private readonly caller = new ByteWriter(0);
   /** What a record from a compiled dataset is written with besides its static values, reused. */
   private readonly render: RenderState;
   /**
@@ -93,6 +97,20 @@ export class Answers {
   write(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(snap.dataset, parsed.version, this.ip.words);
     snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options), out);
+  }
+
+  /**
+   * Writes the record's JSON text in UTF-8 into `target` from `offset`, as far as its end; its length in bytes (more
+   * than the room when it did not fit).
+   */
+  writeInto(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, target: Buffer, offset: number): number {
+    const out = this.caller;
+    out.buf = target;
+    out.used = offset;
+    this.write(snap, parsed, options, out);
+    // Past the end, the writer went on in a buffer of its own: let go of it and of the caller's.
+    out.buf = EMPTY;
+    return out.used - offset;
   }
 
   /** The record's JSON text as byte text (one character per UTF-8 byte). */

@@ -10,9 +10,7 @@ import { watchDataset } from './dataset/watch.js';
 import { ClosedError, InvalidBulkError, InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
 import { changedInPlace } from './dataset/integrity.js';
 import { Bad, type Parsed } from './ip/check.js';
-import { resolveOptions, threadOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import type { ByteWriter } from './record/writer.js';
-import type { Dataset } from './dataset/format.js';
+import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
 import type { Selected } from './dataset/select.js';
@@ -45,6 +43,25 @@ export interface Selector<P extends string> {
   try(ip: string): Selected<P> | BulkError;
 }
 
+/** What the package's own commands and server reach of an engine (`engine-inside.ts`), beside its API. */
+export interface EngineInside {
+  readonly options: ResolvedOptions;
+  readonly answers: Answers;
+  /** The snapshot answering now. @throws ClosedError, or the data's damage */
+  live(): Snapshot;
+  /** The address parsed and checked, or null with the message of what keeps it from having a record. */
+  checked(ip: string, failure: { message: string }): Parsed | null;
+  warnMissingLists(): void;
+}
+
+let create: (snapshot: Snapshot, options: ResolvedOptions) => Engine;
+let reach: (engine: Engine) => EngineInside;
+
+/** The inside of an engine, for the package's commands and server (`engine-inside.ts`). */
+export function insideOf(engine: Engine): EngineInside {
+  return reach(engine);
+}
+
 /** The missing-lists warnings this process gave (`warnMissingLists`). */
 const toldMissing = new Set<string>();
 
@@ -61,13 +78,27 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The address check of `answers` (its parsed address). */
   private readonly ip: Answers['ip'];
 
-  /** @internal Use `open()` or `openSync()`. */
-  constructor(snapshot: Snapshot, options: ResolvedOptions) {
+  static {
+    create = (snapshot, options) => new Engine(snapshot, options);
+    reach = (e) => e.inside;
+  }
+
+  /** What the package's commands and server reach (`engine-inside.ts`): not part of the API. */
+  private readonly inside: EngineInside;
+
+  private constructor(snapshot: Snapshot, options: ResolvedOptions) {
     super();
     this.snapshot = snapshot;
     this.options = options;
     this.answers = new Answers(options.flagBaseUrl);
     this.ip = this.answers.ip;
+    this.inside = {
+      options,
+      answers: this.answers,
+      live: () => this.live(),
+      checked: (ip, failure) => this.checked(ip, failure),
+      warnMissingLists: () => this.warnMissingLists(),
+    };
     // A new build swapped in: reloaded. Without an 'error' listener a failure is dropped: the old data stays in use.
     if (options.watch && options.data !== null)
       this.watcher = watchDataset(options.data, () => {
@@ -137,54 +168,26 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * `lookupJson(ip, options)` (without `fields`) as byte text: its UTF-8
-   * bytes, one per character (`record/bytes.ts`), written out with a plain
-   * copy (`buffer.latin1Write`).
-   * @internal For writers of records as bytes (the server).
+   * Writes the record's JSON, the text `lookupJson(ip, options)` gives, as
+   * UTF-8 into `target` from `offset` (default 0), and answers its length
+   * in bytes: for servers and writers of files, which send bytes (no string
+   * is made). A record longer than the room from `offset` to the end of
+   * `target` is not written whole (nothing past that end), and the length
+   * answered is more than the room: write it again where it fits (a full
+   * record of the default data takes 1.0 to 1.7 kB).
+   * @throws the errors of `lookup()`; RangeError when `offset` is not a whole number within `target`
    */
-  jsonBytes(ip: string, options?: AnswerOptions): string;
-  /**
-   * With `failure`: for an address that has no record, null, with the
-   * error's message in `failure.message` (no error made: bad rows are many).
-   */
-  jsonBytes(ip: string, options: AnswerOptions | undefined, failure: { message: string }): string | null;
-  jsonBytes(ip: string, options?: AnswerOptions, failure?: { message: string }): string | null {
+  writeJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
+    if (!(target instanceof Uint8Array)) throw new TypeError('writeJson writes into a Uint8Array (or a Buffer)');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
+    const view = target instanceof Buffer ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
+    if (options?.fields !== undefined && parseFields(options.fields) !== null) {
+      const text = this.lookupJson(ip, options);
+      view.write(text, offset);
+      return Buffer.byteLength(text);
+    }
     const snap = this.live();
-    const parsed = failure === undefined ? this.address(ip) : this.checked(ip, failure);
-    return parsed === null ? null : this.answers.bytes(snap, parsed, options);
-  }
-
-  /**
-   * Writes the UTF-8 bytes of `lookupJson(ip, options)` (without `fields`)
-   * to `out`; for an address that has no record, writes nothing and returns
-   * false, with the error's message in `failure.message` (no error made:
-   * bad rows are many).
-   * @internal For writers of many records (`iprecord enrich`).
-   */
-  writeJson(ip: string, options: AnswerOptions | undefined, failure: { message: string }, out: ByteWriter): boolean {
-    const snap = this.live();
-    const parsed = this.checked(ip, failure);
-    if (parsed === null) return false;
-    this.answers.write(snap, parsed, options, out);
-    return true;
-  }
-
-  /**
-   * A writer of chosen paths' CSV cells (as given, each after a comma) to
-   * `out`; for an address that has no record, writes nothing and returns
-   * false, with the error's message in `failure.message`.
-   * @internal For `iprecord enrich`'s CSV of chosen fields.
-   * @throws InvalidFieldError naming a path the record has not
-   */
-  csvCells(paths: readonly string[], options?: AnswerOptions): (ip: string, out: ByteWriter, failure: { message: string }) => boolean {
-    const write = this.answers.cells(paths, options);
-    return (ip, out, failure) => {
-      const snap = this.live();
-      const parsed = this.checked(ip, failure);
-      if (parsed === null) return false;
-      write(snap, parsed, out);
-      return true;
-    };
+    return this.answers.writeInto(snap, this.address(ip), options, view, offset);
   }
 
   /** The address parsed and checked, or null with the message of what keeps it from having a record. */
@@ -275,16 +278,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.live().share();
   }
 
-  /**
-   * Options that open this engine's current data in a worker thread of
-   * this process, over its files (`share()`).
-   * @internal For exports, which write each family on its own thread.
-   * @throws ClosedError
-   */
-  threadOptions(): OpenOptions {
-    return threadOptions(this.options, this.share());
-  }
-
   /** Whether the missing-lists warning was considered (once per engine). */
   private warned = false;
 
@@ -293,9 +286,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * have no loaded source, whose flags are then false for every address:
    * at an engine's first lookup or when a command calls this at start, once
    * per process for each message, not with IPRECORD_QUIET=1.
-   * @internal
    */
-  warnMissingLists(): void {
+  private warnMissingLists(): void {
     this.warned = true;
     // An engine over another engine's files (a worker thread's): that one tells.
     if (this.options.shared.size > 0) return;
@@ -304,15 +296,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (message === null || toldMissing.has(message) || process.env.IPRECORD_QUIET === '1') return;
     toldMissing.add(message);
     process.emitWarning(message, { code: MISSING_LISTS });
-  }
-
-  /**
-   * The compiled dataset answering now (its typed arrays over the bytes the engine holds).
-   * @internal For exports, which walk its ranges.
-   * @throws ClosedError
-   */
-  compiledDataset(): Dataset {
-    return this.live().dataset;
   }
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
@@ -451,7 +434,7 @@ export class Engine extends EventEmitter<EngineEvents> {
  */
 export async function open(options?: OpenOptions): Promise<Engine> {
   const resolved = resolveOptions(options);
-  return new Engine(await Snapshot.open(resolved), resolved);
+  return create(await Snapshot.open(resolved), resolved);
 }
 
 /**
@@ -460,5 +443,5 @@ export async function open(options?: OpenOptions): Promise<Engine> {
  */
 export function openSync(options?: OpenOptions): Engine {
   const resolved = resolveOptions(options);
-  return new Engine(Snapshot.openSync(resolved), resolved);
+  return create(Snapshot.openSync(resolved), resolved);
 }

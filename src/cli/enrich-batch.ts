@@ -11,6 +11,7 @@ import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
 import { ByteWriter } from '../record/writer.js';
 import { rowsOf, type Chunk, type EnrichFormat } from './rows.js';
+import { csvCells, writeRecord } from '../engine-inside.js';
 
 /** Characters of a bad row's text kept in its report. */
 const EXCERPT = 200;
@@ -90,7 +91,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   // CSV: each cell of the chosen fields (default: every top-level field) written by its writer (\`Engine.csvCells\`),
   // no record or row of values made. (Written after the row's own cells: a row without any, from NDJSON objects
   // without keys, takes the record's.)
-  const cellsOf = c.output === 'csv' && c.inputColumns.length > 0 ? engine.csvCells(columns) : null;
+  const cellsOf = c.output === 'csv' && c.inputColumns.length > 0 ? csvCells(engine, columns) : null;
   // Records and rows are written as UTF-8 into the chunk's own buffer (a worker thread moves it).
   const out = new ByteWriter(rows.texts.length * 1536, spare);
   let bad = 0;
@@ -120,7 +121,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     // No address is this long: the message names its start, not a copy of the whole cell.
     else if (ip.length > LONGEST_ADDRESS) failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
     else if (write && lookupOptions === undefined) {
-      if (engine.writeJson(ip, undefined, failure, out)) return undefined;
+      if (writeRecord(engine, ip, undefined, failure, out)) return undefined;
     } else {
       const mark = out.used;
       try {

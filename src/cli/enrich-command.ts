@@ -9,6 +9,7 @@ import { ownEntry, startPool, type PoolWorker } from '../threads.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
 import { openSync, type Engine } from '../index.js';
+import { warnMissingLists } from '../engine-inside.js';
 
 const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
 
@@ -104,7 +105,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
     return 2;
   }
   // Worker threads' engines do not tell it: said here, once.
-  engine.warnMissingLists();
+  warnMissingLists(engine);
   let workers: PoolWorker[] = [];
   const startThreads = (config: RowConfig): BatchRunner[] => {
     if (threads === 1) return [];

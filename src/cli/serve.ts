@@ -15,6 +15,7 @@ import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
 import type { OpenOptions } from '../options.js';
 import { commandOptions, dataDir, options } from './args.js';
+import { warnMissingLists } from '../engine-inside.js';
 
 export const SERVE_USAGE = `Usage: iprecord serve [options]
 
@@ -139,7 +140,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
   if (server.metrics !== null) process.stderr.write(`iprecord serve: metrics on port ${(server.metrics.address() as AddressInfo).port}\n`);
   const info = server.engine.info();
-  server.engine.warnMissingLists();
+  warnMissingLists(server.engine);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   process.stderr.write(
     `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,

@@ -26,6 +26,7 @@ import { writeMmdb } from './mmdb.js';
 import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
 import { writeCsv } from './csv.js';
+import { compiledDataset } from '../engine-inside.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -88,7 +89,7 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   }
   const info = engine.info();
   // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
-  const ds = engine.compiledDataset();
+  const ds = compiledDataset(engine);
   if (options.out === '-') {
     if (options.format !== 'csv') throw new InvalidOptionsError(`a ${options.format} export is written to a file, not to standard output (-)`);
     const { ranges, rows, bytes } = await writeCsv(engine, walk(ds, options), process.stdout, false, csvFields(options));

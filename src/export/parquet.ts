@@ -32,6 +32,7 @@ import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { ownEntry, startWorker } from '../threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
+import { workerOptions } from '../engine-inside.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -238,7 +239,7 @@ function startFamilyWorker(engine: Engine, file: string, version: IpVersion, tol
   let worker: Worker;
   try {
     worker = startWorker(ownEntry(import.meta.url, './parquet-worker.ts', 'parquet-worker'), {
-      workerData: { options: engine.threadOptions(), dataset: engine.info().dataset, file, version },
+      workerData: { options: workerOptions(engine), dataset: engine.info().dataset, file, version },
     });
   } catch {
     return null;

@@ -269,7 +269,7 @@ class ApiServer implements IprecordServer {
     const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) {
-      if (query.fields === null) return this.out.sendJson(ctx, this.engine.jsonBytes(ip, { count, basicThreat }), true);
+      if (query.fields === null) return this.out.sendRecord(ctx, this.engine, ip, { count, basicThreat });
       return this.out.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
     }
     if (route.name === 'threat') ctx.op = 'threat';

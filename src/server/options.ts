@@ -112,7 +112,7 @@ export function checkOptions(o: ServerOptions): Config {
     return v;
   };
   const e = o.engine as Partial<Engine> | null | undefined;
-  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.jsonBytes !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
+  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.writeJson !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
     throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
   if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
   if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');

@@ -7,6 +7,7 @@
 
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { AnswerOptions, Engine } from '../engine.js';
 import { isIprecordError } from '../errors.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import type { Account } from './keys.js';
@@ -130,6 +131,28 @@ export class Responder {
     if (ctx.callback === null) this.send(ctx, 200, JSON_TYPE, json, undefined, bytes);
     else this.send(ctx, 200, JS_TYPE, `${ctx.callback}(${json});`, undefined, bytes);
   }
+
+  /**
+   * A full record's JSON (or JSONP) body, its bytes written by the engine (`writeJson`) into this responder's buffer
+   * and copied into one of their own length (the socket may hold a body after `end()`).
+   */
+  sendRecord(ctx: Exchange, engine: Engine, ip: string, options: AnswerOptions): void {
+    const head = ctx.callback === null ? 0 : this.scratch.write(ctx.callback + '(', 0, 'latin1');
+    let n = engine.writeJson(ip, this.scratch, head, options);
+    // A record longer than the buffer (none is: its strings are cut at 256 bytes) is written again into a larger one.
+    if (head + n + 2 > this.scratch.length) {
+      this.scratch = Buffer.allocUnsafeSlow(2 * (head + n + 2));
+      if (head > 0) this.scratch.write(ctx.callback + '(', 0, 'latin1');
+      n = engine.writeJson(ip, this.scratch, head, options);
+    }
+    if (head > 0) n += this.scratch.write(');', head + n, 'latin1');
+    const body = Buffer.allocUnsafe(head + n);
+    this.scratch.copy(body, 0, 0, head + n);
+    this.send(ctx, 200, head === 0 ? JSON_TYPE : JS_TYPE, body);
+  }
+
+  /** Where `sendRecord` writes a record (answers are written one at a time). */
+  private scratch = Buffer.allocUnsafeSlow(16 * 1024);
 
   /** The service's error body `{"message": ...}`, wrapped when the request has a valid callback. */
   fail(ctx: Exchange, status: number, message: string, extra?: readonly string[]): void {

@@ -4,6 +4,7 @@ import { formatIp } from '../../src/ip/format.js';
 import { ByteWriter } from '../../src/record/writer.js';
 import { csvField } from '../../src/text/csv.js';
 import { seed, xorshift32 } from '../helpers/env.js';
+import { csvCells } from '../../src/engine-inside.js';
 
 let engine: Engine;
 beforeAll(async () => {
@@ -34,7 +35,7 @@ describe('CSV cells of chosen paths (iprecord enrich)', () => {
     let records = 0;
     for (const basicThreat of [false, true]) {
       const options = { count: '12', basicThreat };
-      const write = engine.csvCells(PATHS, options);
+      const write = csvCells(engine, PATHS, options);
       const out = new ByteWriter(256);
       const failure = { message: '' };
       for (let n = 0; n < 4000; n++) {

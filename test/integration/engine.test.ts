@@ -15,7 +15,9 @@ import {
   openSync,
   type Engine,
   type IpRecord,
+  type LookupOptions,
 } from '../../src/index.js';
+import { recordBytes } from '../../src/engine-inside.js';
 import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
@@ -152,6 +154,14 @@ describe('records', () => {
 });
 
 /** The text of a record with the values that change between calls (the clock, the count) blanked. */
+/** The record as `writeJson` writes it, at an offset of a buffer, read back as text. */
+function written(e: Engine, ip: string, options?: LookupOptions): string {
+  const target = Buffer.alloc(8192);
+  const n = e.writeJson(ip, target, 100, options);
+  expect(n).toBeLessThan(8092);
+  return target.toString('utf8', 100, 100 + n);
+}
+
 const still = (json: string) => json.replace(/"current_time":"[^"]*"/g, '"current_time":""').replace(/"count":"\d+"/g, '"count":""');
 
 describe('lookupJson', () => {
@@ -164,18 +174,19 @@ describe('lookupJson', () => {
       expect(() => e.lookupJson(ip, fields === undefined ? undefined : { fields })).toThrow((err as Error).message);
       // Without an error made: the same message.
       const failure = { message: '' };
-      expect(e.jsonBytes(ip, undefined, failure)).toBeNull();
+      expect(recordBytes(e, ip, undefined, failure)).toBeNull();
+      expect(() => e.writeJson(ip, Buffer.alloc(4096))).toThrow((err as Error).message);
       expect(failure.message).toBe((err as Error).message);
       return;
     }
     expect(still(e.lookupJson(ip, fields === undefined ? undefined : { fields }))).toBe(still(direct));
     if (fields === undefined) {
-      // As byte text (iprecord enrich): the UTF-8 bytes of the same text.
-      expect(still(Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'))).toBe(still(direct));
-      expect(still(Buffer.from(e.jsonBytes(ip, undefined, { message: '' }) as string, 'latin1').toString('utf8'))).toBe(still(direct));
+      // As bytes (writeJson) and byte text (POST /bulk): the UTF-8 bytes of the same text.
+      expect(still(written(e, ip))).toBe(still(direct));
+      expect(still(Buffer.from(recordBytes(e, ip, undefined, { message: '' }) as string, 'latin1').toString('utf8'))).toBe(still(direct));
       // A count given by the caller (the server's plans), not ASCII.
       const count = { count: 'ünïcode "count"' };
-      expect(still(Buffer.from(e.jsonBytes(ip, count), 'latin1').toString('utf8'))).toBe(still(JSON.stringify(e.lookup(ip, count))));
+      expect(still(written(e, ip, count))).toBe(still(JSON.stringify(e.lookup(ip, count))));
     }
   }
 
@@ -192,6 +203,33 @@ describe('lookupJson', () => {
     same(engine, '10.0.0.1');
     same(engine, '224.0.0.1');
     same(engine, 'fe80::1');
+  });
+
+  it('writeJson: the UTF-8 of lookupJson() at any offset of any buffer, nothing written past its end, the length answered whether it fits or not', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), fc.nat(64), fc.nat(2000), fc.boolean(), fc.constantFrom(undefined, 'ip,city,asn'), (ip, offset, room, plain, fields) => {
+        let text: string;
+        try {
+          text = engine.lookupJson(ip, { count: '5', fields });
+        } catch (err) {
+          expect(() => engine.writeJson(ip, Buffer.alloc(4096), 0, { count: '5', fields })).toThrow((err as Error).message);
+          return;
+        }
+        const want = Buffer.from(still(text));
+        // The target is a window of a larger buffer: the bytes on either side of it are a sentinel that must stay.
+        const backing = Buffer.alloc(offset + room + 64, 0xee);
+        const target = plain ? new Uint8Array(backing.buffer, backing.byteOffset + 16, offset + room) : backing.subarray(16, 16 + offset + room);
+        const n = engine.writeJson(ip, target, offset, { count: '5', fields });
+        expect(n).toBe(Buffer.byteLength(text));
+        expect(backing.subarray(0, 16 + offset).every((b) => b === 0xee)).toBe(true);
+        expect(backing.subarray(16 + offset + room).every((b) => b === 0xee)).toBe(true);
+        if (n <= room) expect(still(backing.toString('utf8', 16 + offset, 16 + offset + n))).toBe(want.toString('utf8'));
+      }),
+      { seed: seed(), numRuns: 1000 },
+    );
+    expect(() => engine.writeJson('8.8.8.8', Buffer.alloc(10), 11)).toThrow(RangeError);
+    expect(() => engine.writeJson('8.8.8.8', Buffer.alloc(10), 1.5)).toThrow(RangeError);
+    expect(() => engine.writeJson('8.8.8.8', 'text' as unknown as Uint8Array)).toThrow(TypeError);
   });
 
   it('answers ::1300:1 (IPv4-compatible) as 19.0.0.1, route included, whichever was looked up first', () => {
@@ -251,7 +289,7 @@ describe('reload', () => {
       const answer = (ip: string) => {
         try {
           // As bytes too: what the addresses resolved to is kept (the memo of the byte writers).
-          e.jsonBytes(ip);
+          written(e, ip);
           return e.lookupJson(ip);
         } catch (err) {
           if (isIprecordError(err) && (err.code === 'PRIVATE_IP' || err.code === 'RESERVED_IP')) return err.code;
@@ -281,7 +319,7 @@ describe('reload', () => {
         // Records written as bytes answer from the new data, as lookup() does.
         for (const ip of probes) {
           const text = answer(ip);
-          if (text !== 'PRIVATE_IP' && text !== 'RESERVED_IP') expect(still(Buffer.from(e.jsonBytes(ip), 'latin1').toString('utf8'))).toBe(still(text));
+          if (text !== 'PRIVATE_IP' && text !== 'RESERVED_IP') expect(still(written(e, ip))).toBe(still(text));
         }
         expect(e.info().databases[0].schema).toBe(swap % 2 === 0 ? 'maxmind-city' : 'flat');
       }

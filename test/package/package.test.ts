@@ -6,7 +6,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,6 +85,20 @@ describe('package', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('types: the Engine class has no member for the package itself (marked @internal), and no public constructor (open() makes engines)', () => {
+    // The type file that declares Engine (a chunk the entries share).
+    const file = readdirSync(DIST).find((f) => f.endsWith('.d.ts') && readFileSync(join(DIST, f), 'utf8').includes('declare class Engine '));
+    expect(file).toBeDefined();
+    const text = readFileSync(join(DIST, file!), 'utf8');
+    const body = text.slice(text.indexOf('declare class Engine '));
+    const engine = body.slice(0, body.indexOf('\n}\n'));
+    expect(engine).not.toMatch(/@internal/);
+    expect(engine).toMatch(/^ {4}private constructor\(\);$/m);
+    // What a user calls: the lookups, the bytes path, the engine's state.
+    for (const method of ['lookup', 'tryLookup', 'lookupJson', 'writeJson', 'select', 'bulk', 'field', 'threat', 'share', 'info', 'reload', 'checkData', 'verifyInBackground', 'close'])
+      expect(engine, method).toMatch(new RegExp(`^ {4}${method}[<(]`, 'm'));
   });
 
   it('exports map: the lookup API, build, export and server, types first, then the module, for import and require', () => {
