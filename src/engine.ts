@@ -7,8 +7,8 @@
 
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
-import { ClosedError, InvalidBulkError, InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
-import { changedInPlace } from './dataset/integrity.js';
+import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
+import { HeldData } from './held-data.js';
 import { Bad, type Parsed } from './ip/check.js';
 import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { isFieldName, parseFields } from './record/fields.js';
@@ -66,12 +66,9 @@ export function insideOf(engine: Engine): EngineInside {
 const toldMissing = new Set<string>();
 
 export class Engine extends EventEmitter<EngineEvents> {
-  private snapshot: Snapshot | null;
-  /** Why the engine answers nothing: its mapped file was written and fails its check (null: it answers, or was closed). */
-  private damage: InvalidDatasetError | null = null;
+  /** The data answering, and its reloads, checks and damage. */
+  private readonly data: HeldData;
   private watcher: { close(): void } | null = null;
-  /** Reloads run one after another. */
-  private reloading: Promise<void> = Promise.resolve();
   private readonly options: ResolvedOptions;
   /** The record, JSON and chosen fields of a parsed address, with the per-lookup state they reuse. */
   private readonly answers: Answers;
@@ -88,9 +85,19 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   private constructor(snapshot: Snapshot, options: ResolvedOptions) {
     super();
-    this.snapshot = snapshot;
     this.options = options;
     this.answers = new Answers(options.flagBaseUrl);
+    this.data = new HeldData(snapshot, options, {
+      swapped: (next, otherDataset) => {
+        // Threat objects are kept by where a dataset holds them: another dataset has other rows.
+        if (otherDataset) this.answers.forget();
+        this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
+      },
+      stopped: (damage) => {
+        this.answers.forget();
+        this.emit('damaged', damage);
+      },
+    });
     this.ip = this.answers.ip;
     this.inside = {
       options,
@@ -109,8 +116,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   private live(): Snapshot {
-    if (this.snapshot === null) throw this.damage ?? new ClosedError();
-    return this.snapshot;
+    return this.data.live();
   }
 
   /** Checks an address (`AddressCheck.check`), after the missing-lists warning of the engine's first lookup. */
@@ -325,30 +331,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * dataset directory's build gives way to the build before it), else
    * lookups throw that InvalidDatasetError until good data is loaded.
    */
-  async reload(): Promise<void> {
-    if (this.snapshot === null && this.damage === null) throw new ClosedError();
-    const run = this.reloading.then(async () => {
-      const before = this.snapshot;
-      const written = before?.mapped ? changedInPlace(before.files.values()) : null;
-      let next: Snapshot | null;
-      try {
-        next = await Snapshot.open(this.options, before);
-      } catch (e) {
-        if (written === null || before === null) throw e;
-        this.stop(
-          new InvalidDatasetError(
-            `${written} was written while this process answered from its pages (a memory map), and fails its check (${(e as Error).message}): no answer comes from it until good data is loaded`,
-            { cause: e },
-          ),
-        );
-        next = await before.goodCopy(this.options, written);
-        if (next === null) throw this.damage;
-      }
-      this.swap(next);
-    });
-    // The chain goes on after a failure; the caller still sees it.
-    this.reloading = run.catch(() => undefined);
-    return run;
+  reload(): Promise<void> {
+    return this.data.reload();
   }
 
   /**
@@ -359,17 +343,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * to call every few seconds.
    * @throws ClosedError
    */
-  async checkData(): Promise<'unchanged' | 'reloaded' | 'damaged'> {
-    const snap = this.snapshot;
-    if (snap === null && this.damage === null) throw new ClosedError();
-    if (snap !== null && !(snap.mapped && changedInPlace(snap.files.values()) !== null)) return 'unchanged';
-    try {
-      await this.reload();
-      return 'reloaded';
-    } catch (e) {
-      if (this.damage === null) throw e;
-      return 'damaged';
-    }
+  checkData(): Promise<'unchanged' | 'reloaded' | 'damaged'> {
+    return this.data.checkData();
   }
 
   /**
@@ -378,45 +353,18 @@ export class Engine extends EventEmitter<EngineEvents> {
    * is handled as a damaged file by `reload()`. For a server's schedule.
    * @throws ClosedError
    */
-  async verifyInBackground(): Promise<void> {
-    const snap = this.live();
-    try {
-      await snap.verifyAgain();
-    } catch (e) {
-      if (this.snapshot !== snap) return;
-      this.stop(e instanceof InvalidDatasetError ? e : new InvalidDatasetError((e as Error).message, { cause: e }));
-      const good = await snap.goodCopy(this.options, snap.dataset.name);
-      if (good !== null) this.swap(good);
-    }
-  }
-
-  /** Answers from `next` from now on (unless the engine was closed meanwhile). */
-  private swap(next: Snapshot): void {
-    if (this.snapshot === null && this.damage === null) return;
-    // Threat objects are kept by where a dataset holds them: another dataset has other rows.
-    if (next.dataset !== this.snapshot?.dataset) this.answers.forget();
-    this.snapshot = next;
-    this.damage = null;
-    this.emit('reload', { loadedAt: next.loadedAt.toISOString() });
-  }
-
-  /** Answers stop: lookups throw `damage` until a reload loads good data. */
-  private stop(damage: InvalidDatasetError): void {
-    this.damage = damage;
-    this.snapshot = null;
-    this.answers.forget();
-    this.emit('damaged', damage);
+  verifyInBackground(): Promise<void> {
+    return this.data.verifyInBackground();
   }
 
   /** Why the engine answers nothing now (its data failed its check), or null. */
   get damaged(): InvalidDatasetError | null {
-    return this.damage;
+    return this.data.damage;
   }
 
   /** Releases the data and stops watching. Later calls throw `ClosedError`. */
   close(): void {
-    this.snapshot = null;
-    this.damage = null;
+    this.data.close();
     this.answers.forget();
     this.watcher?.close();
     this.watcher = null;
@@ -424,7 +372,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** Whether `close()` was called. */
   get closed(): boolean {
-    return this.snapshot === null && this.damage === null;
+    return this.data.closed;
   }
 }
 
