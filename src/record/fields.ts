@@ -62,6 +62,10 @@ export function parseFields(fields: string | readonly string[]): readonly FieldN
     return list;
   }
   if (!Array.isArray(fields)) throw new InvalidFieldError(fields);
+  // A list given before, found by its names (an array written in the call is a new one each time, with the same
+  // strings): no text is made of it.
+  const seen = fields.length > 0 && typeof fields[0] === 'string' ? parsedLists.get(fields[0]) : undefined;
+  if (seen !== undefined) for (const s of seen) if (sameNames(s.names, fields)) return s.list;
   // A list is its text: the same cached list for both, so that what is compiled for it (`fieldSelection`, kept by list) is compiled once.
   let text = '';
   for (let i = 0; i < fields.length; i++) {
@@ -69,7 +73,29 @@ export function parseFields(fields: string | readonly string[]): readonly FieldN
     if (typeof name !== 'string' || name.includes(',')) return resolve(fields);
     text = i === 0 ? name : `${text},${name}`;
   }
-  return parseFields(text);
+  const list = parseFields(text);
+  if (fields.length > 0) {
+    if (listCount >= FIELDS_CACHE_SIZE) {
+      parsedLists.clear();
+      listCount = 0;
+    }
+    const entry = { names: Object.freeze([...fields]) as readonly string[], list };
+    const same = parsedLists.get(fields[0]);
+    if (same === undefined) parsedLists.set(fields[0], [entry]);
+    else same.push(entry);
+    listCount++;
+  }
+  return list;
+}
+
+/** Lists of names parsed (`parseFields`), by their first name; at most FIELDS_CACHE_SIZE of them. */
+const parsedLists = new Map<string, { readonly names: readonly string[]; readonly list: readonly FieldName[] | null }[]>();
+let listCount = 0;
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function resolve(names: readonly unknown[]): readonly FieldName[] | null {

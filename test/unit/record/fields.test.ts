@@ -25,6 +25,15 @@ describe('fields', () => {
     );
   });
 
+  it('a list changed by its caller after a lookup is read again, not taken for the list it was', () => {
+    const names = ['ip', 'city'];
+    expect(parseFields(names)).toEqual(['ip', 'city']);
+    names[1] = 'asn';
+    expect(parseFields(names)).toEqual(['ip', 'asn']);
+    names.push('city');
+    expect(parseFields(names)).toEqual(['ip', 'asn', 'city']);
+  });
+
   it('a list entry that is not a field name, or holds a comma, is refused naming it, as before', () => {
     expect(() => parseFields(['ip', 'nope'])).toThrow(InvalidFieldError);
     expect(() => parseFields(['ip,city'])).toThrow(/ip,city/);
