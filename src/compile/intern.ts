@@ -4,6 +4,7 @@
  */
 
 import { COUNTRY_VALUES, ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { PLACE_MEMBERS } from '../record/template.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from './feeds/tree.js';
@@ -241,10 +242,7 @@ export class Interner {
       c = countries.add(row);
       this.countryIds.set(code, c);
     }
-    text.put(part?.city, row, 0);
-    text.put(part?.region, row, 2);
-    text.put(part?.region_code, row, 4);
-    text.put(part?.region_type, row, 6);
+    for (let i = 0; i < PLACE_MEMBERS.length; i++) text.put(part?.[PLACE_MEMBERS[i]], row, i * 2);
     const p = places.row(row);
     row.set(numberWords(part?.latitude), 0);
     row.set(numberWords(part?.longitude), 2);

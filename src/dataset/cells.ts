@@ -16,7 +16,6 @@ import { CARRIER_AT, country, hasCarrier, loc, net, pathReader, place, routed, t
 
 type CellWriter = (r: Reading, out: ByteWriter) => void;
 
-const PLACE_AT = { city: PL.city, region: PL.region, region_code: PL.regionCode, region_type: PL.regionType } as const;
 const LOCATION_AT = { latitude: LOC.latitude, longitude: LOC.longitude, postal: LOC.postal } as const;
 
 /**
@@ -32,7 +31,7 @@ function cellWriter(path: string, json: JsonCell): CellWriter {
   if (sub === undefined) {
     switch (RECORD_TEMPLATE[m]) {
       case 'places': {
-        const at = PLACE_AT[m as keyof typeof PLACE_AT];
+        const at = PL[m as keyof typeof PL];
         return (r, out) => r.ds.writeCsv(r.ds.places, place(r) + at, out);
       }
       case 'locations': {

@@ -8,6 +8,7 @@
 
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
+import { PLACE_MEMBERS, type PlaceMember } from '../record/template.js';
 
 export const DATASET_MAGIC = 'IPRDSET4';
 export const DATASET_FORMAT_VERSION = 4;
@@ -39,7 +40,8 @@ export const NO_ROUTE = 255;
  * - locations: latitude and longitude as float64 (what records as objects
  *   read: the one value kept in a second form), country, zone, place,
  *   postal code, latitude and longitude as text
- * - places: city, region, region code, region type
+ * - places: the record's place members (`PLACE_MEMBERS`: city, region,
+ *   region_code, region_type)
  * - countries: `COUNTRY_VALUES` in order (`flag` is made from the code)
  * - networks: `asn`, name, domain, type, and the carrier's name, mcc and
  *   mnc (no `asn`: no network; no mcc: no carrier)
@@ -53,7 +55,7 @@ export const COUNTRY_VALUES = ['is_eu', 'country_name', 'country_code', 'contine
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
   locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
-  places: [...TEXT, ...TEXT, ...TEXT, ...TEXT],
+  places: PLACE_MEMBERS.flatMap(() => TEXT) as readonly ('text' | 'end')[],
   countries: COUNTRY_VALUES.flatMap(() => TEXT),
   networks: [...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT],
   threats: [...TEXT, ...TEXT, 'flags'],
@@ -68,8 +70,8 @@ export const NETWORK = TABLES.networks.length;
 export const THREAT = TABLES.threats.length;
 /** Where a location row holds each value (latitude and longitude as float64 at words 0 and 2). */
 export const LOC = { country: 4, zone: 5, place: 6, postal: 7, latitude: 9, longitude: 11 } as const;
-/** Where a place row holds each text. */
-export const PL = { city: 0, region: 2, regionCode: 4, regionType: 6 } as const;
+/** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
+export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;
 /** Where a network row holds each value. */
 export const NET = { asn: 0, name: 2, domain: 4, type: 6, carrierName: 8, mcc: 10, mnc: 12 } as const;
 /** Where a country row holds each value (`COUNTRY_VALUES`). */

@@ -9,11 +9,11 @@
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { memberText } from '../record/template.js';
+import { memberText, PLACE_MEMBERS } from '../record/template.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
-import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -59,9 +59,6 @@ export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<numb
 }
 
 const M = {
-  region: memberText('region'),
-  region_code: memberText('region_code'),
-  region_type: memberText('region_type'),
   longitude: memberText('longitude'),
   postal: memberText('postal'),
   carrier: memberText('carrier'),
@@ -77,6 +74,8 @@ const M = {
   mnc: memberText('mnc'),
 };
 const IP = memberText('ip', true) + '"';
+/** The keys of the place's members, as written before each (`PLACE_MEMBERS`: a place row holds their values in order). */
+const PLACE_KEYS = PLACE_MEMBERS.map((k) => memberText(k));
 const COUNT = M.count + '"';
 
 /** Writes the record of the address in `words` (in range `ref`) to `out`. */
@@ -94,13 +93,12 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   out.raw('"');
   // Each run of the country's members ends with the key of the member after it.
   out.country(country, 0);
-  out.value(places, place + PL.city);
-  out.raw(M.region);
-  out.value(places, place + PL.region);
-  out.raw(M.region_code);
-  out.value(places, place + PL.regionCode);
-  out.raw(M.region_type);
-  out.value(places, place + PL.regionType);
+  // The place's members (the key of the first ends the country's run before them).
+  out.value(places, place);
+  for (let i = 1; i < PLACE_KEYS.length; i++) {
+    out.raw(PLACE_KEYS[i]);
+    out.value(places, place + i * 2);
+  }
   out.country(country, 1);
   out.value(locations, loc + LOC.latitude);
   out.raw(M.longitude);

@@ -9,7 +9,7 @@
 import { InvalidFieldError } from '../errors.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type PlaceMember, type RecordMember } from '../record/template.js';
 import { threatOf } from '../record/threat.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { FieldName, IpRecord, Threat } from '../types.js';
@@ -84,7 +84,7 @@ function memberReader(m: RecordMember): Reader {
       return (r) => country(r)[key];
     }
     case 'places': {
-      const at = PL[({ city: 'city', region: 'region', region_code: 'regionCode', region_type: 'regionType' } as const)[m as 'city']];
+      const at = PL[m as PlaceMember];
       return (r) => r.ds.string(r.ds.places, place(r) + at);
     }
     case 'locations':

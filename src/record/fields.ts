@@ -5,34 +5,10 @@
 
 import { InvalidFieldError } from '../errors.js';
 import type { FieldName } from '../types.js';
+import { RECORD_MEMBERS } from './template.js';
 
-/** Selectable field names, in the record's key order (CONTRACT.md). */
-export const FIELD_NAMES: readonly FieldName[] = Object.freeze([
-  'ip',
-  'is_eu',
-  'city',
-  'region',
-  'region_code',
-  'region_type',
-  'country_name',
-  'country_code',
-  'continent_name',
-  'continent_code',
-  'latitude',
-  'longitude',
-  'postal',
-  'calling_code',
-  'flag',
-  'emoji_flag',
-  'emoji_unicode',
-  'asn',
-  'carrier',
-  'languages',
-  'currency',
-  'time_zone',
-  'threat',
-  'count',
-] as FieldName[]);
+/** Selectable field names: the record's members in its key order (CONTRACT.md), as the template lists them. */
+export const FIELD_NAMES: readonly FieldName[] = RECORD_MEMBERS;
 
 const KNOWN: ReadonlySet<string> = new Set(FIELD_NAMES);
 
