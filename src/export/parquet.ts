@@ -33,6 +33,7 @@ import type { Worker } from 'node:worker_threads';
 import { ownEntry, startWorker } from '../threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
 import { workerOptions } from '../engine-inside.js';
+import { PLACE_MEMBERS } from '../record/template.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -43,7 +44,7 @@ const bools = (...names: string[]): Field[] => names.map((n) => [n, 'bool']);
 /** The record's fields and their types, in the record's key order. */
 const RECORD: readonly Field[] = [
   ['is_eu', 'bool'],
-  ...str('city', 'region', 'region_code', 'region_type', 'country_name', 'country_code', 'continent_name', 'continent_code'),
+  ...str(...PLACE_MEMBERS, 'country_name', 'country_code', 'continent_name', 'continent_code'),
   ['latitude', 'double'],
   ['longitude', 'double'],
   ...str('postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode'),
