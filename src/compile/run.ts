@@ -3,7 +3,7 @@
  * process (`main.ts`) runs. Build time only.
  */
 
-import { closeSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { defaultAsnSources, defaultGeoPaths } from '../data.js';
 import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
@@ -69,6 +69,7 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
       say,
       started,
       'the threat feeds merged',
+      key,
     );
   }
   const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given';
@@ -84,6 +85,7 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
     say,
     started,
     'compiled',
+    key,
   );
 }
 
@@ -96,19 +98,52 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
  * the two, not their sum.
  * @throws InvalidDatasetError when the file fails its check or no place can be written
  */
-function place(make: () => CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string): string {
+function place(make: () => CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string, key: string): string {
   const written = writeFirst(make, places);
   (globalThis as { gc?: () => void }).gc?.();
+  let theirs = false;
   try {
     new Dataset(readFileRange(written.tmp, Buffer.allocUnsafe), 'the compiled dataset').verify();
-    renameSync(written.tmp, written.path);
+    theirs = !moveIntoPlace(written.tmp, written.path, key);
   } catch (e) {
     rmSync(written.tmp, { force: true });
     throw e;
   }
+  if (theirs) {
+    say(`${what}: the same dataset was put in ${written.path} by another process meanwhile, which is kept`);
+    return written.path;
+  }
   sealWritten(written.path);
   say(`${what}: ${written.ranges} ranges into ${written.path} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return written.path;
+}
+
+/**
+ * Puts the file written (`tmp`) in place, unless a process that compiled
+ * the same sources at the same time put its own there first: that one is
+ * kept (its process may answer from it, and an export it started opens it
+ * again by its path on worker threads) and `tmp` removed; false then. A
+ * file there of other sources is replaced.
+ */
+function moveIntoPlace(tmp: string, path: string, key: string): boolean {
+  try {
+    // A link is made only where no file is: the check and the move are one step.
+    linkSync(tmp, path);
+    rmSync(tmp, { force: true });
+    return true;
+  } catch (e) {
+    // A file system without hard links: the rename.
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+      renameSync(tmp, path);
+      return true;
+    }
+  }
+  if (readDatasetKey(path) === key) {
+    rmSync(tmp, { force: true });
+    return false;
+  }
+  renameSync(tmp, path);
+  return true;
 }
 
 /** Makes a dataset and writes it to a temporary file beside the first of `places` that can be written. */

@@ -7,7 +7,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -84,6 +84,37 @@ describe('builds swapped into a dataset directory', () => {
     for (const r of await Promise.all(runs)) expect(r.code, r.err).toBe(0);
     expect(answers(dir)).toBe(true);
     expect(readdirSync(join(dir, 'builds'))).toHaveLength(2);
+  });
+
+  it('three processes opening the same databases at once, in one cache: one dataset, which every process answers from', async () => {
+    // A cache of this test's own, empty: each process compiles, and the first to put its dataset in place is kept.
+    const cache = join(root, 'cache-at-once');
+    const geo = join(root, 'at-once-geo.mmdb');
+    writeFileSync(geo, readFileSync(SMALL_SOURCES.geo[0]));
+    const script = `import { open } from ${JSON.stringify(join(ROOT, 'dist', 'index.js'))};
+import { statSync } from 'node:fs';
+const e = await open({ geo: [${JSON.stringify(geo)}], asn: ${JSON.stringify(SMALL_SOURCES.asn)} });
+const path = e.info().dataset.path;
+console.log(JSON.stringify({ path, ino: statSync(path).ino, city: e.lookup('1.0.0.1').city }));`;
+    const runs = [0, 1, 2].map(
+      () =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CACHE_HOME: cache } });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+          child.on('close', (code) => resolve({ code, out, err }));
+        }),
+    );
+    const results = await Promise.all(runs);
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    const answered = results.map((r) => JSON.parse(r.out) as { path: string; ino: number; city: string | null });
+    const [first] = answered;
+    // The file every process answers from is the one in place now; no temporary file is left.
+    for (const a of answered) expect(a).toEqual({ ...first, ino: statSync(first.path).ino });
+    expect(first.city).not.toBeNull();
+    expect(readdirSync(join(first.path, '..')).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
   it('a lock left by a process that is gone is taken over', async () => {
