@@ -3,8 +3,8 @@
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { COUNTRY_VALUES, ESCAPED, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
-import { PLACE_MEMBERS } from '../record/template.js';
+import { CARRIER_AT, COUNTRY_VALUES, ESCAPED, NET, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { ASN_STORED, CARRIER_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from './feeds/tree.js';
@@ -258,7 +258,8 @@ export class Interner {
 
   /** A network owner's row; null: no network. */
   network(n: NetworkOwner | null): number {
-    [n?.asn, n?.name, n?.domain, n?.type, n?.carrier?.name, n?.carrier?.mcc, n?.carrier?.mnc].forEach((v, i) => this.text.put(v, this.row, i * 2));
+    for (const k of ASN_STORED) this.text.put(n?.[k], this.row, NET[k]);
+    for (const k of CARRIER_MEMBERS) this.text.put(n?.carrier?.[k], this.row, CARRIER_AT[k]);
     return this.tables.networks.row(this.row);
   }
 

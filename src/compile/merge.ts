@@ -20,7 +20,7 @@
  * datacenter flag, labelled or not.
  */
 
-import { Dataset, layout, NETWORK, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import { Dataset, layout, NET, NETWORK, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
 import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
@@ -171,9 +171,10 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
     }
   }
   // Networks of an ASN that some network whose name states no type shares, listed: their whole IPv4 space.
-  const asnOf = (row: number) => base.json(base.networks, row * NETWORK);
+  const asnOf = (row: number) => base.json(base.networks, row * NETWORK + NET.asn);
   const candidates = new Set<string>();
-  const typeStated = (row: number) => !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + 2)) as string | null) || registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
+  const typeStated = (row: number) =>
+    !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + NET.name)) as string | null) || registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
   for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && !typeStated(row)) candidates.add(asnOf(row));
   if (candidates.size === 0) return hosted;
   const counted = new Uint8Array(rows);
@@ -199,7 +200,7 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
     for (const row of n.rows) {
       if (typeStated(row)) continue;
       const typed = base.networks.slice(row * NETWORK, (row + 1) * NETWORK);
-      text.put('hosting', typed, 6);
+      text.put('hosting', typed, NET.type);
       hosted[row] = networks.add(typed);
     }
   }

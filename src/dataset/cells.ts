@@ -10,9 +10,9 @@
 import { ByteWriter } from '../record/writer.js';
 import { RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
 import { csvField } from '../text/csv.js';
-import { COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT, type Dataset } from './format.js';
 import { ByteSink, writeAsn } from './render.js';
-import { CARRIER_AT, country, hasCarrier, loc, net, pathReader, place, routed, type Reading } from './select.js';
+import { country, hasCarrier, loc, net, pathReader, place, routed, type Reading } from './select.js';
 
 type CellWriter = (r: Reading, out: ByteWriter) => void;
 

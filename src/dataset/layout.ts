@@ -8,7 +8,7 @@
 
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
-import { PLACE_MEMBERS, type PlaceMember } from '../record/template.js';
+import { ASN_STORED, CARRIER_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type PlaceMember } from '../record/template.js';
 
 export const DATASET_MAGIC = 'IPRDSET4';
 export const DATASET_FORMAT_VERSION = 4;
@@ -43,8 +43,9 @@ export const NO_ROUTE = 255;
  * - places: the record's place members (`PLACE_MEMBERS`: city, region,
  *   region_code, region_type)
  * - countries: `COUNTRY_VALUES` in order (`flag` is made from the code)
- * - networks: `asn`, name, domain, type, and the carrier's name, mcc and
- *   mnc (no `asn`: no network; no mcc: no carrier)
+ * - networks: the members of `asn` but its route (`ASN_STORED`: asn, name,
+ *   domain, type), then the carrier's (name, mcc, mnc); no `asn`: no
+ *   network; no mcc: no carrier
  * - threats: the threat object and its form without is_vpn and scores,
  *   then the threat flags of single sources (what a build merging threat
  *   feeds into the dataset combines with their labels: `compile/merge.ts`)
@@ -57,7 +58,7 @@ export const TABLES = {
   locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
   places: PLACE_MEMBERS.flatMap(() => TEXT) as readonly ('text' | 'end')[],
   countries: COUNTRY_VALUES.flatMap(() => TEXT),
-  networks: [...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT, ...TEXT],
+  networks: [...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT) as readonly ('text' | 'end')[],
   threats: [...TEXT, ...TEXT, 'flags'],
 } as const;
 export type TableName = keyof typeof TABLES;
@@ -72,8 +73,9 @@ export const THREAT = TABLES.threats.length;
 export const LOC = { country: 4, zone: 5, place: 6, postal: 7, latitude: 9, longitude: 11 } as const;
 /** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
 export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;
-/** Where a network row holds each value. */
-export const NET = { asn: 0, name: 2, domain: 4, type: 6, carrierName: 8, mcc: 10, mnc: 12 } as const;
+/** Where a network row holds each member of `asn` it stores (`ASN_STORED`), and then each of the carrier's. */
+export const NET = Object.freeze(Object.fromEntries(ASN_STORED.map((k, i) => [k, i * 2]))) as Readonly<Record<Exclude<AsnMember, 'route'>, number>>;
+export const CARRIER_AT = Object.freeze(Object.fromEntries(CARRIER_MEMBERS.map((k, i) => [k, (ASN_STORED.length + i) * 2]))) as Readonly<Record<CarrierMember, number>>;
 /** Where a country row holds each value (`COUNTRY_VALUES`). */
 export const CTY = Object.fromEntries(COUNTRY_VALUES.map((k, i) => [k, i * 2])) as Record<(typeof COUNTRY_VALUES)[number], number>;
 /** Where a threat row holds its object, its basic form and its flags. */

@@ -16,7 +16,7 @@ import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../types.js';
 import { Countries } from './countries.js';
-import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
+import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
 import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
 
 /** The `asn` object of a network row (at `net`) with a route, made per lookup (it holds the route). */
@@ -34,7 +34,7 @@ export function asnObject(ds: Dataset, net: number, version: IpVersion, words: A
 /** The `carrier` object of a network row (at `net`) that has one. */
 export function carrierObject(ds: Dataset, net: number): Carrier {
   const networks = ds.networks;
-  return { name: ds.string(networks, net + NET.carrierName), mcc: ds.string(networks, net + NET.mcc) as string, mnc: ds.string(networks, net + NET.mnc) as string };
+  return { name: ds.string(networks, net + CARRIER_AT.name), mcc: ds.string(networks, net + CARRIER_AT.mcc) as string, mnc: ds.string(networks, net + CARRIER_AT.mnc) as string };
 }
 
 /** Records as objects, text and bytes from one dataset. */
@@ -85,7 +85,7 @@ export class RecordObjects {
       emoji_flag: c.emoji_flag,
       emoji_unicode: c.emoji_unicode,
       asn: asn === NO_STRING || prefix === NO_ROUTE ? null : asnObject(ds, net, version, words, prefix),
-      ...(networks[net + NET.mcc] === NO_STRING ? {} : { carrier: carrierObject(ds, net) }),
+      ...(networks[net + CARRIER_AT.mcc] === NO_STRING ? {} : { carrier: carrierObject(ds, net) }),
       languages: c.languages,
       currency: c.currency,
       time_zone: zone === NO_ZONE ? null : clock.timeZone(ds.meta.zones[zone], s.now),

@@ -9,11 +9,11 @@
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { memberText, PLACE_MEMBERS } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, memberText, PLACE_MEMBERS } from '../record/template.js';
 import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
-import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -64,16 +64,13 @@ const M = {
   carrier: memberText('carrier'),
   threat: memberText('threat'),
   count: memberText('count'),
-  asnAsn: memberText('asn', true),
-  name: memberText('name'),
-  domain: memberText('domain'),
-  route: memberText('route'),
-  type: memberText('type'),
-  carrierName: memberText('name', true),
-  mcc: memberText('mcc'),
-  mnc: memberText('mnc'),
 };
 const IP = memberText('ip', true) + '"';
+/** The keys of `asn`'s members and of the carrier's, as written before each, and where a network row holds each (`route`: -1, written per lookup). */
+const ASN_KEYS = ASN_MEMBERS.map((k, i) => memberText(k, i === 0));
+const ASN_COLUMNS = ASN_MEMBERS.map((k) => (k === 'route' ? -1 : NET[k]));
+const CARRIER_KEYS = CARRIER_MEMBERS.map((k, i) => memberText(k, i === 0));
+const CARRIER_COLUMNS = CARRIER_MEMBERS.map((k) => CARRIER_AT[k]);
 /** The keys of the place's members, as written before each (`PLACE_MEMBERS`: a place row holds their values in order). */
 const PLACE_KEYS = PLACE_MEMBERS.map((k) => memberText(k));
 const COUNT = M.count + '"';
@@ -114,14 +111,12 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   if (networks[net + NET.asn] === NO_STRING || prefix === NO_ROUTE) out.raw('null');
   else {
     writeAsn(ds, net, version, words, prefix, out);
-    if (networks[net + NET.mcc] !== NO_STRING) {
+    if (networks[net + CARRIER_AT.mcc] !== NO_STRING) {
       out.raw(M.carrier);
-      out.raw(M.carrierName);
-      out.value(networks, net + NET.carrierName);
-      out.raw(M.mcc);
-      out.value(networks, net + NET.mcc);
-      out.raw(M.mnc);
-      out.value(networks, net + NET.mnc);
+      for (let i = 0; i < CARRIER_MEMBERS.length; i++) {
+        out.raw(CARRIER_KEYS[i]);
+        out.value(networks, net + CARRIER_COLUMNS[i]);
+      }
       out.raw('}');
     }
   }
@@ -137,16 +132,12 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
 /** The `asn` object of a network row (at `net`) that has one, its route the address in `words` masked to `prefix`. */
 export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number, out: RecordSink): void {
   const networks = ds.networks;
-  out.raw(M.asnAsn);
-  out.value(networks, net + NET.asn);
-  out.raw(M.name);
-  out.value(networks, net + NET.name);
-  out.raw(M.domain);
-  out.value(networks, net + NET.domain);
-  out.raw(M.route);
-  out.route(version, words, prefix);
-  out.raw(M.type);
-  out.value(networks, net + NET.type);
+  for (let i = 0; i < ASN_MEMBERS.length; i++) {
+    out.raw(ASN_KEYS[i]);
+    const at = ASN_COLUMNS[i];
+    if (at < 0) out.route(version, words, prefix);
+    else out.value(networks, net + at);
+  }
   out.raw('}');
 }
 

@@ -9,13 +9,13 @@
 import { InvalidFieldError } from '../errors.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type PlaceMember, type RecordMember } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type AsnMember, type PlaceMember, type RecordMember } from '../record/template.js';
 import { threatOf } from '../record/threat.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { FieldName, IpRecord, Threat } from '../types.js';
 import type { Countries, CountryRow } from './countries.js';
 import { asnObject, carrierObject } from './objects.js';
-import { LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
+import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
 
 /** What a path's reader reads: the range of the address and what changes per lookup (reused from lookup to lookup). */
 export interface Reading {
@@ -59,17 +59,14 @@ const coordinate = (r: Reading, second: number) => {
 };
 /** Whether the range has a network: its `asn` is an object. */
 export const routed = (r: Reading, n: number) => r.ds.networks[n + NET.asn] !== NO_STRING && (r.ref & 255) !== NO_ROUTE;
-export const hasCarrier = (r: Reading, n: number) => r.ds.networks[n + NET.mcc] !== NO_STRING;
+export const hasCarrier = (r: Reading, n: number) => r.ds.networks[n + CARRIER_AT.mcc] !== NO_STRING;
 
 /** `asn`'s members read on their own (`route`: the address masked to the range's prefix). */
-const ASN_READERS: Record<(typeof ASN_MEMBERS)[number], (r: Reading, n: number) => unknown> = {
-  asn: (r, n) => r.ds.string(r.ds.networks, n + NET.asn),
-  name: (r, n) => r.ds.string(r.ds.networks, n + NET.name),
-  domain: (r, n) => r.ds.string(r.ds.networks, n + NET.domain),
-  route: (r) => formatCidr(r.version, r.words, r.ref & 255),
-  type: (r, n) => r.ds.string(r.ds.networks, n + NET.type),
-};
-export const CARRIER_AT = { name: NET.carrierName, mcc: NET.mcc, mnc: NET.mnc } as const;
+const ASN_READERS = Object.fromEntries(
+  ASN_MEMBERS.map((k): [AsnMember, (r: Reading, n: number) => unknown] =>
+    k === 'route' ? [k, (r) => formatCidr(r.version, r.words, r.ref & 255)] : [k, (r, n) => r.ds.string(r.ds.networks, n + NET[k])],
+  ),
+) as Record<AsnMember, (r: Reading, n: number) => unknown>;
 
 /** The reader of a member's whole value. */
 function memberReader(m: RecordMember): Reader {

@@ -33,7 +33,7 @@ import type { Worker } from 'node:worker_threads';
 import { ownEntry, startWorker } from '../threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
 import { workerOptions } from '../engine-inside.js';
-import { PLACE_MEMBERS } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -48,8 +48,8 @@ const RECORD: readonly Field[] = [
   ['latitude', 'double'],
   ['longitude', 'double'],
   ...str('postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode'),
-  ['asn', { struct: str('asn', 'name', 'domain', 'route', 'type') }],
-  ['carrier', { struct: str('name', 'mcc', 'mnc') }],
+  ['asn', { struct: str(...ASN_MEMBERS) }],
+  ['carrier', { struct: str(...CARRIER_MEMBERS) }],
   ['languages', { list: str('name', 'native', 'code') }],
   ['currency', { struct: str('name', 'code', 'symbol', 'native', 'plural') }],
   ['time_zone', { struct: str('name') }],

@@ -51,6 +51,10 @@ export type PlaceMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] ext
 /** The members of `asn` (`route` per lookup) and of `carrier`. */
 export const ASN_MEMBERS = ['asn', 'name', 'domain', 'route', 'type'] as const;
 export const CARRIER_MEMBERS = ['name', 'mcc', 'mnc'] as const;
+export type AsnMember = (typeof ASN_MEMBERS)[number];
+export type CarrierMember = (typeof CARRIER_MEMBERS)[number];
+/** The members of `asn` a network row of the dataset holds (all but `route`), in order; then it holds the carrier's. */
+export const ASN_STORED = Object.freeze(ASN_MEMBERS.filter((k) => k !== 'route')) as readonly Exclude<AsnMember, 'route'>[];
 
 /** The JSON text before a member's value: `,"key":` (the first member's: `{"key":`). */
 export function memberText(key: string, first = false): string {
