@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { commandOptions, dataDir, options, ownVersion } from './args.js';
 import { listAddress } from './rows.js';
 import { runExport } from './export.js';
-import { isIprecordError, openSync, type Engine } from '../index.js';
+import { isIprecordError, openSync, type Engine, type Selector } from '../index.js';
 import { runBuild, runUpdate } from './build.js';
 import { runEnrich } from './enrich-command.js';
 
@@ -33,8 +33,9 @@ Prints the record of each address: pretty JSON on a terminal, one compact
 JSON line per address otherwise.
 
 Options:
-  --fields a,b     only these fields, in this order
-  --field name     one field, as a bare value (strings print as plain text)
+  --fields a,b     only these fields, in this order; a member's member too
+                   (asn.asn, threat.is_tor: keyed by its path, as select() answers)
+  --field name     one field (or asn.asn), as a bare value (strings print as plain text)
   --threat         the threat object only
   --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the user's when it holds a build
   -v, --version    the version of iprecord
@@ -130,9 +131,17 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   return args;
 }
 
+/** The selection of paths with a member's member (`asn.asn`) among them, compiled once (`Engine.select`), as enrich and select() take them. */
+let selection: { paths: string; select: Selector<string> } | null = null;
+function selector(engine: Engine, paths: string): Selector<string> {
+  if (selection?.paths !== paths) selection = { paths, select: engine.select(paths) };
+  return selection.select;
+}
+
 function answer(engine: Engine, args: Args, ip: string): unknown {
   if (args.threat) return engine.threat(ip);
-  if (args.field !== undefined) return engine.field(ip, args.field as never);
+  if (args.field !== undefined) return args.field.includes('.') ? selector(engine, args.field)(ip)[args.field.trim()] : engine.field(ip, args.field as never);
+  if (args.fields !== undefined && args.fields.includes('.')) return selector(engine, args.fields)(ip);
   return engine.lookup(ip, args.fields === undefined ? undefined : { fields: args.fields });
 }
 

@@ -73,6 +73,21 @@ describe('iprecord', () => {
     }
   });
 
+  it("--fields and --field take a member's member (asn.asn, threat.is_tor) as select() does, for random addresses; a path the record has not is exit 2", () => {
+    const next = xorshift32(seed());
+    const ips = ['8.8.8.8', '2001:4860:4860::8888', ...Array.from({ length: 6 }, () => unicastV4(next())), '10.0.0.1'];
+    const paths = 'country_code,asn.asn,asn.route,threat.is_tor,time_zone.name';
+    const pick = engine.select(paths);
+    const r = run(['-', '--fields', paths], ips.join('\n') + '\n');
+    const lines = r.out.trim().split('\n');
+    const answered = ips.map((ip) => pick.try(ip)).filter((a) => !('code' in a));
+    expect(lines.map((l) => JSON.parse(l) as object)).toEqual(answered);
+    expect(r.code).toBe(1);
+    expect(run(['8.8.8.8', '--field', 'asn.name']).out).toBe(`${engine.select(['asn.name'])('8.8.8.8')['asn.name']}\n`);
+    const bad = run(['8.8.8.8', '--fields', 'asn.nope']);
+    expect([bad.code, bad.err.trim()]).toEqual([2, 'iprecord: asn.nope is not a valid field.']);
+  });
+
   it('a plain list: blank and # lines are not rows, for `iprecord -` and `enrich` alike; every other line is one row, in order', () => {
     const next = xorshift32(seed());
     const lines: string[] = [];
