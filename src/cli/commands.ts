@@ -141,7 +141,7 @@ function selector(engine: Engine, paths: string): Selector<string> {
 function answer(engine: Engine, args: Args, ip: string): unknown {
   if (args.threat) return engine.threat(ip);
   if (args.field !== undefined) return args.field.includes('.') ? selector(engine, args.field)(ip)[args.field.trim()] : engine.field(ip, args.field as never);
-  if (args.fields !== undefined && args.fields.includes('.')) return selector(engine, args.fields)(ip);
+  if (args.fields?.includes('.')) return selector(engine, args.fields)(ip);
   return engine.lookup(ip, args.fields === undefined ? undefined : { fields: args.fields });
 }
 
