@@ -7,10 +7,10 @@
 
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
-import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
+import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, InvalidOptionsError, isIprecordError } from './errors.js';
 import { HeldData } from './held-data.js';
 import { Bad, type Parsed } from './ip/check.js';
-import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
+import { checkOptionNames, resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
 import type { Selected } from './dataset/select.js';
@@ -60,6 +60,21 @@ let reach: (engine: Engine) => EngineInside;
 /** The inside of an engine, for the package's commands and server (`engine-inside.ts`). */
 export function insideOf(engine: Engine): EngineInside {
   return reach(engine);
+}
+
+const ANSWER_OPTIONS = ['count', 'basicThreat'] as const satisfies readonly (keyof AnswerOptions)[];
+const LOOKUP_OPTIONS = ['fields', ...ANSWER_OPTIONS] as const satisfies readonly (keyof LookupOptions)[];
+
+/**
+ * Refuses an option a lookup does not take, naming the nearest it takes (a
+ * misspelt one, `feilds`, would be ignored): a loop over the object's few
+ * keys, a few nanoseconds a call.
+ * @throws InvalidOptionsError
+ */
+function checkOptions(options: object | undefined, names: readonly string[]): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError(`Lookup options must be an object, not ${options === null ? 'null' : typeof options}.`);
+  for (const key in options) if (!names.includes(key)) checkOptionNames(options, names);
 }
 
 /** The missing-lists warnings this process gave (`warnMissingLists`). */
@@ -140,6 +155,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidIpError, PrivateIpError, ReservedIpError, InvalidFieldError, ClosedError
    */
   lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
+    checkOptions(options, LOOKUP_OPTIONS);
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     return this.answers.record(snap, this.address(ip), fields, options) as RecordOf<F>;
@@ -154,6 +170,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError, ClosedError
    */
   tryLookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> | BulkError {
+    checkOptions(options, LOOKUP_OPTIONS);
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
@@ -168,6 +185,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * writing them out).
    */
   lookupJson(ip: string, options?: LookupOptions): string {
+    checkOptions(options, LOOKUP_OPTIONS);
     if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
     return this.answers.json(snap, this.address(ip), options);
@@ -185,6 +203,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   writeJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
     if (!(target instanceof Uint8Array)) throw new TypeError('writeJson writes into a Uint8Array (or a Buffer)');
+    checkOptions(options, LOOKUP_OPTIONS);
     if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
     const view = target instanceof Buffer ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
     if (options?.fields !== undefined && parseFields(options.fields) !== null) {
@@ -209,6 +228,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError, and the errors of `lookup`
    */
   field<K extends FieldName>(ip: string, name: K, options?: AnswerOptions): IpRecord[K] | null {
+    checkOptions(options, ANSWER_OPTIONS);
     if (!isFieldName(name)) throw new InvalidFieldError(name);
     const value = this.lookup(ip, options === undefined ? undefined : { count: options.count, basicThreat: options.basicThreat })[name];
     return value === undefined ? null : value;
@@ -219,6 +239,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws the errors of `lookup`
    */
   threat(ip: string, options?: AnswerOptions): Threat {
+    checkOptions(options, ANSWER_OPTIONS);
     const snap = this.live();
     return this.answers.threatOf(snap, this.address(ip), options?.basicThreat === true);
   }
@@ -236,6 +257,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError naming a path the record has not
    */
   select<const P extends string>(paths: string | readonly P[], options?: AnswerOptions): Selector<P> {
+    checkOptions(options, ANSWER_OPTIONS);
     const answer = this.answers.selection(paths, options) as (snap: Snapshot, parsed: Parsed) => Selected<P>;
     const selector = (ip: string) => {
       const snap = this.live();
@@ -258,6 +280,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
     if (!Array.isArray(ips)) throw new InvalidBulkError();
+    checkOptions(options, LOOKUP_OPTIONS);
     this.live();
     if (options?.fields !== undefined) parseFields(options.fields);
     return ips.map((ip) => {

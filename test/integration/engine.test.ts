@@ -8,6 +8,7 @@ import {
   InvalidBulkError,
   InvalidFieldError,
   InvalidIpError,
+  InvalidOptionsError,
   PrivateIpError,
   ReservedIpError,
   isIprecordError,
@@ -472,6 +473,26 @@ describe.skipIf(READ)('errors', () => {
 
   it('non-strings are invalid addresses, never a crash', () => {
     for (const v of [null, undefined, 42, {}, ['8.8.8.8']]) expect(() => engine.lookup(v as never)).toThrow(InvalidIpError);
+  });
+
+  it('an option a lookup does not take is an InvalidOptionsError naming the nearest it takes, from every method', () => {
+    const e = engine;
+    const misspelt = { feilds: 'ip' } as unknown as { fields: string };
+    for (const call of [
+      () => e.lookup('8.8.8.8', misspelt),
+      () => e.tryLookup('8.8.8.8', misspelt),
+      () => e.lookupJson('8.8.8.8', misspelt),
+      () => e.writeJson('8.8.8.8', Buffer.alloc(4096), 0, misspelt),
+      () => e.bulk(['8.8.8.8'], misspelt),
+    ])
+      expect(call).toThrow(/^Unknown option "feilds" \(did you mean "fields"\?\); options are fields, count, basicThreat\.$/);
+    const basic = { basicthreat: true } as unknown as { basicThreat: boolean };
+    for (const call of [() => e.field('8.8.8.8', 'ip', basic), () => e.threat('8.8.8.8', basic), () => e.select('ip', basic)]) expect(call).toThrow(InvalidOptionsError);
+    expect(() => e.field('8.8.8.8', 'ip', { fields: 'ip' } as never)).toThrow(/Unknown option "fields"; options are count, basicThreat/);
+    expect(() => e.lookup('8.8.8.8', 'ip' as never)).toThrow(/must be an object/);
+    // Options it takes, and none, answer as before.
+    expect(e.lookup('8.8.8.8', { fields: 'ip', count: '3', basicThreat: true })).toEqual({ ip: '8.8.8.8' });
+    expect(() => e.lookup('8.8.8.8', null as never)).toThrow(/must be an object, not null/);
   });
 
   it('unknown fields are invalid fields', () => {
