@@ -137,6 +137,11 @@ export function threadOptions(resolved: ResolvedOptions, shared: SharedFiles): O
   };
 }
 
+/** The name among `names` that `key` most likely misspells (the same but for case, a prefix of it, or two edits away), if any. */
+export function nearestName(key: string, names: readonly string[]): string | undefined {
+  return names.find((n) => n.toLowerCase() === key.toLowerCase()) ?? names.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
+}
+
 /** Levenshtein distance of two short strings. */
 function edits(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -156,7 +161,7 @@ function edits(a: string, b: string): number {
 export function checkOptionNames(options: object, names: readonly string[]): void {
   for (const key of Object.keys(options)) {
     if (names.includes(key)) continue;
-    const near = names.find((n) => n.toLowerCase() === key.toLowerCase()) ?? names.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
+    const near = nearestName(key, names);
     throw new InvalidOptionsError(`Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${names.join(', ')}.`);
   }
 }

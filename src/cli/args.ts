@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultDataDir } from '../dataset/store.js';
 import { selectsNothing } from '../record/fields.js';
+import { nearestName } from '../options.js';
 
 /** Options of a subcommand: `--name value` or `--name=value`. */
 export function options(argv: string[], names: readonly string[]): Record<string, string> | string {
@@ -12,7 +13,7 @@ export function options(argv: string[], names: readonly string[]): Record<string
     if (a === '-h' || a === '--help') return 'help';
     const eq = a.indexOf('=');
     const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (!a.startsWith('--') || !names.includes(name)) return `unknown argument ${a}`;
+    if (!a.startsWith('--') || !names.includes(name)) return unknownOption(a, names.map((n) => `--${n}`));
     const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
     if (v === undefined) return `${a} needs a value`;
     if (name in out) return `--${name} is given twice`;
@@ -26,7 +27,15 @@ export function dataDir(given: string | undefined): string | undefined {
   return given ?? defaultDataDir();
 }
 
-/** A usage error: printed with the command's usage; returns exit code 2. */
+/** An argument that is no option of the command: named, with the option it most likely misspells. */
+export function unknownOption(arg: string, options: readonly string[]): string {
+  const name = arg.split('=')[0];
+  if (!name.startsWith('-')) return `unexpected argument ${arg}`;
+  const near = nearestName(name, options);
+  return `unknown option ${name}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
+}
+
+/** A usage error: printed on one line with where the usage is; returns exit code 2. */
 export type UsageError = (message: string) => number;
 
 /**
@@ -35,7 +44,7 @@ export type UsageError = (message: string) => number;
  */
 export function commandOptions(command: string, usageText: string, parsed: Record<string, string> | string): { o: Record<string, string>; usage: UsageError } | number {
   const usage: UsageError = (message) => {
-    process.stderr.write(`iprecord ${command}: ${message}\n\n${usageText}`);
+    process.stderr.write(`iprecord ${command}: ${message}; iprecord ${command} --help lists its options\n`);
     return 2;
   };
   if (parsed === 'help') {

@@ -12,7 +12,8 @@
  */
 
 import { createInterface } from 'node:readline';
-import { commandOptions, dataDir, options, ownVersion } from './args.js';
+import { isIP } from 'node:net';
+import { commandOptions, dataDir, options, ownVersion, unknownOption } from './args.js';
 import { listAddress } from './rows.js';
 import { runExport } from './export.js';
 import { isIprecordError, openSync, type Engine, type Selector } from '../index.js';
@@ -93,6 +94,9 @@ interface Args {
   stdin: boolean;
 }
 
+/** The options of `iprecord <ip>` (`--quiet` is taken for every command before this). */
+const LOOKUP_FLAGS = ['--fields', '--field', '--threat', '--data', '--version', '--help'];
+
 function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   const args: Args = { ips: [], threat: false, stdin: false };
   const given = new Set<string>();
@@ -118,7 +122,7 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
       else if ((a === '--fields' || a.startsWith('--fields=')) && option('--fields')) args.fields = value();
       else if ((a === '--field' || a.startsWith('--field=')) && option('--field')) args.field = value();
       else if ((a === '--data' || a.startsWith('--data=')) && option('--data')) args.data = value();
-      else if (a.startsWith('-') && a !== '-' && !a.includes(':') && !/^-?\d/.test(a)) return `unknown option ${a}`;
+      else if (a.startsWith('-') && a !== '-' && !a.includes(':') && !/^-?\d/.test(a)) return unknownOption(a, LOOKUP_FLAGS);
       else args.ips.push(a);
     } catch (e) {
       return (e as Error).message;
@@ -127,6 +131,8 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   // Each of these says what to print: two of them would leave one unheard.
   const shapes = ['--threat', '--field', '--fields'].filter((o) => given.has(o));
   if (shapes.length > 1) return `${shapes.join(' and ')} cannot be used together`;
+  // `--field 8.8.8.8`: the name forgotten, the address taken for it.
+  if (args.field !== undefined && !args.stdin && args.ips.length === 0 && isIP(args.field) !== 0) return `--field needs a field name before the address (--field country_code ${args.field})`;
   if (!args.stdin && args.ips.length === 0) return 'no address given';
   return args;
 }
@@ -166,7 +172,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (typeof parsed === 'string') {
-    process.stderr.write(`iprecord: ${parsed}\n\n${USAGE}`);
+    process.stderr.write(`iprecord: ${parsed}; iprecord --help lists the options\n`);
     return 2;
   }
   let engine: Engine;

@@ -64,6 +64,20 @@ describe('iprecord', () => {
     expect(r.out).toBe('');
   });
 
+  it.each([
+    [['8.8.8.8', '--feilds', 'ip'], 'iprecord: unknown option --feilds (did you mean --fields?); iprecord --help lists the options'],
+    [['8.8.8.8', '--feilds=ip'], 'iprecord: unknown option --feilds (did you mean --fields?); iprecord --help lists the options'],
+    [['--field', '8.8.8.8'], 'iprecord: --field needs a field name before the address (--field country_code 8.8.8.8); iprecord --help lists the options'],
+    [['enrich', '--thread', '2'], 'iprecord enrich: unknown option --thread (did you mean --threads?); iprecord enrich --help lists its options'],
+    [['serve', '--prot', '8080'], 'iprecord serve: unknown option --prot (did you mean --port?); iprecord serve --help lists its options'],
+    [['build', '--confg', 'x.json'], 'iprecord build: unknown option --confg (did you mean --config?); iprecord build --help lists its options'],
+    [['export', '--fromat', 'csv'], 'iprecord export: unknown option --fromat (did you mean --format?); iprecord export --help lists its options'],
+    [['info', 'extra'], 'iprecord info: unexpected argument extra; iprecord info --help lists its options'],
+  ])('a mistake is one line naming the fix, exit 2: %j', (args, line) => {
+    const r = run(args);
+    expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 2, err: `${line}\n`, out: '' });
+  });
+
   it('a --fields that names no field is the full record (as fields= over HTTP)', () => {
     const full = Object.keys(engine.lookup('8.8.8.8'));
     for (const fields of ['', ' , ']) {
