@@ -13,7 +13,11 @@ export function options(argv: string[], names: readonly string[]): Record<string
     if (a === '-h' || a === '--help') return 'help';
     const eq = a.indexOf('=');
     const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (!a.startsWith('--') || !names.includes(name)) return unknownOption(a, names.map((n) => `--${n}`));
+    if (!a.startsWith('--') || !names.includes(name))
+      return unknownOption(
+        a,
+        names.map((n) => `--${n}`),
+      );
     const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
     if (v === undefined) return `${a} needs a value`;
     if (name in out) return `--${name} is given twice`;
