@@ -25,7 +25,7 @@ import { PoolWorker, startWorker } from '../src/threads.js';
 import { uniformRow, writeCsv } from './cli.js';
 
 const ROWS = 600_000;
-const config: RowConfig = { input: 'csv', output: 'csv', key: 'iprecord', fields: undefined, addressPath: ['ip'], column: 1, inputColumns: ['id', 'client_ip', 'path'], regex: undefined };
+const config: RowConfig = { input: 'csv', output: 'csv', key: 'iprecord', fields: undefined, addressPaths: [['ip']], column: 1, inputColumns: ['id', 'client_ip', 'path'], regex: undefined };
 
 /** Enriches the chunks in turn on this thread, each output buffer filled again by the next; the rows. */
 function enrichAll(engine: Engine, chunks: readonly Chunk[]): number {

@@ -41,14 +41,60 @@ function logAddress(line: string, regex: RegExp | null): string | null {
     const m = regex.exec(line);
     field = m === null ? undefined : (m.groups?.ip ?? m[1] ?? m[0]);
   }
-  if (field === undefined) return null;
+  return field === undefined ? null : withoutPort(field);
+}
+
+/**
+ * An address as logs and proxies write it, without brackets and a port:
+ * `[2001:db8::1]:443` and `[2001:db8::1]` as `2001:db8::1`,
+ * `203.0.113.9:51234` as `203.0.113.9` (one colon and digits after it: an
+ * IPv6 address has two colons or more). Anything else as it is.
+ */
+export function withoutPort(field: string): string {
   if (field.startsWith('[')) {
     const end = field.indexOf(']');
-    return end < 0 ? field : field.slice(1, end);
+    return end < 0 || (end + 1 < field.length && !/^:\d{1,5}$/.test(field.slice(end + 1))) ? field : field.slice(1, end);
   }
-  // One colon: IPv4 and a port (an IPv6 address has two or more).
   const colon = field.indexOf(':');
-  return colon > 0 && field.indexOf(':', colon + 1) < 0 ? field.slice(0, colon) : field;
+  return colon > 0 && field.indexOf(':', colon + 1) < 0 && /^\d{1,5}$/.test(field.slice(colon + 1)) ? field.slice(0, colon) : field;
+}
+
+/**
+ * Where NDJSON logs put the client's address, in the order tried when no
+ * `--path` is given: iprecord's own `ip`, then nginx (`remote_addr`),
+ * Caddy (`request.client_ip`, `request.remote_ip`), Cloudflare
+ * (`ClientIP`), Traefik (`ClientHost`, `ClientAddr`), Elastic's common
+ * schema (`client.ip`, `source.ip`), Google Cloud (`httpRequest.remoteIp`),
+ * Envoy (`downstream_remote_address`) and common names.
+ */
+export const ADDRESS_PATHS: readonly (readonly string[])[] = [
+  'ip',
+  'remote_addr',
+  'client_ip',
+  'clientip',
+  'ClientIP',
+  'ClientHost',
+  'ClientAddr',
+  'remote_ip',
+  'remoteIp',
+  'src_ip',
+  'source_ip',
+  'ip_address',
+  'client.ip',
+  'source.ip',
+  'request.client_ip',
+  'request.remote_ip',
+  'httpRequest.remoteIp',
+  'downstream_remote_address',
+].map((p) => p.split('.'));
+
+/** The first of `paths` whose value in `object` is a string that is not blank, trimmed; null: none. */
+function addressAt(object: unknown, paths: readonly (readonly string[])[]): string | null {
+  for (const path of paths) {
+    const v = at(object, path);
+    if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  }
+  return null;
 }
 
 /** What a thread needs to turn rows into output, once the header is read. */
@@ -57,7 +103,8 @@ export interface RowConfig {
   readonly output: 'csv' | 'ndjson';
   readonly key: string;
   readonly fields: readonly string[] | undefined;
-  readonly addressPath: readonly string[];
+  /** NDJSON input: the paths of the address, tried in order (`--path`, else `ADDRESS_PATHS`). */
+  readonly addressPaths: readonly (readonly string[])[];
   /** CSV input: the address column. */
   readonly column: number;
   /** CSV input, or NDJSON input to CSV output: the input's columns. */
@@ -110,6 +157,8 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
     } else plan[at].cell = cell;
   });
   const failure = { message: '' };
+  const noAddressAt =
+    c.addressPaths.length === 1 ? `no address at ${c.addressPaths[0].join('.')}` : 'no address in this row (at ip, remote_addr, client_ip or another usual place: --path names where it is)';
   /**
    * The row's record: written (`write`: as JSON; `cells`: the chosen fields'
    * CSV cells) or as an object (`record`); null with the error in `failure`.
@@ -117,7 +166,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   const answer = (ip: string | null, known: string | null, how: 'write' | 'record' | 'cells'): Record<string, unknown> | null | undefined => {
     const write = how === 'write';
     if (known !== null) failure.message = known;
-    else if (ip === null || ip === '') failure.message = 'no address in this row';
+    else if (ip === null || ip === '') failure.message = c.input === 'ndjson' ? noAddressAt : 'no address in this row';
     // No address is this long: the message names its start, not a copy of the whole cell.
     else if (ip.length > LONGEST_ADDRESS) failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
     else if (write && lookupOptions === undefined) {
@@ -193,7 +242,7 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
   };
   const row = (text: string, line: number, bad: string | null) => {
     if (bad !== null) return unreadable(text, line, bad);
-    if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, text, null);
+    if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, withoutPort(text), null);
     if (c.input === 'log') return emit(null, { line: text }, logAddress(text, regex), null);
     if (c.input === 'ndjson') {
       let object: unknown;
@@ -206,12 +255,12 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
         malformed++;
         return emit(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
       }
-      const ip = at(object, c.addressPath);
-      return emit(null, object as Record<string, unknown>, typeof ip === 'string' ? ip.trim() : null, null);
+      const ip = addressAt(object, c.addressPaths);
+      return emit(null, object as Record<string, unknown>, ip === null ? null : withoutPort(ip), null);
     }
     const cells = splitCsvLine(text);
     if (cells === null) return unreadable(text, line, 'malformed CSV');
-    emit(cells, null, (cells[c.column] ?? '').trim(), null);
+    emit(cells, null, withoutPort((cells[c.column] ?? '').trim()), null);
   };
   for (let r = 0; r < rows.texts.length; r++) {
     const mark = out.used;

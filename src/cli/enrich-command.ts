@@ -33,7 +33,8 @@ Options:
   --column c       CSV: the address column, by header name or 0-based index;
                    default a column named ip, ip_address, address, client_ip,
                    remote_addr, ipaddress or src_ip, else the first
-  --path a.b       NDJSON: where the address is in each object; default ip
+  --path a.b       NDJSON: where the address is in each object; default the first
+                   of ip, remote_addr, client_ip and other usual places (docs/cli.md)
   --output o       csv or ndjson; default csv for CSV input, else ndjson
   --fields a,b     only these fields; for CSV output dotted paths reach into
                    the record (asn.name, threat.is_tor); default the whole

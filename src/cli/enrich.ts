@@ -20,7 +20,7 @@ import type { Engine } from '../engine.js';
 import { isFieldName } from '../record/fields.js';
 import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
-import { csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
+import { ADDRESS_PATHS, csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
 export { enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
@@ -117,7 +117,7 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
     output: o.output,
     key: o.key ?? 'iprecord',
     fields: o.fields,
-    addressPath: (o.path ?? 'ip').split('.'),
+    addressPaths: o.path === undefined ? ADDRESS_PATHS : [o.path.split('.')],
     column,
     inputColumns,
     regex: o.regex,

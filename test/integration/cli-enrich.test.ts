@@ -308,7 +308,7 @@ describe('iprecord enrich', () => {
     const timer = setInterval(() => {
       const rss = residentBytes(child.pid as number);
       if (rss > 0) samples.push({ lines, rss });
-    }, 200);
+    }, 50);
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     clearInterval(timer);
     expect(err).toMatch(new RegExp(`enriched ${ROWS.toLocaleString('en')} rows`));

@@ -1,8 +1,10 @@
 import { Readable, Writable } from 'node:stream';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrich, enrichBatch, type BatchOutput, type BatchRunner, type Chunk, type RowConfig } from '../../../src/cli/enrich.js';
+import { ADDRESS_PATHS, withoutPort } from '../../../src/cli/enrich-batch.js';
 import { openSync, type Engine } from '../../../src/engine.js';
-import { unicastV4, xorshift32 } from '../../helpers/env.js';
+import { seed, unicastV4, xorshift32 } from '../../helpers/env.js';
 
 let engine: Engine;
 beforeAll(() => {
@@ -51,5 +53,58 @@ describe('enrich on threads', () => {
     expect(threaded.summary.redone).toBeGreaterThan(0);
     expect(alone.summary.redone).toBe(0);
     expect(alone.out.split('\n').length).toBe(20_001);
+  });
+});
+
+describe('an address as logs write it', () => {
+  it('is read without its port and brackets, and anything that is not an address and a port is left as it is (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), fc.integer({ min: 0, max: 65535 }), fc.string({ maxLength: 8 }), (ip, port, junk) => {
+        const v6 = ip.includes(':');
+        expect(withoutPort(ip)).toBe(ip);
+        expect(withoutPort(v6 ? `[${ip}]:${port}` : `${ip}:${port}`)).toBe(ip);
+        if (v6) expect(withoutPort(`[${ip}]`)).toBe(ip);
+        // After the colon, what is not a port: the text stays whole (and answers as a bad address).
+        if (!/^\d{1,5}$/.test(junk)) expect(withoutPort(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`)).toBe(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`);
+      }),
+      { seed: seed(), numRuns: 2000 },
+    );
+  });
+
+  it('NDJSON: found where logs put it (ADDRESS_PATHS, in order) without --path; with --path, only there', () => {
+    const c = (paths: readonly (readonly string[])[]): RowConfig => ({
+      input: 'ndjson',
+      output: 'ndjson',
+      key: 'r',
+      fields: ['ip'],
+      addressPaths: paths,
+      column: 0,
+      inputColumns: [],
+      regex: undefined,
+    });
+    const lines = [
+      { remote_addr: '8.8.8.8:5678' },
+      { request: { client_ip: '[2001:4860:4860::8888]:443', remote_ip: '10.0.0.1' } },
+      { ClientIP: '1.1.1.1' },
+      { client: { ip: '9.9.9.9' } },
+      { ip: '8.8.4.4', remote_addr: '1.0.0.1' },
+      { other: '8.8.8.8' },
+    ];
+    const chunk: Chunk = { bytes: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), line: 1, skip: 0 };
+    const answered = (config: RowConfig) =>
+      Buffer.from(enrichBatch(engine, config, chunk).text)
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { r: { ip?: string; error?: string } }).r);
+    expect(answered(c(ADDRESS_PATHS))).toEqual([
+      { ip: '8.8.8.8' },
+      { ip: '2001:4860:4860::8888' },
+      { ip: '1.1.1.1' },
+      { ip: '9.9.9.9' },
+      { ip: '8.8.4.4' },
+      { error: 'no address in this row (at ip, remote_addr, client_ip or another usual place: --path names where it is)' },
+    ]);
+    expect(answered(c([['other']])).map((r) => r.ip ?? r.error)).toEqual([...Array(5).fill('no address at other'), '8.8.8.8']);
   });
 });
