@@ -7,10 +7,10 @@
 
 import { EventEmitter } from 'node:events';
 import { watchDataset } from './dataset/watch.js';
-import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, InvalidOptionsError, isIprecordError } from './errors.js';
+import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
 import { HeldData } from './held-data.js';
 import { Bad, type Parsed } from './ip/check.js';
-import { checkOptionNames, resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
+import { checkOptions, resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
 import type { Selected } from './dataset/select.js';
@@ -64,18 +64,6 @@ export function insideOf(engine: Engine): EngineInside {
 
 const ANSWER_OPTIONS = ['count', 'basicThreat'] as const satisfies readonly (keyof AnswerOptions)[];
 const LOOKUP_OPTIONS = ['fields', ...ANSWER_OPTIONS] as const satisfies readonly (keyof LookupOptions)[];
-
-/**
- * Refuses an option a lookup does not take, naming the nearest it takes (a
- * misspelt one, `feilds`, would be ignored): a loop over the object's few
- * keys, a few nanoseconds a call.
- * @throws InvalidOptionsError
- */
-function checkOptions(options: object | undefined, names: readonly string[]): void {
-  if (options === undefined) return;
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError(`Lookup options must be an object, not ${options === null ? 'null' : typeof options}.`);
-  for (const key in options) if (!names.includes(key)) checkOptionNames(options, names);
-}
 
 /** The missing-lists warnings this process gave (`warnMissingLists`). */
 const toldMissing = new Set<string>();

@@ -59,27 +59,26 @@ export function withoutPort(field: string): string {
   return colon > 0 && field.indexOf(':', colon + 1) < 0 && /^\d{1,5}$/.test(field.slice(colon + 1)) ? field.slice(0, colon) : field;
 }
 
+/** The names of a CSV column that holds the address, in the order tried when no `--column` is given. */
+export const ADDRESS_COLUMNS: readonly string[] = ['ip', 'ip_address', 'address', 'client_ip', 'remote_addr', 'ipaddress', 'src_ip'];
+
 /**
  * Where NDJSON logs put the client's address, in the order tried when no
- * `--path` is given: iprecord's own `ip`, then nginx (`remote_addr`),
- * Caddy (`request.client_ip`, `request.remote_ip`), Cloudflare
- * (`ClientIP`), Traefik (`ClientHost`, `ClientAddr`), Elastic's common
- * schema (`client.ip`, `source.ip`), Google Cloud (`httpRequest.remoteIp`),
- * Envoy (`downstream_remote_address`) and common names.
+ * `--path` is given: the column names above, then Cloudflare (`ClientIP`),
+ * Traefik (`ClientHost`, `ClientAddr`), Elastic's common schema
+ * (`client.ip`, `source.ip`), Caddy (`request.client_ip`,
+ * `request.remote_ip`), Google Cloud (`httpRequest.remoteIp`), Envoy
+ * (`downstream_remote_address`) and other common names.
  */
 export const ADDRESS_PATHS: readonly (readonly string[])[] = [
-  'ip',
-  'remote_addr',
-  'client_ip',
+  ...ADDRESS_COLUMNS,
   'clientip',
   'ClientIP',
   'ClientHost',
   'ClientAddr',
   'remote_ip',
   'remoteIp',
-  'src_ip',
   'source_ip',
-  'ip_address',
   'client.ip',
   'source.ip',
   'request.client_ip',

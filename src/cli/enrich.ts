@@ -20,7 +20,7 @@ import type { Engine } from '../engine.js';
 import { isFieldName } from '../record/fields.js';
 import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
-import { ADDRESS_PATHS, csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
+import { ADDRESS_COLUMNS, ADDRESS_PATHS, csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
 export { enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
@@ -86,8 +86,6 @@ export async function openInput(file: string | null): Promise<{ stream: AsyncIte
   raw.unshift(first);
   return { stream: first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b ? gunzip(raw) : raw, bytesRead };
 }
-
-const ADDRESS_COLUMNS = ['ip', 'ip_address', 'address', 'client_ip', 'remote_addr', 'ipaddress', 'src_ip'];
 
 /** Writes a chunk, waiting while the output's buffer is full; `written` is called once it is out. */
 async function send(out: Writable, chunk: Uint8Array, written?: () => void): Promise<void> {
