@@ -8,22 +8,7 @@
 
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import {
-  countWords,
-  CRC_AT,
-  DATASET_FORMAT_VERSION,
-  DATASET_MAGIC,
-  HEADER,
-  INDEX_SHIFT,
-  INDEX_WORDS,
-  layout,
-  pad8,
-  TABLE_NAMES,
-  TABLES,
-  type Counts,
-  type DatasetMeta,
-  type TableName,
-} from '../dataset/format.js';
+import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, pad8, rangeIndex, TABLE_NAMES, TABLES, type Counts, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { Interner } from './intern.js';
 
 /** A family's ranges as the file holds them (starts: one word per IPv4 range, four per IPv6 range) and refs (record << 8 | route prefix), merged where neighbours share a ref. */
@@ -120,10 +105,10 @@ export class CompiledDataset {
       const pad = pad8(at) - at;
       if (pad > 0) put(new Uint8Array(pad));
     };
-    put(index(v4, (i) => v4.starts[i]));
+    put(rangeIndex(v4.length, (i) => v4.starts[i]));
     put(v4.starts.subarray(0, v4.length));
     put(v4.refs.subarray(0, v4.length));
-    put(index(v6, (i) => v6.starts[i * 4]));
+    put(rangeIndex(v6.length, (i) => v6.starts[i * 4]));
     put(v6.starts.subarray(0, v6.length * 4));
     put(v6.refs.subarray(0, v6.length));
     for (const t of TABLE_NAMES) put(tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
@@ -144,16 +129,4 @@ export class CompiledDataset {
 /** Writes all of `bytes` at `position`. */
 function writeAll(fd: number, bytes: Uint8Array, position: number): void {
   for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-}
-
-/** For each block of an address's first 20 bits, the first range whose start (its first word: `top`) is in it or after it. */
-function index(family: Family, top: (range: number) => number): Uint32Array {
-  const idx = new Uint32Array(INDEX_WORDS);
-  let r = 0;
-  for (let block = 0; block < INDEX_WORDS - 1; block++) {
-    while (r < family.length && top(r) >>> INDEX_SHIFT < block) r++;
-    idx[block] = r;
-  }
-  idx[INDEX_WORDS - 1] = family.length;
-  return idx;
 }

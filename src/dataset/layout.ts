@@ -19,6 +19,27 @@ export const CRC_AT = 68;
 export const INDEX_SHIFT = 12;
 export const INDEX_WORDS = (1 << 20) + 1;
 
+/**
+ * A family's index over its ranges, whose first words (`top`) ascend: for
+ * each block of an address's first 20 bits, the number of ranges that
+ * start before it (the last word: all of them). What the compiler writes
+ * and the whole-file check expects: one pass over the ranges, the blocks
+ * filled between them.
+ */
+export function rangeIndex(count: number, top: (range: number) => number): Uint32Array {
+  const index = new Uint32Array(INDEX_WORDS);
+  let block = 0;
+  for (let r = 0; r < count; r++) {
+    const b = top(r) >>> INDEX_SHIFT;
+    if (b >= block) {
+      index.fill(r, block, b + 1);
+      block = b + 1;
+    }
+  }
+  index.fill(count, block);
+  return index;
+}
+
 export const NO_ZONE = 0xffffffff;
 /** A string column's null. */
 export const NO_STRING = 0xffffffff;

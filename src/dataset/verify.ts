@@ -23,7 +23,7 @@
 import type { ZoneRules } from '../time/zone.js';
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
-import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, INDEX_SHIFT, INDEX_WORDS, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, type Counts } from './layout.js';
+import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, rangeIndex, type Counts } from './layout.js';
 import type { Dataset } from './format.js';
 import { isJsonValue } from './json-scan.js';
 import { OTHER, type DatasetText } from './text.js';
@@ -58,12 +58,12 @@ type Bad = (what: string) => never;
 function checkIndex4(ds: Dataset, bad: Bad): void {
   const { starts4: s, index4: index } = ds;
   for (let i = 1; i < s.length; i++) if (s[i] <= s[i - 1]) bad(`IPv4 range ${i} does not start after range ${i - 1}`);
-  let i = 0;
-  for (let b = 0; b < INDEX_WORDS; b++) {
-    const base = b * (1 << INDEX_SHIFT);
-    while (i < s.length && s[i] < base) i++;
-    if (index[b] !== i) bad(`the IPv4 index says block ${b} starts at range ${index[b]}, its first range is ${i}`);
-  }
+  sameIndex(
+    'IPv4',
+    index,
+    rangeIndex(s.length, (i) => s[i]),
+    bad,
+  );
 }
 
 /** IPv6: starts (four words each) strictly ascending from ::, and the index by the first 20 bits as for IPv4. */
@@ -76,12 +76,19 @@ function checkIndex6(ds: Dataset, bad: Bad): void {
     const after = s[b] !== s[a] ? s[b] > s[a] : s[b + 1] !== s[a + 1] ? s[b + 1] > s[a + 1] : s[b + 2] !== s[a + 2] ? s[b + 2] > s[a + 2] : s[b + 3] > s[a + 3];
     if (!after) bad(`IPv6 range ${i} does not start after range ${i - 1}`);
   }
-  let i = 0;
-  for (let b = 0; b < INDEX_WORDS; b++) {
-    const base = b * (1 << INDEX_SHIFT);
-    while (i < n && s[i * 4] < base) i++;
-    if (index[b] !== i) bad(`the IPv6 index says block ${b} starts at range ${index[b]}, its first range is ${i}`);
-  }
+  sameIndex(
+    'IPv6',
+    index,
+    rangeIndex(n, (i) => s[i * 4]),
+    bad,
+  );
+}
+
+/** The index a file holds is the one its starts make (compared as bytes; the first block that differs named). */
+function sameIndex(family: string, index: Uint32Array, made: Uint32Array, bad: Bad): void {
+  if (Buffer.from(index.buffer, index.byteOffset, index.byteLength).equals(Buffer.from(made.buffer))) return;
+  const b = made.findIndex((first, block) => index[block] !== first);
+  bad(`the ${family} index says block ${b} starts at range ${index[b]}, its first range is ${made[b]}`);
 }
 
 /** Every id of a table row inside the table it names; every text slice inside the text. */

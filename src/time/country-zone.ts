@@ -20,7 +20,8 @@ const ZONES = COUNTRY_ZONES as unknown as Record<string, readonly (readonly [str
 export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
   const zones = country === null ? undefined : ZONES[country];
   // A zone of the country, or another name of one (Asia/Harbin is Asia/Shanghai): kept as it is given.
-  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z || sameZone(name, z)));
+  // By name first: each other name asked of Intl costs a formatter.
+  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || zones.some(([name]) => sameZone(name, z)));
   if (fits(given)) return given;
   let found: string | null = null;
   if (latitude !== null && longitude !== null) {

@@ -196,11 +196,18 @@ export class ThreatTree {
    */
   forEachRange(version: IpVersion, fn: (lo: readonly number[], hi: readonly number[], label: number) => void): void {
     if (version === 4) {
-      const entries = this.entries4;
-      for (let b = 0; b < BUCKETS; b++) {
+      const { entries4: entries, index4: index } = this;
+      // Bucket by bucket (a range is cut at each bucket's edge), from entry to entry: the next bucket holding one found
+      // by halving, not by passing every empty one.
+      for (let b = 0, next = 0; next < index[BUCKETS]; b++) {
+        for (let hi = BUCKETS; b < hi;) {
+          const mid = (b + hi) >>> 1;
+          if (index[mid + 1] <= next) b = mid + 1;
+          else hi = mid;
+        }
         const base = (b << SHIFT) >>> 0;
         let start = -1;
-        for (let i = this.index4[b]; i < this.index4[b + 1]; i++) {
+        for (let i = index[b]; i < index[b + 1]; i++, next++) {
           const key = entries[i] >>> 16;
           const address = (base + (key >>> 1)) >>> 0;
           const label = this.labels4 === null ? entries[i] & 0xffff : this.labels4[i];
