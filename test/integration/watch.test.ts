@@ -131,24 +131,29 @@ d('watched dataset swapped under load', () => {
     engine.close();
   }, 20_000);
 
-  it('reloads when `current` is swapped, not when an update starts (feeds, sources, a new build, the lock)', async () => {
-    await buildAndSwap(A, dir);
-    const engine = await open({ data: dir, watch: true });
-    let reloads = 0;
-    engine.on('reload', () => reloads++);
-    // What an update does before its swap.
-    writeFileSync(join(dir, '.lock'), 'x');
-    mkdirSync(join(dir, 'builds', 'next'), { recursive: true });
-    writeFileSync(join(dir, 'builds', 'next', 'threat.bin'), 'x');
-    mkdirSync(join(dir, 'feeds'), { recursive: true });
-    writeFileSync(join(dir, 'feeds', 'tor'), '1.2.3.4\n');
-    rmSync(join(dir, '.lock'));
-    await new Promise((r) => setTimeout(r, 600));
-    expect(reloads).toBe(0);
-    rmSync(join(dir, 'builds', 'next'), { recursive: true });
-    await buildAndSwap(A, dir);
-    for (let i = 0; i < 100 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(reloads).toBeGreaterThan(0);
-    engine.close();
-  }, 20_000);
+  // What wakes the watcher is the directory's, not the memory mode's: once, with the files mapped.
+  it.skipIf(process.env.IPRECORD_MEMORY === 'read')(
+    'reloads when `current` is swapped, not when an update starts (feeds, sources, a new build, the lock)',
+    async () => {
+      await buildAndSwap(A, dir);
+      const engine = await open({ data: dir, watch: true });
+      let reloads = 0;
+      engine.on('reload', () => reloads++);
+      // What an update does before its swap.
+      writeFileSync(join(dir, '.lock'), 'x');
+      mkdirSync(join(dir, 'builds', 'next'), { recursive: true });
+      writeFileSync(join(dir, 'builds', 'next', 'threat.bin'), 'x');
+      mkdirSync(join(dir, 'feeds'), { recursive: true });
+      writeFileSync(join(dir, 'feeds', 'tor'), '1.2.3.4\n');
+      rmSync(join(dir, '.lock'));
+      await new Promise((r) => setTimeout(r, 600));
+      expect(reloads).toBe(0);
+      rmSync(join(dir, 'builds', 'next'), { recursive: true });
+      await buildAndSwap(A, dir);
+      for (let i = 0; i < 100 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(reloads).toBeGreaterThan(0);
+      engine.close();
+    },
+    20_000,
+  );
 });
