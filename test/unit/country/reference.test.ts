@@ -2,8 +2,9 @@
  * `region_code` and `region_type` against ISO 3166-2 as Debian's iso-codes
  * lists it (fixtures/reference/iso-3166-2.json.gz: its entries as they are,
  * written by scripts/gen-subdivisions.ts from the release the table comes
- * from), for every distinct (country, region) pair of the default geo data,
- * and the records of the default engine at one address of each pair.
+ * from), for every distinct (country, region) pair the default engine
+ * answers (read from its compiled data, each range once), and its records
+ * at one address of each pair.
  *
  * The first level of a country is its subdivisions without a parent, or
  * whose parent is a group that is not an administration (Indonesia's
@@ -15,13 +16,10 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { hasSubdivisions, matchRegion, subdivisionType } from '../../../src/country/regions.js';
 import { normalizeRegion } from '../../../src/country/normalize.js';
-import { defaultGeoPaths } from '../../../src/data.js';
-import { flatGeo } from '../../../src/compile/geo/adapters/flat.js';
-import { maxmindGeo } from '../../../src/compile/geo/adapters/maxmind.js';
-import { detectSchema } from '../../../src/compile/geo/schema.js';
+import { COUNTRY, CTY, LOC, LOCATION, PL, PLACE, RECORD } from '../../../src/dataset/layout.js';
+import { compiledDataset } from '../../../src/engine-inside.js';
 import { openSync } from '../../../src/index.js';
 import { formatIp } from '../../../src/ip/format.js';
-import { MmdbFile } from '../../../src/mmdb/reader.js';
 import { ROOT } from '../../helpers/env.js';
 
 type Entry = [code: string, name: string, type: string, parent: string | null, english: string | null];
@@ -53,34 +51,52 @@ interface Pair {
   sample: string | null;
 }
 
-/** Every distinct (country, region) of the default geo data: IPv4 addresses and one IPv4 address in it (one walk of the data, for every test here). */
-let walked: Map<string, Pair> | undefined;
-function pairs(): Map<string, Pair> {
+/**
+ * Every distinct (country, region) the default engine answers: its IPv4 addresses, one address in it (IPv4 where it has one), and the
+ * region_code and region_type answered there (one pass over the compiled default data's ranges, for every test here).
+ */
+interface Answered extends Pair {
+  code: string | null;
+  type: string | null;
+}
+let walked: Map<string, Answered> | undefined;
+function pairs(): Map<string, Answered> {
   if (walked !== undefined) return walked;
-  const out = new Map<string, Pair>();
-  walked = out;
-  for (const path of defaultGeoPaths()) {
-    const file = new MmdbFile(readFileSync(path), path);
-    const adapt = detectSchema(file, path) === 'maxmind-city' ? maxmindGeo : flatGeo;
-    const keys = new Map<number, string | null>();
-    for (const version of [4, 6] as const) {
-      file.forEachNetwork(version, (words, prefix, offset) => {
-        let key = keys.get(offset);
-        if (key === undefined) {
-          const g = adapt(file.decode(offset));
-          key = g?.countryCode && g.region ? `${g.countryCode}|${g.region}` : null;
-          keys.set(offset, key);
+  const out = new Map<string, Answered>();
+  const engine = openSync();
+  try {
+    const ds = compiledDataset(engine);
+    const { starts4, refs4, starts6, refs6, records, locations, places, countries } = ds;
+    // By location row: the pair's entry, or null without a country and a region.
+    // By location row: the pair's entry, or null without a country and a region (undefined: not seen yet).
+    const byLocation: (Answered | null | undefined)[] = new Array(locations.length / LOCATION);
+    const pairOf = (ref: number, sample: () => string): Answered | null => {
+      const loc = records[(ref >>> 8) * RECORD];
+      let p = byLocation[loc];
+      if (p === undefined) {
+        const place = locations[loc * LOCATION + LOC.place] * PLACE;
+        const cc = ds.string(countries, locations[loc * LOCATION + LOC.country] * COUNTRY + CTY.country_code);
+        const region = ds.string(places, place + PL.region);
+        p = null;
+        if (cc !== null && region !== null) {
+          const key = `${cc}|${region}`;
+          p = out.get(key) ?? { addresses: 0, sample: sample(), code: ds.string(places, place + PL.region_code), type: ds.string(places, place + PL.region_type) };
+          out.set(key, p);
         }
-        if (key === null) return;
-        let p = out.get(key);
-        if (p === undefined) out.set(key, (p = { addresses: 0, sample: null }));
-        if (version === 4 && file.metadata.ipVersion === 4) {
-          p.addresses += 2 ** (32 - prefix);
-          p.sample ??= formatIp(4, words);
-        }
-      });
+        byLocation[loc] = p;
+      }
+      return p;
+    };
+    for (let i = 0; i < starts4.length; i++) {
+      const p = pairOf(refs4[i], () => formatIp(4, [0, 0, 0, starts4[i]]));
+      if (p !== null) p.addresses += (i + 1 < starts4.length ? starts4[i + 1] : 2 ** 32) - starts4[i];
     }
+    // Pairs only IPv6 addresses have (their addresses not counted).
+    for (let i = 0; i < refs6.length; i++) if (byLocation[records[(refs6[i] >>> 8) * RECORD]] === undefined) pairOf(refs6[i], () => formatIp(6, Array.from(starts6.subarray(i * 4, i * 4 + 4))));
+  } finally {
+    engine.close();
   }
+  walked = out;
   return out;
 }
 
@@ -137,22 +153,20 @@ describe(`regions against ISO 3166-2 (${reference.source})`, () => {
     expect(sums.coded / total).toBeGreaterThan(0.95);
   });
 
-  it('are what the default engine answers at an address of each pair', () => {
+  it('are what the default engine answers for each pair, in its data and at an address of it', () => {
     const engine = openSync({ memory: 'read' });
     const wrong: string[] = [];
-    let checked = 0;
     for (const [key, p] of pairs()) {
-      if (p.sample === null) continue;
       const [cc, region] = key.split('|');
-      const r = engine.lookup(p.sample);
-      // A later source (the threat or ASN data) never changes the location; the sample is the pair's own address.
-      if (r.country_code !== cc || r.region !== region) continue;
-      checked++;
       const sub = matchRegion(cc, region);
-      if (r.region_code !== (sub?.code ?? null) || r.region_type !== (sub?.type ?? null)) wrong.push(`${p.sample} ${key}: ${r.region_code} ${r.region_type}`);
+      const want = `${sub?.code ?? null} ${sub?.type ?? null}`;
+      if (`${p.code} ${p.type}` !== want) wrong.push(`${key}: ${p.code} ${p.type}, the reference's rule ${want}`);
+      const r = engine.lookup(p.sample!);
+      if (r.country_code !== cc || r.region !== region || `${r.region_code} ${r.region_type}` !== want)
+        wrong.push(`${p.sample} ${key}: ${r.country_code} ${r.region} ${r.region_code} ${r.region_type}`);
     }
     engine.close();
-    expect(checked).toBeGreaterThan(3000);
+    expect(pairs().size).toBeGreaterThan(3000);
     expect(wrong).toEqual([]);
   });
 
