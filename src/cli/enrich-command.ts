@@ -130,12 +130,12 @@ export async function runEnrich(argv: string[]): Promise<number> {
     const rate = s.rows / Math.max(secs, 0.001);
     const read = opened.bytesRead();
     const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
-    process.stderr.write(`\r${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}   `);
+    process.stderr.write(`\r\x1b[K${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}`);
   };
   try {
     const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key, regex: o.regex }, progress, startThreads);
     const secs = (Date.now() - started) / 1000;
-    if (tty) process.stderr.write('\r');
+    if (tty) process.stderr.write('\r\x1b[K');
     if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
     if (summary.replaced > 0) {
       process.stderr.write(

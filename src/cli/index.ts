@@ -19,13 +19,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 const argv = process.argv.slice(2).filter((a) => a !== '--quiet');
 const quiet = argv.length < process.argv.length - 2 || process.env.IPRECORD_QUIET === '1';
 
-// Process warnings (the library's: codes IPRECORD_*) as lines of the command's own, each once.
+// Process warnings (the library's: codes IPRECORD_*) as lines of the command's own, each once; on a terminal, a progress
+// line (enrich, export, a compile) is cleared first, so that a warning never shares its line.
 process.removeAllListeners('warning');
 const told = new Set<string>();
+const lineStart = process.stderr.isTTY === true ? '\r\x1b[K' : '';
 process.on('warning', (w: Error & { code?: string }) => {
   if (quiet || told.has(w.message)) return;
   told.add(w.message);
-  process.stderr.write(w.code?.startsWith('IPRECORD_') ? `iprecord: ${w.message}\n` : `${w.name}: ${w.message}\n`);
+  process.stderr.write(lineStart + (w.code?.startsWith('IPRECORD_') ? `iprecord: ${w.message}\n` : `${w.name}: ${w.message}\n`));
 });
 
 async function run(argv: string[]): Promise<number> {

@@ -325,6 +325,34 @@ describe('iprecord enrich', () => {
     expect(late).toBeLessThan(early * 1.1);
   }, 300_000);
 
+  // util-linux's script(1) gives the command a terminal: what a person watching it sees.
+  const hasScript = spawnSync('script', ['--version']).status === 0;
+  it.skipIf(!hasScript)('on a terminal: progress rewritten in place, and the warning and the summary each on a line of their own', () => {
+    const file = join(dir, 'terminal.txt');
+    writeFileSync(file, Array.from({ length: 200_000 }, (_, i) => `8.${i >> 16}.${(i >> 8) & 255}.${i & 255}`).join('\n') + '\n');
+    const shell = `'${process.execPath}' '${CLI}' enrich '${file}' --fields ip --output csv > /dev/null`;
+    const r = spawnSync('script', ['-qfec', shell, '/dev/null'], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '' } });
+    expect(r.status, r.stderr).toBe(0);
+    // The screen: each line as written, a carriage return going back to its start, ESC [ K clearing the rest of it.
+    const screen = r.stdout.split('\n').map((raw) => {
+      let line = '';
+      let at = 0;
+      for (const part of raw.replace(/\r$/, '').split(/(\r|\x1b\[K)/)) {
+        if (part === '\r') at = 0;
+        else if (part === '\x1b[K') line = line.slice(0, at);
+        else {
+          line = line.slice(0, at) + part + line.slice(at + part.length);
+          at += part.length;
+        }
+      }
+      return line;
+    });
+    expect(r.stdout).toMatch(/rows\/s/);
+    expect(screen.filter((l) => l.startsWith('iprecord: no loaded source answers for '))).toHaveLength(1);
+    expect(screen.filter((l) => /rows\/s/.test(l) && /iprecord:/.test(l))).toEqual([]);
+    expect(screen.filter((l) => l !== '').at(-1)).toMatch(/^enriched 200,000 rows /);
+  });
+
   it('iprecord info: what is loaded as JSON, and a warning per missing or stale list', () => {
     const r = run(['info']);
     expect(r.code).toBe(0);
