@@ -1,6 +1,6 @@
 # iprecord serve in a container (docs/server.md, "Deployment"):
 #   docker build -t iprecord .
-#   docker run -d --name iprecord -p 8080:8080 -p 9464:9464 -v iprecord-data:/data iprecord
+#   docker run -d --name iprecord -p 8080:8080 -p 127.0.0.1:9464:9464 -v iprecord-data:/data iprecord
 # The image holds the default data, compiled when it is built. Threat feeds
 # and fresh geo and ASN data go in the /data volume, then a restart (later
 # updates are picked up by themselves):

@@ -87,6 +87,9 @@ export class ServerMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'iprecord_' });
+    // Three of prom-client's are gauges named as counters (`*_total`), which Prometheus's own check (promtool check
+    // metrics) refuses: their sums, kept by type in iprecord_nodejs_active_{handles,requests,resources}.
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) this.registry.removeSingleMetric(`iprecord_nodejs_${name}`);
   }
 
   /** Counts a response: its operation, status and time (seconds). */

@@ -4,7 +4,7 @@
  * and added up over the workers of `iprecord serve --workers 2`.
  */
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { request as httpRequest, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine } from '../../src/index.js';
@@ -73,6 +73,14 @@ describe('metrics', () => {
     expect(scraped.status).toBe(200);
     expect(scraped.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = samples(scraped.text);
+    // Prometheus's naming rules: a counter's name ends in _total, no other type's does; and its own check agrees where
+    // it is installed (promtool, in Debian's prometheus package).
+    const types = [...scraped.text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name, type }));
+    expect(types.length).toBeGreaterThan(20);
+    expect(types.filter(({ name, type }) => name.endsWith('_total') !== (type === 'counter'))).toEqual([]);
+    const promtool = spawnSync('promtool', ['check', 'metrics'], { input: scraped.text, encoding: 'utf8' });
+    if (promtool.error === undefined) expect(promtool.status, promtool.stdout + promtool.stderr).toBe(0);
+    else console.log('metrics: promtool check skipped (apt install prometheus)');
     const requests = (operation: string, status: number) => m.get(`iprecord_requests_total{operation="${operation}",status="${status}"}`);
     expect(requests('lookup', 200)).toBe(5);
     // The private address, and /metrics on the API's port (read as an address).
