@@ -26,6 +26,11 @@ const PAPIAMENTO: Language = { name: 'Papiamento', native: 'Papiamentu', code: '
  */
 export const DECIDED: Readonly<Record<string, { readonly continent?: string; readonly calling_code?: string; readonly languages?: readonly (string | Language)[]; readonly why: string }>> = {
   RU: { continent: 'EU', why: 'GeoNames, MaxMind and world-countries: Europe (countries-list: Asia)' },
+  TL: { continent: 'AS', why: "UN M49 (CLDR's territory containment) and world-countries: South-eastern Asia (countries-list and GeoNames: Oceania)" },
+  IO: { continent: 'AF', why: 'UN M49 (CLDR) and world-countries: Eastern Africa (countries-list and GeoNames: Asia)' },
+  CC: { continent: 'OC', why: 'UN M49 (CLDR) and world-countries: Australia and New Zealand (countries-list and GeoNames: Asia)' },
+  CX: { continent: 'OC', why: 'UN M49 (CLDR) and world-countries: Australia and New Zealand (countries-list and GeoNames: Asia)' },
+  MF: { languages: ['fr', 'en', 'nl'], why: "French, the collectivity's official language, first (countries-list: English first; world-countries: French alone)" },
   CW: { calling_code: '599', languages: ['nl', PAPIAMENTO, 'en'], why: 'ITU and libphonenumber: +599 (5999 is 599 and the area code 9); Papiamento is pap, not pa (Punjabi)' },
   AW: { languages: ['nl', PAPIAMENTO], why: 'Papiamento is pap (ISO 639-3; it has no 639-1 code), not pa (Punjabi)' },
   BQ: { calling_code: '599', why: 'ITU and libphonenumber: +599 (5997 is 599 and the area code 7)' },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countries } from 'countries-list';
+import CONTAINMENT from 'cldr-core/supplemental/territoryContainment.json';
 import { isEuMember } from 'is-eu-member';
 import { getCountryCallingCode, isSupportedCountry, type CountryCode } from 'libphonenumber-js';
 import { describe, expect, it } from 'vitest';
@@ -75,16 +76,30 @@ describe('country facts', () => {
 const continentOf = (c: (typeof WORLD)[number]): string =>
   c.region === 'Americas' ? (c.subregion === 'South America' ? 'SA' : 'NA') : ({ Europe: 'EU', Asia: 'AS', Africa: 'AF', Oceania: 'OC', Antarctic: 'AN' } as Record<string, string>)[c.region];
 
+/**
+ * CLDR's territory containment (UN M49) as a continent code per country: the continent whose regions hold it, the
+ * Americas split at South America; of CLDR's Outlying Oceania, Antarctica alone (as Antarctica).
+ */
+const M49 = (() => {
+  const contains = (CONTAINMENT as { supplemental: { territoryContainment: Record<string, { _contains?: string[] }> } }).supplemental.territoryContainment;
+  const out = new Map<string, string>();
+  const walk = (region: string, continent: string) => {
+    for (const r of contains[region]?._contains ?? []) {
+      // Outlying Oceania: Antarctica, and CLDR's own codes for places M49 files elsewhere (Ascension, Tristan da Cunha, Diego Garcia, Clipperton).
+      if (r === 'QO') out.set('AQ', 'AN');
+      else if (contains[r] !== undefined) walk(r, continent);
+      else out.set(r, continent);
+    }
+  };
+  for (const [region, continent] of Object.entries({ '002': 'AF', '142': 'AS', '150': 'EU', '009': 'OC', '005': 'SA', '013': 'NA', '021': 'NA', '029': 'NA' })) walk(region, continent);
+  return out;
+})();
+
 /** Where the references disagree with what iprecord answers and iprecord keeps its source's value: the value kept, and why. */
 const KEPT: Record<string, string> = {
-  'CC continent': 'AS: GeoNames and MaxMind file the Cocos Islands under Asia (world-countries: Oceania)',
-  'CX continent': 'AS: GeoNames and MaxMind file Christmas Island under Asia (world-countries: Oceania)',
-  'IO continent': 'AS: GeoNames and MaxMind (world-countries: Africa)',
-  'TL continent': 'OC: GeoNames and MaxMind (world-countries: Asia)',
-  'UM continent': 'OC: GeoNames and MaxMind (world-countries: North America)',
   'UM calling_code': '1: no permanent population, US numbering (libphonenumber has no entry; world-countries: 268)',
   // countries-list lists languages spoken in the country, world-countries its official ones.
-  ...Object.fromEntries(['AF', 'AM', 'BF', 'CD', 'CY', 'ES', 'FJ', 'GN', 'IQ', 'MF', 'PH'].map((cc) => [`${cc} languages`, 'spoken there, not official (world-countries lists official languages)'])),
+  ...Object.fromEntries(['AF', 'AM', 'BF', 'CD', 'CY', 'ES', 'FJ', 'GN', 'IQ', 'PH'].map((cc) => [`${cc} languages`, 'spoken there, not official (world-countries lists official languages)'])),
   'AT languages': 'German (world-countries codes the local variety, bar)',
   'CH languages': 'German (world-countries codes the local variety, gsw)',
   'NO languages': 'Norwegian: no is the macrolanguage of nb and nn',
@@ -123,7 +138,7 @@ describe('country facts against outside references', () => {
     for (const cc of CODES) {
       const f = table.get(cc)!;
       const w = world.get(cc);
-      check(cc, 'continent', f.continent_code, { 'world-countries': w && continentOf(w) });
+      check(cc, 'continent', f.continent_code, { 'world-countries': w && continentOf(w), 'UN M49 (CLDR)': M49.get(cc) });
       const idd = w && w.idd.suffixes.length === 1 ? (w.idd.root + w.idd.suffixes[0]).slice(1) : w?.idd.root.slice(1);
       const phone = isSupportedCountry(cc) ? getCountryCallingCode(cc as CountryCode) : undefined;
       // NANP countries: libphonenumber gives 1, the country lists 1 and the area code; they are decided only where the lists also disagree.
@@ -141,6 +156,8 @@ describe('country facts against outside references', () => {
     expect(table.get('RU')).toMatchObject({ continent_code: 'EU', continent_name: 'Europe' });
     expect(table.get('CW')).toMatchObject({ calling_code: '599' });
     expect(table.get('CW')!.languages.map((l) => l.code)).toEqual(['nl', 'pap', 'en']);
+    expect([table.get('TL')!.continent_name, table.get('IO')!.continent_name, table.get('CC')!.continent_name]).toEqual(['Asia', 'Africa', 'Oceania']);
+    expect(table.get('MF')!.languages[0].code).toBe('fr');
   });
 
   it.skipIf(!hasSharedData())("every country in MaxMind's test data (GeoNames continents) has its continent", () => {
