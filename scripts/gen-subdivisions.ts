@@ -100,7 +100,7 @@ const ALIASES = {
   // Capital cities, not the state or province around them (against the match of the name without "City" or "-grad").
   MX: { 'Mexico City': 'CMX' },
   BG: { 'Sofia-grad': '22' },
-  BY: { 'Minsk City': 'HM' },
+  BY: { 'Minsk City': 'HM', 'Homyel’ Voblasc’': 'HO' },
   MZ: { 'Maputo City': 'MPM' },
   // Names no current subdivision denotes: a city of several municipalities (ISO lists Skopje's ten), the whole of a city-state.
   MK: { 'Grad Skopje': '' },
@@ -110,23 +110,45 @@ const ALIASES = {
   CN: { 'Inner Mongolia': 'NM', Tibet: 'XZ' },
   RU: { Kuzbass: 'KEM', 'Orel Oblast': 'ORL' },
   MD: { Transnistria: 'SN' },
-  KZ: { 'Almaty Region': '19', Karaganda: '35', Aktobe: '15', 'Zhetysu Region': '33', 'West Kazakhstan': '27' },
+  KZ: {
+    'Almaty Region': '19',
+    Karaganda: '35',
+    Aktobe: '15',
+    'Zhetysu Region': '33',
+    'West Kazakhstan': '27',
+    'North Kazakhstan': '59',
+    'Jetisu Region': '33',
+    'Aktyubinskaya Oblast’': '15',
+    'Nur-Sultan': '71',
+    'Abai Region': '10',
+  },
   AZ: { Baki: 'BA', Sumqayit: 'SM' },
   NZ: { 'Wellington Region': 'WGN', Wellington: 'WGN' },
-  SA: { 'Mecca Region': '02', 'Medina Region': '03' },
+  SA: { 'Mecca Region': '02', 'Medina Region': '03', 'Al Jouf': '12' },
   PE: { 'Lima Province': 'LMA', 'Cuzco Department': 'CUS' },
-  IQ: { Duhok: 'KR' },
+  IQ: { Duhok: 'KR', Erbil: 'KR' },
   TZ: { Pwani: '19' },
   UZ: { Fergana: 'FA', 'Tashkent Region': 'TO' },
   // Bahrain: DB-IP writes the Capital Governorate by its city, Manama.
-  BH: { 'Southern Governorate': '14', manama: '13' },
+  BH: { 'Southern Governorate': '14', manama: '13', 'Northern Governorate': '17' },
   PL: { Subcarpathia: '18' },
   FI: { Tampere: '11' },
   // Indonesia: Papua's provinces of 2022; Mauritania: Nouakchott's three regions (against a close name's match).
-  ID: { 'Central Papua': 'PT', 'Highland Papua': 'PE', 'South Papua': 'PS', 'Southwest Papua': 'PD' },
+  ID: { 'Central Papua': 'PT', 'Highland Papua': 'PE', 'South Papua': 'PS', 'Southwest Papua': 'PD', 'West Papua': 'PB', 'North Maluku': 'MU' },
   MR: { 'Nouakchott South': '15', 'Nouakchott North': '14', 'Nouakchott West': '13' },
   // Norway: the counties of 2024 lie within those ISO 3166-2 still lists (Viken, Vestfold og Telemark, Troms og Finnmark).
-  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54' },
+  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54', 'vest agder': '42', 'aust agder': '42' },
+  // Names of the default data (DB-IP) that answered no region_code though ISO 3166-2 has their subdivision: English
+  // names, old names and spellings no source gives (measured over the compiled default data's IPv4 ranges).
+  DO: { Nacional: '40' },
+  IR: { 'East Azerbaijan': '03' },
+  VE: { 'Estado La Guaira': 'X' },
+  CZ: { 'Carlsbad Region': '41' },
+  MM: { Rangoon: '06' },
+  LB: { 'North Lebanon': 'AS' },
+  SY: { Suwayda: 'SU' },
+  SC: { 'La Digue and Inner Islands': '15' },
+  LV: { Valmiera: '113', 'South Kurzeme Municipality': '112' },
   // Madagascar: ISO 3166-2 lists the six former provinces; geo databases name the 22 regions within them.
   MG: {
     analamanga: 'T',
@@ -194,6 +216,8 @@ function add(cc, code, name) {
 }
 /** A name and its variants as ISO writes them ("Illes Balears [Islas Baleares]", "Bruxelles-Capitale, Région de"). */
 function variants(name) {
+  // ISO marks North Macedonia's municipalities of the City of Skopje with a dagger ("Centar †"): the name is without it.
+  name = name.replace(/\s*†$/, '');
   const out = [name];
   const bracket = /^(.*?)\s*\[(.*)\]$/.exec(name);
   if (bracket) out.push(bracket[1], bracket[2]);

@@ -50,6 +50,15 @@ describe('region matching', () => {
     expect(of('RU', 'Moscow')).toBe('MOW autonomous city');
     expect(of('RU', 'Moscow Oblast')).toBe('MOS administrative region');
     expect(of('AR', 'Buenos Aires F.D.')).toBe('C city');
+    expect(of('BH', 'Northern Governorate')).toBe('17 governorate'); // Ash Shamālīyah, not the Southern (14)
+    expect(of('BH', 'Southern Governorate')).toBe('14 governorate');
+    expect(of('MK', 'Centar')).toBe('814 municipality'); // ISO writes it "Centar †"; not Centar Župa (313)
+    expect(of('MK', 'Centar Zupa')).toBe('313 municipality');
+    expect(of('DO', 'Nacional')).toBe('40 region'); // the Distrito Nacional, in the Ozama region
+    expect(of('IR', 'East Azerbaijan')).toBe('03 province');
+    expect(of('BY', 'Homyel’ Voblasc’')).toBe('HO oblast');
+    expect(of('SA', 'Al Jouf')).toBe('12 region');
+    expect(of('VE', 'Estado La Guaira')).toBe('X state');
     expect(subdivisionByCode('LU', 'G')).toBeNull();
   });
 
