@@ -5,7 +5,9 @@
  * (`country-zones.json`, by `scripts/gen-country-zones.ts`); else the
  * country's zone nearest to the coordinates (its only zone when there are
  * none). Another name of a listed zone (a link, such as Asia/Harbin for
- * Asia/Shanghai) counts as that zone. Coordinates near a border put an address in the neighbour's zone
+ * Asia/Shanghai) counts as that zone, and so does a zone of one of the
+ * country's territories that ISO 3166-1 codes apart (`OVERSEAS`: an
+ * address of France located at Kourou answers America/Cayenne). Coordinates near a border put an address in the neighbour's zone
  * (Vietnam in Asia/Bangkok, Panama in America/Costa_Rica): the zone then
  * disagreed with the country, and so did the local time.
  */
@@ -16,12 +18,34 @@ import COUNTRY_ZONES from './country-zones.json';
 /** Zones of each country: name, latitude, longitude of its principal location. */
 const ZONES = COUNTRY_ZONES as unknown as Record<string, readonly (readonly [string, number, number])[] | undefined>;
 
+/**
+ * Territories of a country that ISO 3166-1 codes apart (zone.tab lists their zones under their own codes), which geo
+ * databases may file under the country: France's overseas departments and collectivities, the United States' outlying
+ * areas, the Caribbean parts of the Kingdom of the Netherlands, Denmark's, Norway's, Finland's, Australia's, New
+ * Zealand's realm, China's special administrative regions, the British Crown dependencies and overseas territories.
+ * An address located in one answers that territory's zone (its country's facts stay the country's).
+ */
+export const OVERSEAS: Readonly<Record<string, readonly string[]>> = {
+  FR: ['GF', 'GP', 'MQ', 'RE', 'YT', 'BL', 'MF', 'PM', 'NC', 'PF', 'WF', 'TF'],
+  US: ['PR', 'GU', 'VI', 'AS', 'MP', 'UM'],
+  NL: ['AW', 'CW', 'SX', 'BQ'],
+  DK: ['GL', 'FO'],
+  NO: ['SJ'],
+  FI: ['AX'],
+  AU: ['CX', 'CC', 'NF'],
+  NZ: ['CK', 'NU', 'TK'],
+  CN: ['HK', 'MO'],
+  GB: ['GG', 'JE', 'IM', 'GI', 'BM', 'KY', 'VG', 'TC', 'MS', 'AI', 'FK', 'SH', 'IO', 'PN', 'GS'],
+};
+
 /** The zone of a location (`valid`: whether this Node knows a zone), or null. */
 export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
   const zones = country === null ? undefined : ZONES[country];
   // A zone of the country, or another name of one (Asia/Harbin is Asia/Shanghai): kept as it is given.
-  // By name first: each other name asked of Intl costs a formatter.
-  const fits = (z: string | null): z is string => z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || zones.some(([name]) => sameZone(name, z)));
+  // By name first: each other name asked of Intl costs a formatter. A zone of one of the country's territories fits too.
+  const overseas = country === null ? [] : (OVERSEAS[country] ?? []);
+  const fits = (z: string | null): z is string =>
+    z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || overseas.some((t) => ZONES[t]?.some(([name]) => name === z)) || zones.some(([name]) => sameZone(name, z)));
   if (fits(given)) return given;
   let found: string | null = null;
   if (latitude !== null && longitude !== null) {

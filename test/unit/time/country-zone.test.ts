@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openSync } from '../../../src/index.js';
-import { zoneOfLocation } from '../../../src/time/country-zone.js';
+import { OVERSEAS, zoneOfLocation } from '../../../src/time/country-zone.js';
 import { seed, unicastV4, xorshift32 } from '../../helpers/env.js';
 
 const ZONE_TAB = '/usr/share/zoneinfo/zone.tab';
@@ -39,12 +39,37 @@ describe.skipIf(!present)('time zones', () => {
       }
       if (r.country_code === null || r.time_zone === null || !tab.has(r.country_code)) continue;
       checked++;
-      if (!tab.get(r.country_code)!.has(r.time_zone.name)) wrong.push(`${r.ip} ${r.country_code} ${r.time_zone.name}`);
+      // The country's zones, or those of one of its territories zone.tab lists apart (France's overseas departments...).
+      const allowed = [r.country_code, ...(OVERSEAS[r.country_code] ?? [])].some((cc) => tab.get(cc)?.has(r.time_zone!.name));
+      if (!allowed) wrong.push(`${r.ip} ${r.country_code} ${r.time_zone.name}`);
     }
     engine.close();
     console.log(`time zones: ${checked} addresses with a country and a zone, ${wrong.length} in a zone zone.tab does not list for their country`);
     expect(checked).toBeGreaterThan(40_000);
     expect(wrong).toEqual([]);
+  });
+
+  it("of an address located in a territory the country holds overseas: the territory's zone, as zone.tab lists it", () => {
+    const valid = () => true;
+    // Kourou (French Guiana), Pointe-à-Pitre (Guadeloupe), Le Port (Réunion), San Juan (Puerto Rico), Willemstad (Curaçao).
+    const places: [string, string, number, number][] = [
+      ['FR', 'GF', 5.16, -52.65],
+      ['FR', 'GP', 16.24, -61.53],
+      ['FR', 'RE', -20.94, 55.29],
+      ['US', 'PR', 18.47, -66.11],
+      ['NL', 'CW', 12.11, -68.93],
+    ];
+    for (const [country, territory, lat, lon] of places) {
+      const zone = zoneOfLocation(null, lat, lon, country, valid);
+      expect(tab.get(territory), `${country} at ${lat}, ${lon}`).toContain(zone);
+      expect(tab.get(country), `${country} at ${lat}, ${lon}`).not.toContain(zone);
+    }
+    // Without coordinates, or located at home: the country's own zone.
+    expect(zoneOfLocation(null, null, null, 'FR', valid)).toBe('Europe/Paris');
+    expect(zoneOfLocation(null, 48.85, 2.35, 'FR', valid)).toBe('Europe/Paris');
+    // Every territory is a country of zone.tab, with zones of its own.
+    for (const [country, territories] of Object.entries(OVERSEAS))
+      for (const t of territories) expect([...(tab.get(t) ?? [])].filter((z) => !tab.get(country)?.has(z)).length, `${country} ${t}`).toBeGreaterThan(0);
   });
 
   it("near a border: the country's nearest zone, not the neighbour's", () => {
