@@ -40,13 +40,30 @@ Options:
   --memory m         mmap (default) or read
   --workers n        server processes sharing the port (node:cluster); default 1
   --metrics-port n   serve GET /metrics (Prometheus's text format) on this port of --host; default none
+  --check-data-every s  how often the dataset file is checked to be the bytes answered from (a stat), in seconds; default 5
   -h, --help         this help
 
 Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the data.
 Exit codes: 0 stopped by a signal, 2 usage, data or listening error.
 `;
 
-const NAMES = ['port', 'host', 'data', 'keys', 'counts', 'trust-proxy', 'base-path', 'hosts', 'flag-base', 'body-limit', 'access-log', 'memory', 'workers', 'metrics-port'] as const;
+const NAMES = [
+  'port',
+  'host',
+  'data',
+  'keys',
+  'counts',
+  'trust-proxy',
+  'base-path',
+  'hosts',
+  'flag-base',
+  'body-limit',
+  'access-log',
+  'memory',
+  'workers',
+  'metrics-port',
+  'check-data-every',
+] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
   const parsed = commandOptions('serve', SERVE_USAGE, options(argv, NAMES));
@@ -65,6 +82,8 @@ export async function runServe(argv: string[]): Promise<number> {
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
+  const checkEvery = o['check-data-every'];
+  if (checkEvery !== undefined && !(/^\d+(\.\d+)?$/.test(checkEvery) && Number(checkEvery) > 0)) return usage(`--check-data-every must be a number of seconds above 0, not ${checkEvery}`);
   const metricsPort = o['metrics-port'];
   if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535)) return usage(`--metrics-port must be a port number, not ${metricsPort}`);
   const list = (v: string | undefined) =>
@@ -103,6 +122,7 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
     ...(metricsPort === undefined ? {} : { metricsPort: Number(metricsPort) }),
+    ...(checkEvery === undefined ? {} : { checkDataEvery: Math.round(Number(checkEvery) * 1000) }),
   };
 
   if (workers > 1 && cluster.isPrimary) {
