@@ -30,6 +30,7 @@ Options:
   --keys file        API keys (JSON); without it every request is answered as Business
   --counts where     where the keys' 24-hour counts are kept: a file (default <keys file>.counts.json),
                      or redis://host:port/db shared by every instance (one count and quota per key)
+  --counts-sync-every s  with Redis: how often counts are exchanged, in seconds; default 1
   --trust-proxy v    whose address GET / looks up: false (the socket's peer, default),
                      true (the first Forwarded / X-Forwarded-For address) or n (n proxies back)
   --base-path p,q    also serve the API under these paths (the EU base address: /eu)
@@ -63,6 +64,7 @@ const NAMES = [
   'workers',
   'metrics-port',
   'check-data-every',
+  'counts-sync-every',
 ] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
@@ -82,8 +84,14 @@ export async function runServe(argv: string[]): Promise<number> {
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
-  const checkEvery = o['check-data-every'];
-  if (checkEvery !== undefined && !(/^\d+(\.\d+)?$/.test(checkEvery) && Number(checkEvery) > 0)) return usage(`--check-data-every must be a number of seconds above 0, not ${checkEvery}`);
+  const seconds = (name: 'check-data-every' | 'counts-sync-every'): number | string | undefined => {
+    const v = o[name];
+    if (v === undefined) return undefined;
+    return /^\d+(\.\d+)?$/.test(v) && Number(v) >= 0.001 ? Math.round(Number(v) * 1000) : `--${name} must be a number of seconds above 0, not ${v}`;
+  };
+  const checkEvery = seconds('check-data-every');
+  const syncEvery = seconds('counts-sync-every');
+  for (const v of [checkEvery, syncEvery]) if (typeof v === 'string') return usage(v);
   const metricsPort = o['metrics-port'];
   if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535)) return usage(`--metrics-port must be a port number, not ${metricsPort}`);
   const list = (v: string | undefined) =>
@@ -102,6 +110,7 @@ export async function runServe(argv: string[]): Promise<number> {
       return usage(`--counts: ${(e as Error).message}`);
     }
   }
+  if (syncEvery !== undefined && redis === undefined) return usage('--counts-sync-every is for counts in Redis (--counts redis://host:port/db)');
   const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
   const data = dataDir(o.data);
   const open: OpenOptions = {
@@ -122,7 +131,8 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
     ...(metricsPort === undefined ? {} : { metricsPort: Number(metricsPort) }),
-    ...(checkEvery === undefined ? {} : { checkDataEvery: Math.round(Number(checkEvery) * 1000) }),
+    ...(checkEvery === undefined ? {} : { checkDataEvery: checkEvery as number }),
+    ...(syncEvery === undefined ? {} : { countsSyncEvery: syncEvery as number }),
   };
 
   if (workers > 1 && cluster.isPrimary) {

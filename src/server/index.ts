@@ -84,7 +84,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
   // Counts shared through Redis, else (a cluster's worker) through the cluster's primary.
   const link =
     options.counts !== undefined
-      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`))
+      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`), options.countsSyncEvery)
       : options.clusterWorker === true
         ? await WorkerLink.connect(keys)
         : null;

@@ -30,6 +30,12 @@ export interface ServerOptions {
    */
   counts?: string;
   /**
+   * How often each instance exchanges its counts with Redis (`counts`), in
+   * ms: another instance's requests reach `count` and quotas within about
+   * two of these. @default 1000
+   */
+  countsSyncEvery?: number;
+  /**
    * Whose address `GET /` looks up: false (default) the socket's peer; true
    * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
    * address n proxies back (1: the last entry, added by the one proxy in front).
@@ -83,6 +89,7 @@ const SERVER_OPTION_NAMES: readonly string[] = [
   'keys',
   'countsFile',
   'counts',
+  'countsSyncEvery',
   'trustProxy',
   'basePaths',
   'hosts',
@@ -125,7 +132,7 @@ export function checkOptions(o: ServerOptions): Config {
   });
   // Longer paths first: /eu/v1 before /eu.
   basePaths.sort((a, b) => b.length - a.length);
-  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'checkDataEvery', 'verifyDataEvery'] as const) {
+  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'checkDataEvery', 'verifyDataEvery', 'countsSyncEvery'] as const) {
     const v = o[t];
     if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
   }

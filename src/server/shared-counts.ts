@@ -3,7 +3,7 @@
  * Valkey): `--counts redis://host:port/db`.
  *
  * Requests are counted in the process, as with one instance; once a second
- * each instance sends what it counted since (one script call: per key,
+ * (`countsSyncEvery`) each instance sends what it counted since (one script call: per key,
  * minute buckets in a hash that keeps their 24-hour total) and reads back
  * the totals of the keys in use, from which it knows how many requests the
  * other instances counted (the account's `offset`). A request never waits
@@ -38,6 +38,7 @@ import { randomBytes } from 'node:crypto';
 import { ownEntry, PoolWorker, startWorker } from '../threads.js';
 import type { Account, KeyStore } from './keys.js';
 
+/** How often an instance exchanges its counts with Redis, by default (`countsSyncEvery`). */
 const SYNC_MS = 1000;
 const MINUTE_MS = 60_000;
 /** How long Redis keeps a key's buckets and an instance's last batch number without news: the window and an hour. */
@@ -89,9 +90,10 @@ export class SharedCounts {
     private readonly keys: KeyStore,
     private readonly where: string,
     private readonly log: (line: string) => void,
+    syncMs: number,
   ) {
     keys.link();
-    this.timer = setInterval(() => void this.sync(), SYNC_MS);
+    this.timer = setInterval(() => void this.sync(), syncMs);
     this.timer.unref();
   }
 
@@ -101,11 +103,11 @@ export class SharedCounts {
    * once and tried again every second.
    * @throws Error for a URL that is not redis://, rediss:// or valkey://
    */
-  static async connect(url: string, keys: KeyStore, log: (line: string) => void): Promise<SharedCounts> {
+  static async connect(url: string, keys: KeyStore, log: (line: string) => void, syncMs = SYNC_MS): Promise<SharedCounts> {
     const where = redisLabel(url);
     const worker = startWorker(WORKER, { workerData: { url } });
     worker.unref();
-    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log);
+    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log, syncMs);
     // The first call learns the epoch and which keys are in use; the second reads their totals.
     await shared.sync();
     if (!shared.down) await shared.sync();

@@ -74,6 +74,7 @@ describe('iprecord', () => {
     [['export', '--fromat', 'csv'], 'iprecord export: unknown option --fromat (did you mean --format?); iprecord export --help lists its options'],
     [['info', 'extra'], 'iprecord info: unexpected argument extra; iprecord info --help lists its options'],
     [['serve', '--check-data-every', '0'], 'iprecord serve: --check-data-every must be a number of seconds above 0, not 0; iprecord serve --help lists its options'],
+    [['serve', '--counts-sync-every', '0.5'], 'iprecord serve: --counts-sync-every is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
   ])('a mistake is one line naming the fix, exit 2: %j', (args, line) => {
     const r = run(args);
     expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 2, err: `${line}\n`, out: '' });

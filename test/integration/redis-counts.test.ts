@@ -20,6 +20,8 @@ if (!HAS_REDIS) console.warn('skipping the shared counts tests: they need redis-
 
 const KEYS = { a: 'shared-key-aaaa', b: 'shared-key-bbbb', q: 'shared-key-qqqq' };
 const QUOTA = 3000;
+/** The instances' sync interval. */
+const SYNC_MS = 250;
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 
 describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
@@ -27,7 +29,8 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
   let redis: RedisProcess;
   const servers: ServeProcess[] = [];
   const serve = async () => {
-    const s = await serveProcess(['serve', '--port', '0', '--keys', join(dir, 'keys.json'), '--counts', redis.url, '--access-log', 'off']);
+    // Counts exchanged four times a second (once by default): the waits below are counted in syncs.
+    const s = await serveProcess(['serve', '--port', '0', '--keys', join(dir, 'keys.json'), '--counts', redis.url, '--access-log', 'off', '--counts-sync-every', String(SYNC_MS / 1000)]);
     servers.push(s);
     return s;
   };
@@ -56,13 +59,13 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
   });
 
   it('15 000 requests over three processes: exact counts per key, one quota, Redis restarted mid-run losing none', async () => {
-    // Keys a and b, 6 000 requests each; Redis stops after 2 000 of a's and starts again two seconds later.
+    // Keys a and b, 6 000 requests each; Redis stops after 2 000 of a's and starts again eight syncs later.
     let restart: Promise<void> | null = null;
     const a = await load(ports(), KEYS.a, 6000, (sent) => {
       if (sent === 2000)
         restart = (async () => {
           await redis.stop();
-          await sleep(2000);
+          await sleep(8 * SYNC_MS);
           await redis.start();
         })();
     });
@@ -76,17 +79,17 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
       if (i > 200) throw new Error(`an instance did not reconnect: ${servers.map((s) => s.err()).join('\n')}`);
       await sleep(100);
     }
-    // The quota key: half the quota, time for every instance to hear of it (two syncs and more, on a busy machine), the
-    // other half, then as much again, all refused.
+    // The quota key: half the quota, time for every instance to hear of it (two syncs and more: ten, on a busy
+    // machine), the other half, then as much again, all refused.
     const q = new Map<number, number>();
     for (const n of [QUOTA / 2, QUOTA / 2, QUOTA]) {
-      if (q.size > 0) await sleep(2500);
+      if (q.size > 0) await sleep(10 * SYNC_MS);
       for (const [status, count] of await load(ports(), KEYS.q, n)) q.set(status, (q.get(status) ?? 0) + count);
     }
     expect(Object.fromEntries(q)).toEqual({ 200: QUOTA, 403: QUOTA });
 
     // What Redis holds once every instance sent its last batch (two syncs and more): every request answered, counted once.
-    await sleep(2500);
+    await sleep(10 * SYNC_MS);
     const client = new Redis(redis.port, '127.0.0.1');
     const totals = await Promise.all(Object.values(KEYS).map((k) => client.hget(`{iprecord}:counts:${digest(k)}`, 'total')));
     client.disconnect();
