@@ -202,6 +202,8 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     await Promise.all(shared.map((s) => s.close()));
   });
   it('a keys file of 100 000 keys none of which is used costs under 30 MB and under 1 % of Redis', async () => {
+    // Only the two instances measured call Redis meanwhile: the first test's (four syncs a second each) are done.
+    for (const s of servers.splice(0)) s.child.kill('SIGKILL');
     const keys = Array.from({ length: 100_000 }, (_, i) => ({ key: `idle-key-${String(i).padStart(8, '0')}`, plan: 'paid', quota: 1000 }));
     writeFileSync(join(dir, 'many.json'), JSON.stringify({ keys }));
     writeFileSync(join(dir, 'few.json'), JSON.stringify({ keys: keys.slice(0, 3) }));
@@ -225,7 +227,7 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
       client.disconnect();
       const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
       const more = rss(many.child.pid!) - rss(few.child.pid!);
-      console.log(`100 000 idle keys: ${more.toFixed(1)} MB more than 3 keys; Redis ${((share / ((Date.now() - started) / 1000)) * 100).toFixed(2)} % of a core (every instance of this file)`);
+      console.log(`100 000 idle keys: ${more.toFixed(1)} MB more than 3 keys; Redis ${((share / ((Date.now() - started) / 1000)) * 100).toFixed(2)} % of a core`);
       expect(more).toBeLessThan(30);
       expect(share / ((Date.now() - started) / 1000)).toBeLessThan(0.01);
       // Answering still: a key of the file, its first use.
