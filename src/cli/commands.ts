@@ -16,7 +16,7 @@ import { isIP } from 'node:net';
 import { commandOptions, dataDir, options, ownVersion, unknownOption } from './args.js';
 import { listAddress } from './rows.js';
 import { runExport } from './export.js';
-import { isIprecordError, openSync, type Engine, type Selector } from '../index.js';
+import { isIprecordError, openSync, type Engine } from '../index.js';
 import { runBuild, runUpdate } from './build.js';
 import { runEnrich } from './enrich-command.js';
 
@@ -137,18 +137,22 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   return args;
 }
 
-/** The selection of paths with a member's member (`asn.asn`) among them, compiled once (`Engine.select`), as enrich and select() take them. */
-let selection: { paths: string; select: Selector<string> } | null = null;
-function selector(engine: Engine, paths: string): Selector<string> {
-  if (selection?.paths !== paths) selection = { paths, select: engine.select(paths) };
-  return selection.select;
-}
-
-function answer(engine: Engine, args: Args, ip: string): unknown {
-  if (args.threat) return engine.threat(ip);
-  if (args.field !== undefined) return args.field.includes('.') ? selector(engine, args.field)(ip)[args.field.trim()] : engine.field(ip, args.field as never);
-  if (args.fields?.includes('.')) return selector(engine, args.fields)(ip);
-  return engine.lookup(ip, args.fields === undefined ? undefined : { fields: args.fields });
+/**
+ * What each address prints, made once: a member's member (`asn.asn`) read
+ * through `Engine.select`, compiled here, as enrich and select() take it;
+ * else the engine's own call.
+ * @throws InvalidFieldError for a path the record has not
+ */
+function answerer(engine: Engine, args: Args): (ip: string) => unknown {
+  const { field, fields } = args;
+  if (args.threat) return (ip) => engine.threat(ip);
+  if (field !== undefined && field.includes('.')) {
+    const pick = engine.select(field);
+    return (ip) => pick(ip)[field.trim()];
+  }
+  if (field !== undefined) return (ip) => engine.field(ip, field as never);
+  if (fields?.includes('.')) return engine.select(fields);
+  return (ip) => engine.lookup(ip, fields === undefined ? undefined : { fields });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -185,9 +189,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const pretty = process.stdout.isTTY === true;
   let bad = 0;
+  let answer: (ip: string) => unknown;
   const print = (ip: string) => {
     try {
-      const v = answer(engine, parsed, ip);
+      const v = answer(ip);
       if (parsed.field !== undefined && typeof v === 'string') process.stdout.write(v + '\n');
       else process.stdout.write((pretty ? JSON.stringify(v, null, 2) : JSON.stringify(v)) + '\n');
     } catch (e) {
@@ -198,6 +203,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   };
   try {
+    answer = answerer(engine, parsed);
     for (const ip of parsed.ips) print(ip);
     if (parsed.stdin) {
       for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {

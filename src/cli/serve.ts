@@ -84,14 +84,12 @@ export async function runServe(argv: string[]): Promise<number> {
   if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
-  const seconds = (name: 'check-data-every' | 'counts-sync-every'): number | string | undefined => {
-    const v = o[name];
-    if (v === undefined) return undefined;
-    return /^\d+(\.\d+)?$/.test(v) && Number(v) >= 0.001 ? Math.round(Number(v) * 1000) : `--${name} must be a number of seconds above 0, not ${v}`;
-  };
-  const checkEvery = seconds('check-data-every');
-  const syncEvery = seconds('counts-sync-every');
-  for (const v of [checkEvery, syncEvery]) if (typeof v === 'string') return usage(v);
+  // Intervals in seconds (a millisecond at least), as milliseconds.
+  const badSeconds = (['check-data-every', 'counts-sync-every'] as const).find((n) => o[n] !== undefined && !(/^\d+(\.\d+)?$/.test(o[n]) && Number(o[n]) >= 0.001));
+  if (badSeconds !== undefined) return usage(`--${badSeconds} must be a number of seconds above 0, not ${o[badSeconds]}`);
+  const ms = (v: string | undefined) => (v === undefined ? undefined : Math.round(Number(v) * 1000));
+  const checkEvery = ms(o['check-data-every']);
+  const syncEvery = ms(o['counts-sync-every']);
   const metricsPort = o['metrics-port'];
   if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535)) return usage(`--metrics-port must be a port number, not ${metricsPort}`);
   const list = (v: string | undefined) =>
@@ -131,8 +129,8 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(o.hosts === undefined ? {} : { hosts: list(o.hosts) }),
     ...(o['body-limit'] === undefined ? {} : { bodyLimit: Number(o['body-limit']) }),
     ...(metricsPort === undefined ? {} : { metricsPort: Number(metricsPort) }),
-    ...(checkEvery === undefined ? {} : { checkDataEvery: checkEvery as number }),
-    ...(syncEvery === undefined ? {} : { countsSyncEvery: syncEvery as number }),
+    ...(checkEvery === undefined ? {} : { checkDataEvery: checkEvery }),
+    ...(syncEvery === undefined ? {} : { countsSyncEvery: syncEvery }),
   };
 
   if (workers > 1 && cluster.isPrimary) {
