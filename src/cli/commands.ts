@@ -146,7 +146,7 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
 function answerer(engine: Engine, args: Args): (ip: string) => unknown {
   const { field, fields } = args;
   if (args.threat) return (ip) => engine.threat(ip);
-  if (field !== undefined && field.includes('.')) {
+  if (field?.includes('.')) {
     const pick = engine.select(field);
     return (ip) => pick(ip)[field.trim()];
   }
