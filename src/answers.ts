@@ -8,7 +8,7 @@
 
 import { specialTable } from './ip/special.js';
 import { AddressCheck, type Parsed } from './ip/check.js';
-import { ByteWriter } from './record/writer.js';
+import { ByteWriter, textWords } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';
@@ -33,8 +33,6 @@ export interface AnswerOptions {
    */
   basicThreat?: boolean;
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** Threat objects of a compiled dataset kept (the default data has a few dozen). */
 const THREAT_CACHE_SIZE = 4096;
@@ -61,7 +59,9 @@ export class Answers {
   private readonly reading: Reading;
 
   constructor(private readonly flagBaseUrl: string) {
-    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBase: JSON.stringify(flagBaseUrl).slice(1, -1) };
+    const flagText = JSON.stringify(flagBaseUrl).slice(1, -1);
+    const flag = textWords([flagText]);
+    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBaseText: flagText, flagBase: flag.words, flagBaseEnd: flag.at[1] };
     const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false } as Reading;
     this.reading = r;
   }
@@ -105,11 +105,8 @@ export class Answers {
    */
   writeInto(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, target: Buffer, offset: number): number {
     const out = this.caller;
-    out.buf = target;
-    out.used = offset;
+    out.into(target, offset);
     this.write(snap, parsed, options, out);
-    // Past the end, the writer went on in a buffer of its own: let go of it and of the caller's.
-    out.buf = EMPTY;
     return out.used - offset;
   }
 

@@ -3,12 +3,13 @@
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { CARRIER_AT, COUNTRY_VALUES, ESCAPED, NET, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
-import { ASN_STORED, CARRIER_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
+import { CARRIER_AT, COUNTRY_VALUES, ESCAPED, LOC, NET, NET_PART, THR, THREAT, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { OTHER } from '../dataset/text.js';
+import type { Threat } from '../types.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
 export const MAX_RECORDS = 1 << 24;
@@ -249,10 +250,9 @@ export class Interner {
     row[4] = c;
     row[5] = this.zone(part?.zone ?? null);
     row[6] = p;
-    text.put(part?.postal, row, 7);
-    text.put(part?.latitude, row, 9);
-    text.put(part?.longitude, row, 11);
-    row[13] = 0;
+    for (const k of LOCATION_MEMBERS) text.put(part?.[k], row, LOC[k]);
+    // The part (rendered when the file is written) and the pad: zeros.
+    row.fill(0, LOC.part);
     return locations.row(row);
   }
 
@@ -260,6 +260,7 @@ export class Interner {
   network(n: NetworkOwner | null): number {
     for (const k of ASN_STORED) this.text.put(n?.[k], this.row, NET[k]);
     for (const k of CARRIER_MEMBERS) this.text.put(n?.carrier?.[k], this.row, CARRIER_AT[k]);
+    this.row.fill(0, NET_PART.head);
     return this.tables.networks.row(this.row);
   }
 
@@ -270,7 +271,7 @@ export class Interner {
     let id = this.threatIds.get(key);
     if (id === undefined) {
       const t = tree === null || label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
-      id = this.tables.threats.add([...this.text.add(JSON.stringify(t)), ...this.text.add(JSON.stringify(basicThreat(t))), flags]);
+      id = this.tables.threats.add(threatRow(this.text, t, flags));
       this.threatIds.set(key, id);
     }
     return id;
@@ -280,6 +281,15 @@ export class Interner {
   record(location: number, network: number, threat: number): number {
     return recordRow(this.tables.records, location, network, threat, this.row);
   }
+}
+
+/** A threat row of a threat object (its text and its basic form's), with the flags single sources set; its parts zero (rendered when the file is written). */
+export function threatRow(text: TextPool, t: Threat, flags: number): Uint32Array {
+  const row = new Uint32Array(THREAT);
+  row.set(text.add(JSON.stringify(t)), THR.object);
+  row.set(text.add(JSON.stringify(basicThreat(t))), THR.basic);
+  row[THR.flags] = flags;
+  return row;
 }
 
 /**

@@ -22,10 +22,10 @@
 
 import { Dataset, layout, NET, NETWORK, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { basicThreat, labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
+import { labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
 import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
 import type { ThreatTree } from './feeds/tree.js';
-import { recordRow, Table, TextPool } from './intern.js';
+import { recordRow, Table, TextPool, threatRow } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
 import { CompiledDataset, type Family } from './write.js';
 
@@ -64,7 +64,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, re
     let threat = threatIds.get(threatKey);
     if (threat === undefined) {
       const t = label === 0 ? threatOf(flags) : labelledThreat(tree, label, flags, routed);
-      threat = threats.add([...text.add(JSON.stringify(t)), ...text.add(JSON.stringify(basicThreat(t))), flags]);
+      threat = threats.add(threatRow(text, t, flags));
       threatIds.set(threatKey, threat);
     }
     const record = recordRow(records, base.records[rec], network < 0 ? base.records[rec + 1] : network, threat, scratch);

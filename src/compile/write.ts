@@ -10,6 +10,8 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, pad8, rangeIndex, TABLE_NAMES, TABLES, type Counts, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { Interner } from './intern.js';
+import { renderParts, type Rows } from '../dataset/parts.js';
+import { DatasetText, jsonText } from '../dataset/text.js';
 
 /** A family's ranges as the file holds them (starts: one word per IPv4 range, four per IPv6 range) and refs (record << 8 | route prefix), merged where neighbours share a ref. */
 export interface Family {
@@ -18,9 +20,9 @@ export interface Family {
   readonly length: number;
 }
 
-/** What a dataset holds besides its ranges: the tables' rows and the text. */
+/** What a dataset holds besides its ranges: the tables' rows and the text (the parts are rendered from them). */
 export interface Sections {
-  readonly tables: Readonly<Record<TableName, { readonly rows: Uint32Array; readonly count: number }>>;
+  readonly tables: Readonly<Record<TableName, Rows>>;
   /** The text's ASCII part, and its other part in UTF-8 with its length in UTF-16 code units. */
   readonly ascii: Buffer;
   readonly other: Buffer;
@@ -40,12 +42,18 @@ export function internedSections(intern: Interner): Sections {
 
 /** A compiled dataset, to be written as a file or made into bytes. */
 export class CompiledDataset {
+  /** The tables with their part columns set, and the parts (`dataset/parts.ts`). */
+  private readonly rendered: { parts: Buffer; tables: Record<TableName, Rows> };
+
   constructor(
     readonly v4: Family,
     readonly v6: Family,
     readonly sections: Sections,
     readonly meta: DatasetMeta,
-  ) {}
+  ) {
+    const text = new DatasetText(sections.ascii, sections.other, sections.otherUnits, 'the dataset being written');
+    this.rendered = renderParts(sections.tables, (row, at) => jsonText(text, row, at));
+  }
 
   get ranges(): { v4: number; v6: number } {
     return { v4: this.v4.length, v6: this.v6.length };
@@ -82,7 +90,8 @@ export class CompiledDataset {
   /** Gives the bytes after the header to `out` in order; the header (with their checksum). */
   private emit(out: (bytes: Uint8Array) => void): Buffer {
     const { v4, v6, sections, meta } = this;
-    const { ascii, other, tables } = sections;
+    const { ascii, other } = sections;
+    const { parts, tables } = this.rendered;
     const metaText = Buffer.from(JSON.stringify(meta), 'utf8');
     const counts: Counts = {
       v4: v4.length,
@@ -91,6 +100,7 @@ export class CompiledDataset {
       asciiBytes: ascii.length,
       otherUnits: sections.otherUnits,
       otherBytes: other.length,
+      partsBytes: parts.length,
       metaBytes: pad8(metaText.length),
     };
     let crc = 0;
@@ -114,6 +124,7 @@ export class CompiledDataset {
     for (const t of TABLE_NAMES) put(tables[t].rows.subarray(0, tables[t].count * TABLES[t].length));
     put(ascii);
     put(other);
+    put(parts);
     const metaBytes = Buffer.alloc(counts.metaBytes, 0x20);
     metaText.copy(metaBytes);
     put(metaBytes);

@@ -10,7 +10,7 @@
 import { ByteWriter } from '../record/writer.js';
 import { RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
 import { csvField } from '../text/csv.js';
-import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT } from './format.js';
 import { ByteSink, writeAsn } from './render.js';
 import { country, hasCarrier, loc, net, pathReader, place, routed, type Reading } from './select.js';
 
@@ -48,13 +48,13 @@ function cellWriter(path: string, json: JsonCell): CellWriter {
       case 'clock':
         return (r, out) => {
           const zone = r.ds.locations[loc(r) + LOC.zone];
-          if (zone !== NO_ZONE) json.cell(r.ds, out, (w) => r.clock.writeTimeZone(r.ds.meta.zones[zone], r.now, w.out as ByteWriter));
+          if (zone !== NO_ZONE) json.cell(out, (w) => r.clock.writeTimeZone(r.ds.meta.zones[zone], r.now, w.out));
         };
       case 'networks':
         if (m === 'asn')
           return (r, out) => {
             const n = net(r);
-            if (routed(r, n)) json.cell(r.ds, out, (w) => writeAsn(r.ds, n, r.version, r.words, r.ref & 255, w));
+            if (routed(r, n)) json.cell(out, (w) => writeAsn(r.ds, n, r.version, r.words, r.ref & 255, w));
           };
     }
   } else if (deeper.length === 0 && m === 'asn' && sub !== 'route') {
@@ -75,18 +75,15 @@ function cellWriter(path: string, json: JsonCell): CellWriter {
 
 /** A value's JSON written into a buffer of its own, then written out as a CSV cell. */
 class JsonCell {
-  private readonly w = new ByteWriter(1024);
-  private sink: ByteSink | null = null;
-  private ds: Dataset | null = null;
+  private readonly sink = new ByteSink();
 
-  cell(ds: Dataset, out: ByteWriter, write: (sink: ByteSink) => void): void {
-    if (this.ds !== ds || this.sink === null) {
-      this.sink = new ByteSink(ds);
-      this.ds = ds;
-    }
-    const w = this.w;
+  constructor() {
+    this.sink.out = new ByteWriter(1024);
+  }
+
+  cell(out: ByteWriter, write: (sink: ByteSink) => void): void {
+    const w = this.sink.out;
     w.used = 0;
-    this.sink.out = w;
     write(this.sink);
     out.csvJson(w.buf, 0, w.used);
   }

@@ -9,6 +9,7 @@
 import { countryRuns, flagPath, type RecordMember } from '../record/template.js';
 import type { IpRecord } from '../types.js';
 import { csvField } from '../text/csv.js';
+import { textWords, type Words } from '../record/writer.js';
 import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from './format.js';
 
 /** A country row decoded. */
@@ -25,9 +26,15 @@ export interface CountryRow {
   readonly emoji_unicode: string | null;
   readonly languages: IpRecord['languages'];
   readonly currency: IpRecord['currency'];
-  /** Its runs of members as text and as bytes (`countryRuns`): the base URL of `flag` goes after the third when `flagPath` is not null. */
+  /** Its runs of members (`countryRuns`) as text. */
   readonly texts: readonly string[];
-  readonly bytes: readonly Buffer[];
+  /**
+   * Its runs of members as UTF-8 in words (`textWords`),
+   * and where run `i` starts and ends (`runAt[2i]`, `runAt[2i + 1]`): the
+   * base URL of `flag` goes after the third when `flagPath` is not null.
+   */
+  readonly runs: Words;
+  readonly runAt: readonly number[];
   /** The CSV cells (`csvField`) of its values, in the order of `COUNTRY_VALUES`, as UTF-8. */
   readonly cells: readonly Buffer[];
 }
@@ -55,7 +62,8 @@ export class Countries {
     const json = (key: (typeof COUNTRY_VALUES)[number]) => ds.json(ds.countries, at + CTY[key]);
     const value = <T>(key: (typeof COUNTRY_VALUES)[number]) => deepFreeze(JSON.parse(json(key)) as T);
     const code = value<string | null>('country_code');
-    const texts = Object.freeze(countryRuns((key: RecordMember) => json(key as (typeof COUNTRY_VALUES)[number]), code));
+    const texts = countryRuns((key: RecordMember) => json(key as (typeof COUNTRY_VALUES)[number]), code);
+    const { words: runs, at: runAt } = textWords(texts);
     // A literal: every row of one shape.
     const c: CountryRow = Object.freeze({
       is_eu: value<boolean | null>('is_eu'),
@@ -69,8 +77,9 @@ export class Countries {
       emoji_unicode: value<string | null>('emoji_unicode'),
       languages: value<IpRecord['languages']>('languages'),
       currency: value<IpRecord['currency']>('currency'),
-      texts,
-      bytes: Object.freeze(texts.map((t) => Buffer.from(t, 'utf8'))),
+      texts: Object.freeze(texts),
+      runs,
+      runAt: Object.freeze(runAt),
       cells: Object.freeze(COUNTRY_VALUES.map((key) => Buffer.from(csvField(JSON.parse(json(key))), 'utf8'))),
     });
     this.rows[row] = c;

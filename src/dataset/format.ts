@@ -5,8 +5,8 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
-import type { ByteWriter } from '../record/writer.js';
-import { DatasetText } from './text.js';
+import { wordsOver, type ByteWriter, type Words } from '../record/writer.js';
+import { DatasetText, jsonText } from './text.js';
 import { verifyDataset } from './verify.js';
 import {
   countWords,
@@ -19,6 +19,7 @@ import {
   layout,
   LOCATION,
   NO_STRING,
+  PART_UTF8,
   readCounts,
   TABLES,
   type Counts,
@@ -43,6 +44,9 @@ export class Dataset {
   readonly countries: Uint32Array;
   readonly networks: Uint32Array;
   readonly threats: Uint32Array;
+  /** The rendered parts of records (`parts.ts`), as bytes and as words (each part starts at a multiple of 8 bytes). */
+  readonly partBytes: Buffer;
+  readonly parts: Words;
   readonly meta: DatasetMeta;
   readonly bytes: number;
 
@@ -52,6 +56,8 @@ export class Dataset {
   private readonly buf: Buffer;
   private readonly counts: Counts;
   private readonly text: DatasetText;
+  /** The parts read as ASCII text, a chunk decoded when first read. */
+  private readonly partChunks: DatasetText;
 
   /**
    * Checks the header, the sections' sizes, the metadata and both indexes,
@@ -91,6 +97,9 @@ export class Dataset {
     this.countries = words(at.countries, c.rows.countries * TABLES.countries.length);
     this.networks = words(at.networks, c.rows.networks * TABLES.networks.length);
     this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
+    this.partBytes = b.subarray(at.parts, at.parts + c.partsBytes);
+    this.parts = wordsOver(this.partBytes);
+    this.partChunks = new DatasetText(this.partBytes, Buffer.alloc(0), 0, name);
     this.text = new DatasetText(b.subarray(at.ascii, at.ascii + c.asciiBytes), b.subarray(at.other, at.other + c.otherBytes), c.otherUnits, name);
     let meta: DatasetMeta | null = null;
     try {
@@ -125,6 +134,14 @@ export class Dataset {
   }
 
   /**
+   * The text of a part (`parts.ts`): an ASCII part as a slice of the parts
+   * decoded in chunks, another decoded from UTF-8.
+   */
+  partText(start: number, end: number): string {
+    return end < PART_UTF8 ? this.partChunks.slice(start, end) : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
+  }
+
+  /**
    * The string a table row holds at `at` and `at + 1` (start NO_STRING:
    * null), from its JSON text (`text.ts`).
    * @throws InvalidDatasetError when the text's second part decodes to another length than the header's
@@ -138,9 +155,7 @@ export class Dataset {
 
   /** The JSON text of the value a table row holds at `at` and `at + 1` (`null` for none). */
   json(row: Uint32Array, at: number): string {
-    const start = row[at];
-    if (start === NO_STRING) return 'null';
-    return this.text.slice(start, (row[at + 1] & ~ESCAPED) >>> 0);
+    return jsonText(this.text, row, at);
   }
 
   /** Writes the JSON text of the value a table row holds at `at` and `at + 1` as UTF-8 (`null` for none). */

@@ -8,10 +8,10 @@
 
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
-import { ASN_STORED, CARRIER_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type PlaceMember } from '../record/template.js';
+import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../record/template.js';
 
-export const DATASET_MAGIC = 'IPRDSET4';
-export const DATASET_FORMAT_VERSION = 4;
+export const DATASET_MAGIC = 'IPRDSET5';
+export const DATASET_FORMAT_VERSION = 5;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
 export const CRC_AT = 68;
@@ -45,6 +45,8 @@ export const NO_ZONE = 0xffffffff;
 export const NO_STRING = 0xffffffff;
 /** Set in a string's end: its JSON text has escapes (else it is the string in quotes). */
 export const ESCAPED = 0x80000000;
+/** Set in a part's end: the part has bytes outside ASCII (its text is decoded as UTF-8, not byte by byte). */
+export const PART_UTF8 = 0x80000000;
 /** Route prefix of a range whose record has no network (no `asn.route`). */
 export const NO_ROUTE = 255;
 
@@ -54,33 +56,42 @@ export const NO_ROUTE = 255;
  * value's JSON text (a string quoted, a number, a boolean, an array or an
  * object), the start and end of its slice of the text (`text.ts`; a start
  * of NO_STRING: null; ESCAPED set in the end: a string with escapes);
- * `f64` pairs are a number (NaN: null); `pad` is zero. Every value is
- * stored once, as JSON text; a row holds every value a record reads of it.
+ * `f64` pairs are a number (NaN: null); `pad` is zero; `part` and
+ * `partEnd` are the start and end, in bytes, of the row's part of a
+ * record's JSON, rendered by the compiler (`parts.ts`) in the parts
+ * section (each starts at a multiple of 8; PART_UTF8 set in the end: not
+ * ASCII). Every value is stored once, as
+ * JSON text; a row holds every value a record reads of it.
  *
  * - records: a range's location, network and threat
  * - locations: latitude and longitude as float64 (what records as objects
  *   read: the one value kept in a second form), country, zone, place,
- *   postal code, latitude and longitude as text
+ *   latitude, longitude and postal code as text (`LOCATION_MEMBERS`' order),
+ *   then their part and its place's part (a read less than through the
+ *   place's row)
  * - places: the record's place members (`PLACE_MEMBERS`: city, region,
  *   region_code, region_type)
  * - countries: `COUNTRY_VALUES` in order (`flag` is made from the code)
  * - networks: the members of `asn` but its route (`ASN_STORED`: asn, name,
  *   domain, type), then the carrier's (name, mcc, mnc); no `asn`: no
- *   network; no mcc: no carrier
+ *   network; no mcc: no carrier; then the parts of `asn` before and after
+ *   its `route`, and the `carrier` member
  * - threats: the threat object and its form without is_vpn and scores,
  *   then the threat flags of single sources (what a build merging threat
- *   feeds into the dataset combines with their labels: `compile/merge.ts`)
+ *   feeds into the dataset combines with their labels: `compile/merge.ts`),
+ *   then the parts of each form
  */
 const TEXT = ['text', 'end'] as const;
+const PART = ['part', 'partEnd'] as const;
 /** The values of a country row, in its order. */
 export const COUNTRY_VALUES = ['is_eu', 'country_name', 'country_code', 'continent_name', 'continent_code', 'calling_code', 'emoji_flag', 'emoji_unicode', 'languages', 'currency'] as const;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
-  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...TEXT, ...TEXT, ...TEXT, 'pad'],
+  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...LOCATION_MEMBERS.flatMap(() => TEXT), ...PART, ...PART, 'pad'] as readonly string[],
   places: PLACE_MEMBERS.flatMap(() => TEXT) as readonly ('text' | 'end')[],
   countries: COUNTRY_VALUES.flatMap(() => TEXT),
-  networks: [...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT) as readonly ('text' | 'end')[],
-  threats: [...TEXT, ...TEXT, 'flags'],
+  networks: [...[...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT), ...PART, ...PART, ...PART] as readonly string[],
+  threats: [...TEXT, ...TEXT, 'flags', ...PART, ...PART],
 } as const;
 export type TableName = keyof typeof TABLES;
 /** Row widths, in words. */
@@ -90,17 +101,27 @@ export const PLACE = TABLES.places.length;
 export const COUNTRY = TABLES.countries.length;
 export const NETWORK = TABLES.networks.length;
 export const THREAT = TABLES.threats.length;
-/** Where a location row holds each value (latitude and longitude as float64 at words 0 and 2). */
-export const LOC = { country: 4, zone: 5, place: 6, postal: 7, latitude: 9, longitude: 11 } as const;
+/** Where a location row holds each value (latitude and longitude as float64 at words 0 and 2; the text of `LOCATION_MEMBERS` in order from word 7), its part and its place's. */
+export const LOC = {
+  country: 4,
+  zone: 5,
+  place: 6,
+  ...(Object.fromEntries(LOCATION_MEMBERS.map((k, i) => [k, 7 + i * 2])) as Record<LocationMember, number>),
+  part: 7 + LOCATION_MEMBERS.length * 2,
+  placePart: 9 + LOCATION_MEMBERS.length * 2,
+} as const;
 /** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
 export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;
 /** Where a network row holds each member of `asn` it stores (`ASN_STORED`), and then each of the carrier's. */
 export const NET = Object.freeze(Object.fromEntries(ASN_STORED.map((k, i) => [k, i * 2]))) as Readonly<Record<Exclude<AsnMember, 'route'>, number>>;
 export const CARRIER_AT = Object.freeze(Object.fromEntries(CARRIER_MEMBERS.map((k, i) => [k, (ASN_STORED.length + i) * 2]))) as Readonly<Record<CarrierMember, number>>;
+/** Where a network row holds its parts: `asn` up to its route's value, `asn` after it, the `carrier` member (empty without one). */
+const NET_PARTS_AT = (ASN_STORED.length + CARRIER_MEMBERS.length) * 2;
+export const NET_PART = { head: NET_PARTS_AT, tail: NET_PARTS_AT + 2, carrier: NET_PARTS_AT + 4 } as const;
 /** Where a country row holds each value (`COUNTRY_VALUES`). */
 export const CTY = Object.fromEntries(COUNTRY_VALUES.map((k, i) => [k, i * 2])) as Record<(typeof COUNTRY_VALUES)[number], number>;
-/** Where a threat row holds its object, its basic form and its flags. */
-export const THR = { object: 0, basic: 2, flags: 4 } as const;
+/** Where a threat row holds its object, its basic form and its flags, and the parts of each form. */
+export const THR = { object: 0, basic: 2, flags: 4, objectPart: 5, basicPart: 7 } as const;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /** The counts of a dataset's header, in order. */
@@ -112,22 +133,24 @@ export interface Counts {
   readonly asciiBytes: number;
   readonly otherUnits: number;
   readonly otherBytes: number;
+  /** The rendered parts, in bytes. */
+  readonly partsBytes: number;
   readonly metaBytes: number;
 }
 
-const COUNT_WORDS = 6 + TABLE_NAMES.length;
+const COUNT_WORDS = 7 + TABLE_NAMES.length;
 
 /** The header's count words. */
 export function countWords(c: Counts): number[] {
-  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.asciiBytes, c.otherUnits, c.otherBytes, c.metaBytes];
+  return [c.v4, c.v6, ...TABLE_NAMES.map((t) => c.rows[t]), c.asciiBytes, c.otherUnits, c.otherBytes, c.partsBytes, c.metaBytes];
 }
 
 /** The counts of a header (at least HEADER bytes). */
 export function readCounts(buf: Buffer): Counts {
   const w = Array.from({ length: COUNT_WORDS }, (_, i) => buf.readUInt32LE(12 + i * 4));
   const rows = Object.fromEntries(TABLE_NAMES.map((t, i) => [t, w[2 + i]])) as Record<TableName, number>;
-  const [asciiBytes, otherUnits, otherBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
-  return { v4: w[0], v6: w[1], rows, asciiBytes, otherUnits, otherBytes, metaBytes };
+  const [asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
+  return { v4: w[0], v6: w[1], rows, asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes };
 }
 
 /** Bytes padded to a multiple of 8 (in doubles: a header's counts may be anything). */
@@ -151,6 +174,7 @@ export function layout(c: Counts) {
     ...(Object.fromEntries(TABLE_NAMES.map((t) => [t, next(c.rows[t] * TABLES[t].length * 4)])) as Record<TableName, number>),
     ascii: next(c.asciiBytes),
     other: next(c.otherBytes),
+    parts: next(c.partsBytes),
     meta: next(c.metaBytes),
   };
   return { ...sections, size: at };

@@ -12,11 +12,11 @@
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import type { ByteWriter } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../types.js';
 import { Countries } from './countries.js';
 import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
+import type { ByteWriter } from '../record/writer.js';
 import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
 
 /** The `asn` object of a network row (at `net`) with a route, made per lookup (it holds the route). */
@@ -40,13 +40,11 @@ export function carrierObject(ds: Dataset, net: number): Carrier {
 /** Records as objects, text and bytes from one dataset. */
 export class RecordObjects {
   readonly countries: Countries;
-  private readonly textSink: TextSink;
-  private readonly byteSink: ByteSink;
+  private readonly text = new TextSink();
+  private readonly bytes = new ByteSink();
 
   constructor(private readonly ds: Dataset) {
     this.countries = new Countries(ds);
-    this.textSink = new TextSink(ds);
-    this.byteSink = new ByteSink(ds);
   }
 
   /** The record of the address in `words` (in range `ref`); `threat` is its threat object, `flagBase` the flag's base URL. */
@@ -97,7 +95,7 @@ export class RecordObjects {
 
   /** The record's JSON text (`lookupJson`). */
   json(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
-    const sink = this.textSink;
+    const sink = this.text;
     sink.s = '';
     writeRecord(this.ds, this.countries, clock, version, words, ref, s, sink);
     const json = sink.s;
@@ -107,9 +105,8 @@ export class RecordObjects {
 
   /** Writes the record's JSON as UTF-8 to `out`. */
   write(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: ByteWriter): void {
-    const sink = this.byteSink;
+    const sink = this.bytes;
     sink.out = out;
     writeRecord(this.ds, this.countries, clock, version, words, ref, s, sink);
-    sink.out = null;
   }
 }

@@ -1,19 +1,19 @@
 /**
- * A record's JSON from the dataset, as text or as UTF-8 bytes, by one
- * writer: the members of `record/template.ts` in order, the static values
- * copied as the dataset stores them (JSON text), with what changes per
- * lookup written between them (`ip`, the flag's base URL, `asn.route`,
- * `time_zone`, `count`). A sink takes the pieces: `TextSink` joins them
- * into a string, `ByteSink` writes them into a buffer.
+ * A record's JSON from the dataset as UTF-8 bytes (its text is these bytes
+ * decoded): the members of `record/template.ts` in order, as the country's
+ * runs (`countries.ts`) and the parts the compiler rendered of the rows
+ * (`parts.ts`), copied a word at a time, with what changes per lookup
+ * written between them (`ip`, the flag's base URL, `asn.route`,
+ * `time_zone`, `count`).
  */
 
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, memberText, PLACE_MEMBERS } from '../record/template.js';
-import type { ByteWriter } from '../record/writer.js';
+import { memberText } from '../record/template.js';
+import { ByteWriter, type Words } from '../record/writer.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
-import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PLACE, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PART_UTF8, RECORD, THR, THREAT, type Dataset } from './format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -26,26 +26,10 @@ export interface RenderState {
   ownCount: boolean;
   /** The threat object without `is_vpn` and `scores`. */
   basic: boolean;
-  /** The base URL of `flag`, as JSON string text (escaped, without quotes). */
-  flagBase: string;
-}
-
-/** Where a record's pieces go. */
-export interface RecordSink {
-  /** ASCII text, as it is. */
-  raw(text: string): void;
-  /** Text, UTF-8 encoded where it goes. */
-  text(text: string): void;
-  /** The JSON text of the value a table row holds at `at` (`null` for none). */
-  value(row: Uint32Array, at: number): void;
-  /** Run `i` of a country row's members (`Countries`). */
-  country(c: CountryRow, i: number): void;
-  /** `"a.b.c.d/p"` or an IPv6 network, quoted. */
-  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void;
-  /** The `time_zone` object of a zone at a moment. */
-  zone(clock: ZoneClock, name: string, now: number): void;
-  /** `,"count":` and the count's text (the engine's own: digits, written without escapes), then `}`. */
-  count(text: string, own: boolean): void;
+  /** The base URL of `flag` as JSON string text (escaped, without quotes), and in UTF-8 at the start of its words. */
+  flagBaseText: string;
+  flagBase: Words;
+  flagBaseEnd: number;
 }
 
 /**
@@ -58,110 +42,141 @@ export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<numb
   return ref;
 }
 
-const M = {
-  longitude: memberText('longitude'),
-  postal: memberText('postal'),
-  carrier: memberText('carrier'),
-  threat: memberText('threat'),
-  count: memberText('count'),
-};
 const IP = memberText('ip', true) + '"';
-/** The keys of `asn`'s members and of the carrier's, as written before each, and where a network row holds each (`route`: -1, written per lookup). */
-const ASN_KEYS = ASN_MEMBERS.map((k, i) => memberText(k, i === 0));
-const ASN_COLUMNS = ASN_MEMBERS.map((k) => (k === 'route' ? -1 : NET[k]));
-const CARRIER_KEYS = CARRIER_MEMBERS.map((k, i) => memberText(k, i === 0));
-const CARRIER_COLUMNS = CARRIER_MEMBERS.map((k) => CARRIER_AT[k]);
-/** The keys of the place's members, as written before each (`PLACE_MEMBERS`: a place row holds their values in order). */
-const PLACE_KEYS = PLACE_MEMBERS.map((k) => memberText(k));
-const COUNT = M.count + '"';
 
-/** Writes the record of the address in `words` (in range `ref`) to `out`. */
+/** Where a record's pieces go: `ByteSink` writes them into a buffer, `TextSink` joins them into a string. */
+export interface RecordSink {
+  /** ASCII text, as it is. */
+  raw(text: string): void;
+  /** Run `i` of a country row's members (`Countries`). */
+  run(c: CountryRow, i: number): void;
+  /** A part of the dataset (`parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
+  part(ds: Dataset, start: number, end: number): void;
+  /** The base URL of `flag`. */
+  flagBase(s: RenderState): void;
+  /** `"a.b.c.d/p"` or an IPv6 network, quoted. */
+  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void;
+  /** The `time_zone` object of a zone at a moment. */
+  zone(clock: ZoneClock, name: string, now: number): void;
+  /** The count's text (the engine's own: digits, written without escapes), then `}`. */
+  count(text: string, own: boolean): void;
+}
+
+/**
+ * Writes the record of the address in `words` (in range `ref`) to `out`:
+ * the country's runs and the rows' parts (`parts.ts`) in the template's
+ * order, what changes per lookup between them.
+ */
 export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: RecordSink): void {
   const rec = (ref >>> 8) * RECORD;
-  const records = ds.records;
-  const locations = ds.locations;
+  const { records, locations, networks } = ds;
+  // The rows first, then the start of each part: on addresses not seen before each is a read from memory, and these
+  // are asked for together rather than one after another between copies.
   const loc = records[rec] * LOCATION;
+  const net = records[rec + 1] * NETWORK;
+  const placePart = locations[loc + LOC.placePart];
+  const locationPart = locations[loc + LOC.part];
+  const head = networks[net + NET_PART.head];
+  const u32 = ds.parts.u32;
+  const touched = u32[placePart >>> 2] ^ u32[locationPart >>> 2] ^ u32[head >>> 2];
   const country = countries.get(locations[loc + LOC.country]);
-  const places = ds.places;
-  const place = locations[loc + LOC.place] * PLACE;
   out.raw(IP);
   // A canonical address needs no escapes.
   out.raw(s.text);
-  out.raw('"');
-  // Each run of the country's members ends with the key of the member after it.
-  out.country(country, 0);
-  // The place's members (the key of the first ends the country's run before them).
-  out.value(places, place);
-  for (let i = 1; i < PLACE_KEYS.length; i++) {
-    out.raw(PLACE_KEYS[i]);
-    out.value(places, place + i * 2);
-  }
-  out.country(country, 1);
-  out.value(locations, loc + LOC.latitude);
-  out.raw(M.longitude);
-  out.value(locations, loc + LOC.longitude);
-  out.raw(M.postal);
-  out.value(locations, loc + LOC.postal);
-  out.country(country, 2);
-  if (country.flagPath !== null) out.text(s.flagBase);
-  out.country(country, 3);
-  const net = records[rec + 1] * NETWORK;
-  const networks = ds.networks;
+  out.raw(touched === -1 ? '' : '"');
+  // Each run of the country's members ends with the key of the member after it: the place's, the location's.
+  out.run(country, 0);
+  out.part(ds, placePart, locations[loc + LOC.placePart + 1]);
+  out.run(country, 1);
+  out.part(ds, locationPart, locations[loc + LOC.part + 1]);
+  out.run(country, 2);
+  if (country.flagPath !== null) out.flagBase(s);
+  out.run(country, 3);
   const prefix = ref & 255;
   if (networks[net + NET.asn] === NO_STRING || prefix === NO_ROUTE) out.raw('null');
   else {
     writeAsn(ds, net, version, words, prefix, out);
-    if (networks[net + CARRIER_AT.mcc] !== NO_STRING) {
-      out.raw(M.carrier);
-      for (let i = 0; i < CARRIER_MEMBERS.length; i++) {
-        out.raw(CARRIER_KEYS[i]);
-        out.value(networks, net + CARRIER_COLUMNS[i]);
-      }
-      out.raw('}');
-    }
+    out.part(ds, networks[net + NET_PART.carrier], networks[net + NET_PART.carrier + 1]);
   }
-  out.country(country, 4);
+  out.run(country, 4);
   const zone = locations[loc + LOC.zone];
   if (zone === NO_ZONE) out.raw('null');
   else out.zone(clock, ds.meta.zones[zone], s.now);
-  out.raw(M.threat);
-  out.value(ds.threats, records[rec + 2] * THREAT + (s.basic ? THR.basic : THR.object));
+  // The threat's part ends with the key of `count`.
+  const threat = records[rec + 2] * THREAT + (s.basic ? THR.basicPart : THR.objectPart);
+  out.part(ds, ds.threats[threat], ds.threats[threat + 1]);
   out.count(s.count, s.ownCount);
 }
 
 /** The `asn` object of a network row (at `net`) that has one, its route the address in `words` masked to `prefix`. */
 export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number, out: RecordSink): void {
   const networks = ds.networks;
-  for (let i = 0; i < ASN_MEMBERS.length; i++) {
-    out.raw(ASN_KEYS[i]);
-    const at = ASN_COLUMNS[i];
-    if (at < 0) out.route(version, words, prefix);
-    else out.value(networks, net + at);
-  }
-  out.raw('}');
+  out.part(ds, networks[net + NET_PART.head], networks[net + NET_PART.head + 1]);
+  out.route(version, words, prefix);
+  out.part(ds, networks[net + NET_PART.tail], networks[net + NET_PART.tail + 1]);
 }
 
-/** A record's JSON as a string. */
+/** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
+export class ByteSink implements RecordSink {
+  out: ByteWriter = NO_WRITER;
+
+  raw(text: string): void {
+    this.out.latin1(text);
+  }
+
+  run(c: CountryRow, i: number): void {
+    this.out.part(c.runs, c.runAt[2 * i], c.runAt[2 * i + 1]);
+  }
+
+  part(ds: Dataset, start: number, end: number): void {
+    this.out.part(ds.parts, start, (end & ~PART_UTF8) >>> 0);
+  }
+
+  flagBase(s: RenderState): void {
+    this.out.part(s.flagBase, 0, s.flagBaseEnd);
+  }
+
+  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
+    if (version === 4) writeRoute4(this.out, words[3], prefix);
+    else this.out.latin1('"' + formatCidr(6, words, prefix) + '"');
+  }
+
+  zone(clock: ZoneClock, name: string, now: number): void {
+    clock.writeTimeZone(name, now, this.out);
+  }
+
+  count(text: string, own: boolean): void {
+    const out = this.out;
+    if (own) {
+      out.latin1('"');
+      out.latin1(text);
+      out.latin1('"}');
+    } else {
+      out.jsonString(text);
+      out.latin1('}');
+    }
+  }
+}
+
+/** A record's JSON as a string, from the same pieces: ASCII parts as slices of their text decoded in chunks (`DatasetText`), others decoded each. */
 export class TextSink implements RecordSink {
   /** The text written since it was last emptied. */
   s = '';
-
-  constructor(private readonly ds: Dataset) {}
 
   raw(text: string): void {
     this.s += text;
   }
 
-  text(text: string): void {
-    this.s += text;
-  }
-
-  value(row: Uint32Array, at: number): void {
-    this.s += this.ds.json(row, at);
-  }
-
-  country(c: CountryRow, i: number): void {
+  run(c: CountryRow, i: number): void {
     this.s += c.texts[i];
+  }
+
+  part(ds: Dataset, start: number, end: number): void {
+    this.s += ds.partText(start, end);
+  }
+
+  flagBase(s: RenderState): void {
+    this.s += s.flagBaseText;
   }
 
   route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
@@ -173,55 +188,11 @@ export class TextSink implements RecordSink {
   }
 
   count(text: string, own: boolean): void {
-    this.s += own ? COUNT + text + '"}' : M.count + JSON.stringify(text) + '}';
+    this.s += own ? '"' + text + '"}' : JSON.stringify(text) + '}';
   }
 }
 
-/** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
-export class ByteSink implements RecordSink {
-  out: ByteWriter | null = null;
-
-  constructor(private readonly ds: Dataset) {}
-
-  raw(text: string): void {
-    (this.out as ByteWriter).latin1(text);
-  }
-
-  text(text: string): void {
-    (this.out as ByteWriter).text(text);
-  }
-
-  value(row: Uint32Array, at: number): void {
-    this.ds.writeJson(row, at, this.out as ByteWriter);
-  }
-
-  country(c: CountryRow, i: number): void {
-    (this.out as ByteWriter).bytes(c.bytes[i]);
-  }
-
-  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
-    const out = this.out as ByteWriter;
-    if (version === 4) writeRoute4(out, words[3], prefix);
-    else out.latin1('"' + formatCidr(6, words, prefix) + '"');
-  }
-
-  zone(clock: ZoneClock, name: string, now: number): void {
-    clock.writeTimeZone(name, now, this.out as ByteWriter);
-  }
-
-  count(text: string, own: boolean): void {
-    const out = this.out as ByteWriter;
-    if (own) {
-      out.latin1(COUNT);
-      out.latin1(text);
-      out.latin1('"}');
-    } else {
-      out.latin1(M.count);
-      out.jsonString(text);
-      out.latin1('}');
-    }
-  }
-}
+const NO_WRITER = new ByteWriter(0);
 
 /** `"a.b.c.d/p"`: an IPv4 address masked to a prefix, quoted. */
 export function writeRoute4(out: ByteWriter, address: number, prefix: number): void {

@@ -10,6 +10,7 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
+import { ESCAPED, NO_STRING } from './layout.js';
 import type { ByteWriter } from '../record/writer.js';
 import { csvField } from '../text/csv.js';
 
@@ -87,4 +88,11 @@ export class DatasetText {
     if (text.length !== this.otherUnits) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.otherUnits}.`);
     return (this.other = text);
   }
+}
+
+/** The JSON text of the value a table row holds at `at` and `at + 1` (`null` for none). */
+export function jsonText(text: DatasetText, row: Uint32Array, at: number): string {
+  const start = row[at];
+  if (start === NO_STRING) return 'null';
+  return text.slice(start, (row[at + 1] & ~ESCAPED) >>> 0);
 }

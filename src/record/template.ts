@@ -48,6 +48,9 @@ export const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE)) as rea
 /** The members a place row of the dataset holds, in the record's order (`dataset/layout.ts` lays its row out by them). */
 export const PLACE_MEMBERS = Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === 'places')) as readonly PlaceMember[];
 export type PlaceMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] extends 'places' ? K : never }[RecordMember];
+/** The members a location row of the dataset holds, in the record's order. */
+export const LOCATION_MEMBERS = Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === 'locations')) as readonly LocationMember[];
+export type LocationMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] extends 'locations' ? K : never }[RecordMember];
 /** The members of `asn` (`route` per lookup) and of `carrier`. */
 export const ASN_MEMBERS = ['asn', 'name', 'domain', 'route', 'type'] as const;
 export const CARRIER_MEMBERS = ['name', 'mcc', 'mnc'] as const;

@@ -13,7 +13,7 @@
  */
 
 import ZONES from './zones.json';
-import type { ByteWriter } from '../record/writer.js';
+import { textWords, type ByteWriter, type Words } from '../record/writer.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
 /** A zone's periods: offset (minutes east) and abbreviation of each, and until when each holds (epoch minutes; the last holds on). */
@@ -68,14 +68,17 @@ interface ZoneState {
   readonly since: number;
   /** Epoch milliseconds of the next offset change (or a week ahead). */
   readonly until: number;
-  /** JSON text of the facts up to `"current_time":"`, and in UTF-8. */
+  /** JSON text of the facts up to `"current_time":"`. */
   readonly head: string;
-  readonly headBytes: Uint8Array;
   /** Local second that `secondText` spells (`YYYY-MM-DDTHH:MM:SS.`). */
   second: number;
   secondText: string;
+  /** `head` and `secondText` in UTF-8 (`ByteWriter.part`), made again when the second changes, and its length. */
+  headWords: Words;
+  headEnd: number;
 }
 
+const NO_WORDS = textWords([]);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
@@ -113,8 +116,8 @@ export class ZoneClock {
   writeTimeZone(name: string, nowMs: number, out: ByteWriter): void {
     const s = this.state(name, nowMs);
     const local = nowMs + s.offsetMs;
-    out.bytes(s.headBytes);
-    out.latin1(this.secondOf(s, local));
+    this.secondOf(s, local);
+    out.part(s.headWords, 0, s.headEnd);
     out.digits6(microsOf(local));
     out.latin1(s.closing);
   }
@@ -125,6 +128,9 @@ export class ZoneClock {
     if (second !== s.second) {
       s.second = second;
       s.secondText = isoLocal(second * 1000).slice(0, 20);
+      const w = textWords([s.head + s.secondText]);
+      s.headWords = w.words;
+      s.headEnd = w.at[1];
     }
     return s.secondText;
   }
@@ -163,9 +169,10 @@ export class ZoneClock {
       since: now,
       until,
       head,
-      headBytes: Buffer.from(head),
       second: NaN,
       secondText: '',
+      headWords: NO_WORDS.words,
+      headEnd: 0,
     };
   }
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
-import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, readCounts, THR } from '../../../src/dataset/format.js';
+import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
+import { PART_COLUMNS } from '../../../src/dataset/parts.js';
 import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
 import { InvalidDatasetError } from '../../../src/errors.js';
@@ -179,5 +180,26 @@ describe('dataset file', () => {
     // A network's text as a value of another kind: a number where a string without escapes is said.
     const row = ds.networks.findIndex((v, i) => i % NETWORK === NET.name && v !== NO_STRING);
     refuses('name', (b) => b.writeUInt32LE(ds.locations[LOC.latitude], at.networks + row * 4), /networks row .* refers to text that is not a JSON value/);
+  });
+
+  it('refuses at verify() a part that is not its row values rendered, wherever it differs', () => {
+    const ds = new Dataset(good, 'good');
+    const checked: string[] = [];
+    for (const c of PART_COLUMNS) {
+      const width = TABLES[c.table].length;
+      const rows = ds[c.table];
+      // A row with a part (a network without asn has empty ones; these networks have no carrier), and a byte of it, or its end, or its start moved.
+      const r = Array.from({ length: rows.length / width }, (_, i) => i).find((i) => rows[i * width + c.at + 1] > rows[i * width + c.at]);
+      if (r === undefined) continue;
+      checked.push(`${c.table} ${c.at}`);
+      const [start, end] = [rows[r * width + c.at], rows[r * width + c.at + 1]];
+      const word = at[c.table] + (r * width + c.at) * 4;
+      const where = new RegExp(`${c.table} row ${r} has a part that is not its values rendered`);
+      refuses(`${c.table} part byte`, (b) => void (b[at.parts + Math.floor((start + end) / 2)] ^= 0x01), where);
+      refuses(`${c.table} part end`, (b) => b.writeUInt32LE(end - 1, word + 4), where);
+      refuses(`${c.table} part start`, (b) => b.writeUInt32LE(start + 4, word), where);
+      refuses(`${c.table} part past the section`, (b) => b.writeUInt32LE(ds.partBytes.length + 8, word + 4), where);
+    }
+    expect(checked.length).toBe(PART_COLUMNS.length - 1);
   });
 });

@@ -11,7 +11,7 @@ import { formatCidr, formatIp } from '../../../src/ip/format.js';
 import { RecordObjects } from '../../../src/dataset/objects.js';
 import type { RenderState } from '../../../src/dataset/render.js';
 import { ASN_MEMBERS, CARRIER_MEMBERS, countryRuns, flagPath, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../../../src/record/template.js';
-import { ByteWriter } from '../../../src/record/writer.js';
+import { ByteWriter, textWords } from '../../../src/record/writer.js';
 import { ZoneClock } from '../../../src/time/zone.js';
 import type { IpRecord, Threat } from '../../../src/types.js';
 import { seed } from '../../helpers/env.js';
@@ -26,6 +26,7 @@ const anyText = fc.oneof(
 const orNull = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });
 const base = 'https://flagcdn.com/w320';
 const countries = new CountryTable(base);
+const flagBase = textWords([base]);
 const CODES = ['US', 'GB', 'DE', 'JP', 'BR', 'CI', 'RE', 'AQ', 'XK', 'GR', 'CW'];
 const coordinate = orNull(fc.oneof(fc.double({ min: -180, max: 180, noNaN: true }), fc.integer({ min: -90, max: 90 })));
 const location: fc.Arbitrary<Location> = fc.record({
@@ -99,7 +100,7 @@ describe('the record template', () => {
             const words = version === 4 ? [0, 0, 0, i * 256 + 8] : [(i << 16) | 0x0db8, 1, 2, 3];
             const ip = formatIp(version, words);
             const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
-            const s: RenderState = { text: ip, now: Date.UTC(2026, 0, 1) * 1000, count: '7', ownCount: true, basic, flagBase: base };
+            const s: RenderState = { text: ip, now: Date.UTC(2026, 0, 1) * 1000, count: '7', ownCount: true, basic, flagBaseText: base, flagBase: flagBase.words, flagBaseEnd: flagBase.at[1] };
             const threat = JSON.parse(ds.json(ds.threats, ds.records[(ref >>> 8) * 3 + 2] * THREAT + (basic ? THR.basic : THR.object))) as Threat;
             const object = objects.record(clock, version, words, ref, s, threat, base);
             const text = objects.json(clock, version, words, ref, s);
