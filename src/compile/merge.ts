@@ -9,9 +9,9 @@
  * with a label gets a record of the same location and network and the
  * threat of that label with the flags the base's threat row holds (the
  * ASN type's, the registry's and Anonymous-IP's: its third column), the
- * way the full compile makes it (`intern.ts`). The base's tables and text
- * are kept as they are; threat rows, their text and records are added
- * after them. Neighbours that end up with one ref are
+ * way the full compile makes it (`intern.ts`). The base's tables, text and
+ * parts are kept as they are; threat rows, their text, parts and records
+ * are added after them. Neighbours that end up with one ref are
  * merged, as the full compile merges them, so both compiles give the same
  * partition and the same answers (`test/integration/dataset.test.ts`).
  * A network whose name states no type and whose IPv4 space the feeds list
@@ -91,6 +91,7 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, re
       otherUnits: counts.otherUnits + otherText.length,
     },
     meta,
+    { parts: base.partBytes, rows: counts.rows },
   );
 }
 

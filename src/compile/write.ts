@@ -10,7 +10,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, pad8, rangeIndex, TABLE_NAMES, TABLES, type Counts, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { Interner } from './intern.js';
-import { renderParts, type Rows } from '../dataset/parts.js';
+import { renderParts, type RenderedBase, type Rows } from '../dataset/parts.js';
 import { DatasetText, jsonText } from '../dataset/text.js';
 
 /** A family's ranges as the file holds them (starts: one word per IPv4 range, four per IPv6 range) and refs (record << 8 | route prefix), merged where neighbours share a ref. */
@@ -42,7 +42,7 @@ export function internedSections(intern: Interner): Sections {
 
 /** A compiled dataset, to be written as a file or made into bytes. */
 export class CompiledDataset {
-  /** The tables with their part columns set, and the parts (`dataset/parts.ts`). */
+  /** The tables with their part columns set, and the parts (`dataset/parts.ts`; `base`: a dataset whose rows it goes on from, as a merge's). */
   private readonly rendered: { parts: Buffer; tables: Record<TableName, Rows> };
 
   constructor(
@@ -50,9 +50,10 @@ export class CompiledDataset {
     readonly v6: Family,
     readonly sections: Sections,
     readonly meta: DatasetMeta,
+    base?: RenderedBase,
   ) {
     const text = new DatasetText(sections.ascii, sections.other, sections.otherUnits, 'the dataset being written');
-    this.rendered = renderParts(sections.tables, (row, at) => jsonText(text, row, at));
+    this.rendered = renderParts(sections.tables, (row, at) => jsonText(text, row, at), base);
   }
 
   get ranges(): { v4: number; v6: number } {

@@ -56,8 +56,6 @@ export class Dataset {
   private readonly buf: Buffer;
   private readonly counts: Counts;
   private readonly text: DatasetText;
-  /** The parts read as ASCII text, a chunk decoded when first read. */
-  private readonly partChunks: DatasetText;
 
   /**
    * Checks the header, the sections' sizes, the metadata and both indexes,
@@ -99,7 +97,6 @@ export class Dataset {
     this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
     this.partBytes = b.subarray(at.parts, at.parts + c.partsBytes);
     this.parts = wordsOver(this.partBytes);
-    this.partChunks = new DatasetText(this.partBytes, Buffer.alloc(0), 0, name);
     this.text = new DatasetText(b.subarray(at.ascii, at.ascii + c.asciiBytes), b.subarray(at.other, at.other + c.otherBytes), c.otherUnits, name);
     let meta: DatasetMeta | null = null;
     try {
@@ -134,11 +131,12 @@ export class Dataset {
   }
 
   /**
-   * The text of a part (`parts.ts`): an ASCII part as a slice of the parts
-   * decoded in chunks, another decoded from UTF-8.
+   * The text of a part (`parts.ts`), decoded each time (ASCII byte for
+   * byte): the parts are five times the values' text, and kept decoded
+   * they would grow the heap by as much over the lookups of a day.
    */
   partText(start: number, end: number): string {
-    return end < PART_UTF8 ? this.partChunks.slice(start, end) : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
+    return end < PART_UTF8 ? this.partBytes.toString('latin1', start, end) : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
   }
 
   /**

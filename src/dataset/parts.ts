@@ -88,6 +88,12 @@ export function renderPart(c: PartColumn, json: JsonAt, rows: Uint32Array, at: n
   return s;
 }
 
+/** A dataset whose rows (the first of each table, with their part columns) a dataset being made goes on from, and its parts. */
+export interface RenderedBase {
+  readonly parts: Buffer;
+  readonly rows: Readonly<Record<TableName, number>>;
+}
+
 /** A table's rows as the compiler holds them. */
 export interface Rows {
   readonly rows: Uint32Array;
@@ -97,16 +103,21 @@ export interface Rows {
 /**
  * Renders every row's parts: the parts section (each part from a multiple
  * of 8 bytes, zeros between) and the tables with each row's part columns
- * set (copies of those that have parts). A part text met before (a
+ * set (copies of those that have parts). Rows of a base dataset keep its
+ * parts, which come first, and only the rows after them are rendered (a
+ * merge of feeds adds networks and threats). A part text met before (a
  * network's `,"type":"isp"}`) is stored once, another row's (a place's)
  * rendered once; a location's own, nearly always new, is not looked for.
  */
-export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: JsonAt): { parts: Buffer; tables: T } {
+export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: JsonAt, base?: RenderedBase): { parts: Buffer; tables: T } {
   const out = { ...tables };
-  for (const c of PART_COLUMNS)
-    if (out[c.table] === tables[c.table]) out[c.table] = { count: tables[c.table].count, rows: tables[c.table].rows.slice(0, tables[c.table].count * TABLES[c.table].length) } as T[TableName];
-  let buf = Buffer.alloc(1 << 20);
-  let used = 0;
+  const from = (t: TableName) => base?.rows[t] ?? 0;
+  for (const c of PART_COLUMNS) {
+    const t = tables[c.table];
+    if (out[c.table] === t && t.count > from(c.table)) out[c.table] = { count: t.count, rows: t.rows.slice(0, t.count * TABLES[c.table].length) } as T[TableName];
+  }
+  let buf = Buffer.alloc(Math.max(1 << 20, (base?.parts.length ?? 0) * 2));
+  let used = base?.parts.copy(buf) ?? 0;
   const seen = new Map<string, number>();
   const all = Object.fromEntries(Object.entries(out).map(([t, r]) => [t, r.rows])) as Record<TableName, Uint32Array>;
   for (const c of PART_COLUMNS) {
@@ -114,7 +125,7 @@ export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: 
     const width = TABLES[c.table].length;
     // The first row naming each row of another table, whose part the others share.
     const first = new Map<number, number>();
-    for (let r = 0, at = 0; r < count; r++, at += width) {
+    for (let r = from(c.table), at = r * width; r < count; r++, at += width) {
       if (c.of !== undefined) {
         const of = rows[at + c.of.column];
         const known = first.get(of);

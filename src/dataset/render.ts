@@ -158,7 +158,7 @@ export class ByteSink implements RecordSink {
   }
 }
 
-/** A record's JSON as a string, from the same pieces: ASCII parts as slices of their text decoded in chunks (`DatasetText`), others decoded each. */
+/** A record's JSON as a string, from the same pieces (`Dataset.partText`). */
 export class TextSink implements RecordSink {
   /** The text written since it was last emptied. */
   s = '';
