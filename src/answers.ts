@@ -7,7 +7,7 @@
  */
 
 import { specialTable } from './ip/special.js';
-import { AddressCheck, type Parsed } from './ip/check.js';
+import { AddressCheck, Parsed } from './ip/check.js';
 import { ByteWriter, textWords } from './record/writer.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
@@ -33,6 +33,8 @@ export interface AnswerOptions {
    */
   basicThreat?: boolean;
 }
+
+const NO_ADDRESS = new Parsed(new Uint32Array(4));
 
 /** Threat objects of a compiled dataset kept (the default data has a few dozen). */
 const THREAT_CACHE_SIZE = 4096;
@@ -61,19 +63,19 @@ export class Answers {
   constructor(private readonly flagBaseUrl: string) {
     const flagText = JSON.stringify(flagBaseUrl).slice(1, -1);
     const flag = textWords([flagText]);
-    this.render = { text: '', now: 0, count: '', ownCount: true, basic: false, flagBaseText: flagText, flagBase: flag.words, flagBaseEnd: flag.at[1] };
+    this.render = { address: NO_ADDRESS, now: 0, count: '', ownCount: true, basic: false, flagBaseText: flagText, flagBase: flag.words, flagBaseEnd: flag.at[1] };
     const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false } as Reading;
     this.reading = r;
   }
 
   /** Fills the per-lookup members of a record from a compiled dataset. */
-  private renderState(text: string, options: AnswerOptions | undefined): RenderState {
+  private renderState(address: Parsed, options: AnswerOptions | undefined): RenderState {
     const s = this.render;
     s.now = nowMicros();
     s.count = countOf(this.counter.tick(s.now), options);
     s.ownCount = options === undefined || options.count === undefined;
     s.basic = options !== undefined && options.basicThreat === true;
-    s.text = text;
+    s.address = address;
     return s;
   }
 
@@ -82,7 +84,7 @@ export class Answers {
     if (fields !== null) return this.chosen(snap, parsed, fieldSelection(fields), options) as unknown as IpRecord;
     const ds = snap.dataset;
     const ref = findRange(ds, parsed.version, this.ip.words);
-    const s = this.renderState(parsed.text, options);
+    const s = this.renderState(parsed, options);
     const threat = this.threat(ds, ref, s.basic);
     return snap.objects.record(snap.clock, parsed.version, this.ip.words, ref, s, threat, this.flagBaseUrl);
   }
@@ -90,13 +92,13 @@ export class Answers {
   /** The record's JSON text. */
   json(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): string {
     const ref = findRange(snap.dataset, parsed.version, this.ip.words);
-    return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options));
+    return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed, options));
   }
 
   /** Writes the record's JSON text in UTF-8 to `out`. */
   write(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(snap.dataset, parsed.version, this.ip.words);
-    snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed.text, options), out);
+    snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed, options), out);
   }
 
   /**
@@ -159,7 +161,7 @@ export class Answers {
 
   /** The reading of the parsed address, for chosen paths. */
   private read(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): Reading {
-    const s = this.renderState(parsed.text, options);
+    const s = this.renderState(parsed, options);
     const r = this.reading;
     r.ds = snap.dataset;
     r.countries = snap.objects.countries;
@@ -167,7 +169,7 @@ export class Answers {
     r.version = parsed.version;
     r.words = this.ip.words;
     r.ref = findRange(r.ds, parsed.version, this.ip.words);
-    r.text = s.text;
+    r.address = parsed;
     r.now = s.now;
     r.count = s.count;
     r.basic = s.basic;

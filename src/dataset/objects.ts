@@ -64,7 +64,7 @@ export class RecordObjects {
     const prefix = ref & 255;
     const zone = locations[loc + LOC.zone];
     const record: IpRecord = {
-      ip: s.text,
+      ip: s.address.text,
       is_eu: c.is_eu,
       city: ds.string(places, place + PL.city),
       region: ds.string(places, place + PL.region),

@@ -7,7 +7,7 @@
  * `time_zone`, `count`).
  */
 
-import { formatCidr } from '../ip/format.js';
+import { formatCidr, maskInto } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { memberText } from '../record/template.js';
 import { ByteWriter, type Words } from '../record/writer.js';
@@ -17,8 +17,8 @@ import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PA
 
 /** What a record is written with besides the address. */
 export interface RenderState {
-  /** The canonical text of the address. */
-  text: string;
+  /** The address (its canonical text, `text`, made for IPv6 only when asked for). */
+  address: { readonly text: string };
   /** When (microseconds since the epoch, for `current_time`). */
   now: number;
   /** The text of `count`, and whether it is the engine's own (digits: written without escapes). */
@@ -48,6 +48,8 @@ const IP = memberText('ip', true) + '"';
 export interface RecordSink {
   /** ASCII text, as it is. */
   raw(text: string): void;
+  /** The canonical text of the address (the state's, or the words' in version). */
+  address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void;
   /** Run `i` of a country row's members (`Countries`). */
   run(c: CountryRow, i: number): void;
   /** A part of the dataset (`parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
@@ -81,8 +83,7 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   const touched = u32[placePart >>> 2] ^ u32[locationPart >>> 2] ^ u32[head >>> 2];
   const country = countries.get(locations[loc + LOC.country]);
   out.raw(IP);
-  // A canonical address needs no escapes.
-  out.raw(s.text);
+  out.address(s, version, words);
   out.raw(touched === -1 ? '' : '"');
   // Each run of the country's members ends with the key of the member after it: the place's, the location's.
   out.run(country, 0);
@@ -119,9 +120,17 @@ export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: Ar
 /** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
 export class ByteSink implements RecordSink {
   out: ByteWriter = NO_WRITER;
+  /** An IPv6 route's words. */
+  private readonly masked = new Uint32Array(4);
 
   raw(text: string): void {
     this.out.latin1(text);
+  }
+
+  address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void {
+    // A canonical address needs no escapes.
+    if (version === 4) this.out.latin1(s.address.text);
+    else this.out.ipv6(words);
   }
 
   run(c: CountryRow, i: number): void {
@@ -137,8 +146,15 @@ export class ByteSink implements RecordSink {
   }
 
   route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
-    if (version === 4) writeRoute4(this.out, words[3], prefix);
-    else this.out.latin1('"' + formatCidr(6, words, prefix) + '"');
+    const out = this.out;
+    if (version === 4) writeRoute4(out, words[3], prefix);
+    else {
+      out.latin1('"');
+      out.ipv6(maskInto(6, words, prefix, this.masked));
+      out.latin1('/');
+      out.small(prefix);
+      out.latin1('"');
+    }
   }
 
   zone(clock: ZoneClock, name: string, now: number): void {
@@ -165,6 +181,10 @@ export class TextSink implements RecordSink {
 
   raw(text: string): void {
     this.s += text;
+  }
+
+  address(s: RenderState): void {
+    this.s += s.address.text;
   }
 
   run(c: CountryRow, i: number): void {

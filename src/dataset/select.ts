@@ -26,8 +26,8 @@ export interface Reading {
   words: ArrayLike<number>;
   /** The range's ref (record << 8 | route prefix). */
   ref: number;
-  /** The address's canonical text, the moment (µs), the text of `count`, the flag's base URL. */
-  text: string;
+  /** The address (its canonical text), the moment (µs), the text of `count`, the flag's base URL. */
+  address: { readonly text: string };
   now: number;
   count: string;
   flagBase: string;
@@ -105,7 +105,7 @@ function memberReader(m: RecordMember): Reader {
     case 'threats':
       return (r) => r.threat();
     default:
-      return m === 'ip' ? (r) => r.text : (r) => r.count;
+      return m === 'ip' ? (r) => r.address.text : (r) => r.count;
   }
 }
 

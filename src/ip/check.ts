@@ -22,18 +22,25 @@ export const enum Bad {
 /** The error code of each finding of `check()` (`IprecordError.code`). */
 export const BAD_CODES = ['', 'INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP'] as const;
 
-/** An address parsed and checked. */
-export interface Parsed {
-  version: IpVersion;
-  /** Its canonical text. */
-  text: string;
-  kind: SpecialKind;
+/** An address parsed and checked (its words are the check's). */
+export class Parsed {
+  version: IpVersion = 4;
+  kind: SpecialKind = SpecialKind.None;
+  /** Its canonical text once known: the text given when that is a dotted quad, else made when first asked for. */
+  known: string | null = null;
+
+  constructor(private readonly words: Uint32Array) {}
+
+  /** Its canonical text (an IPv6 address's is made only when asked for: a record written as bytes writes it from the words). */
+  get text(): string {
+    return (this.known ??= formatIp(this.version, this.words));
+  }
 }
 
 export class AddressCheck {
   /** The address parsed (four words, most significant first; IPv4 in the last). */
   readonly words = new Uint32Array(4);
-  readonly parsed: Parsed = { version: 4, text: '', kind: SpecialKind.None };
+  readonly parsed = new Parsed(this.words);
 
   constructor(readonly special: SpecialTable) {}
 
@@ -50,7 +57,7 @@ export class AddressCheck {
     const p = this.parsed;
     p.version = version;
     // A dotted quad that parsed is already canonical.
-    p.text = version === 4 && ip.indexOf(':') < 0 ? ip : formatIp(version, this.words);
+    p.known = version === 4 && ip.indexOf(':') < 0 ? ip : null;
     p.kind = classify(this.special, version, this.words);
     return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;
   }

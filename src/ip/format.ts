@@ -30,25 +30,34 @@ function groups(words: ArrayLike<number>, from: number, to: number): string {
   return s;
 }
 
-/** RFC 5952 text of four words. */
-export function formatV6(words: ArrayLike<number>): string {
+/** Group `i` (0 to 7) of four words. */
+export const group = (words: ArrayLike<number>, i: number): number => (i & 1 ? words[i >>> 1] & 0xffff : words[i >>> 1] >>> 16);
+
+/** The run of zero groups RFC 5952 writes `::`: its first group and length (the longest of two or more, the first on a tie), or -1 and 0. */
+export function zeroRun(words: ArrayLike<number>): [start: number, length: number] {
   let bestStart = -1;
   let bestLen = 1;
   for (let i = 0; i < 8;) {
-    if ((i & 1 ? words[i >>> 1] & 0xffff : words[i >>> 1] >>> 16) !== 0) {
+    if (group(words, i) !== 0) {
       i++;
       continue;
     }
     let j = i;
-    while (j < 8 && (j & 1 ? words[j >>> 1] & 0xffff : words[j >>> 1] >>> 16) === 0) j++;
+    while (j < 8 && group(words, j) === 0) j++;
     if (j - i > bestLen) {
       bestStart = i;
       bestLen = j - i;
     }
     i = j;
   }
-  if (bestStart < 0) return groups(words, 0, 8);
-  return groups(words, 0, bestStart) + '::' + groups(words, bestStart + bestLen, 8);
+  return bestStart < 0 ? [-1, 0] : [bestStart, bestLen];
+}
+
+/** RFC 5952 text of four words. */
+export function formatV6(words: ArrayLike<number>): string {
+  const [start, length] = zeroRun(words);
+  if (start < 0) return groups(words, 0, 8);
+  return groups(words, 0, start) + '::' + groups(words, start + length, 8);
 }
 
 /** Canonical text of a parsed address. */
@@ -64,7 +73,15 @@ export function formatCidr(version: IpVersion, words: ArrayLike<number>, prefix:
 
 /** The address with every bit past `prefix` cleared. */
 export function maskWords(version: IpVersion, words: ArrayLike<number>, prefix: number): number[] {
-  const out = [words[0], words[1], words[2], words[3]];
+  return Array.from(maskInto(version, words, prefix, new Uint32Array(4)));
+}
+
+/** The address with every bit past `prefix` cleared, in `out`. */
+export function maskInto<T extends Uint32Array | number[]>(version: IpVersion, words: ArrayLike<number>, prefix: number, out: T): T {
+  out[0] = words[0];
+  out[1] = words[1];
+  out[2] = words[2];
+  out[3] = words[3];
   const first = version === 4 ? 3 : 0;
   const bits = version === 4 ? prefix + 96 : prefix;
   for (let w = first; w < 4; w++) {

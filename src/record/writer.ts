@@ -8,6 +8,7 @@
  */
 
 import { csvField } from '../text/csv.js';
+import { group, zeroRun } from '../ip/format.js';
 
 /** Text up to this length is written by a loop here rather than by a native call (which costs about as much as 60 characters). */
 const SHORT = 48;
@@ -19,6 +20,8 @@ const BRACE = 0x7b;
 const BRACKET = 0x5b;
 /** The first byte of `null`. */
 const NULL_N = 0x6e;
+const COLON = 0x3a;
+const HEX_DIGITS = Buffer.from('0123456789abcdef');
 const EMPTY_BUFFER = Buffer.alloc(0);
 const EMPTY_VIEW = new DataView(EMPTY_BUFFER.buffer, EMPTY_BUFFER.byteOffset, 0);
 
@@ -72,9 +75,11 @@ export class ByteWriter {
    * server's, makes it once): it holds that memory until another is given.
    */
   into(buf: Buffer, at: number): void {
-    this.buf = buf;
-    const v = this.view;
-    if (v.buffer !== buf.buffer || v.byteOffset !== buf.byteOffset || v.byteLength !== buf.length) this.view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+    if (buf !== this.buf) {
+      this.buf = buf;
+      const v = this.view;
+      if (v.buffer !== buf.buffer || v.byteOffset !== buf.byteOffset || v.byteLength !== buf.length) this.view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+    }
     this.used = at;
   }
 
@@ -269,6 +274,31 @@ export class ByteWriter {
     this.small((v >>> 8) & 255);
     this.latin1('.');
     this.small(v & 255);
+  }
+
+  /** Four words as IPv6 text (RFC 5952, as `formatV6`). */
+  ipv6(words: ArrayLike<number>): void {
+    const [start, length] = zeroRun(words);
+    this.room(41);
+    if (start < 0) this.groups(words, 0, 8);
+    else {
+      this.groups(words, 0, start);
+      this.buf[this.used++] = COLON;
+      this.buf[this.used++] = COLON;
+      this.groups(words, start + length, 8);
+    }
+  }
+
+  /** Groups `from` to `to` of four words in hex without leading zeros, joined by colons (room made by the caller). */
+  private groups(words: ArrayLike<number>, from: number, to: number): void {
+    const buf = this.buf;
+    let at = this.used;
+    for (let i = from; i < to; i++) {
+      if (i !== from) buf[at++] = COLON;
+      const g = group(words, i);
+      for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4) buf[at++] = HEX_DIGITS[(g >>> shift) & 15];
+    }
+    this.used = at;
   }
 
   /** The bytes written. */

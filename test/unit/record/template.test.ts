@@ -100,7 +100,16 @@ describe('the record template', () => {
             const words = version === 4 ? [0, 0, 0, i * 256 + 8] : [(i << 16) | 0x0db8, 1, 2, 3];
             const ip = formatIp(version, words);
             const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
-            const s: RenderState = { text: ip, now: Date.UTC(2026, 0, 1) * 1000, count: '7', ownCount: true, basic, flagBaseText: base, flagBase: flagBase.words, flagBaseEnd: flagBase.at[1] };
+            const s: RenderState = {
+              address: { text: ip },
+              now: Date.UTC(2026, 0, 1) * 1000,
+              count: '7',
+              ownCount: true,
+              basic,
+              flagBaseText: base,
+              flagBase: flagBase.words,
+              flagBaseEnd: flagBase.at[1],
+            };
             const threat = JSON.parse(ds.json(ds.threats, ds.records[(ref >>> 8) * 3 + 2] * THREAT + (basic ? THR.basic : THR.object))) as Threat;
             const object = objects.record(clock, version, words, ref, s, threat, base);
             const text = objects.json(clock, version, words, ref, s);

@@ -5,7 +5,8 @@
  * rows and parts, the JSON text and bytes, `select()`, enrich's CSV cells,
  * `FIELD_NAMES` and the export columns. Records as objects are literals
  * (one shape for every record) and are one of the files a new member
- * touches (docs/development.md).
+ * touches (docs/development.md). A file of the isolated suites: the mock
+ * replaces the template module for every module this file loads.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-vi.mock('../../../src/record/template.js', async (importOriginal) => {
-  const t = await importOriginal<typeof import('../../../src/record/template.js')>();
+vi.mock('../../src/record/template.js', async (importOriginal) => {
+  const t = await importOriginal<typeof import('../../src/record/template.js')>();
   const entries = Object.entries(t.RECORD_TEMPLATE);
   const after = entries.findIndex(([k]) => k === 'region_type') + 1;
   const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['district', 'places'], ...entries.slice(after)]) as Record<string, string>;
@@ -23,16 +24,16 @@ vi.mock('../../../src/record/template.js', async (importOriginal) => {
   return { ...t, RECORD_TEMPLATE, RECORD_MEMBERS, PLACE_MEMBERS: of('places'), LOCATION_MEMBERS: of('locations') };
 });
 
-const { Interner } = await import('../../../src/compile/intern.js');
-const { CompiledDataset, internedSections } = await import('../../../src/compile/write.js');
-const { CountryTable } = await import('../../../src/country/facts.js');
-const { NO_ROUTE } = await import('../../../src/dataset/format.js');
-const { csvCells } = await import('../../../src/engine-inside.js');
-const { EXPORT_COLUMNS } = await import('../../../src/export/record.js');
-const { openSync } = await import('../../../src/index.js');
-const { FIELD_NAMES } = await import('../../../src/record/fields.js');
-const { ByteWriter } = await import('../../../src/record/writer.js');
-const { PACKAGE_ZONES } = await import('../../../src/time/zone.js');
+const { Interner } = await import('../../src/compile/intern.js');
+const { CompiledDataset, internedSections } = await import('../../src/compile/write.js');
+const { CountryTable } = await import('../../src/country/facts.js');
+const { NO_ROUTE } = await import('../../src/dataset/format.js');
+const { csvCells } = await import('../../src/engine-inside.js');
+const { EXPORT_COLUMNS } = await import('../../src/export/record.js');
+const { openSync } = await import('../../src/index.js');
+const { FIELD_NAMES } = await import('../../src/record/fields.js');
+const { ByteWriter } = await import('../../src/record/writer.js');
+const { PACKAGE_ZONES } = await import('../../src/time/zone.js');
 
 describe('a member added to the template', () => {
   it('is in every output derived from it, in its place', () => {
