@@ -207,7 +207,7 @@ function checkParts(ds: Dataset, text: DatasetText, bad: Bad): void {
       const of = c.of === undefined ? -1 : rows[at + c.of.column];
       if (seen !== null && seen[of * 2] === start + 1 && seen[of * 2 + 1] === rows[at + c.at + 1]) continue;
       const [vr, vat] = valuesOf(c, tables, at);
-      if (start % 8 !== 0 || end < start || end > bytes.length || !partIs(c, pieces, vr, vat, bytes, start, end, text, ds))
+      if (start % 8 !== 0 || end < start || end > bytes.length || !partIs(c, pieces, vr, vat, bytes, start, end, text, ds) || utf8 === isAscii(bytes, start, end))
         bad(`${c.table} row ${at / width} has a part that is not its values rendered`);
       if (seen !== null) {
         seen[of * 2] = start + 1;

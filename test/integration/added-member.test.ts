@@ -27,7 +27,6 @@ vi.mock('../../src/record/template.js', async (importOriginal) => {
 const { Interner } = await import('../../src/compile/intern.js');
 const { CompiledDataset, internedSections } = await import('../../src/compile/write.js');
 const { CountryTable } = await import('../../src/country/facts.js');
-const { NO_ROUTE } = await import('../../src/dataset/format.js');
 const { csvCells } = await import('../../src/engine-inside.js');
 const { EXPORT_COLUMNS } = await import('../../src/export/record.js');
 const { openSync } = await import('../../src/index.js');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
-import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
+import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, PART_UTF8, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
 import { PART_COLUMNS } from '../../../src/dataset/parts.js';
 import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
@@ -199,6 +199,7 @@ describe('dataset file', () => {
       refuses(`${c.table} part end`, (b) => b.writeUInt32LE(end - 1, word + 4), where);
       refuses(`${c.table} part start`, (b) => b.writeUInt32LE(start + 4, word), where);
       refuses(`${c.table} part past the section`, (b) => b.writeUInt32LE(ds.partBytes.length + 8, word + 4), where);
+      refuses(`${c.table} part said to be ASCII or not wrongly`, (b) => b.writeUInt32LE((b.readUInt32LE(word + 4) ^ PART_UTF8) >>> 0, word + 4), where);
     }
     expect(checked.length).toBe(PART_COLUMNS.length - 1);
   });
