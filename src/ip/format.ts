@@ -73,7 +73,7 @@ export function formatCidr(version: IpVersion, words: ArrayLike<number>, prefix:
 
 /** The address with every bit past `prefix` cleared. */
 export function maskWords(version: IpVersion, words: ArrayLike<number>, prefix: number): number[] {
-  return Array.from(maskInto(version, words, prefix, new Uint32Array(4)));
+  return maskInto(version, words, prefix, [0, 0, 0, 0]);
 }
 
 /** The address with every bit past `prefix` cleared, in `out`. */
