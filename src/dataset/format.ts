@@ -156,13 +156,6 @@ export class Dataset {
     return jsonText(this.text, row, at);
   }
 
-  /** Writes the JSON text of the value a table row holds at `at` and `at + 1` as UTF-8 (`null` for none). */
-  writeJson(row: Uint32Array, at: number, out: ByteWriter): void {
-    const start = row[at];
-    if (start === NO_STRING) out.latin1('null');
-    else this.text.write(start, (row[at + 1] & ~ESCAPED) >>> 0, out);
-  }
-
   /** Writes the CSV cell (`csvField`) of the value a table row holds at `at` and `at + 1` (empty for none). */
   writeCsv(row: Uint32Array, at: number, out: ByteWriter): void {
     const start = row[at];

@@ -46,6 +46,8 @@ const IP = memberText('ip', true) + '"';
 
 /** Where a record's pieces go: `ByteSink` writes them into a buffer, `TextSink` joins them into a string. */
 export interface RecordSink {
+  /** What the first reads of a record's parts read: kept, so that the reads are not left out as unused. */
+  touched: number;
   /** ASCII text, as it is. */
   raw(text: string): void;
   /** The canonical text of the address (the state's, or the words' in version). */
@@ -80,11 +82,11 @@ export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock,
   const locationPart = locations[loc + LOC.part];
   const head = networks[net + NET_PART.head];
   const u32 = ds.parts.u32;
-  const touched = u32[placePart >>> 2] ^ u32[locationPart >>> 2] ^ u32[head >>> 2];
+  out.touched = u32[placePart >>> 2] ^ u32[locationPart >>> 2] ^ u32[head >>> 2];
   const country = countries.get(locations[loc + LOC.country]);
   out.raw(IP);
   out.address(s, version, words);
-  out.raw(touched === -1 ? '' : '"');
+  out.raw('"');
   // Each run of the country's members ends with the key of the member after it: the place's, the location's.
   out.run(country, 0);
   out.part(ds, placePart, locations[loc + LOC.placePart + 1]);
@@ -120,6 +122,7 @@ export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: Ar
 /** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
 export class ByteSink implements RecordSink {
   out: ByteWriter = NO_WRITER;
+  touched = 0;
   /** An IPv6 route's words. */
   private readonly masked = new Uint32Array(4);
 
@@ -178,6 +181,7 @@ export class ByteSink implements RecordSink {
 export class TextSink implements RecordSink {
   /** The text written since it was last emptied. */
   s = '';
+  touched = 0;
 
   raw(text: string): void {
     this.s += text;

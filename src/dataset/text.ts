@@ -46,16 +46,6 @@ export class DatasetText {
   }
 
   /**
-   * Writes the text from `start` to `end` as UTF-8: the bytes of the first
-   * part as they are.
-   * @throws InvalidDatasetError as `slice`
-   */
-  write(start: number, end: number, out: ByteWriter): void {
-    if (start < OTHER) out.slice(this.ascii, start, end);
-    else out.text((this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER));
-  }
-
-  /**
    * Writes the CSV cell (`csvField`) of the value whose JSON text is from
    * `start` to `end`: from the bytes of the first part.
    * @throws InvalidDatasetError as `slice`
