@@ -8,7 +8,8 @@
 
 import { specialTable } from './ip/special.js';
 import { AddressCheck, Parsed } from './ip/check.js';
-import { ByteWriter, textWords } from './record/writer.js';
+import { ByteWriter } from './record/writer.js';
+import { textWords } from './record/words.js';
 import { findRange, type RenderState } from './dataset/render.js';
 import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
 import { CountWindow } from './record/count.js';

@@ -8,7 +8,7 @@
  */
 
 import { ByteWriter } from '../record/writer.js';
-import { RECORD_TEMPLATE, type RecordMember } from '../record/template.js';
+import { LOCATION_MEMBERS, RECORD_TEMPLATE, type LocationMember, type RecordMember } from '../record/template.js';
 import { csvField } from '../text/csv.js';
 import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT } from './format.js';
 import { ByteSink, writeAsn } from './render.js';
@@ -16,7 +16,8 @@ import { country, hasCarrier, loc, net, pathReader, place, routed, type Reading 
 
 type CellWriter = (r: Reading, out: ByteWriter) => void;
 
-const LOCATION_AT = { latitude: LOC.latitude, longitude: LOC.longitude, postal: LOC.postal } as const;
+/** Where a location row holds each of its members (`LOCATION_MEMBERS`). */
+const LOCATION_AT = Object.fromEntries(LOCATION_MEMBERS.map((k) => [k, LOC[k]])) as Record<LocationMember, number>;
 
 /**
  * The writer of a path's CSV cell (`csvField` of its value): from the JSON

@@ -9,7 +9,7 @@
 import { countryRuns, flagPath, type RecordMember } from '../record/template.js';
 import type { IpRecord } from '../types.js';
 import { csvField } from '../text/csv.js';
-import { textWords, type Words } from '../record/writer.js';
+import { textWords, type Words } from '../record/words.js';
 import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from './format.js';
 
 /** A country row decoded. */

@@ -5,7 +5,8 @@
  */
 
 import { InvalidDatasetError } from '../errors.js';
-import { wordsOver, type ByteWriter, type Words } from '../record/writer.js';
+import type { ByteWriter } from '../record/writer.js';
+import { wordsOver, type Words } from '../record/words.js';
 import { DatasetText, jsonText } from './text.js';
 import { verifyDataset } from './verify.js';
 import {

@@ -5,7 +5,7 @@
  * lookup between them (`render.ts`). Each part is derived from the row's
  * values and the template (`record/template.ts`); the compiler writes them
  * (`compile/write.ts`) and the whole-file check renders them again and
- * compares (`verify.ts`).
+ * compares (`checkParts`, from `verify.ts`).
  *
  * - a location: its members from the first's value on
  *   (`37.42,"longitude":-122.08,"postal":null`), the key of the first
@@ -19,7 +19,9 @@
  */
 
 import { ASN_MEMBERS, CARRIER_MEMBERS, LOCATION_MEMBERS, memberText, PLACE_MEMBERS } from '../record/template.js';
-import { CARRIER_AT, LOC, NET, NET_PART, NO_STRING, PART_UTF8, PL, TABLES, THR, type TableName } from './layout.js';
+import { CARRIER_AT, ESCAPED, LOC, NET, NET_PART, NO_STRING, PART_UTF8, PL, TABLE_NAMES, TABLES, THR, type TableName } from './layout.js';
+import type { Dataset } from './format.js';
+import { OTHER, type DatasetText } from './text.js';
 
 /** The JSON text of the value a row holds at `at` (`null` for none). */
 export type JsonAt = (row: Uint32Array, at: number) => string;
@@ -156,4 +158,82 @@ export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: 
     }
   }
   return { parts: buf.subarray(0, used), tables: out };
+}
+
+/**
+ * Every row's parts where the row says, and each the rendering of the
+ * values it is made of (`parts.ts`): what a record's JSON is copied from.
+ * Compared piece by piece with the text's bytes; a part shared by rows
+ * naming one row of another table (a place's) once.
+ */
+export function checkParts(ds: Dataset, text: DatasetText, bad: (what: string) => never): void {
+  const bytes = ds.partBytes;
+  const tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, ds[t]])) as Record<TableName, Uint32Array>;
+  for (const c of PART_COLUMNS) {
+    const rows = ds[c.table];
+    const width = TABLES[c.table].length;
+    const pieces = c.pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p));
+    // Per row of another table, the start (plus one) and end of the part found to be its.
+    const seen = c.of === undefined ? null : new Uint32Array((ds[c.of.table].length / TABLES[c.of.table].length) * 2);
+    for (let at = 0; at < rows.length; at += width) {
+      const start = rows[at + c.at];
+      const utf8 = rows[at + c.at + 1] >= PART_UTF8;
+      const end = (rows[at + c.at + 1] & ~PART_UTF8) >>> 0;
+      const of = c.of === undefined ? -1 : rows[at + c.of.column];
+      if (seen !== null && seen[of * 2] === start + 1 && seen[of * 2 + 1] === rows[at + c.at + 1]) continue;
+      const [vr, vat] = valuesOf(c, tables, at);
+      if (start % 8 !== 0 || end < start || end > bytes.length || !partIs(c, pieces, vr, vat, bytes, start, end, text, ds) || utf8 === isAscii(bytes, start, end))
+        bad(`${c.table} row ${at / width} has a part that is not its values rendered`);
+      if (seen !== null) {
+        seen[of * 2] = start + 1;
+        seen[of * 2 + 1] = rows[at + c.at + 1];
+      }
+    }
+  }
+}
+
+const NULL = Buffer.from('null');
+
+function isAscii(b: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (b[i] > 0x7f) return false;
+  return true;
+}
+
+/** Whether `bytes` from `start` to `end` are the part `c` of the values at `vat` in `vr` (`pieces`: its texts as bytes). */
+function partIs(c: PartColumn, pieces: readonly (Buffer | number)[], vr: Uint32Array, vat: number, bytes: Buffer, start: number, end: number, text: DatasetText, ds: Dataset): boolean {
+  if (c.when !== undefined && !c.when(vr, vat)) return start === end;
+  const ascii = text.ascii;
+  let p = start;
+  for (const piece of pieces) {
+    let from: Uint8Array;
+    let s: number;
+    let n: number;
+    if (typeof piece !== 'number') [from, s, n] = [piece, 0, piece.length];
+    else if (vr[vat + piece] === NO_STRING) [from, s, n] = [NULL, 0, 4];
+    else if (vr[vat + piece] < OTHER) [from, s, n] = [ascii, vr[vat + piece], ((vr[vat + piece + 1] & ~ESCAPED) >>> 0) - vr[vat + piece]];
+    // A value outside ASCII: the whole part rendered.
+    else
+      return sameText(
+        bytes,
+        start,
+        end,
+        renderPart(c, (row, at) => ds.json(row, at), vr, vat),
+      );
+    if (p + n > end) return false;
+    for (let i = 0; i < n; i++) if (bytes[p + i] !== from[s + i]) return false;
+    p += n;
+  }
+  return p === end;
+}
+
+/** Whether bytes `start` to `end` are `text` in UTF-8 (ASCII compared in place). */
+function sameText(b: Buffer, start: number, end: number, text: string): boolean {
+  if (text.length === end - start) {
+    let i = 0;
+    while (i < text.length && text.charCodeAt(i) === b[start + i]) i++;
+    if (i === text.length) return true;
+    // Not ASCII: the same length in code units and bytes cannot be the same text.
+    if (text.charCodeAt(i) < 0x80) return false;
+  }
+  return b.subarray(start, end).equals(Buffer.from(text));
 }

@@ -10,7 +10,8 @@
 import { formatCidr, maskInto } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { memberText } from '../record/template.js';
-import { ByteWriter, type Words } from '../record/writer.js';
+import { ByteWriter } from '../record/writer.js';
+import type { Words } from '../record/words.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
 import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PART_UTF8, RECORD, THR, THREAT, type Dataset } from './format.js';

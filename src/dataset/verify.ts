@@ -25,30 +25,10 @@
 import type { ZoneRules } from '../time/zone.js';
 import { crc32 } from 'node:zlib';
 import { InvalidDatasetError } from '../errors.js';
-import {
-  COUNTRY,
-  CRC_AT,
-  PART_UTF8,
-  CTY,
-  ESCAPED,
-  HEADER,
-  NET,
-  NETWORK,
-  NO_ROUTE,
-  NO_STRING,
-  NO_ZONE,
-  RECORD,
-  TABLE_NAMES,
-  TABLES,
-  THR,
-  THREAT,
-  rangeIndex,
-  type Counts,
-  type TableName,
-} from './layout.js';
+import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, rangeIndex, type Counts } from './layout.js';
 import type { Dataset } from './format.js';
 import { isJsonValue } from './json-scan.js';
-import { PART_COLUMNS, renderPart, valuesOf, type PartColumn } from './parts.js';
+import { checkParts } from './parts.js';
 import { OTHER, type DatasetText } from './text.js';
 
 /** What the check reads of a dataset besides its public sections. */
@@ -183,84 +163,6 @@ function checkTexts(ds: Dataset, text: DatasetText, bad: Bad): void {
       }
     }
   }
-}
-
-/**
- * Every row's parts where the row says, and each the rendering of the
- * values it is made of (`parts.ts`): what a record's JSON is copied from.
- * Compared piece by piece with the text's bytes; a part shared by rows
- * naming one row of another table (a place's) once.
- */
-function checkParts(ds: Dataset, text: DatasetText, bad: Bad): void {
-  const bytes = ds.partBytes;
-  const tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, ds[t]])) as Record<TableName, Uint32Array>;
-  for (const c of PART_COLUMNS) {
-    const rows = ds[c.table];
-    const width = TABLES[c.table].length;
-    const pieces = c.pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p));
-    // Per row of another table, the start (plus one) and end of the part found to be its.
-    const seen = c.of === undefined ? null : new Uint32Array((ds[c.of.table].length / TABLES[c.of.table].length) * 2);
-    for (let at = 0; at < rows.length; at += width) {
-      const start = rows[at + c.at];
-      const utf8 = rows[at + c.at + 1] >= PART_UTF8;
-      const end = (rows[at + c.at + 1] & ~PART_UTF8) >>> 0;
-      const of = c.of === undefined ? -1 : rows[at + c.of.column];
-      if (seen !== null && seen[of * 2] === start + 1 && seen[of * 2 + 1] === rows[at + c.at + 1]) continue;
-      const [vr, vat] = valuesOf(c, tables, at);
-      if (start % 8 !== 0 || end < start || end > bytes.length || !partIs(c, pieces, vr, vat, bytes, start, end, text, ds) || utf8 === isAscii(bytes, start, end))
-        bad(`${c.table} row ${at / width} has a part that is not its values rendered`);
-      if (seen !== null) {
-        seen[of * 2] = start + 1;
-        seen[of * 2 + 1] = rows[at + c.at + 1];
-      }
-    }
-  }
-}
-
-const NULL = Buffer.from('null');
-
-function isAscii(b: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (b[i] > 0x7f) return false;
-  return true;
-}
-
-/** Whether `bytes` from `start` to `end` are the part `c` of the values at `vat` in `vr` (`pieces`: its texts as bytes). */
-function partIs(c: PartColumn, pieces: readonly (Buffer | number)[], vr: Uint32Array, vat: number, bytes: Buffer, start: number, end: number, text: DatasetText, ds: Dataset): boolean {
-  if (c.when !== undefined && !c.when(vr, vat)) return start === end;
-  const ascii = text.ascii;
-  let p = start;
-  for (const piece of pieces) {
-    let from: Uint8Array;
-    let s: number;
-    let n: number;
-    if (typeof piece !== 'number') [from, s, n] = [piece, 0, piece.length];
-    else if (vr[vat + piece] === NO_STRING) [from, s, n] = [NULL, 0, 4];
-    else if (vr[vat + piece] < OTHER) [from, s, n] = [ascii, vr[vat + piece], ((vr[vat + piece + 1] & ~ESCAPED) >>> 0) - vr[vat + piece]];
-    // A value outside ASCII: the whole part rendered.
-    else
-      return sameText(
-        bytes,
-        start,
-        end,
-        renderPart(c, (row, at) => ds.json(row, at), vr, vat),
-      );
-    if (p + n > end) return false;
-    for (let i = 0; i < n; i++) if (bytes[p + i] !== from[s + i]) return false;
-    p += n;
-  }
-  return p === end;
-}
-
-/** Whether bytes `start` to `end` are `text` in UTF-8 (ASCII compared in place). */
-function sameText(b: Buffer, start: number, end: number, text: string): boolean {
-  if (text.length === end - start) {
-    let i = 0;
-    while (i < text.length && text.charCodeAt(i) === b[start + i]) i++;
-    if (i === text.length) return true;
-    // Not ASCII: the same length in code units and bytes cannot be the same text.
-    if (text.charCodeAt(i) < 0x80) return false;
-  }
-  return b.subarray(start, end).equals(Buffer.from(text));
 }
 
 /** A quoted string with nothing to unescape: no quote, backslash or control character between its quotes. */

@@ -9,6 +9,7 @@
 
 import { csvField } from '../text/csv.js';
 import { group, zeroRun } from '../ip/format.js';
+import type { Words } from './words.js';
 
 /** Text up to this length is written by a loop here rather than by a native call (which costs about as much as 60 characters). */
 const SHORT = 48;
@@ -31,35 +32,10 @@ function quoted(b: Uint8Array, from: number, to: number): boolean {
   return false;
 }
 
-/** UTF-8 bytes read as float64 and as 32-bit words (`ByteWriter.part`): over 8-aligned memory, little-endian. */
-export interface Words {
-  readonly f64: Float64Array;
-  readonly u32: Uint32Array;
-}
-
-/** Words over 8-aligned bytes (a multiple of 8 long). */
-export function wordsOver(b: Uint8Array): Words {
-  return { f64: new Float64Array(b.buffer, b.byteOffset, b.length >>> 3), u32: new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2) };
-}
-
-/** Texts as UTF-8 in words, each from a multiple of 8 bytes; where each starts and ends (`at[2i]`, `at[2i + 1]`). */
-export function textWords(texts: readonly string[]): { words: Words; at: number[] } {
-  const at: number[] = [];
-  let size = 0;
-  for (const t of texts) {
-    const n = Buffer.byteLength(t);
-    at.push(size, size + n);
-    size = (size + n + 7) & ~7;
-  }
-  const b = Buffer.from(new ArrayBuffer(size));
-  texts.forEach((t, i) => b.write(t, at[2 * i]));
-  return { words: wordsOver(b), at };
-}
-
 export class ByteWriter {
   /** The buffer written to (`into`): replaced by a larger one when full. */
   buf: Buffer = EMPTY_BUFFER;
-  /** A view of `buf`, through which words are written (`words`). */
+  /** A view of `buf`, through which parts are written (`part`). */
   private view: DataView<ArrayBufferLike> = EMPTY_VIEW;
   /** Bytes written. */
   used = 0;

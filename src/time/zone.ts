@@ -13,7 +13,8 @@
  */
 
 import ZONES from './zones.json';
-import { textWords, type ByteWriter, type Words } from '../record/writer.js';
+import type { ByteWriter } from '../record/writer.js';
+import { textWords, type Words } from '../record/words.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
 
 /** A zone's periods: offset (minutes east) and abbreviation of each, and until when each holds (epoch minutes; the last holds on). */
