@@ -73,7 +73,7 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
     );
   }
   const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given';
-  say(`compiling ${what} into one dataset (once; the default data takes about 15 s)...`);
+  say(`compiling ${what} into one dataset (once; the default data takes about 25 s)...`);
   progress?.('reading the sources', 0);
   return place(
     () => {

@@ -9,28 +9,15 @@ import type { ByteWriter } from '../record/writer.js';
 import { wordsOver, type Words } from '../record/words.js';
 import { DatasetText, jsonText } from './text.js';
 import { verifyDataset } from './verify.js';
-import {
-  countWords,
-  ESCAPED,
-  DATASET_FORMAT_VERSION,
-  DATASET_MAGIC,
-  HEADER,
-  INDEX_SHIFT,
-  INDEX_WORDS,
-  layout,
-  LOCATION,
-  NO_STRING,
-  PART_UTF8,
-  readCounts,
-  TABLES,
-  type Counts,
-  type DatasetMeta,
-} from './layout.js';
+import { countWords, ESCAPED, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, indexBits, layout, LOCATION, NO_STRING, PART_UTF8, readCounts, TABLES, type Counts, type DatasetMeta } from './layout.js';
 
 export * from './layout.js';
 
 /** A dataset file's sections, as typed arrays over its bytes (checked once, at open). */
 export class Dataset {
+  /** How far an address is shifted to its index block (32 less the family's `indexBits`). */
+  readonly shift4: number;
+  readonly shift6: number;
   readonly index4: Uint32Array;
   readonly starts4: Uint32Array;
   readonly refs4: Uint32Array;
@@ -83,10 +70,12 @@ export class Dataset {
     const b = buf.byteOffset % 8 === 0 ? buf : Buffer.from(buf);
     this.buf = b;
     const words = (section: number, count: number) => new Uint32Array(b.buffer, b.byteOffset + section, count);
-    this.index4 = words(at.index4, INDEX_WORDS);
+    this.shift4 = 32 - indexBits(c.v4);
+    this.shift6 = 32 - indexBits(c.v6);
+    this.index4 = words(at.index4, (1 << indexBits(c.v4)) + 1);
     this.starts4 = words(at.starts4, c.v4);
     this.refs4 = words(at.refs4, c.v4);
-    this.index6 = words(at.index6, INDEX_WORDS);
+    this.index6 = words(at.index6, (1 << indexBits(c.v6)) + 1);
     this.starts6 = words(at.starts6, c.v6 * 4);
     this.refs6 = words(at.refs6, c.v6);
     this.records = words(at.records, c.rows.records * TABLES.records.length);
@@ -115,7 +104,7 @@ export class Dataset {
       ['IPv4', this.index4, c.v4],
       ['IPv6', this.index6, c.v6],
     ] as const) {
-      if (count === 0 || index[0] !== 0 || index[INDEX_WORDS - 1] !== count) bad(`the ${label} index does not span its ranges`);
+      if (count === 0 || index[0] !== 0 || index[index.length - 1] !== count) bad(`the ${label} index does not span its ranges`);
       if (!ascending(index)) bad(`a block of the ${label} index ends before it starts`);
     }
     if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
@@ -170,7 +159,7 @@ export class Dataset {
 
   /** The range of an IPv4 address (a uint32): its ref (record << 8 | route prefix). */
   find4(ip: number): number {
-    const block = ip >>> INDEX_SHIFT;
+    const block = ip >>> this.shift4;
     const starts = this.starts4;
     let lo = this.index4[block];
     let hi = this.index4[block + 1];
@@ -195,7 +184,7 @@ export class Dataset {
     const w1 = w[1];
     const w2 = w[2];
     const w3 = w[3];
-    const block = w0 >>> INDEX_SHIFT;
+    const block = w0 >>> this.shift6;
     let lo = this.index6[block];
     let hi = this.index6[block + 1];
     // Binary search for the first range starting after the address.

@@ -10,27 +10,38 @@ import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
 import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../record/template.js';
 
-export const DATASET_MAGIC = 'IPRDSET5';
-export const DATASET_FORMAT_VERSION = 5;
+export const DATASET_MAGIC = 'IPRDSET6';
+export const DATASET_FORMAT_VERSION = 6;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
 export const CRC_AT = 68;
-/** Index blocks: an address's first 20 bits. */
-export const INDEX_SHIFT = 12;
-export const INDEX_WORDS = (1 << 20) + 1;
+/** The most index blocks a family has: by an address's first 20 bits. */
+export const MAX_INDEX_BITS = 20;
+
+/**
+ * The bits of an address a family's index blocks are by: as many blocks
+ * as ranges (rounded up to a power of two), at least 2 and at most 2^20.
+ * The default data's families have millions of ranges (2^20 blocks, 4 MiB
+ * each); a dataset of a few ranges has an index of a few words.
+ */
+export function indexBits(ranges: number): number {
+  return Math.min(MAX_INDEX_BITS, Math.max(1, 32 - Math.clz32(ranges - 1)));
+}
 
 /**
  * A family's index over its ranges, whose first words (`top`) ascend: for
- * each block of an address's first 20 bits, the number of ranges that
- * start before it (the last word: all of them). What the compiler writes
- * and the whole-file check expects: one pass over the ranges, the blocks
- * filled between them.
+ * each block (an address's first `indexBits(count)` bits), the number of
+ * ranges that start before it (the last word: all of them). What the
+ * compiler writes and the whole-file check expects: one pass over the
+ * ranges, the blocks filled between them.
  */
 export function rangeIndex(count: number, top: (range: number) => number): Uint32Array {
-  const index = new Uint32Array(INDEX_WORDS);
+  const bits = indexBits(count);
+  const shift = 32 - bits;
+  const index = new Uint32Array((1 << bits) + 1);
   let block = 0;
   for (let r = 0; r < count; r++) {
-    const b = top(r) >>> INDEX_SHIFT;
+    const b = top(r) >>> shift;
     if (b >= block) {
       index.fill(r, block, b + 1);
       block = b + 1;
@@ -165,10 +176,10 @@ export function layout(c: Counts) {
     return start;
   };
   const sections = {
-    index4: next(INDEX_WORDS * 4),
+    index4: next(((1 << indexBits(c.v4)) + 1) * 4),
     starts4: next(c.v4 * 4),
     refs4: next(c.v4 * 4),
-    index6: next(INDEX_WORDS * 4),
+    index6: next(((1 << indexBits(c.v6)) + 1) * 4),
     starts6: next(c.v6 * 16),
     refs6: next(c.v6 * 4),
     ...(Object.fromEntries(TABLE_NAMES.map((t) => [t, next(c.rows[t] * TABLES[t].length * 4)])) as Record<TableName, number>),

@@ -70,7 +70,7 @@ function checkIndex4(ds: Dataset, bad: Bad): void {
   );
 }
 
-/** IPv6: starts (four words each) strictly ascending from ::, and the index by the first 20 bits as for IPv4. */
+/** IPv6: starts (four words each) strictly ascending from ::, and the index by its first bits as for IPv4. */
 function checkIndex6(ds: Dataset, bad: Bad): void {
   const { starts6: s, index6: index } = ds;
   const n = s.length / 4;

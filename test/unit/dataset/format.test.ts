@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
-import { CRC_AT, Dataset, HEADER, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, PART_UTF8, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
+import { CRC_AT, Dataset, HEADER, indexBits, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, PART_UTF8, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
 import { PART_COLUMNS } from '../../../src/dataset/parts.js';
 import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
@@ -132,8 +132,8 @@ describe('dataset file', () => {
   it('refuses at verify() an index that does not find the ranges, even one that opens', () => {
     const c = readCounts(good);
     // Every block but the last says it starts at range 0: opens (the ends are right), and every IPv4 address would answer the first range.
-    refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << 20) * 4), /IPv4 index says block/);
-    refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << 20) * 4), /IPv6 index says block/);
+    refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << indexBits(c.v4)) * 4), /IPv4 index says block/);
+    refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << indexBits(c.v6)) * 4), /IPv6 index says block/);
     refuses('starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts4 + 4), /IPv4 range \d+ does not start after/);
     refuses('v6 starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts6 + 16 * (c.v6 - 2)), /IPv6 range .* does not start after/);
     refuses('route prefix past 32', (b) => b.writeUInt32LE((b.readUInt32LE(at.refs4 + 4 * (c.v4 - 1)) & ~255) | 33, at.refs4 + 4 * (c.v4 - 1)), /prefix of 33 bits|route where/);
