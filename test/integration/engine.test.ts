@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
-import { seed, xorshift32 } from '../helpers/env.js';
+import { builtEntry, seed, xorshift32 } from '../helpers/env.js';
 import { ADDRESS_FORMS } from '../helpers/recipes.js';
 import { formatIp } from '../../src/ip/format.js';
 
@@ -381,7 +381,7 @@ describe.skipIf(READ)('threat categories without a source', () => {
     expect(missing).toEqual(['tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser']);
     // A process of its own: this one has told it already.
     const script = [
-      `import { open } from ${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)};`,
+      `import { open } from ${JSON.stringify(builtEntry('index'))};`,
       `const told = []; process.on('warning', (w) => told.push(w.code + ' ' + w.message + ' @' + step));`,
       `let step = 'open';`,
       `const a = await open(${JSON.stringify(SMALL)}); const b = await open(${JSON.stringify(SMALL)});`,
@@ -391,7 +391,7 @@ describe.skipIf(READ)('threat categories without a source', () => {
       `await new Promise((r) => setImmediate(r)); console.log(JSON.stringify(told));`,
     ].join('\n');
     const run = (env: NodeJS.ProcessEnv) => {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } });
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } });
       expect(r.status, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as string[];
     };

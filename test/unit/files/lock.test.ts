@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withDirectoryLock } from '../../../src/files/lock.js';
+import { bundled } from '../../helpers/bundle.js';
 import { ROOT } from '../../helpers/env.js';
 
 const root = mkdtempSync(join(tmpdir(), 'iprecord-lock-'));
@@ -97,7 +98,7 @@ describe('directory lock', () => {
     const log = join(dir, 'log');
     const script = `
       import { appendFileSync } from 'node:fs';
-      import { withDirectoryLock } from ${JSON.stringify(join(ROOT, 'src/files/lock.ts'))};
+      import { withDirectoryLock } from ${JSON.stringify(await bundled('src/files/lock.ts', join(root, 'bundle')))};
       await withDirectoryLock(${JSON.stringify(dir)}, async () => {
         appendFileSync(${JSON.stringify(log)}, 'in\\n');
         await new Promise((r) => setTimeout(r, 30));
@@ -107,7 +108,7 @@ describe('directory lock', () => {
       { length: 8 },
       () =>
         new Promise<number | null>((resolve) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
           child.on('close', resolve);
         }),
     );
