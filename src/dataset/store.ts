@@ -39,13 +39,20 @@ export function resolveDataset(dir: string): string {
   try {
     pointer = readRegularText(path).trim();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
-    // A directory without a pointer holds a build itself; one that is not there is named, not its files.
-    if (!existsSync(dir)) throw new InvalidDatasetError(`Cannot read data directory ${dir}: it does not exist (iprecord update --data ${dir} makes one).`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw notDataDirectory(dir, 'is a file, not a directory');
+    if (code !== 'ENOENT') throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
+    // A directory without a pointer holds a build itself; one that is not there, or holds none, is named, not its files.
+    if (!existsSync(dir)) throw notDataDirectory(dir, 'does not exist');
+    if (!existsSync(join(dir, MANIFEST_FILE)) && !existsSync(join(dir, THREAT_FILE))) throw notDataDirectory(dir, `holds no build (no ${CURRENT_FILE}, ${MANIFEST_FILE} or ${THREAT_FILE})`);
     return dir;
   }
   return pointer === '' ? dir : join(dir, pointer);
 }
+
+/** The error of a `data` that is no dataset directory: what it is, and what makes one. */
+const notDataDirectory = (dir: string, what: string) =>
+  new InvalidDatasetError(`Cannot read data directory ${dir}: it ${what}; a data directory is what iprecord update --data <dir> or iprecord build --out <dir> makes.`);
 
 /**
  * The newest build of a dataset directory other than `current` (a build

@@ -5,7 +5,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,11 +81,23 @@ describe("the user's dataset directory", () => {
     expect(existsSync(join(home, 'iprecord-data'))).toBe(false);
   });
 
-  it('named but not there is an error naming the directory (not a file in it), from open() and the CLI', async () => {
+  it('named but not there, a file, or a folder holding no build: an error naming the directory (not a file in it) and what makes one, from open() and the CLI', async () => {
     const missing = join(home, 'no-such-data');
-    await expect(open({ data: missing })).rejects.toThrow(`Cannot read data directory ${missing}: it does not exist`);
-    expect(() => openSync({ data: missing })).toThrow(expect.objectContaining({ code: 'INVALID_DATASET' }));
-    const r = spawnSync(process.execPath, [CLI, '8.8.8.8', '--data', missing], { encoding: 'utf8' });
-    expect([r.status, r.stderr.trim()]).toEqual([2, `iprecord: Cannot read data directory ${missing}: it does not exist (iprecord update --data ${missing} makes one).`]);
+    const file = join(home, 'a-file');
+    writeFileSync(file, 'not a directory\n');
+    const empty = join(home, 'empty-folder');
+    mkdirSync(empty);
+    const hint = 'a data directory is what iprecord update --data <dir> or iprecord build --out <dir> makes.';
+    for (const [dir, what] of [
+      [missing, 'it does not exist'],
+      [file, 'it is a file, not a directory'],
+      [empty, 'it holds no build (no current, manifest.json or threat.bin)'],
+    ]) {
+      const message = `Cannot read data directory ${dir}: ${what}; ${hint}`;
+      await expect(open({ data: dir })).rejects.toThrow(message);
+      expect(() => openSync({ data: dir })).toThrow(expect.objectContaining({ code: 'INVALID_DATASET' }));
+      const r = spawnSync(process.execPath, [CLI, '8.8.8.8', '--data', dir], { encoding: 'utf8' });
+      expect([r.status, r.stderr.trim()]).toEqual([2, `iprecord: ${message}`]);
+    }
   });
 });
