@@ -5,7 +5,9 @@
 # and fresh geo and ASN data go in the /data volume, then a restart (later
 # updates are picked up by themselves):
 #   docker run --rm -v iprecord-data:/data iprecord iprecord update && docker restart iprecord
-FROM node:20-bookworm-slim AS build
+# Node 24, a long-term support line (maintained until April 2028), pinned to a release: a rebuild gets the same Node
+# until this line is changed. Pin the digest too (node:24.21.0-bookworm-slim@sha256:...) where your registry allows.
+FROM node:24.21.0-bookworm-slim AS build
 # node-gyp builds the memory-map addon.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -14,7 +16,7 @@ RUN npm ci --no-audit --no-fund && npm pack --pack-destination /tmp
 WORKDIR /opt/iprecord
 RUN npm init -y > /dev/null && npm install --omit=dev --no-audit --no-fund /tmp/iprecord-*.tgz
 
-FROM node:20-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 COPY --from=build /opt/iprecord /opt/iprecord
 ENV PATH=/opt/iprecord/node_modules/.bin:$PATH XDG_DATA_HOME=/data PORT=8080
 RUN mkdir -p /data/iprecord && chown -R node:node /data

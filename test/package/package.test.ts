@@ -112,6 +112,17 @@ describe('package', () => {
     }
   });
 
+  it("the image's Node: one long-term support release (an even major), pinned to its version, in every stage of the Dockerfile, within the package's engines", () => {
+    const images = [...readFileSync(join(ROOT, 'Dockerfile'), 'utf8').matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    expect(images.length).toBeGreaterThan(1);
+    expect(new Set(images).size, images.join(', ')).toBe(1);
+    const [, major, minor, patch] = /^node:(\d+)\.(\d+)\.(\d+)-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/.exec(images[0]) ?? [];
+    expect(major, `${images[0]}: node:<major>.<minor>.<patch>-<debian>-slim`).toBeDefined();
+    expect(Number(major) % 2, `${images[0]}: an odd major is never a long-term support line`).toBe(0);
+    const [need, needMinor] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node.replace('>=', '').split('.').map(Number);
+    expect(Number(major) > need || (Number(major) === need && Number(minor) >= needMinor), `${major}.${minor}.${patch} against engines ${need}.${needMinor}`).toBe(true);
+  });
+
   it('bin: iprecord prints the record that the library answers', () => {
     expect(pkg.bin.iprecord).toBe('./dist/cli.js');
     expect(readFileSync(join(ROOT, pkg.bin.iprecord), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
