@@ -2,9 +2,10 @@
 #   docker build -t iprecord .
 #   docker run -d --name iprecord -p 8080:8080 -p 127.0.0.1:9464:9464 -v iprecord-data:/data iprecord
 # The image holds the default data, compiled when it is built. Threat feeds
-# and fresh geo and ASN data go in the /data volume, then a restart (later
-# updates are picked up by themselves):
-#   docker run --rm -v iprecord-data:/data iprecord iprecord update && docker restart iprecord
+# and fresh geo and ASN data go in the /data volume, which the server
+# watches: each build swapped in is answered from, the first included
+# (compose.yaml runs an updater beside the servers):
+#   docker run --rm -v iprecord-data:/data iprecord iprecord update
 # Node 24, a long-term support line (maintained until April 2028), pinned to a release: a rebuild gets the same Node
 # until this line is changed. Pin the digest too (node:24.21.0-bookworm-slim@sha256:...) where your registry allows.
 FROM node:24.21.0-bookworm-slim AS build

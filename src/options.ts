@@ -39,7 +39,9 @@ export interface OpenOptions {
   /**
    * Reload when the dataset directory (`data`) changes, as `iprecord update`
    * or `iprecord build` replace its files; the engine emits `reload`, or
-   * `error` (keeping its data) when the new data is bad.
+   * `error` (keeping its data) when the new data is bad. A directory that
+   * holds no build yet answers the default data until its first build is
+   * swapped in (without `watch`, such a directory is an error).
    * @default false
    */
   watch?: boolean;

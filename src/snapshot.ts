@@ -58,7 +58,7 @@ interface Paths {
  * merged in seconds: `compile/run.ts`).
  */
 function resolvePaths(options: ResolvedOptions, buildDir?: string): Paths {
-  const build = buildDir ?? (options.data === null ? null : resolveDataset(options.data));
+  const build = buildDir ?? (options.data === null ? null : resolveDataset(options.data, options.watch));
   const manifest = readManifest(build);
   if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null, cache: false, build: null };
   const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;

@@ -5,11 +5,13 @@
  */
 
 import cluster from 'node:cluster';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
+import { CURRENT_FILE, MANIFEST_FILE, userDataDir } from '../dataset/store.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
@@ -26,7 +28,8 @@ GET /healthz and the flag images under /flags/. See docs/server.md.
 Options:
   --port n           port; default 8080 ($PORT)
   --host addr        address to listen on; default 127.0.0.1 (0.0.0.0 for all)
-  --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA, else the user's when it holds a build
+  --data dir         a dataset directory, watched for new builds; default $IPRECORD_DATA, else the user's when it is there
+                     (before its first build, the default data answers until iprecord update swaps one in)
   --keys file        API keys (JSON); without it every request is answered as Business
   --counts where     where the keys' 24-hour counts are kept: a file (default <keys file>.counts.json),
                      or redis://host:port/db shared by every instance (one count and quota per key)
@@ -110,7 +113,10 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   if (syncEvery !== undefined && redis === undefined) return usage('--counts-sync-every is for counts in Redis (--counts redis://host:port/db)');
   const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
-  const data = dataDir(o.data);
+  // Named, else the user's directory when it is there, even before its first build (an updater beside this server
+  // fills it: the default data answers until a build is swapped in).
+  const user = userDataDir();
+  const data = dataDir(o.data) ?? (process.env.IPRECORD_DATA === undefined && existsSync(user) ? user : undefined);
   const open: OpenOptions = {
     ...(data === undefined ? {} : { data, watch: true }),
     ...(o.memory === undefined ? {} : { memory: o.memory as 'mmap' | 'read' }),
@@ -173,6 +179,8 @@ export async function runServe(argv: string[]): Promise<number> {
   process.stderr.write(
     `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
   );
+  if (data !== undefined && !existsSync(join(data, CURRENT_FILE)) && !existsSync(join(data, MANIFEST_FILE)))
+    process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
 
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

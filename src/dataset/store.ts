@@ -30,10 +30,13 @@ export function changesAnswers(entry: string | null): boolean {
 }
 
 /**
- * The directory of the build in use in a dataset directory.
- * @throws InvalidDatasetError when `current` is there but cannot be read (a FIFO or a device is refused at once), or the directory is not there
+ * The directory of the build in use in a dataset directory; null for a
+ * directory that holds no build yet when `waiting` (a watched directory
+ * whose first `iprecord update` has not swapped one in: the default data
+ * answers until then).
+ * @throws InvalidDatasetError when `current` is there but cannot be read (a FIFO or a device is refused at once), or the directory is not there, or holds no build and is not `waiting`
  */
-export function resolveDataset(dir: string): string {
+export function resolveDataset(dir: string, waiting = false): string | null {
   const path = join(dir, CURRENT_FILE);
   let pointer: string;
   try {
@@ -44,7 +47,10 @@ export function resolveDataset(dir: string): string {
     if (code !== 'ENOENT') throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
     // A directory without a pointer holds a build itself; one that is not there, or holds none, is named, not its files.
     if (!existsSync(dir)) throw notDataDirectory(dir, 'does not exist');
-    if (!existsSync(join(dir, MANIFEST_FILE)) && !existsSync(join(dir, THREAT_FILE))) throw notDataDirectory(dir, `holds no build (no ${CURRENT_FILE}, ${MANIFEST_FILE} or ${THREAT_FILE})`);
+    if (!existsSync(join(dir, MANIFEST_FILE)) && !existsSync(join(dir, THREAT_FILE))) {
+      if (waiting) return null;
+      throw notDataDirectory(dir, `holds no build (no ${CURRENT_FILE}, ${MANIFEST_FILE} or ${THREAT_FILE})`);
+    }
     return dir;
   }
   return pointer === '' ? dir : join(dir, pointer);

@@ -81,6 +81,25 @@ describe("the user's dataset directory", () => {
     expect(existsSync(join(home, 'iprecord-data'))).toBe(false);
   });
 
+  it('watched before its first build: the default data answers, then the first build swapped in, with no reopen', async () => {
+    const dir = join(home, 'waiting');
+    mkdirSync(dir);
+    const engine = await open({ data: dir, watch: true });
+    try {
+      // The package's default data (8.8.8.8 in the US: the fixtures the builds here compile place it nowhere).
+      expect(engine.info().dataset.path).toBe(join(ROOT, 'data', 'default.iprd'));
+      expect(engine.lookup('8.8.8.8').country_code).toBe('US');
+      expect(engine.lookup(TOR).threat.is_tor).toBe(false);
+      const reloaded = new Promise((resolve) => engine.once('reload', resolve));
+      await buildAndSwap(config(dir), dir);
+      await reloaded;
+      expect(engine.lookup(TOR).threat.is_tor).toBe(true);
+      expect(engine.info().dataset.path.startsWith(join(dir, 'builds'))).toBe(true);
+    } finally {
+      engine.close();
+    }
+  });
+
   it('named but not there, a file, or a folder holding no build: an error naming the directory (not a file in it) and what makes one, from open() and the CLI', async () => {
     const missing = join(home, 'no-such-data');
     const file = join(home, 'a-file');
