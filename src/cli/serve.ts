@@ -6,12 +6,11 @@
 
 import cluster from 'node:cluster';
 import { createWriteStream, existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
-import { CURRENT_FILE, MANIFEST_FILE, userDataDir } from '../dataset/store.js';
+import { holdsBuild, userDataDir } from '../dataset/store.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
@@ -179,8 +178,7 @@ export async function runServe(argv: string[]): Promise<number> {
   process.stderr.write(
     `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
   );
-  if (data !== undefined && !existsSync(join(data, CURRENT_FILE)) && !existsSync(join(data, MANIFEST_FILE)))
-    process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
+  if (data !== undefined && !holdsBuild(data)) process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
 
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

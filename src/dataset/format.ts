@@ -70,12 +70,14 @@ export class Dataset {
     const b = buf.byteOffset % 8 === 0 ? buf : Buffer.from(buf);
     this.buf = b;
     const words = (section: number, count: number) => new Uint32Array(b.buffer, b.byteOffset + section, count);
-    this.shift4 = 32 - indexBits(c.v4);
-    this.shift6 = 32 - indexBits(c.v6);
-    this.index4 = words(at.index4, (1 << indexBits(c.v4)) + 1);
+    const bits4 = indexBits(c.v4);
+    const bits6 = indexBits(c.v6);
+    this.shift4 = 32 - bits4;
+    this.shift6 = 32 - bits6;
+    this.index4 = words(at.index4, (1 << bits4) + 1);
     this.starts4 = words(at.starts4, c.v4);
     this.refs4 = words(at.refs4, c.v4);
-    this.index6 = words(at.index6, (1 << indexBits(c.v6)) + 1);
+    this.index6 = words(at.index6, (1 << bits6) + 1);
     this.starts6 = words(at.starts6, c.v6 * 4);
     this.refs6 = words(at.refs6, c.v6);
     this.records = words(at.records, c.rows.records * TABLES.records.length);

@@ -47,13 +47,18 @@ export function resolveDataset(dir: string, waiting = false): string | null {
     if (code !== 'ENOENT') throw new InvalidDatasetError(`Cannot read ${path}: ${(e as Error).message}`, { cause: e });
     // A directory without a pointer holds a build itself; one that is not there, or holds none, is named, not its files.
     if (!existsSync(dir)) throw notDataDirectory(dir, 'does not exist');
-    if (!existsSync(join(dir, MANIFEST_FILE)) && !existsSync(join(dir, THREAT_FILE))) {
+    if (!holdsBuild(dir)) {
       if (waiting) return null;
       throw notDataDirectory(dir, `holds no build (no ${CURRENT_FILE}, ${MANIFEST_FILE} or ${THREAT_FILE})`);
     }
     return dir;
   }
   return pointer === '' ? dir : join(dir, pointer);
+}
+
+/** Whether a dataset directory names a build (`current`) or is one (its manifest, or a threat.bin of its own). */
+export function holdsBuild(dir: string): boolean {
+  return [CURRENT_FILE, MANIFEST_FILE, THREAT_FILE].some((f) => existsSync(join(dir, f)));
 }
 
 /** The error of a `data` that is no dataset directory: what it is, and what makes one. */
