@@ -130,10 +130,13 @@ export class ParquetOut {
     const size = last - first + 1n;
     const network = (size & (size - 1n)) === 0n && (first & (size - 1n)) === 0n ? `${startIp}/${(v === 4 ? 33 : 129) - size.toString(2).length}` : null;
     const r = record as unknown as Record<string, unknown>;
+    // A range's rows share its bounds.
+    const start = v === 4 ? first : bytes16(first);
+    const end = v === 4 ? last : bytes16(last);
     for (let bucket = first >> shift; bucket <= last >> shift; bucket++) {
       const c = this.columns;
-      c.get('start')!.push(v === 4 ? first : bytes16(first));
-      c.get('end')!.push(v === 4 ? last : bytes16(last));
+      c.get('start')!.push(start);
+      c.get('end')!.push(end);
       c.get('start_ip')!.push(startIp);
       c.get('end_ip')!.push(endIp);
       c.get('network')!.push(network);
