@@ -15,10 +15,7 @@ import { createInterface } from 'node:readline';
 import { isIP } from 'node:net';
 import { commandOptions, dataDir, options, ownVersion, unknownOption } from './args.js';
 import { listAddress } from './rows.js';
-import { runExport } from './export.js';
 import { isIprecordError, openSync, type Engine } from '../index.js';
-import { runBuild, runUpdate } from './build.js';
-import { runEnrich } from './enrich-command.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)
@@ -157,11 +154,11 @@ function answerer(engine: Engine, args: Args): (ip: string) => unknown {
 
 export async function main(argv: string[]): Promise<number> {
   try {
-    if (argv[0] === 'enrich') return await runEnrich(argv.slice(1));
-    if (argv[0] === 'build') return await runBuild(argv.slice(1));
+    if (argv[0] === 'enrich') return await (await import('./enrich-command.js')).runEnrich(argv.slice(1));
+    if (argv[0] === 'build') return await (await import('./build.js')).runBuild(argv.slice(1));
     if (argv[0] === 'info') return runInfo(argv.slice(1));
-    if (argv[0] === 'update') return await runUpdate(argv.slice(1));
-    if (argv[0] === 'export') return await runExport(argv.slice(1));
+    if (argv[0] === 'update') return await (await import('./build.js')).runUpdate(argv.slice(1));
+    if (argv[0] === 'export') return await (await import('./export.js')).runExport(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;
