@@ -399,6 +399,20 @@ describe.skipIf(READ)('threat categories without a source', () => {
     expect(told).toHaveLength(1);
     expect(told[0]).toMatch(new RegExp(`^IPRECORD_MISSING_LISTS no loaded source answers for ${missing.join(', ')}: .*iprecord update.* @first$`));
     expect(run({ IPRECORD_QUIET: '1' })).toEqual([]);
+    // Unhandled, Node prints it: iprecord's one line, then Node's own hint, once a process (docs/library.md); Node's
+    // --disable-warning with the code silences it.
+    const plain = [`import { open } from ${JSON.stringify(builtEntry('index'))};`, `(await open(${JSON.stringify(SMALL)})).lookup('8.8.8.8');`].join('\n');
+    const printed = (flags: string[]) => {
+      const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', plain], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '' } });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stderr;
+    };
+    expect(printed([]).split('\n')).toEqual([
+      expect.stringMatching(/^\(node:\d+\) \[IPRECORD_MISSING_LISTS\] Warning: no loaded source answers for [^\n]*iprecord update/),
+      expect.stringMatching(/^\(Use `node --trace-warnings \.\.\.` to show where the warning was created\)$/),
+      '',
+    ]);
+    expect(printed(['--disable-warning=IPRECORD_MISSING_LISTS'])).toBe('');
   });
 
   it('a category with a source is not named; an error answered is a lookup too', async () => {
