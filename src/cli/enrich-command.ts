@@ -93,7 +93,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
     opened = await openInput(file);
     size = file === null ? 0 : statSync(file).size;
   } catch (e) {
-    process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
+    process.stderr.write(`iprecord enrich: ${unreadable(file, e as NodeJS.ErrnoException)}\n`);
     return 2;
   }
   // Worker threads pay off for large files.
@@ -156,3 +156,9 @@ export async function runEnrich(argv: string[]): Promise<number> {
 }
 
 /** Every command but `serve`; the exit code. */
+
+/** Why the input file cannot be read, in one line: what the path is, not the system call that found it. */
+function unreadable(file: string | null, e: NodeJS.ErrnoException): string {
+  const why = ({ ENOENT: 'it does not exist', EISDIR: 'it is a directory', EACCES: 'permission denied' } as Record<string, string>)[e.code ?? ''];
+  return file === null || why === undefined ? e.message : `cannot read ${file}: ${why}`;
+}

@@ -264,6 +264,14 @@ describe('iprecord enrich', () => {
     expect(badField.code).toBe(2);
     expect(badField.err).toMatch(/not a field name/);
     expect(run(['enrich', '--format', 'xml']).code).toBe(2);
+    // An input that cannot be read: what the path is, in one line.
+    for (const [path, why] of [
+      [join(dir, 'missing.csv'), 'it does not exist'],
+      [dir, 'it is a directory'],
+    ]) {
+      const unread = run(['enrich', path]);
+      expect({ code: unread.code, err: unread.err }).toEqual({ code: 2, err: `iprecord enrich: cannot read ${path}: ${why}\n` });
+    }
     expect(run(['enrich', '--help']).out).toMatch(/^Usage: iprecord enrich/);
   });
 
