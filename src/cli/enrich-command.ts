@@ -4,6 +4,7 @@
  */
 
 import { statSync } from 'node:fs';
+import { unreadableReason } from '../files/read.js';
 import { availableParallelism } from 'node:os';
 import { ownEntry, startPool, type PoolWorker } from '../threads.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
@@ -93,7 +94,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
     opened = await openInput(file);
     size = file === null ? 0 : statSync(file).size;
   } catch (e) {
-    process.stderr.write(`iprecord enrich: ${unreadable(file, e as NodeJS.ErrnoException)}\n`);
+    process.stderr.write(`iprecord enrich: ${file === null ? (e as Error).message : `cannot read ${file}: ${unreadableReason(e)}`}\n`);
     return 2;
   }
   // Worker threads pay off for large files.
@@ -156,9 +157,3 @@ export async function runEnrich(argv: string[]): Promise<number> {
 }
 
 /** Every command but `serve`; the exit code. */
-
-/** Why the input file cannot be read, in one line: what the path is, not the system call that found it. */
-function unreadable(file: string | null, e: NodeJS.ErrnoException): string {
-  const why = ({ ENOENT: 'it does not exist', EISDIR: 'it is a directory', EACCES: 'permission denied' } as Record<string, string>)[e.code ?? ''];
-  return file === null || why === undefined ? e.message : `cannot read ${file}: ${why}`;
-}

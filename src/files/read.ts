@@ -81,3 +81,21 @@ export function withoutBom(text: string): string {
 export function utf8BomLength(b: Uint8Array): number {
   return b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
 }
+
+const REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'it does not exist',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
+/**
+ * Why a file cannot be read, as a user would say it: what the path is,
+ * not which system call found out (`it does not exist`, not `ENOENT: no
+ * such file or directory, open '...'`); the system's message for the rest.
+ */
+export function unreadableReason(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return (code !== undefined && REASONS[code]) || (e as Error).message;
+}

@@ -12,7 +12,7 @@
 
 import { hash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { withoutBom } from '../files/read.js';
+import { unreadableReason, withoutBom } from '../files/read.js';
 import { writeAtomic } from '../files/write.js';
 import { InvalidOptionsError } from '../errors.js';
 import { CountWindow } from '../record/count.js';
@@ -150,7 +150,7 @@ export class KeyStore {
     try {
       text = readFileSync(path, 'utf8');
     } catch (cause) {
-      throw new InvalidOptionsError(`Cannot read the keys file ${path}: ${(cause as Error).message}`, { cause });
+      throw new InvalidOptionsError(`Cannot read the keys file ${path}: ${unreadableReason(cause)}`, { cause });
     }
     let json: unknown;
     try {

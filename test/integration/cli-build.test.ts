@@ -111,6 +111,8 @@ describe('iprecord build', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/categor/);
     expect(existsSync(join(dir, 'ds3', 'current'))).toBe(false);
+    const none = run(['build', '--config', 'none.json', '--out', 'ds4']);
+    expect({ code: none.code, err: none.err }).toEqual({ code: 2, err: 'iprecord build: Cannot read the feed configuration none.json: it does not exist\n' });
   });
 });
 

@@ -251,7 +251,9 @@ describe('exportDataset: csv', () => {
        */
       const askAll = (queries: readonly (readonly [ip: string, path: string])[]): string[] => {
         const script = queries.map(([ip, path]) => `${mmdblookup} --file '${out}' --ip '${ip}' ${path.split('.').join(' ')} 2>&1; printf '\\n@@%s@@\\n' $?`).join('\n');
-        const said = execFileSync('sh', ['-c', script], { maxBuffer: 1 << 28 }).toString().split(/\n@@(\d+)@@\n/);
+        const said = execFileSync('sh', ['-c', script], { maxBuffer: 1 << 28 })
+          .toString()
+          .split(/\n@@(\d+)@@\n/);
         expect(said.length).toBe(queries.length * 2 + 1);
         return queries.map((q, i) => {
           const text = said[i * 2].trim();

@@ -366,7 +366,7 @@ describe('server: errors, keys and plans', () => {
   it('rejects bad options and bad keys files with a clear message', async () => {
     await expect(createServer({ engine, keys: { keys: [{ key: 'short', plan: 'free' }] } })).rejects.toThrow(/at least 8 characters/);
     await expect(createServer({ engine, keys: { keys: [{ key: 'long-enough', plan: 'gold' as 'free' }] } })).rejects.toThrow(/plan must be one of free, paid, business/);
-    await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(/Cannot read the keys file/);
+    await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(`Cannot read the keys file ${join(dir, 'missing.json')}: it does not exist`);
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
     await expect(createServer({ engine, accessLog: false as never })).rejects.toThrow(/"accessLog" must be a writable stream/);

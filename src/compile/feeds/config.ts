@@ -27,7 +27,7 @@
 
 import { defaultWidest, type Widest } from './widest.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { readRegularText, withoutBom } from '../../files/read.js';
+import { readRegularText, unreadableReason, withoutBom } from '../../files/read.js';
 import { InvalidOptionsError } from '../../errors.js';
 import { CATEGORIES, type Category } from '../../record/threat.js';
 import type { Blocklist } from '../../types.js';
@@ -254,7 +254,7 @@ export function readThreatConfig(path: string): ThreatConfig {
   try {
     text = readRegularText(path, MAX_CONFIG_BYTES);
   } catch (e) {
-    throw new InvalidOptionsError(`Cannot read the feed configuration ${path}: ${(e as Error).message}`);
+    throw new InvalidOptionsError(`Cannot read the feed configuration ${path}: ${unreadableReason(e)}`);
   }
   let value: unknown;
   try {
