@@ -287,6 +287,8 @@ async function main(): Promise<void> {
         `counts in Redis / in a file (one process): GET ${vsFile(get)}x requests/s, bulk ${vsFile(bulk)}x; CPU ${Math.round(median(cpu[redisAt]))} µs/request against ${Math.round(median(cpu[1]))}, Redis's own ${median(redisCpu).toFixed(2)} µs/request`,
       );
     }
+    const floor = get[1].map((r, i) => r / get[flatAt][i]);
+    console.log(`GET /<ip>: iprecord / a constant body of a record's size = ${median(floor).toFixed(2)}x (median of ${ROUNDS} rounds: ${floor.map((r) => r.toFixed(2)).join(', ')})`);
     const above = median(cpu[1].map((c, i) => c - cpu[flatAt][i]));
     console.log(
       `GET /<ip> CPU a request: iprecord ${median(cpu[1]).toFixed(1)} µs, a constant ${bodyBytes}-byte body ${median(cpu[flatAt]).toFixed(1)} µs: ${above.toFixed(1)} µs above it, of which the record's bytes (writeJson in-process) ${jsonBytesUs.toFixed(1)} µs; the handling ${(above - jsonBytesUs).toFixed(1)} µs`,
