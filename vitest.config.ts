@@ -20,7 +20,7 @@ export default defineConfig({
     // time took as long as two (191 s and 192 s, one after the other on the same tree).
     maxWorkers: '100%',
     globalSetup: ['test/helpers/cache-dir.ts', 'test/helpers/built-entries.ts'],
-    setupFiles: ['test/helpers/warnings.ts', 'test/helpers/cpu-tmp.ts'],
+    setupFiles: ['test/helpers/warnings.ts'],
     reporters: ['default'],
     // Three projects in one run, so that the read-mode suites fill the cores where the others leave gaps.
     projects: [
