@@ -13,7 +13,7 @@
 
 import { createInterface } from 'node:readline';
 import { isIP } from 'node:net';
-import { commandOptions, dataDir, options, ownVersion, unknownOption } from './args.js';
+import { commandOptions, dataDir, misspeltCommand, options, ownVersion, unknownOption } from './args.js';
 import { listAddress } from './rows.js';
 import { isIprecordError, openSync, type Engine } from '../index.js';
 
@@ -161,6 +161,11 @@ export async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'export') return await (await import('./export.js')).runExport(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const command = misspeltCommand(argv[0]);
+  if (command !== undefined) {
+    process.stderr.write(`iprecord: unknown command ${argv[0]} (did you mean ${command}?); iprecord --help lists the commands\n`);
     return 2;
   }
   const parsed = parseArgs(argv);

@@ -73,6 +73,9 @@ describe('iprecord', () => {
     [['build', '--confg', 'x.json'], 'iprecord build: unknown option --confg (did you mean --config?); iprecord build --help lists its options'],
     [['export', '--fromat', 'csv'], 'iprecord export: unknown option --fromat (did you mean --format?); iprecord export --help lists its options'],
     [['info', 'extra'], 'iprecord info: unexpected argument extra; iprecord info --help lists its options'],
+    // A first argument that is a word near a command is that command misspelt (a word near none is an address: bleh).
+    [['enrch', 'access.csv'], 'iprecord: unknown command enrch (did you mean enrich?); iprecord --help lists the commands'],
+    [['exports', '--format', 'csv'], 'iprecord: unknown command exports (did you mean export?); iprecord --help lists the commands'],
     [['serve', '--check-data-every', '0'], 'iprecord serve: --check-data-every must be a number of seconds above 0, not 0; iprecord serve --help lists its options'],
     [['serve', '--counts-sync-every', '0.5'], 'iprecord serve: --counts-sync-every is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
   ])('a mistake is one line naming the fix, exit 2: %j', (args, line) => {
