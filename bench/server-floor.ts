@@ -11,11 +11,12 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { addressMix } from './mix.js';
+import { constantBodyServer, cpuMs } from './http-floor.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,16 +37,10 @@ function start(args: string[], port: number): Promise<ChildProcess> {
     let said = '';
     child.stderr!.on('data', (c: Buffer) => {
       said += c.toString();
-      if (/listening/.test(said)) resolve(child);
+      if (/listening|^ready$/m.test(said)) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`the server on port ${port} exited (${code}): ${said}`)));
   });
-}
-
-/** CPU time of a process so far (user and system), in milliseconds. */
-function cpuMs(pid: number | undefined): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 let next = 0;
@@ -66,8 +61,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const ours = await start(['dist/cli.js', 'serve', '--port', '4321', '--keys', join(dir, 'keys.json'), '--access-log', 'off', '--quiet'], 4321);
 // The size of a record's body, as the server answers it.
 const size = (await (await fetch(`http://127.0.0.1:4321/8.8.8.8?api-key=${KEY}`)).arrayBuffer()).byteLength;
-const constant = `const body = Buffer.alloc(${size}, 97); require('node:http').createServer((q, r) => { r.setHeader('Content-Type', 'application/json'); r.end(body); }).listen(4322, '127.0.0.1', () => console.error('listening'));`;
-const floor = await start(['-e', constant], 4322);
+const floor = await start(['-e', constantBodyServer(size, 4322)], 4322);
 try {
   const servers = [
     { name: 'iprecord serve', port: 4321, query: `?api-key=${KEY}`, child: ours },

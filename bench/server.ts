@@ -31,6 +31,7 @@ import { open } from '../src/index.js';
 import { compileAsnCsv } from '../src/build.js';
 import { defaultAsnSources } from '../src/data.js';
 import { addressMix, SEED } from './mix.js';
+import { constantBodyServer, cpuMs } from './http-floor.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -70,17 +71,6 @@ function start(name: string, port: number, args: string[], ready: RegExp, query:
       if (!stopping) console.warn(`${name} exited (${code ?? signal}): ${seen.slice(-2000)}`);
     });
   });
-}
-
-/** CPU time of a process so far (user and system), in milliseconds; NaN when it is gone. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime, fields 14 and 15 of the line (11 and 12 after the name), in ticks of 10 ms.
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return NaN;
-  }
 }
 
 /** The resident size of a server, or NaN (with a warning) when it is no longer running. */
@@ -209,8 +199,7 @@ async function main(): Promise<void> {
     }
   })();
   // HTTP's own floor: a constant body of a record's size.
-  const constantServer = `const body = Buffer.alloc(${bodyBytes}, 97); require('node:http').createServer((q, r) => { r.setHeader('Content-Type', 'application/json'); r.end(body); }).listen(Number(process.argv[1]), '127.0.0.1', () => console.log('ready'));`;
-  const flat = await start("node:http, a constant body of a record's size", 4305, ['-e', constantServer, '4305'], /^ready$/m, '');
+  const flat = await start("node:http, a constant body of a record's size", 4305, ['-e', constantBodyServer(bodyBytes, 4305)], /^ready$/m, '');
   const targets = [base, ours, two];
   if (hasRedis) {
     redis = spawn('redis-server', ['--port', '4310', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });

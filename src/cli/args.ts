@@ -1,6 +1,7 @@
 /** Arguments of the CLI's subcommands. */
 
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { defaultDataDir } from '../dataset/store.js';
 import { selectsNothing } from '../record/fields.js';
 import { nearestName } from '../options.js';
@@ -26,9 +27,12 @@ export function options(argv: string[], names: readonly string[]): Record<string
   return out;
 }
 
-/** The dataset directory: the option, else $IPRECORD_DATA, else the user's when it holds a build (`defaultDataDir`). */
-export function dataDir(given: string | undefined): string | undefined {
-  return given ?? defaultDataDir();
+/**
+ * The dataset directory: the option, else $IPRECORD_DATA, else the user's
+ * when it holds a build, or, `waiting`, once it is there (`defaultDataDir`).
+ */
+export function dataDir(given: string | undefined, waiting = false): string | undefined {
+  return given ?? defaultDataDir(process.env, process.platform, homedir(), waiting);
 }
 
 /** An argument that is no option of the command: named, with the option it most likely misspells. */
@@ -40,7 +44,7 @@ export function unknownOption(arg: string, options: readonly string[]): string {
 }
 
 /** The commands of `iprecord` (a first argument that is none of them is an address). */
-const COMMANDS = ['serve', 'enrich', 'build', 'update', 'export', 'info'];
+export const COMMANDS: readonly string[] = ['serve', 'enrich', 'build', 'update', 'export', 'info'];
 
 /**
  * The command a first argument most likely misspells (`enrch`, `exports`),

@@ -5,12 +5,12 @@
  */
 
 import cluster from 'node:cluster';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
-import { holdsBuild, userDataDir } from '../dataset/store.js';
+import { holdsBuild } from '../dataset/store.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
@@ -114,8 +114,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
   // Named, else the user's directory when it is there, even before its first build (an updater beside this server
   // fills it: the default data answers until a build is swapped in).
-  const user = userDataDir();
-  const data = dataDir(o.data) ?? (process.env.IPRECORD_DATA === undefined && existsSync(user) ? user : undefined);
+  const data = dataDir(o.data, true);
   const open: OpenOptions = {
     ...(data === undefined ? {} : { data, watch: true }),
     ...(o.memory === undefined ? {} : { memory: o.memory as 'mmap' | 'read' }),

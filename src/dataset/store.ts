@@ -101,12 +101,13 @@ export function userDataDir(env: NodeJS.ProcessEnv = process.env, platform: Node
  * The dataset directory to answer from when none is given: $IPRECORD_DATA
  * when set (empty: none, the installed data alone), else the user's
  * dataset directory (`userDataDir`) when a build is there (its `current`
- * file), else none.
+ * file), or, `waiting` (a server that watches it), once the directory is
+ * there at all; else none.
  */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = homedir()): string | undefined {
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = homedir(), waiting = false): string | undefined {
   if (env.IPRECORD_DATA !== undefined) return env.IPRECORD_DATA || undefined;
   const dir = userDataDir(env, platform, home);
-  return existsSync(join(dir, CURRENT_FILE)) ? dir : undefined;
+  return existsSync(waiting ? dir : join(dir, CURRENT_FILE)) ? dir : undefined;
 }
 
 /** A feed's state in a build: `ok`: compiled; `missing`: no local copy of a URL yet; `failed`: unreadable. */

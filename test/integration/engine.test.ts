@@ -409,7 +409,7 @@ describe.skipIf(READ)('threat categories without a source', () => {
     };
     expect(printed([]).split('\n')).toEqual([
       expect.stringMatching(/^\(node:\d+\) \[IPRECORD_MISSING_LISTS\] Warning: no loaded source answers for [^\n]*iprecord update/),
-      expect.stringMatching(/^\(Use `node --trace-warnings \.\.\.` to show where the warning was created\)$/),
+      expect.stringMatching(/^\(Use `\S+ --trace-warnings \.\.\.` to show where the warning was created\)$/),
       '',
     ]);
     expect(printed(['--disable-warning=IPRECORD_MISSING_LISTS'])).toBe('');

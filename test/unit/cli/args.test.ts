@@ -6,10 +6,8 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { misspeltCommand } from '../../../src/cli/args.js';
+import { COMMANDS, misspeltCommand } from '../../../src/cli/args.js';
 import { canonicalIp } from '../../../src/ip/address.js';
-
-const COMMANDS = ['serve', 'enrich', 'build', 'update', 'export', 'info'];
 
 /** A command with one letter dropped, doubled, changed or two swapped. */
 const misspelt = fc
