@@ -9,7 +9,23 @@ import type { ByteWriter } from '../record/writer.js';
 import { wordsOver, type Words } from '../record/words.js';
 import { DatasetText, jsonText } from './text.js';
 import { verifyDataset } from './verify.js';
-import { countWords, ESCAPED, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, indexBits, layout, LOCATION, NO_STRING, PART_UTF8, readCounts, TABLES, type Counts, type DatasetMeta } from './layout.js';
+import {
+  countWords,
+  ESCAPED,
+  DATASET_FORMAT_VERSION,
+  DATASET_MAGIC,
+  HEADER,
+  indexBits,
+  MAGIC_PREFIX,
+  layout,
+  LOCATION,
+  NO_STRING,
+  PART_UTF8,
+  readCounts,
+  TABLES,
+  type Counts,
+  type DatasetMeta,
+} from './layout.js';
 
 export * from './layout.js';
 
@@ -59,9 +75,10 @@ export class Dataset {
     const bad: (what: string) => never = (what) => {
       throw new InvalidDatasetError(`${name} is not a valid iprecord dataset: ${what}.`);
     };
-    if (buf.length < HEADER || buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
+    if (buf.length < HEADER || buf.toString('latin1', 0, MAGIC_PREFIX.length) !== MAGIC_PREFIX) bad('bad magic');
     const version = buf.readUInt32LE(8);
     if (version !== DATASET_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
+    if (buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
     const c = readCounts(buf);
     if (countWords(c).some((n) => n >= 0x80000000)) bad('a count of its header is past 2^31');
     const at = layout(c);

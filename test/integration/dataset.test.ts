@@ -31,6 +31,7 @@ import { Sources } from '../../src/compile/sources.js';
 import { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { compiledDataset } from '../../src/engine-inside.js';
+import { HEADER } from '../../src/dataset/layout.js';
 import type { AnswerOptions } from '../../src/engine.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-dataset-'));
@@ -228,7 +229,6 @@ describe('threat feeds compiled into the dataset', () => {
 
 describe('a dataset checked before it answers', () => {
   const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').toBuffer();
-  const probes = ['81.2.69.160', '2.125.160.216', '1.0.0.1', '2001:218::1', '89.160.20.112'];
 
   it('passes on a compiled dataset, seals it, and info() names the dataset', () => {
     const file = join(dir, 'verify.iprd');
@@ -240,42 +240,25 @@ describe('a dataset checked before it answers', () => {
     expect(existsSync(`${file}.verified`)).toBe(true);
   });
 
-  it('refuses at open() and openSync() a file with any byte changed in place, sealed before or not', async () => {
+  it('refuses at open() and openSync() a file with any byte changed in place, sealed before or not: every byte of the header, and bytes drawn from the rest', async () => {
     const file = join(dir, 'flips.iprd');
     writeFileSync(file, compiled);
-    const want = openSync({ dataset: file });
-    const answers = probes.map((ip) => want.lookupJson(ip, { count: '0' }));
-    want.close();
+    openSync({ dataset: file }).close();
     // The seal of the good file is there: a write in place must void it.
     expect(existsSync(`${file}.verified`)).toBe(true);
     const next = xorshift32(seed());
     const rng = () => next() / 2 ** 32;
-    let refused = 0;
-    const flips = 40;
-    for (let k = 0; k < flips; k++) {
-      const at = Math.floor(rng() * compiled.length);
+    const header = Array.from({ length: HEADER }, (_, at) => at);
+    const drawn = Array.from({ length: 40 }, () => HEADER + Math.floor(rng() * (compiled.length - HEADER)));
+    for (const at of [...header, ...drawn]) {
       const fd = openFileSync(file, 'r+');
       writeSync(fd, Buffer.from([compiled[at] ^ (1 + Math.floor(rng() * 255))]), 0, 1, at);
       closeSync(fd);
-      const opened = [() => openSync({ dataset: file }), () => openSync({ dataset: file, memory: 'read' })];
-      for (const o of opened) {
-        let e: Engine | null = null;
-        try {
-          e = o();
-        } catch (err) {
-          expect(err, `byte ${at}`).toBeInstanceOf(InvalidDatasetError);
-          refused++;
-          continue;
-        }
-        // Only the header's reserved bytes are outside every check, and nothing reads them.
-        expect(at >= 72 && at < 80, `byte ${at} changed and opened`).toBe(true);
-        expect(probes.map((ip) => e.lookupJson(ip, { count: '0' }))).toEqual(answers);
-        e.close();
-      }
-      if (at < 72 || at >= 80) await expect(open({ dataset: file }), `byte ${at}`).rejects.toThrow(InvalidDatasetError);
+      expect(() => openSync({ dataset: file }), `byte ${at}`).toThrow(InvalidDatasetError);
+      expect(() => openSync({ dataset: file, memory: 'read' }), `byte ${at}`).toThrow(InvalidDatasetError);
+      await expect(open({ dataset: file }), `byte ${at}`).rejects.toThrow(InvalidDatasetError);
       writeFileSync(file, compiled);
     }
-    expect(refused).toBeGreaterThan(flips);
   });
 });
 

@@ -7,7 +7,26 @@ import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
-import { CRC_AT, Dataset, HEADER, indexBits, layout, LOC, NET, NETWORK, NO_ROUTE, NO_STRING, PL, PLACE, PART_UTF8, readCounts, TABLES, THR } from '../../../src/dataset/format.js';
+import {
+  CRC_AT,
+  Dataset,
+  DATASET_FORMAT_VERSION,
+  datasetCrc,
+  HEADER,
+  indexBits,
+  layout,
+  LOC,
+  NET,
+  NETWORK,
+  NO_ROUTE,
+  NO_STRING,
+  PL,
+  PLACE,
+  PART_UTF8,
+  readCounts,
+  TABLES,
+  THR,
+} from '../../../src/dataset/format.js';
 import { PART_COLUMNS } from '../../../src/dataset/parts.js';
 import { OTHER } from '../../../src/dataset/text.js';
 import { findRange } from '../../../src/dataset/render.js';
@@ -34,7 +53,7 @@ const damaged = (f: (b: Buffer) => void) => {
 const crafted = (f: (b: Buffer) => void) =>
   damaged((b) => {
     f(b);
-    b.writeUInt32LE(crc32(b.subarray(HEADER)), CRC_AT);
+    b.writeUInt32LE(datasetCrc(b, crc32(b.subarray(HEADER))), CRC_AT);
   });
 const at = layout(readCounts(good));
 
@@ -69,6 +88,15 @@ describe('dataset file', () => {
     const cases: [string, Buffer, RegExp][] = [
       ['magic', damaged((b) => void b.write('XXXX', 0)), /bad magic/],
       ['version', damaged((b) => b.writeUInt32LE(9, 8)), /format version 9/],
+      [
+        'the version before',
+        damaged((b) => {
+          b.write(`IPRDSET${DATASET_FORMAT_VERSION - 1}`, 0, 'latin1');
+          b.writeUInt32LE(DATASET_FORMAT_VERSION - 1, 8);
+        }),
+        new RegExp(`format version ${DATASET_FORMAT_VERSION - 1}, this iprecord reads ${DATASET_FORMAT_VERSION} \\(compile it again\\)`),
+      ],
+      ['magic of another version', damaged((b) => void b.write('9', 7, 'latin1')), /bad magic/],
       ['truncated', good.subarray(0, good.length - 4), /add up to/],
       ['empty', Buffer.alloc(0), /bad magic/],
       ['index out of order', crafted((b) => b.writeUInt32LE(0xffff, HEADER + 4)), /index/],
@@ -94,6 +122,16 @@ describe('dataset file', () => {
     // A bit of a value's text.
     const flipped = damaged((b) => void (b[at.ascii + 1] ^= 1));
     expect(() => new Dataset(flipped, 'flipped').verify()).toThrow(/checksum mismatch/);
+    // A bit of the header's zeros, and of the checksum itself: the header is under it too.
+    for (const byte of [64, 72, 79, CRC_AT])
+      expect(
+        () =>
+          new Dataset(
+            damaged((b) => void (b[byte] ^= 1)),
+            `byte ${byte}`,
+          ).verify(),
+        `byte ${byte}`,
+      ).toThrow(/checksum mismatch/);
     // A crafted range: opens, and a lookup that meets it is a typed error, not a wrong record.
     const crafted0 = crafted((b) => b.writeUInt32LE(0xffffff00, at.refs4));
     const ds = new Dataset(crafted0, 'crafted');
