@@ -8,22 +8,8 @@
 
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import {
-  countWords,
-  CRC_AT,
-  DATASET_FORMAT_VERSION,
-  datasetCrc,
-  DATASET_MAGIC,
-  HEADER,
-  layout,
-  pad8,
-  rangeIndex,
-  TABLE_NAMES,
-  TABLES,
-  type Counts,
-  type DatasetMeta,
-  type TableName,
-} from '../dataset/format.js';
+import { fileCrc } from '../files/checksum.js';
+import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, pad8, rangeIndex, TABLE_NAMES, TABLES, type Counts, type DatasetMeta, type TableName } from '../dataset/format.js';
 import type { Interner } from './intern.js';
 import { renderParts, type RenderedBase, type Rows } from '../dataset/parts.js';
 import { DatasetText, jsonText } from '../dataset/text.js';
@@ -148,7 +134,7 @@ export class CompiledDataset {
     const header = Buffer.alloc(HEADER);
     header.write(DATASET_MAGIC, 0, 'latin1');
     [DATASET_FORMAT_VERSION, ...countWords(counts)].forEach((v, i) => header.writeUInt32LE(v, 8 + i * 4));
-    header.writeUInt32LE(datasetCrc(header, crc), CRC_AT);
+    header.writeUInt32LE(fileCrc(header, CRC_AT, crc), CRC_AT);
     return header;
   }
 }

@@ -6,7 +6,6 @@
  * statement in code.
  */
 
-import { crc32 } from 'node:zlib';
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
 import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../record/template.js';
@@ -18,14 +17,6 @@ export const DATASET_MAGIC = `${MAGIC_PREFIX}${DATASET_FORMAT_VERSION}`;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
 export const CRC_AT = 68;
-
-/**
- * The file's checksum: zlib's CRC-32 of every byte after the header (`body`: that part's CRC-32), continued over the
- * header's bytes before the checksum and after it, so that no byte of the file is outside it.
- */
-export function datasetCrc(header: Uint8Array, body: number): number {
-  return crc32(header.subarray(CRC_AT + 4, HEADER), crc32(header.subarray(0, CRC_AT), body));
-}
 /** The most index blocks a family has: by an address's first 20 bits. */
 export const MAX_INDEX_BITS = 20;
 

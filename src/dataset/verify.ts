@@ -23,9 +23,9 @@
  */
 
 import type { ZoneRules } from '../time/zone.js';
-import { crc32 } from 'node:zlib';
+import { wholeFileCrc } from '../files/checksum.js';
 import { InvalidDatasetError } from '../errors.js';
-import { COUNTRY, CRC_AT, CTY, datasetCrc, ESCAPED, HEADER, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, rangeIndex, type Counts } from './layout.js';
+import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, rangeIndex, type Counts } from './layout.js';
 import type { Dataset } from './format.js';
 import { isJsonValue } from './json-scan.js';
 import { checkParts } from './parts.js';
@@ -44,7 +44,7 @@ export function verifyDataset(ds: Dataset, parts: VerifyParts): void {
     throw new InvalidDatasetError(`${ds.name} is not a valid iprecord dataset: ${what}.`);
   };
   const { buf, counts, text } = parts;
-  if (datasetCrc(buf, crc32(buf.subarray(HEADER))) !== buf.readUInt32LE(CRC_AT)) bad('checksum mismatch');
+  if (wholeFileCrc(buf, HEADER, CRC_AT) !== buf.readUInt32LE(CRC_AT)) bad('checksum mismatch');
   checkIndex4(ds, bad);
   checkIndex6(ds, bad);
   text.verify();

@@ -3,10 +3,10 @@
  * encoded into bucketed entries, then the whole file.
  */
 
-import { crc32 } from 'node:zlib';
+import { wholeFileCrc } from '../../files/checksum.js';
 import type { RangeList } from './ranges.js';
 import type { RangeList6 } from './ranges6.js';
-import { END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE, type Slice4, type ThreatTables } from './tree-format.js';
+import { CRC_AT, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE, type Slice4, type ThreatTables } from './tree-format.js';
 
 /**
  * Encodes the IPv4 ranges of buckets `from` to `to` (exclusive): values
@@ -159,6 +159,6 @@ export function encodeThreat(t: ThreatTables): Buffer {
   buf.writeUInt32LE(wide ? WIDE : 0, 32);
   buf.writeUInt32LE(t.v4.ranges, 40);
   buf.writeUInt32LE(t.v6.length, 44);
-  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 36);
+  buf.writeUInt32LE(wholeFileCrc(buf, HEADER, CRC_AT), CRC_AT);
   return buf;
 }

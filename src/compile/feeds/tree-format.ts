@@ -30,7 +30,7 @@
  *    12  u32 IPv4 entries E4         16  u32 IPv6 entries E6
  *    20  u32 labels L                24  u32 blocklist references B
  *    28  u32 metadata bytes M        32  u32 flags (bit 0: wide IPv4 labels)
- *    36  u32 CRC-32 of bytes 64..end
+ *    36  u32 CRC-32 of bytes 64..end, continued over bytes 0..35 and 40..63
  *    40  u32 IPv4 merged ranges      44  u32 IPv6 merged ranges
  *    48  reserved (zeros) to 64
  *    64  IPv4 bucket index: 1 048 577 × u32 (bucket b: entries index[b] to index[b+1])
@@ -50,8 +50,10 @@ import type { RangeList6 } from './ranges6.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
 
 export const THREAT_MAGIC = 'IPRTHRT1';
-export const THREAT_FORMAT_VERSION = 4;
+export const THREAT_FORMAT_VERSION = 5;
 export const HEADER = 64;
+/** Where the header keeps the checksum (`files/checksum.ts`): every byte of the file but its own. */
+export const CRC_AT = 36;
 /** Buckets of 4096 addresses (an IPv4 address's first 20 bits). */
 export const SHIFT = 12;
 export const BUCKETS = 1 << (32 - SHIFT);

@@ -3,12 +3,12 @@
  * addresses, one at a time or in blocks, and the walk of every range.
  */
 
-import { crc32 } from 'node:zlib';
+import { wholeFileCrc } from '../../files/checksum.js';
 import { InvalidDatasetError } from '../../errors.js';
 import type { IpVersion } from '../../ip/parse.js';
 import type { Blocklist } from '../../types.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
-import { BLOCK, BUCKETS, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE } from './tree-format.js';
+import { BLOCK, BUCKETS, CRC_AT, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE } from './tree-format.js';
 
 /** A loaded `threat.bin`: lookups over typed arrays on the file's bytes. */
 export class ThreatTree {
@@ -49,7 +49,7 @@ export class ThreatTree {
     const size = HEADER + words * 4 + metaLength;
     if (size !== buf.length) bad(`its sections add up to ${size} bytes but the file has ${buf.length}`);
     if (labelCount < 1) bad('no label table');
-    if (crc32(buf.subarray(HEADER)) !== buf.readUInt32LE(36)) bad('checksum mismatch');
+    if (wholeFileCrc(buf, HEADER, CRC_AT) !== buf.readUInt32LE(CRC_AT)) bad('checksum mismatch');
     // Typed arrays need 4-byte alignment within their ArrayBuffer.
     const b = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
     let at = b.byteOffset + HEADER;

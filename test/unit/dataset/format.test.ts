@@ -2,7 +2,7 @@ import { PACKAGE_ZONES } from '../../../src/time/zone.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
+import { wholeFileCrc } from '../../../src/files/checksum.js';
 import { describe, expect, it } from 'vitest';
 import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
@@ -11,7 +11,6 @@ import {
   CRC_AT,
   Dataset,
   DATASET_FORMAT_VERSION,
-  datasetCrc,
   HEADER,
   indexBits,
   layout,
@@ -53,7 +52,7 @@ const damaged = (f: (b: Buffer) => void) => {
 const crafted = (f: (b: Buffer) => void) =>
   damaged((b) => {
     f(b);
-    b.writeUInt32LE(datasetCrc(b, crc32(b.subarray(HEADER))), CRC_AT);
+    b.writeUInt32LE(wholeFileCrc(b, HEADER, CRC_AT), CRC_AT);
   });
 const at = layout(readCounts(good));
 

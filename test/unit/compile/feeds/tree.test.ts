@@ -1,4 +1,4 @@
-import { crc32 } from 'node:zlib';
+import { wholeFileCrc } from '../../../../src/files/checksum.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDatasetError } from '../../../../src/errors.js';
@@ -7,7 +7,7 @@ import { compileThreat, type CompileFeed } from '../../../../src/compile/feeds/c
 import { coveredAddresses, layers4 } from '../../../../src/compile/feeds/prepare.js';
 import { RangeList } from '../../../../src/compile/feeds/ranges.js';
 import { RangeList6 } from '../../../../src/compile/feeds/ranges6.js';
-import { BUCKETS } from '../../../../src/compile/feeds/tree-format.js';
+import { BUCKETS, CRC_AT, HEADER } from '../../../../src/compile/feeds/tree-format.js';
 import { ThreatTree } from '../../../../src/compile/feeds/tree.js';
 import { seed } from '../../../helpers/env.js';
 
@@ -167,13 +167,15 @@ describe('threat tree', () => {
       ['truncated', good.subarray(0, good.length - 8), /add up to/],
       ['empty', Buffer.alloc(0), /bad magic/],
       ['flipped bit', damaged((b) => void (b[70] ^= 1)), /checksum/],
+      // The header is under the checksum too: its range counts (info()) and its zeros.
+      ...[33, 40, 44, 48, 63].map((at): [string, Buffer, RegExp] => [`header byte ${at}`, damaged((b) => void (b[at] ^= 1)), /checksum/]),
     ];
     // Labels out of the label table, the checksum made again (a crafted file, not a damaged one).
     const crafted = (word: (b: Buffer) => number, value: (old: number) => number) =>
       damaged((b) => {
         const at = word(b);
         b.writeUInt32LE(value(b.readUInt32LE(at)) >>> 0, at);
-        b.writeUInt32LE(crc32(b.subarray(64)), 36);
+        b.writeUInt32LE(wholeFileCrc(b, HEADER, CRC_AT), CRC_AT);
       });
     const entries4 = 64 + (BUCKETS + 1) * 4;
     const kinds6 = (b: Buffer) => entries4 + b.readUInt32LE(12) * 4 + b.readUInt32LE(16) * 16;
