@@ -12,6 +12,9 @@ import type { AnswerOptions } from './answers.js';
 import type { Dataset } from './dataset/format.js';
 import { threadOptions, type OpenOptions } from './options.js';
 import type { ByteWriter } from './record/writer.js';
+import { prefetch } from './dataset/prefetch.js';
+
+export { GROUP as PREFETCH_GROUP } from './dataset/prefetch.js';
 
 /**
  * `lookupJson(ip, options)` (without `fields`) as byte text: its UTF-8
@@ -57,6 +60,17 @@ export function csvCells(engine: Engine, paths: readonly string[], options?: Ans
     write(snap, parsed, out);
     return true;
   };
+}
+
+/**
+ * Reads ahead what the records of `ips[from]` up to `ips[to]` (at most
+ * `PREFETCH_GROUP`) are written from, so that writing them one after
+ * another waits on memory once for the group rather than once an address
+ * (`dataset/prefetch.ts`); `parts`: false where chosen fields are written
+ * rather than whole records. What is not an address is passed over.
+ */
+export function prefetchRecords(engine: Engine, ips: readonly unknown[], from: number, to: number, parts = true): void {
+  prefetch(insideOf(engine).live().dataset, ips, from, to, parts);
 }
 
 /**

@@ -15,6 +15,7 @@ import { isFieldName, parseFields } from './record/fields.js';
 import { Snapshot } from './snapshot.js';
 import type { Selected } from './dataset/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
+import { GROUP as PREFETCH_GROUP, prefetch } from './dataset/prefetch.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
@@ -269,9 +270,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
     if (!Array.isArray(ips)) throw new InvalidBulkError();
     checkOptions(options, LOOKUP_OPTIONS);
-    this.live();
+    const ds = this.live().dataset;
     if (options?.fields !== undefined) parseFields(options.fields);
-    return ips.map((ip) => {
+    return ips.map((ip, i) => {
+      // What the records of the next addresses are read from, read together (`dataset/prefetch.ts`).
+      if (i % PREFETCH_GROUP === 0) prefetch(ds, ips, i, i + PREFETCH_GROUP, false);
       try {
         return this.tryLookup<F>(ip, options);
       } catch (e) {

@@ -11,7 +11,7 @@ import { isIprecordError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
 import { ByteWriter } from '../record/writer.js';
 import { rowsOf, type Chunk, type EnrichFormat } from './rows.js';
-import { csvCells, writeRecord } from '../engine-inside.js';
+import { csvCells, PREFETCH_GROUP, prefetchRecords, writeRecord } from '../engine-inside.js';
 
 /** Characters of a bad row's text kept in its report. */
 const EXCERPT = 200;
@@ -234,15 +234,33 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       out.text(',' + values.map(csvCell).join(',') + '\n');
     }
   };
-  /** A row that cannot be read, written or looked up as it is: kept in its place with the reason. */
-  const unreadable = (text: string, line: number, reason: string) => {
+  // A group of rows is read first, what their records are written from read ahead together (`prefetchRecords`),
+  // then each row written: what the reading found for each row of the group, by its place in the group.
+  const G = PREFETCH_GROUP;
+  const readCells: (readonly string[] | null)[] = new Array(G).fill(null);
+  const readObjects: (Record<string, unknown> | null)[] = new Array(G).fill(null);
+  const readIps: (string | null)[] = new Array(G).fill(null);
+  const readKnown: (string | null)[] = new Array(G).fill(null);
+  /** The row's failure to be read (an error thrown while reading it), and the malformed rows its reading counted. */
+  const readFailed: (string | null)[] = new Array(G).fill(null);
+  const readMalformed = new Uint8Array(G);
+  let slot = 0;
+  /** What a row is written from, kept for its turn. */
+  const read = (cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null) => {
+    readCells[slot] = cells;
+    readObjects[slot] = object;
+    readIps[slot] = ip;
+    readKnown[slot] = known;
+  };
+  /** What a row that cannot be read, written or looked up as it is is written from: its place, with the reason. */
+  const unreadable = (text: string, line: number, reason: string, to = read) => {
     malformed++;
-    emit(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, EXCERPT) }, null, `line ${line}: ${reason}`);
+    to(c.output === 'csv' ? [] : null, c.output === 'csv' ? null : { line, text: text.slice(0, EXCERPT) }, null, `line ${line}: ${reason}`);
   };
   const row = (text: string, line: number, bad: string | null) => {
     if (bad !== null) return unreadable(text, line, bad);
-    if (c.input === 'lines') return emit(null, c.output === 'ndjson' ? { ip: text } : null, withoutPort(text), null);
-    if (c.input === 'log') return emit(null, { line: text }, logAddress(text, regex), null);
+    if (c.input === 'lines') return read(null, c.output === 'ndjson' ? { ip: text } : null, withoutPort(text), null);
+    if (c.input === 'log') return read(null, { line: text }, logAddress(text, regex), null);
     if (c.input === 'ndjson') {
       let object: unknown;
       try {
@@ -252,30 +270,51 @@ export function enrichBatch(engine: Engine, c: RowConfig, chunk: Chunk, spare?: 
       }
       if (object === null || typeof object !== 'object' || Array.isArray(object)) {
         malformed++;
-        return emit(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
+        return read(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
       }
       const ip = addressAt(object, c.addressPaths);
-      return emit(null, object as Record<string, unknown>, ip === null ? null : withoutPort(ip), null);
+      return read(null, object as Record<string, unknown>, ip === null ? null : withoutPort(ip), null);
     }
     const cells = splitCsvLine(text);
     if (cells === null) return unreadable(text, line, 'malformed CSV');
-    emit(cells, null, withoutPort((cells[c.column] ?? '').trim()), null);
+    read(cells, null, withoutPort((cells[c.column] ?? '').trim()), null);
   };
-  for (let r = 0; r < rows.texts.length; r++) {
-    const mark = out.used;
-    const before = { bad, malformed };
-    raw = c.input === 'csv' ? rows.source.subarray(rows.spans[2 * r], rows.spans[2 * r + 1]) : null;
-    copied = false;
-    try {
-      row(rows.texts[r], rows.lines[r], rows.bad[r]);
-    } catch (e) {
-      // A row that cannot be written (JSON nested past the stack's depth) is one bad row, in its place.
-      if (isIprecordError(e)) throw e;
-      out.used = mark;
-      ({ bad, malformed } = before);
-      unreadable(rows.texts[r], rows.lines[r], `cannot be written (${(e as Error).message})`);
+  for (let start = 0; start < rows.texts.length; start += G) {
+    const end = Math.min(rows.texts.length, start + G);
+    for (let r = start; r < end; r++) {
+      slot = r - start;
+      const before = malformed;
+      readFailed[slot] = null;
+      try {
+        row(rows.texts[r], rows.lines[r], rows.bad[r]);
+      } catch (e) {
+        if (isIprecordError(e)) throw e;
+        malformed = before;
+        readFailed[slot] = (e as Error).message;
+      }
+      readMalformed[slot] = malformed - before;
     }
-    if (!copied && rows.notUtf8?.has(r) === true) replaced++;
+    prefetchRecords(engine, readIps, 0, end - start, c.output === 'ndjson' && lookupOptions === undefined);
+    for (let r = start; r < end; r++) {
+      const k = r - start;
+      const mark = out.used;
+      const before = { bad, malformed };
+      raw = c.input === 'csv' ? rows.source.subarray(rows.spans[2 * r], rows.spans[2 * r + 1]) : null;
+      copied = false;
+      try {
+        const failed = readFailed[k];
+        if (failed !== null) throw new Error(failed);
+        emit(readCells[k], readObjects[k], readIps[k], readKnown[k]);
+      } catch (e) {
+        // A row that cannot be written (JSON nested past the stack's depth) is one bad row, in its place.
+        if (isIprecordError(e)) throw e;
+        out.used = mark;
+        bad = before.bad;
+        malformed = before.malformed - readMalformed[k];
+        unreadable(rows.texts[r], rows.lines[r], `cannot be written (${(e as Error).message})`, emit);
+      }
+      if (!copied && rows.notUtf8?.has(r) === true) replaced++;
+    }
   }
   return { text: out.result(), rows: rows.texts.length, bad, malformed, replaced };
 }

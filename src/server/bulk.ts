@@ -7,7 +7,7 @@ import type { Engine } from '../engine.js';
 import { isIprecordError } from '../errors.js';
 import { byteText } from '../record/bytes.js';
 import { MESSAGES, type Exchange, type Responder } from './respond.js';
-import { recordBytes } from '../engine-inside.js';
+import { PREFETCH_GROUP, prefetchRecords, recordBytes } from '../engine-inside.js';
 
 /** Reads a request's body up to `limit` bytes, then hands it to `then` as text; past the limit, a 413 (and the connection closed). */
 export function readBody(ctx: Exchange, limit: number, out: Responder, then: (text: string) => void): void {
@@ -54,6 +54,7 @@ export function bulkJson(engine: Engine, ips: readonly string[], fields: string 
     const options = { count, basicThreat };
     const failure = { message: '' };
     for (let i = 0; i < ips.length; i++) {
+      if (i % PREFETCH_GROUP === 0) prefetchRecords(engine, ips, i, i + PREFETCH_GROUP);
       if (i > 0) body += ',';
       body += recordBytes(engine, ips[i], options, failure) ?? '{"message":' + byteText(JSON.stringify(failure.message)) + '}';
     }
@@ -61,6 +62,7 @@ export function bulkJson(engine: Engine, ips: readonly string[], fields: string 
   }
   const options = { fields, count, basicThreat };
   for (let i = 0; i < ips.length; i++) {
+    if (i % PREFETCH_GROUP === 0) prefetchRecords(engine, ips, i, i + PREFETCH_GROUP, false);
     if (i > 0) body += ',';
     try {
       body += engine.lookupJson(ips[i], options);
