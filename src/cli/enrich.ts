@@ -20,7 +20,8 @@ import type { Engine } from '../engine.js';
 import { isFieldName } from '../record/fields.js';
 import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';
-import { ADDRESS_COLUMNS, ADDRESS_PATHS, csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
+import { csvHeader, enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
+import { ADDRESS_COLUMNS, ADDRESS_PATHS } from './row-address.js';
 
 export type { Chunk, EnrichFormat } from './rows.js';
 export { enrichBatch, type BatchOutput, type RowConfig } from './enrich-batch.js';
