@@ -86,12 +86,15 @@ export function parseV4(text: string, start: number, end: number): number {
   return i === end ? value : -1;
 }
 
+/** The value of each hex digit by its character code (below 128), -1 for the others. */
+const HEX = new Int8Array(128).fill(-1);
+for (let c = CH_0; c <= CH_9; c++) HEX[c] = c - CH_0;
+for (let c = CH_LA; c <= CH_LF; c++) HEX[c] = c - CH_LA + 10;
+for (let c = CH_A; c <= CH_F; c++) HEX[c] = c - CH_A + 10;
+
 /** The value of a hex digit's character code, or -1. */
 export function hexValue(c: number): number {
-  if (c >= CH_0 && c <= CH_9) return c - CH_0;
-  if (c >= CH_LA && c <= CH_LF) return c - CH_LA + 10;
-  if (c >= CH_A && c <= CH_F) return c - CH_A + 10;
-  return -1;
+  return c < 128 ? HEX[c] : -1;
 }
 
 const groups = new Uint16Array(8);
