@@ -65,7 +65,7 @@ export class Answers {
     const flagText = JSON.stringify(flagBaseUrl).slice(1, -1);
     const flag = textWords([flagText]);
     this.render = { address: NO_ADDRESS, now: 0, count: '', ownCount: true, basic: false, flagBaseText: flagText, flagBase: flag.words, flagBaseEnd: flag.at[1] };
-    const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false } as Reading;
+    const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false, now: -1 } as Reading;
     this.reading = r;
   }
 
@@ -162,8 +162,11 @@ export class Answers {
 
   /** The reading of the parsed address, for chosen paths. */
   private read(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): Reading {
-    const s = this.renderState(parsed, options);
     const r = this.reading;
+    // The moment is read when a chosen path reads the clock (`momentOf`), not for every selection.
+    r.now = -1;
+    const basic = options !== undefined && options.basicThreat === true;
+    this.render.basic = basic;
     r.ds = snap.dataset;
     r.countries = snap.objects.countries;
     r.clock = snap.clock;
@@ -171,9 +174,9 @@ export class Answers {
     r.words = this.ip.words;
     r.ref = findRange(r.ds, parsed.version, this.ip.words);
     r.address = parsed;
-    r.now = s.now;
-    r.count = s.count;
-    r.basic = s.basic;
+    // The count's window is by the minute: the clock's milliseconds.
+    r.count = countOf(this.counter.tick(Date.now()), options);
+    r.basic = basic;
     return r;
   }
 

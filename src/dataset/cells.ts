@@ -12,7 +12,7 @@ import { LOCATION_MEMBERS, RECORD_TEMPLATE, type LocationMember, type RecordMemb
 import { csvField } from '../text/csv.js';
 import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT } from './format.js';
 import { ByteSink, writeAsn } from './render.js';
-import { country, hasCarrier, loc, net, pathReader, place, routed, type Reading } from './select.js';
+import { country, hasCarrier, loc, momentOf, net, pathReader, place, routed, type Reading } from './select.js';
 
 type CellWriter = (r: Reading, out: ByteWriter) => void;
 
@@ -49,7 +49,7 @@ function cellWriter(path: string, json: JsonCell): CellWriter {
       case 'clock':
         return (r, out) => {
           const zone = r.ds.locations[loc(r) + LOC.zone];
-          if (zone !== NO_ZONE) json.cell(out, (w) => r.clock.writeTimeZone(r.ds.meta.zones[zone], r.now, w.out));
+          if (zone !== NO_ZONE) json.cell(out, (w) => r.clock.writeTimeZone(r.ds.meta.zones[zone], momentOf(r), w.out));
         };
       case 'networks':
         if (m === 'asn')

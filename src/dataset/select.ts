@@ -11,7 +11,7 @@ import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type AsnMember, type PlaceMember, type RecordMember } from '../record/template.js';
 import { threatOf } from '../record/threat.js';
-import type { ZoneClock } from '../time/zone.js';
+import { nowMicros, type ZoneClock } from '../time/zone.js';
 import type { FieldName, IpRecord, Threat } from '../types.js';
 import type { Countries, CountryRow } from './countries.js';
 import { asnObject, carrierObject } from './objects.js';
@@ -26,7 +26,7 @@ export interface Reading {
   words: ArrayLike<number>;
   /** The range's ref (record << 8 | route prefix). */
   ref: number;
-  /** The address (its canonical text), the moment (µs), the text of `count`, the flag's base URL. */
+  /** The address (its canonical text), the moment (µs; -1 until `momentOf` reads the clock), the text of `count`, the flag's base URL. */
   address: { readonly text: string };
   now: number;
   count: string;
@@ -38,6 +38,12 @@ export interface Reading {
 }
 
 type Reader = (r: Reading) => unknown;
+
+/** The moment of a reading (µs), read from the clock by the first path that needs it (`time_zone`'s): a selection without one reads no clock. */
+export function momentOf(r: Reading): number {
+  if (r.now < 0) r.now = nowMicros();
+  return r.now;
+}
 
 /** The members of the members that are objects, by path (a member's member: `threat.scores`). */
 const MEMBERS: Readonly<Record<string, readonly string[]>> = {
@@ -100,7 +106,7 @@ function memberReader(m: RecordMember): Reader {
     case 'clock':
       return (r) => {
         const zone = r.ds.locations[loc(r) + LOC.zone];
-        return zone === NO_ZONE ? null : r.clock.timeZone(r.ds.meta.zones[zone], r.now);
+        return zone === NO_ZONE ? null : r.clock.timeZone(r.ds.meta.zones[zone], momentOf(r));
       };
     case 'threats':
       return (r) => r.threat();
