@@ -33,7 +33,7 @@ try {
     orphaned();
     progress(step, done);
   };
-  const path = await compileTo(job.sources, job.key, job.places, say, stepped);
+  const path = compileTo(job.sources, job.key, job.places, say, stepped);
   process.stdout.write(JSON.stringify({ path }) + '\n');
 } catch (e) {
   process.stdout.write(JSON.stringify({ error: (e as Error).message }) + '\n');

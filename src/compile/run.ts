@@ -5,14 +5,17 @@
 
 import { closeSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { defaultAsnSources, defaultGeoPaths } from '../data.js';
 import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
 import { InvalidDatasetError } from '../errors.js';
 import { specialTable } from '../ip/special.js';
-import type { CompiledDataset, Progress } from './dataset.js';
+import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';
 import { readRegistry } from './asn/registry.js';
+import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from './feeds/tree.js';
 import { Dataset } from '../dataset/format.js';
+import { MAX_TEXT_BYTES, textCuts } from './geo/adapters/values.js';
 import { writeSeal } from '../dataset/seal.js';
 import { openRegular, readFileRange } from '../files/read.js';
 import { removeLeftTemps } from '../files/write.js';
@@ -24,6 +27,17 @@ function sealWritten(path: string): void {
   writeSeal(path, stat);
 }
 
+/** The sources opened for the compiler (the default data where none is given). */
+export function openSources(sources: DatasetSources): Sources {
+  let asn: readonly SourceFile[];
+  if (sources.asn !== null) asn = sources.asn;
+  else {
+    const { files, source } = defaultAsnSources();
+    asn = [{ path: source, csv: files }];
+  }
+  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous, networks: sources.networks ?? [] });
+}
+
 /**
  * Compiles `sources` and writes the dataset to the first of `places` that
  * can be written; its path. With threat feeds (`sources.threat`, a
@@ -33,14 +47,14 @@ function sealWritten(path: string): void {
  * seconds. `say` is told what happens.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export async function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): Promise<string> {
+export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): string {
   const started = Date.now();
   if (sources.threat !== undefined) {
     const { threat: threatPath, ...databases } = sources;
     const baseKey = datasetKey(databases);
     const basePlaces = candidates(databases);
     const found = basePlaces.find((p) => existsSync(p) && readDatasetKey(p) === baseKey);
-    const basePath = found ?? (await compileTo(databases, baseKey, basePlaces, say, progress));
+    const basePath = found ?? compileTo(databases, baseKey, basePlaces, say, progress);
     progress?.('merging the threat feeds', 0.99);
     return place(
       // A FIFO or a device named as threat.bin is refused, not waited on.
@@ -61,9 +75,6 @@ export async function compileTo(sources: DatasetSources, key: string, places: re
   const what = sources.geo === null && sources.asn === null ? 'the default data' : 'the databases given';
   say(`compiling ${what} into one dataset (once; the default data takes about 25 s)...`);
   progress?.('reading the sources', 0);
-  // The sources' compiler is loaded here only: a build whose databases did not change merges its feeds into the base
-  // without it (a third of the modules, about 55 ms of a merge process's start).
-  const [{ compileDataset }, { openSources }, { MAX_TEXT_BYTES, textCuts }] = await Promise.all([import('./dataset.js'), import('./sources.js'), import('./geo/adapters/values.js')]);
   return place(
     () => {
       const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);

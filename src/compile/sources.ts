@@ -30,8 +30,6 @@ import { ThreatFlag } from '../record/threat.js';
 import { zoneOfLocation } from '../time/country-zone.js';
 import { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier } from '../types.js';
-import { defaultAsnSources, defaultGeoPaths } from '../data.js';
-import type { DatasetSources } from '../dataset/locate.js';
 
 /** What a geo record gives a record. */
 export interface Location {
@@ -300,15 +298,4 @@ function rangeCsv<R extends 'geo' | 'asn'>(source: SourceFile, role: R, what: st
 
 function anonymousFlags(facts: AnonymousFacts): number {
   return (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
-}
-
-/** The sources opened for the compiler (the default data where none is given). */
-export function openSources(sources: DatasetSources): Sources {
-  let asn: readonly SourceFile[];
-  if (sources.asn !== null) asn = sources.asn;
-  else {
-    const { files, source } = defaultAsnSources();
-    asn = [{ path: source, csv: files }];
-  }
-  return new Sources({ geo: sources.geo ?? defaultGeoPaths(), asn, anonymous: sources.anonymous, networks: sources.networks ?? [] });
 }
