@@ -118,13 +118,14 @@ export class Dataset {
     this.bytes = buf.length;
     this.recordCount = c.rows.records;
     this.counts = c;
-    // Every index into another section in range, checked here so that lookups need not.
+    // The index spans its ranges. That it never decreases (every block's ranges inside the family) is checked with
+    // the rest by verify(), which every open runs before answering unless the file's seal says it passed unchanged; a
+    // pass here too read the 4 MiB IPv6 index at every open (15-17 ms of a CLI lookup's 200).
     for (const [label, index, count] of [
       ['IPv4', this.index4, c.v4],
       ['IPv6', this.index6, c.v6],
     ] as const) {
       if (count === 0 || index[0] !== 0 || index[index.length - 1] !== count) bad(`the ${label} index does not span its ranges`);
-      if (!ascending(index)) bad(`a block of the ${label} index ends before it starts`);
     }
     if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
   }
@@ -222,10 +223,4 @@ export class Dataset {
 function isZoneTable(t: unknown): boolean {
   const z = t as Record<string, unknown> | null;
   return typeof z === 'object' && z !== null && typeof z.tzdata === 'string' && typeof z.zones === 'object' && z.zones !== null && Array.isArray(z.rules);
-}
-
-/** Whether a column never decreases. */
-function ascending(a: Uint32Array): boolean {
-  for (let i = 1; i < a.length; i++) if (a[i] < a[i - 1]) return false;
-  return true;
 }

@@ -28,7 +28,7 @@ import { coverage4, fromLayer, join4, span6, type Layer4 } from './prepare.js';
 import { byValue, type RangeList, union } from './ranges.js';
 import { RangeList6, Ranks6 } from './ranges6.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
-import { encodeSlice4, encodeThreat } from './tree-encode.js';
+import { copyShifted, encodeSlice4, encodeThreat } from './tree-encode.js';
 import { BUCKETS, COMPACT_LABELS, LABEL_WORDS, type Slice4 } from './tree-format.js';
 import { labeller, LayerSets, Labels, overlayAll, relabel, type Layer, type LabelContent, type Rules } from './labels.js';
 
@@ -283,7 +283,7 @@ export async function compileThreat(
   const index = new Uint32Array(BUCKETS + 1);
   index.set(lowOut.slice.index.subarray(0, mid));
   const offset = lowOut.slice.keys.length;
-  for (let b = 0; b <= BUCKETS - mid; b++) index[mid + b] = high.slice.index[b] + offset;
+  copyShifted(high.slice.index, index, mid, offset);
   // A range across the split is one merged range, written as two pieces (the split is a bucket edge).
   const t = lowOut.slice.tail;
   const h = high.slice.head;

@@ -77,7 +77,11 @@ class SliceWriter {
     let cur = first;
     for (;;) {
       const b = cur >>> SHIFT;
-      while (bucket <= b) index[bucket++ - from] = n;
+      // Buckets up to this one start here (most of them empty: filled at once, not one by one).
+      if (bucket <= b) {
+        index.fill(n, bucket - from, b + 1 - from);
+        bucket = b + 1;
+      }
       const stop = last - cur > LOW - (cur & LOW) ? (cur | LOW) >>> 0 : last;
       if (stop !== cur) {
         labels[n] = label;
@@ -94,7 +98,36 @@ class SliceWriter {
 
   /** Sets the index of the buckets left, up to `to`. */
   finish(to: number): void {
-    while (this.bucket <= to) this.index[this.bucket++ - this.from] = this.n;
+    if (this.bucket <= to) this.index.fill(this.n, this.bucket - this.from, to + 1 - this.from);
+    this.bucket = Math.max(this.bucket, to + 1);
+  }
+}
+
+/**
+ * `dst[at + i] = src[i] + offset` for a bucket index (`src` never
+ * decreases): a run of equal values (empty buckets, most of them) is found
+ * by galloping and filled at once, so that a slice with few entries costs
+ * a few steps per entry rather than one per bucket.
+ */
+export function copyShifted(src: Uint32Array, dst: Uint32Array, at: number, offset: number): void {
+  for (let i = 0; i < src.length;) {
+    const v = src[i];
+    // The run of v ends before `hi`: gallop out, then halve back in.
+    let lo = i + 1;
+    let step = 1;
+    while (lo < src.length && src[lo] === v) {
+      lo += step;
+      step *= 2;
+    }
+    let hi = Math.min(lo, src.length);
+    lo = Math.max(i + 1, lo - (step >> 1));
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (src[m] === v) lo = m + 1;
+      else hi = m;
+    }
+    dst.fill(v + offset, at + i, at + lo);
+    i = lo;
   }
 }
 

@@ -7,6 +7,7 @@ import { compileThreat, type CompileFeed } from '../../../../src/compile/feeds/c
 import { coveredAddresses, layers4 } from '../../../../src/compile/feeds/prepare.js';
 import { RangeList } from '../../../../src/compile/feeds/ranges.js';
 import { RangeList6 } from '../../../../src/compile/feeds/ranges6.js';
+import { copyShifted } from '../../../../src/compile/feeds/tree-encode.js';
 import { BUCKETS, CRC_AT, HEADER } from '../../../../src/compile/feeds/tree-format.js';
 import { ThreatTree } from '../../../../src/compile/feeds/tree.js';
 import { seed } from '../../../helpers/env.js';
@@ -315,6 +316,23 @@ describe('flags where categories overlap', () => {
         expect(t.is_datacenter).toBe(!relay && (listedCats.includes('datacenter') || extraCats.includes('datacenter')));
         expect(t.is_tor).toBe(listedCats.includes('tor') || extraCats.includes('tor'));
         if (relay && !listedCats.includes('vpn') && !extraCats.includes('vpn')) expect(t.scores?.vpn_score).toBe(0);
+      }),
+      params,
+    );
+  });
+});
+
+describe('copyShifted', () => {
+  it('writes what adding the offset to each bucket does, for any index that never decreases', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 40 }), { maxLength: 300 }), fc.nat({ max: 5 }), fc.nat({ max: 1e6 }), (steps, at, offset) => {
+        let v = 0;
+        const src = Uint32Array.from(steps, (s) => (v += s % 3 === 0 ? s : 0));
+        const dst = new Uint32Array(at + src.length + 2).fill(7);
+        copyShifted(src, dst, at, offset);
+        const want = new Uint32Array(dst.length).fill(7);
+        src.forEach((x, i) => (want[at + i] = x + offset));
+        expect(dst).toEqual(want);
       }),
       params,
     );
