@@ -43,6 +43,8 @@ const CONNECTIONS = arg('connections', 16);
 const MIN_RATIO = arg('min-ratio', 0);
 const BIZ = 'bench-business-key';
 const PAID = 'bench-paid-key-01';
+/** A key with a quota it never reaches: answered from leases taken from Redis (src/server/shared-counts.ts). */
+const QUOTED = 'bench-quota-key-01';
 
 interface Target {
   name: string;
@@ -167,6 +169,7 @@ async function main(): Promise<void> {
       keys: [
         { key: BIZ, plan: 'business' },
         { key: PAID, plan: 'paid' },
+        { key: QUOTED, plan: 'paid', quota: 1e12 },
       ],
     }),
   );
@@ -212,12 +215,20 @@ async function main(): Promise<void> {
         /listening/,
         `?api-key=${BIZ}`,
       ),
+      // The same counts in Redis, every request (GET and bulk) of a key with a quota: answered from its leases.
+      await start(
+        'iprecord serve --counts redis://, a key with a quota',
+        4306,
+        ['dist/cli.js', 'serve', '--port', '4306', '--keys', join(dir, 'keys.json'), '--counts', 'redis://127.0.0.1:4310/0', '--access-log', 'off'],
+        /listening/,
+        `?api-key=${QUOTED}`,
+      ),
     );
   }
   const redisAt = hasRedis ? 3 : -1;
   targets.push(flat);
   const flatAt = targets.length - 1;
-  const keyed = (t: Target) => (t === base ? t : { ...t, query: `?api-key=${PAID}` });
+  const keyed = (t: Target) => (t === base || t.query.includes(QUOTED) ? t : { ...t, query: `?api-key=${PAID}` });
   const useWrk = hasWrk();
   try {
     // Warm-up: caches filled and code optimised in both servers.
@@ -249,7 +260,8 @@ async function main(): Promise<void> {
       }
       const row = (xs: number[][]) => xs.map((x) => Math.round(x[round])).join(' / ');
       console.log(
-        `round ${round + 1} (baseline / iprecord / 2 workers${hasRedis ? ' / Redis counts' : ''} / constant body): GET ${row(get)} rps, bulk ${row(bulk)}` + (useWrk ? `, wrk GET ${row(wrkGet)}` : ''),
+        `round ${round + 1} (baseline / iprecord / 2 workers${hasRedis ? ' / Redis counts / Redis, a quota key' : ''} / constant body): GET ${row(get)} rps, bulk ${row(bulk)}` +
+          (useWrk ? `, wrk GET ${row(wrkGet)}` : ''),
       );
     }
     console.table(

@@ -33,6 +33,8 @@ Options:
   --counts where     where the keys' 24-hour counts are kept: a file (default <keys file>.counts.json),
                      or redis://host:port/db shared by every instance (one count and quota per key)
   --counts-sync-every s  with Redis: how often counts are exchanged, in seconds; default 1
+  --quota-lease n    with Redis: the most requests of a key's quota an instance takes at once; default 1000
+  --quota-when-redis-down m  open (default: quota keys answered as this instance counts) or closed (503)
   --trust-proxy v    whose address GET / looks up: false (the socket's peer, default),
                      true (the first Forwarded / X-Forwarded-For address) or n (n proxies back)
   --base-path p,q    also serve the API under these paths (the EU base address: /eu)
@@ -67,6 +69,8 @@ const NAMES = [
   'metrics-port',
   'check-data-every',
   'counts-sync-every',
+  'quota-lease',
+  'quota-when-redis-down',
 ] as const;
 
 export async function runServe(argv: string[]): Promise<number> {
@@ -110,7 +114,11 @@ export async function runServe(argv: string[]): Promise<number> {
       return usage(`--counts: ${(e as Error).message}`);
     }
   }
-  if (syncEvery !== undefined && redis === undefined) return usage('--counts-sync-every is for counts in Redis (--counts redis://host:port/db)');
+  for (const n of ['counts-sync-every', 'quota-lease', 'quota-when-redis-down'] as const)
+    if (o[n] !== undefined && redis === undefined) return usage(`--${n} is for counts in Redis (--counts redis://host:port/db)`);
+  if (o['quota-lease'] !== undefined && !/^[1-9]\d*$/.test(o['quota-lease'])) return usage(`--quota-lease must be a whole number of at least 1, not ${o['quota-lease']}`);
+  const whenDown = o['quota-when-redis-down'];
+  if (whenDown !== undefined && whenDown !== 'open' && whenDown !== 'closed') return usage(`--quota-when-redis-down must be open or closed, not ${whenDown}`);
   const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
   // Named, else the user's directory when it is there, even before its first build (an updater beside this server
   // fills it: the default data answers until a build is swapped in).
@@ -135,6 +143,8 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(metricsPort === undefined ? {} : { metricsPort: Number(metricsPort) }),
     ...(checkEvery === undefined ? {} : { checkDataEvery: checkEvery }),
     ...(syncEvery === undefined ? {} : { countsSyncEvery: syncEvery }),
+    ...(o['quota-lease'] === undefined ? {} : { quotaLease: Number(o['quota-lease']) }),
+    ...(whenDown === undefined ? {} : { quotaWhenRedisDown: whenDown }),
   };
 
   if (workers > 1 && cluster.isPrimary) {

@@ -22,9 +22,9 @@ import { clientAddress } from './client.js';
 import { Flags } from './flags.js';
 import { type Account, KeyStore } from './keys.js';
 import { WorkerLink } from './cluster.js';
-import { SharedCounts } from './shared-counts.js';
+import { SharedCounts, type QuotaAnswer } from './shared-counts.js';
 import { checkOptions, type Config, type ServerOptions } from './options.js';
-import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery } from './request.js';
+import { absolutePath, hostName, NO_QUERY, Op, parsePath, parseQuery, type Query, type Route } from './request.js';
 import { AccessLog } from './log.js';
 import { JSON_TYPE, MAX_BULK, MESSAGES, Responder, TEXT_TYPE, type Exchange } from './respond.js';
 import { metricsServer, ServerMetrics, type Operation } from './metrics.js';
@@ -84,7 +84,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Iprecor
   // Counts shared through Redis, else (a cluster's worker) through the cluster's primary.
   const link =
     options.counts !== undefined
-      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`), options.countsSyncEvery)
+      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`), options.countsSyncEvery, {
+          lease: options.quotaLease,
+          whenDown: options.quotaWhenRedisDown,
+        })
       : options.clusterWorker === true
         ? await WorkerLink.connect(keys)
         : null;
@@ -265,7 +268,38 @@ class ApiServer implements IprecordServer {
       return this.bulk(ctx, account, query.fields, basicThreat);
     }
     const now = Date.now();
-    if (!account.allows(1, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
+    const within = this.allows(account, 1, now);
+    if (within === true) return this.lookup(ctx, route, query, account, now, basicThreat);
+    if (typeof within !== 'object') return this.refuse(ctx, within);
+    within.then(
+      (later) => (later === true ? this.lookup(ctx, route, query, account, Date.now(), basicThreat) : this.refuse(ctx, later)),
+      (e: unknown) => this.out.failed(ctx, e),
+    );
+  }
+
+  /** Whether `n` requests of `account` are within its quota: at once, or (a quota shared through Redis whose lease is spent) once Redis answers. */
+  private allows(account: Account, n: number, now: number): QuotaAnswer {
+    if (account.quota === null) return true;
+    return this.link instanceof SharedCounts ? this.link.allows(account, n, now) : account.allows(n, now);
+  }
+
+  /** A request past its quota (403), or (Redis away, quotas closed) one that cannot be told (503). */
+  private refuse(ctx: Exchange, answer: false | 'unavailable'): void {
+    if (answer === 'unavailable') return this.out.fail(ctx, 503, MESSAGES.quotaUnknown, ['Retry-After', '1']);
+    this.out.fail(ctx, 403, MESSAGES.quota);
+  }
+
+  /** Answers a lookup or field request counted against `account`. */
+  private lookup(ctx: Exchange, route: Route, query: Query, account: Account, now: number, basicThreat: boolean): void {
+    try {
+      this.answer(ctx, route, query, account, now, basicThreat);
+    } catch (e) {
+      this.out.failed(ctx, e);
+    }
+  }
+
+  private answer(ctx: Exchange, route: Route, query: Query, account: Account, now: number, basicThreat: boolean): void {
+    const { req } = ctx;
     const count = account.count(now, 1);
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) {
@@ -291,12 +325,26 @@ class ApiServer implements IprecordServer {
       if (!Array.isArray(ips)) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
       if (ips.length > MAX_BULK) return this.out.fail(ctx, 400, MESSAGES.bulkSize);
       if (!ips.every((ip) => typeof ip === 'string')) return this.out.fail(ctx, 400, MESSAGES.bulkArray);
-      const now = Date.now();
-      if (!account.allows(ips.length, now)) return this.out.fail(ctx, 403, MESSAGES.quota);
-      const count = account.count(now, ips.length);
-      this.counters?.bulk(ips.length);
-      const { json, bytes } = bulkJson(this.engine, ips as string[], fields, count, basicThreat);
-      this.out.sendJson(ctx, json, bytes);
+      const answer = (now: number) => {
+        const count = account.count(now, ips.length);
+        this.counters?.bulk(ips.length);
+        const { json, bytes } = bulkJson(this.engine, ips as string[], fields, count, basicThreat);
+        this.out.sendJson(ctx, json, bytes);
+      };
+      const within = this.allows(account, ips.length, Date.now());
+      if (within === true) return answer(Date.now());
+      if (typeof within !== 'object') return this.refuse(ctx, within);
+      within.then(
+        (later) => {
+          if (later !== true) return this.refuse(ctx, later);
+          try {
+            answer(Date.now());
+          } catch (e) {
+            this.out.failed(ctx, e);
+          }
+        },
+        (e: unknown) => this.out.failed(ctx, e),
+      );
     });
   }
 

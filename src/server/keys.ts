@@ -46,6 +46,14 @@ export class Account {
   linked = false;
   /** Requests per minute not yet reported (made at the first, so that keys never used cost nothing). */
   pending: Map<number, number> | null = null;
+  /** With a quota shared through Redis: requests of this key's lease not yet answered (`shared-counts.ts`). */
+  lease = 0;
+  /** The size of the last lease granted (0: none held). */
+  leaseGrant = 0;
+  /** A lease being asked for. */
+  leasing: Promise<void> | null = null;
+  /** Until when (epoch ms) Redis said nothing is left: refused here meanwhile. */
+  spentUntil = 0;
   private minute = -1;
   private text = '0';
 

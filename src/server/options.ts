@@ -36,6 +36,22 @@ export interface ServerOptions {
    */
   countsSyncEvery?: number;
   /**
+   * With `counts` in Redis, a key with a quota is answered from leases:
+   * shares of what is left of its quota that an instance takes from Redis
+   * in one step (1/32 of what is left, so they shrink as the quota runs
+   * out) and answers from alone. This is the largest lease, and so what a
+   * key can pass its quota by for each instance that stops without sending
+   * its counts (`docs/server.md`). @default 1000
+   */
+  quotaLease?: number;
+  /**
+   * What a key with a quota gets while Redis does not answer: `open`
+   * (default) is answered as long as this instance's own counts allow it,
+   * said once; `closed` is answered from the lease it holds, then refused
+   * with a 503 until Redis answers.
+   */
+  quotaWhenRedisDown?: 'open' | 'closed';
+  /**
    * Whose address `GET /` looks up: false (default) the socket's peer; true
    * the first address of `Forwarded` / `X-Forwarded-For`; a number n the
    * address n proxies back (1: the last entry, added by the one proxy in front).
@@ -90,6 +106,8 @@ const SERVER_OPTION_NAMES: readonly string[] = [
   'countsFile',
   'counts',
   'countsSyncEvery',
+  'quotaLease',
+  'quotaWhenRedisDown',
   'trustProxy',
   'basePaths',
   'hosts',
@@ -136,6 +154,11 @@ export function checkOptions(o: ServerOptions): Config {
     const v = o[t];
     if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
   }
+  if (o.quotaLease !== undefined && !(Number.isSafeInteger(o.quotaLease) && o.quotaLease > 0)) throw new InvalidOptionsError('Option "quotaLease" must be a positive whole number of requests.');
+  if (o.quotaWhenRedisDown !== undefined && o.quotaWhenRedisDown !== 'open' && o.quotaWhenRedisDown !== 'closed')
+    throw new InvalidOptionsError('Option "quotaWhenRedisDown" must be "open" or "closed".');
+  if ((o.quotaLease !== undefined || o.quotaWhenRedisDown !== undefined) && (o.counts === undefined || !isRedisUrl(o.counts)))
+    throw new InvalidOptionsError('Options "quotaLease" and "quotaWhenRedisDown" are for counts in Redis (counts: "redis://host:port/db").');
   const log = o.accessLog as { write?: unknown } | null | undefined;
   if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
   if (o.metricsPort !== undefined && !(Number.isSafeInteger(o.metricsPort) && o.metricsPort >= 0 && o.metricsPort < 65536))

@@ -32,6 +32,7 @@ export const MESSAGES = {
   host: 'Unknown host.',
   internal: 'Internal server error.',
   damaged: 'The data failed its check; answers resume once good data is loaded.',
+  quotaUnknown: "This key's quota cannot be checked now (its counts are shared and their store does not answer); try again shortly.",
 } as const;
 
 /** One request and what is known of it so far. */

@@ -6,12 +6,14 @@
  * (`countsSyncEvery`) each instance sends what it counted since (one script call: per key,
  * minute buckets in a hash that keeps their 24-hour total) and reads back
  * the totals of the keys in use, from which it knows how many requests the
- * other instances counted (the account's `offset`). A request never waits
- * on Redis. `count` and quotas see another instance's requests once it has
- * sent them and this one has read them back (each once a second), so a
- * key may pass its quota by up to about two seconds of its traffic on the
- * other instances. The Redis client runs on a thread of its own
- * (`counts-worker.ts`).
+ * other instances counted (the account's `offset`). `count` sees another
+ * instance's requests once it has sent them and this one has read them
+ * back. A key with a quota is answered from leases (`allows`): shares of
+ * what is left of its quota taken from Redis in one atomic step, so that
+ * a key passes its quota only by the leases of instances that stopped
+ * without sending their counts; a request waits on Redis only when its
+ * key's lease is spent, and a key without a quota never. The Redis client
+ * runs on a thread of its own (`counts-worker.ts`).
  *
  * Work and memory follow the keys in use, not the keys listed: a call
  * carries the keys this instance counted since the last one and those
@@ -47,6 +49,13 @@ const TTL_S = 25 * 3600;
 export const WINDOW_MINUTES = 1440;
 const WORKER = ownEntry(import.meta.url, './counts-worker.ts', 'counts-worker');
 const HASH_PREFIX = '{iprecord}:counts:';
+const LEASE_PREFIX = '{iprecord}:leases:';
+/** A lease takes this share of what is left of its key's quota (1/32), so the leases shrink as the quota runs out. */
+const LEASE_SHARE = 32;
+/** The largest lease, by default (`quotaLease`). */
+export const QUOTA_LEASE = 1000;
+/** How long a lease lasts without news from its instance, at the least: a stopped instance's lease is free again after it. */
+const LEASE_TTL_S = 10;
 const EPOCH_KEY = '{iprecord}:epoch';
 const ACTIVE_KEY = '{iprecord}:active';
 
@@ -65,6 +74,14 @@ interface Batch {
  */
 type Reply = ['ok', number, string[], ...number[]] | ['epoch', string];
 type Answer = { readonly reply: Reply } | { readonly error: string };
+/** The lease script's reply: `['ok', granted, left]`, `['epoch']` or `['type']` (`counts-worker.ts`). */
+type LeaseAnswer = { readonly reply: ['ok', number, number] | ['epoch'] | ['type'] } | { readonly error: string };
+
+/** What answers a request of a key with a quota: yes, no (403), not now (Redis away and the quota closed: 503), or later. */
+export type QuotaAnswer = boolean | 'unavailable' | Promise<boolean | 'unavailable'>;
+
+/** What a quota key may do while Redis does not answer (`quotaWhenRedisDown`). */
+export type QuotaWhenDown = 'open' | 'closed';
 
 export class SharedCounts {
   /** Accounts read at each call besides those counted here: used lately anywhere. */
@@ -83,16 +100,21 @@ export class SharedCounts {
   private batch: Batch | null = null;
   private syncing: Promise<void> | null = null;
   private down = false;
+  /** Whether quota keys were said to be answered on this instance's counts alone (Redis away, `open`). */
+  private saidOpen = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly leaseTtl: number;
 
   private constructor(
     private readonly redis: PoolWorker,
     private readonly keys: KeyStore,
     private readonly where: string,
     private readonly log: (line: string) => void,
-    syncMs: number,
+    private readonly syncMs: number,
+    private readonly quota: { readonly lease: number; readonly whenDown: QuotaWhenDown },
   ) {
     keys.link();
+    this.leaseTtl = Math.max(LEASE_TTL_S, Math.ceil((syncMs * 5) / 1000));
     this.timer = setInterval(() => void this.sync(), syncMs);
     this.timer.unref();
   }
@@ -103,11 +125,11 @@ export class SharedCounts {
    * once and tried again every second.
    * @throws Error for a URL that is not redis://, rediss:// or valkey://
    */
-  static async connect(url: string, keys: KeyStore, log: (line: string) => void, syncMs = SYNC_MS): Promise<SharedCounts> {
+  static async connect(url: string, keys: KeyStore, log: (line: string) => void, syncMs = SYNC_MS, quota: { readonly lease?: number; readonly whenDown?: QuotaWhenDown } = {}): Promise<SharedCounts> {
     const where = redisLabel(url);
     const worker = startWorker(WORKER, { workerData: { url } });
     worker.unref();
-    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log, syncMs);
+    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log, syncMs, { lease: quota.lease ?? QUOTA_LEASE, whenDown: quota.whenDown ?? 'open' });
     // The first call learns the epoch and which keys are in use; the second reads their totals.
     await shared.sync();
     if (!shared.down) await shared.sync();
@@ -131,19 +153,23 @@ export class SharedCounts {
       let answer: Answer;
       try {
         const hashes = batch.accounts.map((a) => HASH_PREFIX + a.id);
+        const leases = batch.accounts.map((a) => LEASE_PREFIX + a.id);
         answer = await this.redis.run<Answer>({
           args: [
-            3 + hashes.length,
+            3 + 2 * hashes.length,
             this.instance,
             EPOCH_KEY,
             ACTIVE_KEY,
             ...hashes,
+            ...leases,
             first,
             TTL_S,
             batch.number,
             this.epoch,
             randomBytes(8).toString('hex'),
             Math.max(0, this.since - 1),
+            hashes.length,
+            this.leaseTtl,
             ...batch.triples,
           ],
         });
@@ -174,6 +200,7 @@ export class SharedCounts {
     this.batch = null;
     if (this.down) this.log(`counts: Redis at ${this.where} answers again; ${caughtUp} minute counts sent`);
     this.down = false;
+    this.saidOpen = false;
     this.since = Number(clock);
     const at = Date.now();
     batch.accounts.forEach((a, i) => {
@@ -212,7 +239,7 @@ export class SharedCounts {
     for (const a of this.keys.accounts()) {
       if (this.resend.has(a)) add(a, a.window.minutes(now));
       else if (a.pending !== null && a.pending.size > 0) add(a, a.pending);
-      else if (this.watched.has(a) || this.broken.has(a)) add(a, []);
+      else if (this.watched.has(a) || this.broken.has(a) || a.leaseGrant > 0) add(a, []);
       else continue;
       a.pending?.clear();
     }
@@ -220,11 +247,113 @@ export class SharedCounts {
     return { number: this.sequence++, accounts, triples };
   }
 
+  /**
+   * Whether `n` requests of `a` (a key with a quota) are answered: from the
+   * lease this instance holds, at once; when it is spent, after asking
+   * Redis for another (one round trip, the request waiting on it), refused
+   * when Redis says too little is left. A new lease is asked for ahead,
+   * when half of the last one is spent, so that a key far from its quota
+   * never waits. While Redis does not answer: `open`, the quota as this
+   * instance counts it (`Account.allows`); `closed`, the lease held, then
+   * 'unavailable'.
+   */
+  allows(a: Account, n: number, now: number): QuotaAnswer {
+    if (a.quota === null) return true;
+    // A key whose Redis key is of another type is counted here alone: its quota too.
+    if (this.broken.has(a)) return a.allows(n, now);
+    if (a.lease >= n) {
+      a.lease -= n;
+      if (a.leasing === null && a.lease < a.leaseGrant / 2 && !this.down) void this.lease(a, 1);
+      return true;
+    }
+    if (this.down) return this.whileDown(a, n, now);
+    if (now < a.spentUntil) return false;
+    return this.leaseFor(a, n);
+  }
+
+  private whileDown(a: Account, n: number, now: number): boolean | 'unavailable' {
+    if (this.quota.whenDown === 'closed') return 'unavailable';
+    if (!this.saidOpen) this.log(`counts: quota keys are answered as this instance counts them until Redis at ${this.where} answers (quotaWhenRedisDown: open)`);
+    this.saidOpen = true;
+    return a.allows(n, now);
+  }
+
+  /** Waits for leases until `n` requests are covered or Redis says they are not. */
+  private async leaseFor(a: Account, n: number): Promise<boolean | 'unavailable'> {
+    for (;;) {
+      if (a.leasing !== null) await a.leasing;
+      else {
+        const granted = await this.lease(a, n - a.lease);
+        if (granted === null) return this.broken.has(a) ? a.allows(n, Date.now()) : this.whileDown(a, n, Date.now());
+        if (granted === 0 && a.lease < n) return false;
+      }
+      if (a.lease >= n) {
+        a.lease -= n;
+        return true;
+      }
+      if (Date.now() < a.spentUntil) return false;
+    }
+  }
+
+  /** Asks Redis for a lease of at least `need` requests of `a`; what was granted (null: Redis did not answer). */
+  private lease(a: Account, need: number): Promise<number | null> {
+    const asked = (async (): Promise<number | null> => {
+      let answer: LeaseAnswer;
+      try {
+        answer = await this.redis.run<LeaseAnswer>({
+          lease: true,
+          args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, need, a.quota!, LEASE_SHARE, this.quota.lease, this.epoch, this.leaseTtl, TTL_S, this.firstMinute()],
+        });
+      } catch (e) {
+        answer = { error: (e as Error).message };
+      }
+      if ('error' in answer) return null;
+      const [state, granted] = answer.reply;
+      if (state === 'type') {
+        // A key counted on each instance alone (`answered`, which says so): its quota too, from now on.
+        this.broken.add(a);
+        return null;
+      }
+      if (state === 'epoch') {
+        // Redis lost its data or this instance has not called yet: the next sync learns the epoch; refused until then.
+        a.spentUntil = Date.now() + this.syncMs;
+        void this.sync();
+        return 0;
+      }
+      a.lease += granted!;
+      a.leaseGrant = granted! > 0 ? granted! : a.leaseGrant;
+      if (granted === 0) {
+        // Nothing left: refused here until the next exchange, so that a key past its quota does not call Redis per request.
+        a.spentUntil = Date.now() + this.syncMs;
+        this.watched.add(a);
+      }
+      return granted!;
+    })();
+    a.leasing = asked.then(() => undefined);
+    void asked.finally(() => {
+      a.leasing = null;
+    });
+    return asked;
+  }
+
+  private firstMinute(): number {
+    return Math.floor(Date.now() / MINUTE_MS) - WINDOW_MINUTES + 1;
+  }
+
   /** Sends the last counts (waiting at most `waitMs`) and disconnects. */
   async close(waitMs = 2000): Promise<void> {
     clearInterval(this.timer);
     await this.syncing;
     await Promise.race([this.sync(), new Promise((r) => setTimeout(r, waitMs).unref())]);
+    // What is left of the leases goes back: the counts they answered were just sent.
+    const held = [...this.keys.accounts()].filter((a) => a.leaseGrant > 0 && (a.pending === null || a.pending.size === 0));
+    if (!this.down && held.length > 0)
+      await Promise.race([
+        Promise.all(
+          held.map((a) => this.redis.run({ lease: true, args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, -1, 0, 1, 0, this.epoch, 0, 0, 0] }).catch(() => undefined)),
+        ),
+        new Promise((r) => setTimeout(r, waitMs).unref()),
+      ]);
     if ((this.batch !== null && this.batch.triples.length > 0) || [...this.keys.accounts()].some((a) => a.pending !== null && a.pending.size > 0))
       this.log(`counts: Redis at ${this.where} did not take the last counts of this instance`);
     this.redis.close();

@@ -78,6 +78,12 @@ describe('iprecord', () => {
     [['exports', '--format', 'csv'], 'iprecord: unknown command exports (did you mean export?); iprecord --help lists the commands'],
     [['serve', '--check-data-every', '0'], 'iprecord serve: --check-data-every must be a number of seconds above 0, not 0; iprecord serve --help lists its options'],
     [['serve', '--counts-sync-every', '0.5'], 'iprecord serve: --counts-sync-every is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
+    [['serve', '--quota-when-redis-down', 'closed'], 'iprecord serve: --quota-when-redis-down is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
+    [['serve', '--counts', 'redis://127.0.0.1:1/0', '--quota-lease', '0'], 'iprecord serve: --quota-lease must be a whole number of at least 1, not 0; iprecord serve --help lists its options'],
+    [
+      ['serve', '--counts', 'redis://127.0.0.1:1/0', '--quota-when-redis-down', 'shut'],
+      'iprecord serve: --quota-when-redis-down must be open or closed, not shut; iprecord serve --help lists its options',
+    ],
   ])('a mistake is one line naming the fix, exit 2: %j', (args, line) => {
     const r = run(args);
     expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 2, err: `${line}\n`, out: '' });

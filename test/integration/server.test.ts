@@ -369,6 +369,9 @@ describe('server: errors, keys and plans', () => {
     await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(`Cannot read the keys file ${join(dir, 'missing.json')}: it does not exist`);
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
+    await expect(createServer({ engine, quotaLease: 100 })).rejects.toThrow(/are for counts in Redis/);
+    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaLease: 0.5 })).rejects.toThrow(/"quotaLease" must be a positive whole number/);
+    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaWhenRedisDown: 'shut' as 'open' })).rejects.toThrow(/"open" or "closed"/);
     await expect(createServer({ engine, accessLog: false as never })).rejects.toThrow(/"accessLog" must be a writable stream/);
     await expect(createServer({ engine, hosts: 'api.example' as never })).rejects.toThrow(/"hosts" must be an array of strings/);
     await expect(createServer({ engine, basePaths: '/eu' as never })).rejects.toThrow(/"basePaths" must be an array of strings/);
