@@ -24,6 +24,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord update [--config file] [--data dir]
        iprecord info [--data dir]
        iprecord export --format csv|mmdb|parquet --out file [--data dir]
+       iprecord diff <old> <new> | --previous [--data dir] [--json]
        iprecord enrich [file|-] [options]   (iprecord enrich --help)
        iprecord serve [options]              (iprecord serve --help)
 
@@ -159,6 +160,7 @@ export async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'info') return runInfo(argv.slice(1));
     if (argv[0] === 'update') return await (await import('./build.js')).runUpdate(argv.slice(1));
     if (argv[0] === 'export') return await (await import('./export.js')).runExport(argv.slice(1));
+    if (argv[0] === 'diff') return (await import('./diff.js')).runDiff(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

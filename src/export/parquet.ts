@@ -33,7 +33,7 @@ import type { Worker } from 'node:worker_threads';
 import { ownEntry, startWorker } from '../threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
 import { workerOptions } from '../engine-inside.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, PLACE_MEMBERS, THREAT_FLAGS } from '../record/template.js';
 
 type Leaf = 'string' | 'bool' | 'double' | 'int32';
 type Field = readonly [name: string, type: Leaf | { readonly struct: readonly Field[] } | { readonly list: readonly Field[] }];
@@ -57,7 +57,7 @@ const RECORD: readonly Field[] = [
     'threat',
     {
       struct: [
-        ...bools('is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon'),
+        ...bools(...THREAT_FLAGS),
         ['blocklists', { list: str('name', 'site', 'type') }],
         ['scores', { struct: (['vpn_score', 'proxy_score', 'threat_score', 'trust_score'] as const).map((n): Field => [n, 'int32']) }],
       ],

@@ -11,6 +11,7 @@ import type { IpVersion } from '../ip/parse.js';
 import { fromBigInt } from '../ip/ranges.js';
 import { InvalidOptionsError } from '../errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
+import { THREAT_FLAGS } from '../record/template.js';
 import type { IpRecord } from '../types.js';
 
 /** A record without what depends on the address or the moment. */
@@ -37,23 +38,7 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   carrier: ['name', 'mcc', 'mnc'],
   currency: ['name', 'code', 'symbol', 'native', 'plural'],
   time_zone: ['name'],
-  threat: [
-    'is_tor',
-    'is_vpn',
-    'is_icloud_relay',
-    'is_proxy',
-    'is_datacenter',
-    'is_anonymous',
-    'is_known_attacker',
-    'is_known_abuser',
-    'is_threat',
-    'is_bogon',
-    'blocklists',
-    'scores.vpn_score',
-    'scores.proxy_score',
-    'scores.threat_score',
-    'scores.trust_score',
-  ],
+  threat: [...THREAT_FLAGS, 'blocklists', 'scores.vpn_score', 'scores.proxy_score', 'scores.threat_score', 'scores.trust_score'],
 };
 
 /** The columns of a static record, in the record's key order; lists (`languages`, `threat.blocklists`) are one column of JSON. */

@@ -54,6 +54,8 @@ export type LocationMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] 
 /** The members of `asn` (`route` per lookup) and of `carrier`. */
 export const ASN_MEMBERS = ['asn', 'name', 'domain', 'route', 'type'] as const;
 export const CARRIER_MEMBERS = ['name', 'mcc', 'mnc'] as const;
+/** The flags of the threat object, in its key order (then `blocklists` and `scores`). */
+export const THREAT_FLAGS = ['is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon'] as const;
 export type AsnMember = (typeof ASN_MEMBERS)[number];
 export type CarrierMember = (typeof CARRIER_MEMBERS)[number];
 /** The members of `asn` a network row of the dataset holds (all but `route`), in order; then it holds the carrier's. */

@@ -37,9 +37,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * with the front door split (`iprecord/build` and `iprecord/export` are
  * entries of their own: their type files, 30 kB each as .d.ts and .d.cts);
  * 1 000 kB with quotas answered from leases taken from Redis (the lease
- * script, its client side and the two options' types: about 12 kB).
+ * script, its client side and the two options' types: about 12 kB);
+ * 1 010 kB with `iprecord diff` (its walk of two datasets and its command:
+ * about 10 kB, loaded only by that command).
  */
-const UNPACKED_BUDGET = 1_000_000;
+const UNPACKED_BUDGET = 1_010_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {

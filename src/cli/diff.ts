@@ -1,0 +1,94 @@
+/** `iprecord diff`: what changed between two builds (`dataset/diff.ts`). */
+
+import { openSync } from '../engine.js';
+import { diffEngines, DIFF_MEMBERS, type DiffResult } from '../dataset/diff.js';
+import { previousBuild, resolveDataset } from '../dataset/store.js';
+import { commandOptions, dataDir, options } from './args.js';
+
+const USAGE = `Usage: iprecord diff <old> <new> [--json]
+       iprecord diff --previous [--data dir] [--json]
+
+What changed between two builds (each a dataset directory, or a build in
+its builds/ folder), or, with --previous, between the build before
+current and current: per member (country_code, region, city, asn.asn,
+asn.type, time_zone.name, each threat flag) the IPv4 addresses and IPv6
+/48s whose answer changed, the 20 networks whose answers changed most,
+and the threat lists added, removed or changed.
+
+Options:
+  --previous   the build before current, against current
+  --data dir   with --previous: the dataset directory; default $IPRECORD_DATA, else the user's
+  --json       the same as JSON
+  -h, --help   this help
+
+Exit codes: 0 compared, 2 usage or data error.
+`;
+
+export function runDiff(argv: string[]): number {
+  const json = argv.includes('--json');
+  const previous = argv.includes('--previous');
+  const rest = argv.filter((a) => a !== '--json' && a !== '--previous');
+  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data');
+  const parsed = commandOptions(
+    'diff',
+    USAGE,
+    options(
+      rest.filter((a) => !paths.includes(a)),
+      ['data'],
+    ),
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
+  let builds: { before: string; after: string };
+  if (previous) {
+    if (paths.length > 0) return usage('--previous compares the builds of one dataset directory (--data), not the directories given');
+    const dir = dataDir(o.data);
+    if (dir === undefined) return usage('--previous needs a dataset directory (--data dir, or iprecord update first)');
+    const current = resolveDataset(dir);
+    const before = current === null ? null : previousBuild(dir, current);
+    if (current === null || before === null) return usage(`${dir} holds no build before its current one`);
+    builds = { before, after: current };
+  } else {
+    if (o.data !== undefined) return usage('--data is for --previous; name the two builds instead');
+    if (paths.length !== 2) return usage('name two builds (old, new), or --previous');
+    builds = { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
+  }
+  const before = openSync({ data: builds.before });
+  const after = openSync({ data: builds.after });
+  try {
+    const result = diffEngines(before, after, builds);
+    process.stdout.write(json ? JSON.stringify({ before: builds.before, after: builds.after, ...result }, null, 2) + '\n' : table(builds, result));
+  } finally {
+    before.close();
+    after.close();
+  }
+  return 0;
+}
+
+const n = (x: number) => x.toLocaleString('en');
+const share = (x: number, of: number) => {
+  const p = of === 0 ? 0 : (100 * x) / of;
+  return of === 0 ? '' : ` (${p > 0 && p < 0.01 ? p.toPrecision(2) : p.toFixed(2)} %)`;
+};
+
+function table(builds: { before: string; after: string }, r: DiffResult): string {
+  const lines = [`${builds.before} -> ${builds.after}`, '', `${'member'.padEnd(26)}${'IPv4 addresses'.padStart(28)}${'IPv6 /48s'.padStart(24)}`];
+  for (const m of [...DIFF_MEMBERS]) {
+    const s = r.members[m];
+    lines.push(`${m.padEnd(26)}${(n(s.ipv4) + share(s.ipv4, r.answered.ipv4)).padStart(28)}${(n(s.ipv6_48s) + share(s.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`);
+  }
+  lines.push(
+    `${'any of them'.padEnd(26)}${(n(r.changed.ipv4) + share(r.changed.ipv4, r.answered.ipv4)).padStart(28)}${(n(r.changed.ipv6_48s) + share(r.changed.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`,
+  );
+  if (r.networks.length > 0) {
+    lines.push('', 'networks whose answers changed most:');
+    for (const x of r.networks) lines.push(`  ${(x.asn ?? '(no AS)').padEnd(10)} ${(x.name ?? '').slice(0, 40).padEnd(40)} ${n(x.ipv4).padStart(14)} IPv4 ${n(x.ipv6_48s).padStart(10)} /48s`);
+  }
+  const { added, removed, changed } = r.lists;
+  lines.push(
+    '',
+    `lists: ${added.length} added${added.length ? ` (${added.join(', ')})` : ''}, ${removed.length} removed${removed.length ? ` (${removed.join(', ')})` : ''}, ${changed.length} changed`,
+  );
+  for (const c of changed) lines.push(`  ${c.name}: ${c.before} -> ${c.after}`);
+  return lines.join('\n') + '\n';
+}
