@@ -4,6 +4,7 @@
  * state and age.
  */
 
+import { readChanges, type Changes } from './dataset/store.js';
 import type { ResolvedOptions } from './options.js';
 import type { SpecialTable } from './ip/special.js';
 import { CATEGORIES, type Category } from './record/threat.js';
@@ -57,6 +58,8 @@ export interface EngineInfo {
   readonly timeZones: { readonly tzdata: string; readonly source: string; readonly from: string; readonly to: string; readonly fromPackage?: readonly string[] };
   /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
   readonly warnings: readonly string[];
+  /** What changed against the build before (written by `iprecord build` and `update`); null: none. */
+  readonly changes: Changes | null;
 }
 
 /** Location or network data older than this many days is said to be old (`info().warnings`). */
@@ -142,6 +145,7 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     lookups24h: lookups24h,
     timeZones: zoneRelease(snap.dataset.meta.timeZones),
     warnings: staleSources(databases, now),
+    changes: readChanges(snap.build),
   };
 }
 

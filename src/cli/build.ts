@@ -72,6 +72,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   process.stderr.write(
     `wrote ${join(buildDir, 'threat.bin')} (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
   );
+  (await import('./diff.js')).recordChanges(out, buildDir);
   return failed > 0 ? 1 : 0;
 }
 
@@ -129,5 +130,6 @@ export async function runUpdate(argv: string[]): Promise<number> {
     process.stderr.write(`${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`);
   }
   process.stderr.write(`current build: ${result.buildDir}\n`);
+  (await import('./diff.js')).recordChanges(dir, result.buildDir);
   return result.ok ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 /** `iprecord diff`: what changed between two builds (`dataset/diff.ts`). */
 
 import { openSync } from '../engine.js';
-import { diffEngines, DIFF_MEMBERS, type DiffResult } from '../dataset/diff.js';
+import { briefly, changesLine, diffEngines, DIFF_MEMBERS, writeChanges, type DiffResult } from '../dataset/diff.js';
 import { previousBuild, resolveDataset } from '../dataset/store.js';
 import { commandOptions, dataDir, options } from './args.js';
 
@@ -91,4 +91,29 @@ function table(builds: { before: string; after: string }, r: DiffResult): string
   );
   for (const c of changed) lines.push(`  ${c.name}: ${c.before} -> ${c.after}`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * After `iprecord build` or `update`: what changed against the build
+ * before, written into the new build (`changes.json`, which `info()`
+ * answers) and said in one line. A directory's first build has none; a
+ * failure to compare is said, and the build stands.
+ */
+export function recordChanges(dir: string, buildDir: string): void {
+  const before = previousBuild(dir, buildDir);
+  if (before === null) return;
+  try {
+    const a = openSync({ data: before });
+    const b = openSync({ data: buildDir });
+    try {
+      const changes = briefly(diffEngines(a, b, { before, after: buildDir }), { before, after: buildDir });
+      writeChanges(changes);
+      process.stderr.write(changesLine(changes) + '\n');
+    } finally {
+      a.close();
+      b.close();
+    }
+  } catch (e) {
+    process.stderr.write(`iprecord: the build was not compared with the one before: ${(e as Error).message}\n`);
+  }
 }

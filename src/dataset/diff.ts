@@ -12,23 +12,18 @@
  */
 
 import { readFileSync } from 'node:fs';
+import { writeAtomic } from '../files/write.js';
 import { join } from 'node:path';
 import type { Engine } from '../engine.js';
 import { compiledDataset } from '../engine-inside.js';
 import { THREAT_FLAGS } from '../record/template.js';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt } from '../ip/ranges.js';
-import { MANIFEST_FILE } from './store.js';
+import { CHANGES_FILE, MANIFEST_FILE, type Changes, type Space } from './store.js';
 import type { Dataset } from './format.js';
 
 /** The members compared, as `select()` names them. */
 export const DIFF_MEMBERS: readonly string[] = ['country_code', 'region', 'city', 'asn.asn', 'asn.type', 'time_zone.name', ...THREAT_FLAGS.map((f) => `threat.${f}`)];
-
-/** Space that changed: IPv4 addresses, IPv6 /48s (a changed piece smaller than a /48 counts as one). */
-export interface Space {
-  readonly ipv4: number;
-  readonly ipv6_48s: number;
-}
 
 export interface DiffResult {
   /** Per member (`DIFF_MEMBERS`), the space whose answer changed. */
@@ -39,7 +34,7 @@ export interface DiffResult {
   /** The networks (AS numbers as the new build answers, else the old) whose answers changed most, at most 20. */
   readonly networks: readonly { readonly asn: string | null; readonly name: string | null; readonly ipv4: number; readonly ipv6_48s: number }[];
   /** Threat lists of the builds' manifests: added, removed, and those whose entries or state changed. */
-  readonly lists: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly { readonly name: string; readonly before: string; readonly after: string }[] };
+  readonly lists: Changes['lists'];
 }
 
 const PATHS = [...DIFF_MEMBERS, 'asn.name'];
@@ -48,43 +43,74 @@ const ASN_AT = DIFF_MEMBERS.indexOf('asn.asn');
 const NAME_AT = PATHS.length - 1;
 const SLASH48 = 1n << 80n;
 
-/** One side: its dataset and each record row's answers (read once, by the first address found with that row). */
+/** Values as small numbers, one table for both sides, so that equal answers compare as equal numbers (0: null). */
+class Values {
+  private readonly ids = new Map<string, number>();
+  readonly text: (string | null)[] = [null];
+
+  id(v: unknown): number {
+    if (v === null || v === undefined) return 0;
+    const key = String(v);
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.text.push(key) - 1;
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+}
+
+/** A row not read yet. */
+const UNREAD = 0xffffffff;
+
+/** One side: its dataset and each record row's answers as value ids (read once, at the first address found with that row). */
 class Side {
   readonly ds: Dataset;
   private readonly pick: ReturnType<Engine['select']>;
-  private readonly rows = new Map<number, (string | null)[] | null>();
+  /** Per record row, PATHS.length value ids; the first UNREAD until read. */
+  private readonly rows: Uint32Array;
 
-  constructor(engine: Engine) {
+  constructor(
+    engine: Engine,
+    private readonly values: Values,
+  ) {
     this.ds = compiledDataset(engine);
     this.pick = engine.select(PATHS);
+    this.rows = new Uint32Array(this.ds.recordCount * PATHS.length).fill(UNREAD);
   }
 
-  /** The answers of the record of `ref`, read at `ip`; null where the address answers an error (special space). */
-  values(ref: number, ip: string): (string | null)[] | null {
-    const row = ref >>> 8;
-    let v = this.rows.get(row);
-    if (v === undefined) {
-      const r = this.pick.try(ip) as Record<string, unknown>;
-      v = 'message' in r && 'status' in r ? null : PATHS.map((p) => (r[p] === null || r[p] === undefined ? null : String(r[p])));
-      // Only a record read: an error is of the address, not of the row.
-      if (v !== null) this.rows.set(row, v);
+  /** Where the answers of the record of `ref` start in `answers` (read at the address `ip()` gives); -1 where it answers an error. */
+  at(ref: number, ip: () => string): number {
+    const base = (ref >>> 8) * PATHS.length;
+    if (this.rows[base] === UNREAD) {
+      const r = this.pick.try(ip()) as Record<string, unknown>;
+      // An error is of the address (special space), not of the row: it is not kept.
+      if ('message' in r && 'status' in r) return -1;
+      for (let k = 0; k < PATHS.length; k++) this.rows[base + k] = this.values.id(r[PATHS[k]]);
     }
-    return v;
+    return base;
+  }
+
+  get answers(): Uint32Array {
+    return this.rows;
   }
 }
 
 /** Compares what two engines answer, over every address. */
 export function diffEngines(before: Engine, after: Engine, builds?: { readonly before: string; readonly after: string }): DiffResult {
-  const a = new Side(before);
-  const b = new Side(after);
+  const values = new Values();
+  const a = new Side(before, values);
+  const b = new Side(after, values);
+  const ra = a.answers;
+  const rb = b.answers;
   const v4 = new Array<number>(DIFF_MEMBERS.length).fill(0);
   const v6 = new Array<bigint>(DIFF_MEMBERS.length).fill(0n);
   const total = { v4: 0, v6: 0n, c4: 0, c6: 0n };
-  const networks = new Map<string, { asn: string | null; name: string | null; v4: number; v6: bigint }>();
-  const note = (x: (string | null)[], y: (string | null)[], size4: number, size6: bigint) => {
+  const networks = new Map<number, { asn: number; name: number; v4: number; v6: bigint }>();
+  const note = (x: number, y: number, size4: number, size6: bigint) => {
     let any = false;
     for (let m = 0; m < DIFF_MEMBERS.length; m++) {
-      if (x[m] === y[m]) continue;
+      if (ra[x + m] === rb[y + m]) continue;
       any = true;
       v4[m] += size4;
       v6[m] += size6;
@@ -94,13 +120,12 @@ export function diffEngines(before: Engine, after: Engine, builds?: { readonly b
     if (!any) return;
     total.c4 += size4;
     total.c6 += size6;
-    const asn = y[ASN_AT] ?? x[ASN_AT];
-    const name = y[ASN_AT] !== null ? y[NAME_AT] : x[NAME_AT];
-    const key = asn ?? '';
-    const n = networks.get(key) ?? { asn, name, v4: 0, v6: 0n };
+    const asn = rb[y + ASN_AT] !== 0 ? rb[y + ASN_AT] : ra[x + ASN_AT];
+    const name = rb[y + ASN_AT] !== 0 ? rb[y + NAME_AT] : ra[x + NAME_AT];
+    const n = networks.get(asn) ?? { asn, name, v4: 0, v6: 0n };
     n.v4 += size4;
     n.v6 += size6;
-    networks.set(key, n);
+    networks.set(asn, n);
   };
 
   // IPv4: numbers.
@@ -110,10 +135,11 @@ export function diffEngines(before: Engine, after: Engine, builds?: { readonly b
     const endA = i + 1 < s4a.length ? s4a[i + 1] - 1 : 0xffffffff;
     const endB = j + 1 < s4b.length ? s4b[j + 1] - 1 : 0xffffffff;
     const hi = Math.min(endA, endB);
-    const ip = `${lo >>> 24}.${(lo >>> 16) & 255}.${(lo >>> 8) & 255}.${lo & 255}`;
-    const x = a.values(a.ds.refs4[i], ip);
-    const y = x === null ? null : b.values(b.ds.refs4[j], ip);
-    if (x !== null && y !== null) note(x, y, hi - lo + 1, 0n);
+    const start = lo;
+    const ip = () => `${start >>> 24}.${(start >>> 16) & 255}.${(start >>> 8) & 255}.${start & 255}`;
+    const x = a.at(a.ds.refs4[i], ip);
+    const y = x < 0 ? -1 : b.at(b.ds.refs4[j], ip);
+    if (y >= 0) note(x, y, hi - lo + 1, 0n);
     if (hi === endA) i++;
     if (hi === endB) j++;
     lo = hi + 1;
@@ -130,10 +156,11 @@ export function diffEngines(before: Engine, after: Engine, builds?: { readonly b
     const endA = nextA === null ? LAST : nextA - 1n;
     const endB = nextB === null ? LAST : nextB - 1n;
     const hi = endA < endB ? endA : endB;
-    const ip = formatIp(6, fromBigInt(6, lo));
-    const x = a.values(a.ds.refs6[i], ip);
-    const y = x === null ? null : b.values(b.ds.refs6[j], ip);
-    if (x !== null && y !== null) {
+    const first = lo;
+    const ip = () => formatIp(6, fromBigInt(6, first));
+    const x = a.at(a.ds.refs6[i], ip);
+    const y = x < 0 ? -1 : b.at(b.ds.refs6[j], ip);
+    if (y >= 0) {
       const size = hi - lo + 1n;
       note(x, y, 0, size < SLASH48 ? 1n : (size + SLASH48 - 1n) / SLASH48);
     }
@@ -156,7 +183,7 @@ export function diffEngines(before: Engine, after: Engine, builds?: { readonly b
     members,
     changed: { ipv4: total.c4, ipv6_48s: Number(total.c6) },
     answered: { ipv4: total.v4, ipv6_48s: Number(total.v6) },
-    networks: ranked.map((n) => ({ asn: n.asn, name: n.name, ipv4: n.v4, ipv6_48s: Number(n.v6) })),
+    networks: ranked.map((n) => ({ asn: values.text[n.asn], name: values.text[n.name], ipv4: n.v4, ipv6_48s: Number(n.v6) })),
     lists: builds === undefined ? { added: [], removed: [], changed: [] } : diffLists(builds.before, builds.after),
   };
 }
@@ -189,4 +216,35 @@ function diffLists(before: string, after: string): DiffResult['lists'] {
       return old !== undefined && said(old) !== said(f) ? [{ name: f.name, before: said(old), after: said(f) }] : [];
     }),
   };
+}
+
+/** A diff in brief, for `changes.json`. */
+export type { Changes, Space };
+
+export function briefly(r: DiffResult, builds: { readonly before: string; readonly after: string }): Changes {
+  const members = Object.fromEntries(Object.entries(r.members).filter(([, s]) => s.ipv4 > 0 || s.ipv6_48s > 0));
+  return { before: builds.before, after: builds.after, changed: r.changed, answered: r.answered, members, lists: r.lists };
+}
+
+/** One line of what changed: the space, the members that changed most, the lists. */
+export function changesLine(c: Changes): string {
+  const pct = (x: number, of: number) => {
+    const p = of === 0 ? 0 : (100 * x) / of;
+    return p > 0 && p < 0.01 ? p.toPrecision(2) : p.toFixed(2);
+  };
+  const top = Object.entries(c.members)
+    .sort(([, a], [, b]) => b.ipv4 - a.ipv4 || b.ipv6_48s - a.ipv6_48s)
+    .slice(0, 3)
+    .map(([m, s]) => `${m} ${s.ipv4.toLocaleString('en')}`);
+  const { added, removed, changed } = c.lists;
+  return (
+    `changed since the build before: ${c.changed.ipv4.toLocaleString('en')} IPv4 addresses (${pct(c.changed.ipv4, c.answered.ipv4)} %) and ${c.changed.ipv6_48s.toLocaleString('en')} IPv6 /48s` +
+    (top.length > 0 ? ` (most: ${top.join(', ')})` : '') +
+    `; lists ${added.length} added, ${removed.length} removed, ${changed.length} changed`
+  );
+}
+
+/** Writes `changes.json` into the build `after`. */
+export function writeChanges(c: Changes): void {
+  writeAtomic(join(c.after, CHANGES_FILE), JSON.stringify(c, null, 2) + '\n');
 }

@@ -17,6 +17,8 @@ export const MANIFEST_FILE = 'manifest.json';
 export const THREAT_FILE = 'threat.bin';
 /** The pointer to the build in use. */
 export const CURRENT_FILE = 'current';
+/** What changed against the build before, written by `iprecord build` and `update` into the new build (`dataset/diff.ts`). */
+export const CHANGES_FILE = 'changes.json';
 
 /**
  * Whether a change to this entry of a dataset directory can change what
@@ -146,5 +148,31 @@ export function readManifest(build: string | null): Manifest | null {
     return JSON.parse(text) as Manifest;
   } catch (e) {
     throw new InvalidDatasetError(`${path} is not valid JSON.`, { cause: e });
+  }
+}
+
+/** IPv4 addresses, IPv6 /48s (a piece under a /48 counts as one). */
+export interface Space {
+  readonly ipv4: number;
+  readonly ipv6_48s: number;
+}
+
+/** What changed against the build before (`changes.json`, `info().changes`; docs/cli.md, iprecord diff). */
+export interface Changes {
+  readonly before: string;
+  readonly after: string;
+  readonly changed: Space;
+  readonly answered: Space;
+  readonly members: Readonly<Record<string, Space>>;
+  readonly lists: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly { readonly name: string; readonly before: string; readonly after: string }[] };
+}
+
+/** The changes a build holds (`changes.json`), or null (none: its directory's first build, or one not written by iprecord). */
+export function readChanges(build: string | null): Changes | null {
+  if (build === null) return null;
+  try {
+    return JSON.parse(readRegularText(join(build, CHANGES_FILE))) as Changes;
+  } catch {
+    return null;
   }
 }

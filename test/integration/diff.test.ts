@@ -91,16 +91,27 @@ describe('iprecord diff', () => {
     }
   }, 60_000);
 
-  it('on the command line: a table, --json, --previous over a directory updated twice, and usage errors', async () => {
+  it('on the command line: a table, --json, --previous over a directory built twice (the second build saying what changed, info() holding it), and usage errors', async () => {
     const data = join(dir, 'twice');
     // Two builds of one directory, as iprecord build makes them (builds/, current).
     writeFileSync(join(dir, 'twice.json'), JSON.stringify({ feeds: [{ name: 'tor', source: join(dir, 'twice-tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+    const said: string[] = [];
     for (const text of ['185.220.101.1\n', '185.220.101.1\n185.220.101.2\n']) {
       writeFileSync(join(dir, 'twice-tor.txt'), text);
       const b = cli(['build', '--config', join(dir, 'twice.json'), '--out', data]);
       expect(b.status, b.stderr).toBe(0);
+      said.push(b.stderr);
     }
     expect(readdirSync(join(data, 'builds')).length).toBe(2);
+    // The first build has none before it; the second says in a line what changed, and info() holds it.
+    expect(said[0]).not.toMatch(/changed since/);
+    expect(said[1]).toMatch(
+      /^changed since the build before: 1 IPv4 addresses \([\d.e-]+ %\) and 0 IPv6 \/48s \(most: threat\.is_tor 1, threat\.is_anonymous 1\); lists 0 added, 0 removed, 1 changed$/m,
+    );
+    const info = cli(['info', '--data', data]);
+    const changes = (JSON.parse(info.stdout) as { changes: { members: Record<string, { ipv4: number }>; lists: unknown } }).changes;
+    expect(Object.keys(changes.members).sort()).toEqual(['threat.is_anonymous', 'threat.is_tor']);
+    expect(changes.members['threat.is_tor'].ipv4).toBe(1);
     const json = cli(['diff', '--previous', '--data', data, '--json']);
     expect(json.status, json.stderr).toBe(0);
     const parsed = JSON.parse(json.stdout) as { members: Record<string, { ipv4: number }>; lists: { changed: unknown[] } };
