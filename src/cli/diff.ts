@@ -1,12 +1,14 @@
 /** `iprecord diff`: what changed between two builds (`dataset/diff.ts`). */
 
 import { openSync } from '../engine.js';
-import { briefly, changesLine, diffEngines, DIFF_MEMBERS, writeChanges, type DiffResult } from '../dataset/diff.js';
+import { briefly, changesLine, diffEngines, diffSample, DIFF_MEMBERS, writeChanges, type DiffResult, type SampleChanges } from '../dataset/diff.js';
+import { readRegularText } from '../files/read.js';
+import { ADDRESS_COLUMNS, logAddress } from './row-address.js';
 import { previousBuild, resolveDataset } from '../dataset/store.js';
 import { commandOptions, dataDir, options } from './args.js';
 
-const USAGE = `Usage: iprecord diff <old> <new> [--json]
-       iprecord diff --previous [--data dir] [--json]
+const USAGE = `Usage: iprecord diff <old> <new> [--sample file] [--json]
+       iprecord diff --previous [--data dir] [--sample file] [--json]
 
 What changed between two builds (each a dataset directory, or a build in
 its builds/ folder), or, with --previous, between the build before
@@ -18,6 +20,10 @@ and the threat lists added, removed or changed.
 Options:
   --previous   the build before current, against current
   --data dir   with --previous: the dataset directory; default $IPRECORD_DATA, else the user's
+  --sample f   also look up each address of f (a plain list, a web server's
+               log: each line's first field; a CSV whose header names an
+               address column: ${ADDRESS_COLUMNS.join(', ')}): how many change
+               their answer, per member, with examples
   --json       the same as JSON
   -h, --help   this help
 
@@ -28,13 +34,13 @@ export function runDiff(argv: string[]): number {
   const json = argv.includes('--json');
   const previous = argv.includes('--previous');
   const rest = argv.filter((a) => a !== '--json' && a !== '--previous');
-  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data');
+  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data' && rest[i - 1] !== '--sample');
   const parsed = commandOptions(
     'diff',
     USAGE,
     options(
       rest.filter((a) => !paths.includes(a)),
-      ['data'],
+      ['data', 'sample'],
     ),
   );
   if (typeof parsed === 'number') return parsed;
@@ -53,11 +59,24 @@ export function runDiff(argv: string[]): number {
     if (paths.length !== 2) return usage('name two builds (old, new), or --previous');
     builds = { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
   }
+  let sampled: string[] | null = null;
+  if (o.sample !== undefined) {
+    try {
+      sampled = sampleAddresses(readRegularText(o.sample));
+    } catch (e) {
+      return usage(`--sample: ${(e as Error).message}`);
+    }
+  }
   const before = openSync({ data: builds.before });
   const after = openSync({ data: builds.after });
   try {
     const result = diffEngines(before, after, builds);
-    process.stdout.write(json ? JSON.stringify({ before: builds.before, after: builds.after, ...result }, null, 2) + '\n' : table(builds, result));
+    const sample = sampled === null ? null : diffSample(before, after, sampled);
+    process.stdout.write(
+      json
+        ? JSON.stringify({ before: builds.before, after: builds.after, ...result, ...(sample === null ? {} : { sample }) }, null, 2) + '\n'
+        : table(builds, result) + (sample === null ? '' : sampleTable(o.sample!, sample)),
+    );
   } finally {
     before.close();
     after.close();
@@ -116,4 +135,24 @@ export function recordChanges(dir: string, buildDir: string): void {
   } catch (e) {
     process.stderr.write(`iprecord: the build was not compared with the one before: ${(e as Error).message}\n`);
   }
+}
+
+/** The addresses of a sample file: a CSV's address column when its header names one, else each line's first field (a list, a log). */
+export function sampleAddresses(text: string): string[] {
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  const header = (lines[0] ?? '').split(',').map((h) => h.trim().replace(/^"|"$/g, '').toLowerCase());
+  const column = lines[0]?.includes(',') ? header.findIndex((h) => ADDRESS_COLUMNS.includes(h)) : -1;
+  if (column >= 0) return lines.slice(1).map((l) => (l.split(',')[column] ?? '').trim().replace(/^"|"$/g, ''));
+  return lines.flatMap((l) => logAddress(l, null) ?? []);
+}
+
+function sampleTable(file: string, s: SampleChanges): string {
+  const lines = ['', `${file}: ${n(s.addresses)} addresses, ${n(s.answered)} with a record on both sides, ${n(s.changed)} answered otherwise${share(s.changed, s.answered)}`];
+  for (const m of DIFF_MEMBERS) {
+    const c = s.members[m];
+    if (c.changed === 0) continue;
+    const examples = c.examples.map((e) => `${e.ip}: ${JSON.stringify(e.before)} -> ${JSON.stringify(e.after)}`).join('; ');
+    lines.push(`  ${m.padEnd(24)} ${n(c.changed).padStart(10)}  e.g. ${examples}`);
+  }
+  return lines.join('\n') + '\n';
 }

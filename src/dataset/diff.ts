@@ -248,3 +248,40 @@ export function changesLine(c: Changes): string {
 export function writeChanges(c: Changes): void {
   writeAtomic(join(c.after, CHANGES_FILE), JSON.stringify(c, null, 2) + '\n');
 }
+
+/** What a sample of addresses (a log's) would see change: per member, how many answer otherwise, with a few examples. */
+export interface SampleChanges {
+  /** Addresses read, and those both builds answer with a record (the others answer an error on both sides). */
+  readonly addresses: number;
+  readonly answered: number;
+  /** Addresses whose answer changed in any member. */
+  readonly changed: number;
+  readonly members: Readonly<Record<string, { readonly changed: number; readonly examples: readonly { readonly ip: string; readonly before: unknown; readonly after: unknown }[] }>>;
+}
+
+/** Looks every address of `ips` up on both sides: what changes for that traffic. */
+export function diffSample(before: Engine, after: Engine, ips: Iterable<string>): SampleChanges {
+  const pa = before.select(DIFF_MEMBERS);
+  const pb = after.select(DIFF_MEMBERS);
+  const members: Record<string, { changed: number; examples: { ip: string; before: unknown; after: unknown }[] }> = Object.fromEntries(DIFF_MEMBERS.map((m) => [m, { changed: 0, examples: [] }]));
+  let addresses = 0;
+  let answered = 0;
+  let changed = 0;
+  for (const ip of ips) {
+    addresses++;
+    const x = pa.try(ip) as Record<string, unknown>;
+    const y = pb.try(ip) as Record<string, unknown>;
+    if ('status' in x || 'status' in y) continue;
+    answered++;
+    let any = false;
+    for (const m of DIFF_MEMBERS) {
+      if (x[m] === y[m]) continue;
+      any = true;
+      const c = members[m];
+      c.changed++;
+      if (c.examples.length < 3) c.examples.push({ ip, before: x[m], after: y[m] });
+    }
+    if (any) changed++;
+  }
+  return { addresses, answered, changed, members };
+}

@@ -116,6 +116,23 @@ describe('iprecord diff', () => {
     expect(json.status, json.stderr).toBe(0);
     const parsed = JSON.parse(json.stdout) as { members: Record<string, { ipv4: number }>; lists: { changed: unknown[] } };
     expect(parsed.members['threat.is_tor'].ipv4).toBe(1);
+    // A sample: a log's lines (the address first, with a port), a private address, one unchanged.
+    writeFileSync(
+      join(dir, 'access.log'),
+      '5.6.7.1 - - [28/Nov/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 1\n[2a0b:f4c2:1::5]:443 - - [28/Nov/2026:10:00:01 +0000] "GET / HTTP/1.1" 200 1\n10.0.0.1 - - x\n185.220.101.1 - - x\n',
+    );
+    const sampled = cli(['diff', join(dir, 'old'), join(dir, 'new'), '--sample', join(dir, 'access.log'), '--json']);
+    expect(sampled.status, sampled.stderr).toBe(0);
+    const sample = (JSON.parse(sampled.stdout) as { sample: { addresses: number; answered: number; changed: number; members: Record<string, { changed: number; examples: { ip: string }[] }> } })
+      .sample;
+    expect([sample.addresses, sample.answered, sample.changed]).toEqual([4, 3, 2]);
+    expect(sample.members['threat.is_tor'].examples.map((e) => e.ip)).toEqual(['5.6.7.1', '2a0b:f4c2:1::5']);
+    expect(sample.members.country_code.changed).toBe(0);
+    // A CSV whose header names its address column.
+    writeFileSync(join(dir, 'events.csv'), 'time,client_ip,path\n1,5.6.7.9,/\n2,185.220.101.1,/x\n');
+    const csv = cli(['diff', join(dir, 'old'), join(dir, 'new'), '--sample', join(dir, 'events.csv')]);
+    expect(csv.stdout).toMatch(/events\.csv: 2 addresses, 2 with a record on both sides, 1 answered otherwise/);
+    expect(csv.stdout).toMatch(/^ {2}threat\.is_tor +1 {2}e\.g\. 5\.6\.7\.9: false -> true$/m);
     const table = cli(['diff', join(dir, 'old'), join(dir, 'new')]);
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^threat\.is_tor +256 \([\d.e-]+ %\) +1 \(/m);
