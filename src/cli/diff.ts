@@ -92,7 +92,7 @@ const share = (x: number, of: number) => {
 
 function table(builds: { before: string; after: string }, r: DiffResult): string {
   const lines = [`${builds.before} -> ${builds.after}`, '', `${'member'.padEnd(26)}${'IPv4 addresses'.padStart(28)}${'IPv6 /48s'.padStart(24)}`];
-  for (const m of [...DIFF_MEMBERS]) {
+  for (const m of DIFF_MEMBERS) {
     const s = r.members[m];
     lines.push(`${m.padEnd(26)}${(n(s.ipv4) + share(s.ipv4, r.answered.ipv4)).padStart(28)}${(n(s.ipv6_48s) + share(s.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`);
   }
