@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveRows, type Piece } from '../../src/compile/row-partition.js';
 import { seed } from '../helpers/env.js';
+import { equal, same } from '../helpers/check.js';
 
 const params = { seed: seed(), numRuns: 3000 };
 
@@ -57,11 +58,11 @@ describe('range rows resolved into one partition', () => {
     fc.assert(
       fc.property(rowsArb, (rows) => {
         const got = resolveRows(rows);
-        expect(got).toEqual(spliceReference(rows));
+        equal(got, spliceReference(rows));
         for (let x = 0n; x <= 81n; x++) {
           const latest = rows.filter((r) => r.lo <= x && x <= r.hi).sort((a, b) => b.order - a.order)[0];
           const piece = got.find((p) => p.lo <= x && x <= p.hi);
-          expect(piece?.order).toBe(latest?.order);
+          same(piece?.order, latest?.order, () => `address ${x}`);
         }
       }),
       params,

@@ -4,6 +4,7 @@ import { TextPool } from '../../../src/compile/intern.js';
 import { ESCAPED, NO_STRING } from '../../../src/dataset/layout.js';
 import { DatasetText } from '../../../src/dataset/text.js';
 import { seed } from '../../helpers/env.js';
+import { equal, same } from '../../helpers/check.js';
 
 /** The text a pool wrote, as a dataset reads it. */
 function read(pool: TextPool): DatasetText {
@@ -22,16 +23,16 @@ describe('the text of a dataset', () => {
         const fillerSlices = fillers.map((f) => pool.slice(f));
         const slices = values.map((v) => pool.slice(v));
         const text = read(pool);
-        fillers.forEach((f, i) => expect(text.slice(...fillerSlices[i])).toBe(`"${f}"`));
+        fillers.forEach((f, i) => same(text.slice(...fillerSlices[i]), `"${f}"`));
         values.forEach((v, i) => {
           const [start, end] = slices[i];
           // null, and numbers JSON writes as null (Infinity): no text.
-          if (v === null || (typeof v === 'number' && !Number.isFinite(v))) return expect(start).toBe(NO_STRING);
+          if (v === null || (typeof v === 'number' && !Number.isFinite(v))) return same(start, NO_STRING);
           const json = JSON.stringify(typeof v === 'number' ? v + 0 : v);
-          expect(text.slice(start, (end & ~ESCAPED) >>> 0)).toBe(json);
+          same(text.slice(start, (end & ~ESCAPED) >>> 0), json);
           // A string with no escapes is its JSON text less the quotes; ESCAPED tells which are not.
-          if (typeof v === 'string') expect(end >= ESCAPED).toBe(json !== `"${v}"`);
-          expect(pool.slice(v)).toEqual(slices[i]);
+          if (typeof v === 'string') same(end >= ESCAPED, json !== `"${v}"`, json);
+          equal(pool.slice(v), slices[i]);
         });
       }),
       { seed: seed(), numRuns: 25 },

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { equal, same } from '../../../helpers/check.js';
 import { classifyAsn } from '../../../../src/compile/asn/classify.js';
 import { compileAsnCsv } from '../../../../src/compile/asn/compile.js';
 import { RangeCsv, readAsnRows, readRangeCsv } from '../../../../src/compile/range-csv.js';
@@ -60,15 +61,15 @@ describe('ASN CSV compiler', () => {
           const want = scan(rows, n);
           file.find(4, fromBigInt(4, n), found);
           if (want === null) {
-            expect(found.offset).toBe(-1);
+            same(found.offset, -1);
             continue;
           }
           const v = file.decode(found.offset) as { autonomous_system_number: number; autonomous_system_organization: string };
-          expect(v).toEqual({ autonomous_system_number: want.asn, autonomous_system_organization: want.name });
+          equal(v, { autonomous_system_number: want.asn, autonomous_system_organization: want.name });
           // The matched block lies inside the row and holds the address.
           const size = 1n << BigInt(32 - found.prefix);
           const start = n - (n % size);
-          expect(start >= want.lo && start + size - 1n <= want.hi).toBe(true);
+          same(start >= want.lo && start + size - 1n <= want.hi, true);
         }
       }),
       { seed: seed(), numRuns: 150 },
@@ -93,11 +94,11 @@ describe('ASN CSV compiler', () => {
         table.forEachNetwork(4, (words, prefix, offset) => {
           const lo = BigInt(words[3]);
           const hi = lo + (1n << BigInt(32 - prefix)) - 1n;
-          expect(lo > last).toBe(true);
-          expect(lo % (1n << BigInt(32 - prefix))).toBe(0n);
+          same(lo > last, true);
+          same(lo % (1n << BigInt(32 - prefix)), 0n);
           last = hi;
           covered += hi - lo + 1n;
-          for (const n of [lo, hi, (lo + hi) / 2n]) expect(table.owners[offset]).toEqual({ asn: scan(rows, n)!.asn, name: scan(rows, n)!.name });
+          for (const n of [lo, hi, (lo + hi) / 2n]) equal(table.owners[offset], { asn: scan(rows, n)!.asn, name: scan(rows, n)!.name });
         });
         const points = [...new Set(rows.flatMap((r) => [r.lo, r.hi + 1n]))].sort((a, b) => (a < b ? -1 : 1));
         let union = 0n;
@@ -106,7 +107,7 @@ describe('ASN CSV compiler', () => {
         // IPv4 rows answer at ::/96 of IPv6 too.
         let six = 0n;
         table.forEachNetwork(6, (words, prefix) => {
-          expect(words[0] | words[1] | words[2]).toBe(0);
+          same(words[0] | words[1] | words[2], 0);
           six += 1n << BigInt(128 - prefix);
         });
         expect(six).toBe(union);
@@ -114,7 +115,7 @@ describe('ASN CSV compiler', () => {
         for (const n of [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n)) {
           const want = scan(rows, n);
           table.find(4, fromBigInt(4, n), found);
-          expect(found.offset < 0 ? null : table.owners[found.offset]).toEqual(want === null ? null : { asn: want.asn, name: want.name });
+          equal(found.offset < 0 ? null : table.owners[found.offset], want === null ? null : { asn: want.asn, name: want.name });
         }
       }),
       { seed: seed(), numRuns: 200 },
