@@ -66,7 +66,7 @@ const ALIASES = {
   // Nicaragua: the autonomous regions' English names since 2014 (iso-codes gives the Spanish).
   NI: { 'north caribbean coast': 'AN', 'south caribbean coast': 'AS' },
   // Yemen: "Sanaa" alone is the capital's own municipality (SA); the governorate around it is SN.
-  YE: { 'sanaa governorate': 'SN', sanaa: 'SA' },
+  YE: { 'sanaa governorate': 'SN', sanaa: 'SA', Soqatra: 'SU' },
   // France: the 22 metropolitan regions merged into 13 on 1 January 2016 (loi n° 2015-29).
   FR: {
     alsace: 'GES',
@@ -94,6 +94,12 @@ const ALIASES = {
     centre: 'CVL',
     // Cayenne is French Guiana's prefecture (against Mayenne's match).
     cayenne: '973',
+    // Overseas departments by their towns and islands (Martinique, Guadeloupe), and Saint Martin's collectivity.
+    'Fort-de-france': '972',
+    'Le Marin': '972',
+    'Basse-terre': '971',
+    'Grande-terre': '971',
+    'Collectivity of Saint Martin': 'MF',
   },
   // Argentina: the federal district, not the province around it.
   AR: { 'Buenos Aires F.D.': 'C' },
@@ -104,7 +110,7 @@ const ALIASES = {
   MZ: { 'Maputo City': 'MPM' },
   // Names no current subdivision denotes: a city of several municipalities (ISO lists Skopje's ten), the whole of a city-state.
   MK: { 'Grad Skopje': '' },
-  MC: { 'Municipality of Monaco': '' },
+  MC: { 'Municipality of Monaco': '', 'Commune de Monaco': '' },
   RS: { 'Central Serbia': '' },
   // English names that no source gives.
   CN: { 'Inner Mongolia': 'NM', Tibet: 'XZ' },
@@ -126,18 +132,14 @@ const ALIASES = {
   NZ: { 'Wellington Region': 'WGN', Wellington: 'WGN' },
   SA: { 'Mecca Region': '02', 'Medina Region': '03', 'Al Jouf': '12' },
   PE: { 'Lima Province': 'LMA', 'Cuzco Department': 'CUS' },
-  IQ: { Duhok: 'KR', Erbil: 'KR' },
   TZ: { Pwani: '19' },
-  UZ: { Fergana: 'FA', 'Tashkent Region': 'TO' },
-  // Bahrain: DB-IP writes the Capital Governorate by its city, Manama.
-  BH: { 'Southern Governorate': '14', manama: '13', 'Northern Governorate': '17' },
   PL: { Subcarpathia: '18' },
-  FI: { Tampere: '11' },
   // Indonesia: Papua's provinces of 2022; Mauritania: Nouakchott's three regions (against a close name's match).
   ID: { 'Central Papua': 'PT', 'Highland Papua': 'PE', 'South Papua': 'PS', 'Southwest Papua': 'PD', 'West Papua': 'PB', 'North Maluku': 'MU' },
   MR: { 'Nouakchott South': '15', 'Nouakchott North': '14', 'Nouakchott West': '13' },
-  // Norway: the counties of 2024 lie within those ISO 3166-2 still lists (Viken, Vestfold og Telemark, Troms og Finnmark).
-  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54', 'vest agder': '42', 'aust agder': '42' },
+  // Norway: the counties of 2024 lie within those ISO 3166-2 still lists (Viken, Vestfold og Telemark, Troms og Finnmark);
+  // Sogn og Fjordane and Hordaland merged into Vestland in 2020.
+  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54', 'vest agder': '42', 'aust agder': '42', 'sogn og fjordane': '46', hordaland: '46' },
   // Names of the default data (DB-IP) that answered no region_code though ISO 3166-2 has their subdivision: English
   // names, old names and spellings no source gives (measured over the compiled default data's IPv4 ranges).
   DO: { Nacional: '40' },
@@ -145,11 +147,31 @@ const ALIASES = {
   VE: { 'Estado La Guaira': 'X' },
   CZ: { 'Carlsbad Region': '41' },
   MM: { Rangoon: '06' },
-  LB: { 'North Lebanon': 'AS' },
-  SY: { Suwayda: 'SU' },
   SC: { 'La Digue and Inner Islands': '15' },
   LV: { Valmiera: '113', 'South Kurzeme Municipality': '112' },
   // Madagascar: ISO 3166-2 lists the six former provinces; geo databases name the 22 regions within them.
+  // Measured again over both families (a network of each name DB-IP gives): English and local names, and regions created
+  // after ISO 3166-2's list, each filed under the subdivision it lies in (as Norway's counties above).
+  // Bahrain: DB-IP writes the Capital Governorate by its city, Manama, and the Northern one in Arabic too.
+  BH: { 'Southern Governorate': '14', manama: '13', 'Northern Governorate': '17', 'Al-muhafazat As-samaliyah': '17' },
+  QA: { 'Al-Shahaniya': 'SH' },
+  UZ: { Fergana: 'FA', 'Tashkent Region': 'TO', Bukhara: 'BU', Karakalpakstan: 'QR' },
+  NP: { 'Province 1': 'P1', 'Province 2': 'P2', 'Province 3': 'P3', 'Province 4': 'P4', 'Province 5': 'P5', 'Province 6': 'P6', 'Province 7': 'P7' },
+  // Victoria is the city of Rabat, Gozo; Newland is Uusimaa's English name (Nyland).
+  MT: { Victoria: '45' },
+  FI: { Tampere: '11', Newland: '18' },
+  LB: { 'North Lebanon': 'AS', Bekaa: 'BI' },
+  HR: { 'County of Zagreb': '01' },
+  GL: { Avannaata: 'AV' },
+  GE: { Achara: 'AJ' },
+  MN: { 'East Govi': '063', Eastern: '061' },
+  SY: { Suwayda: 'SU', Raqqa: 'RA' },
+  IQ: { Duhok: 'KR', Erbil: 'KR', Halabja: 'KR' },
+  // Ethiopia's regions of 2023, split from the Southern Nations (SN); the Central African Republic's Lim-Pendé (2020), from Ouham-Pendé.
+  ET: { 'Central Ethiopia Regional State': 'SN', 'South Ethiopia Regional State': 'SN' },
+  CF: { 'Lim-Pende': 'OP' },
+  // Uganda: DB-IP names the four geographical regions that group the districts; ISO 3166-2 lists them (UG-C, UG-E, UG-N, UG-W).
+  UG: { 'Central Region': 'C', 'Eastern Region': 'E', 'Northern Region': 'N', 'Western Region': 'W' },
   MG: {
     analamanga: 'T',
     bongolava: 'T',
@@ -209,6 +231,8 @@ function add(cc, code, name) {
   const full = normalizeRegion(name);
   // Geo databases write region names in Latin script.
   if (!full || !/^[a-z0-9 ]+$/.test(full)) return;
+  // The country's own code is no region's name (a source's English name of Malta's Victoria is "mt").
+  if (full === cc.toLowerCase()) return;
   const owner = byName.get(`${cc}|${full}`);
   if (owner !== undefined && owner !== code) return;
   entry.names.add(full);
@@ -233,6 +257,13 @@ for (const s of iso) {
   table.get(cc).set(s.code.slice(3), { type: subdivisionType(s.type), names: new Set() });
 }
 for (const cc of Object.keys(ALIASES)) table.get(cc)?.set('', { type: null, names: new Set() });
+// A group of first-level subdivisions that a database names (Uganda's regions) is a row of its own.
+for (const [cc, names] of Object.entries(ALIASES)) {
+  for (const code of Object.values(names)) {
+    const group = byCode.get(`${cc}-${code}`);
+    if (group && isGroup(group) && !table.get(cc).has(code)) table.get(cc).set(code, { type: subdivisionType(group.type), names: new Set() });
+  }
+}
 for (const [cc, names] of Object.entries(ALIASES)) {
   for (const [name, code] of Object.entries(names)) {
     if (!table.get(cc)?.has(code)) throw new Error(`alias ${cc} ${name}: ${cc}-${code} is not a first-level subdivision`);
@@ -267,7 +298,8 @@ function target(cc, code, names, all, stale) {
     const named = byName.get(`${cc}|${normalizeRegion(n)}`);
     if (named !== undefined) return { code: named, by: 'name' };
   }
-  return entry && !stale.has(cc) ? { code, by: 'code' } : null;
+  // An entry without a code is no subdivision's (Nepal's Patheka), not the row of names that denote none.
+  return entry && code !== '' && !stale.has(cc) ? { code, by: 'code' } : null;
 }
 const entries = [
   ...Object.entries(db).flatMap(([cc, c]) => c.regions.map((r) => [cc, r.iso, [r.name, r.names?.en, r.names?.geonames], Object.values(r.names ?? {})])),

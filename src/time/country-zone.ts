@@ -4,7 +4,9 @@
  * each only when the tz database's zone.tab lists it for the country
  * (`country-zones.json`, by `scripts/gen-country-zones.ts`); else the
  * country's zone nearest to the coordinates (its only zone when there are
- * none). Another name of a listed zone (a link, such as Asia/Harbin for
+ * none): the zone that fits at the most points of the nearest ring
+ * around the coordinates (5 to 160 km) that has one, else the zone whose
+ * principal location is nearest. Another name of a listed zone (a link, such as Asia/Harbin for
  * Asia/Shanghai) counts as that zone, and so does a zone of one of the
  * country's territories that ISO 3166-1 codes apart (`OVERSEAS`: an
  * address of France located at Kourou answers America/Cayenne). Coordinates near a border put an address in the neighbour's zone
@@ -61,6 +63,10 @@ export function zoneOfLocation(given: string | null, latitude: number | null, lo
   if (zones === undefined) return found !== null && valid(found) ? found : null;
   if (known.length === 0) return null;
   if (known.length === 1 || latitude === null || longitude === null) return known.length === 1 ? known[0][0] : null;
+  // Coordinates just across a border (a Texan town on the Rio Grande, Sault Ste. Marie on the St. Marys River): the
+  // country's zone found nearest around them, ring by ring, where most of the ring's points find one.
+  const around = zoneAround(latitude, longitude, fits);
+  if (around !== null) return around;
   let best = known[0][0];
   let nearest = Infinity;
   for (const [name, lat, lon] of known) {
@@ -71,6 +77,37 @@ export function zoneOfLocation(given: string | null, latitude: number | null, lo
     }
   }
   return best;
+}
+
+/** Radii of the rings searched around coordinates outside the country's zones, in kilometres, and points a ring. */
+const RINGS_KM = [5, 10, 20, 40, 80, 160];
+const RING_POINTS = 16;
+
+/** The zone that fits (`fits`) at the most points of the nearest ring around the coordinates that has any, or null. */
+function zoneAround(latitude: number, longitude: number, fits: (z: string | null) => z is string): string | null {
+  const r = Math.PI / 180;
+  for (const km of RINGS_KM) {
+    const counts = new Map<string, number>();
+    const d = km / 6371;
+    for (let i = 0; i < RING_POINTS; i++) {
+      // The point `km` away at bearing i/16 of a turn (great circle).
+      const bearing = (2 * Math.PI * i) / RING_POINTS;
+      const lat1 = latitude * r;
+      const lat2 = Math.asin(Math.sin(lat1) * Math.cos(d) + Math.cos(lat1) * Math.sin(d) * Math.cos(bearing));
+      const lon2 = longitude * r + Math.atan2(Math.sin(bearing) * Math.sin(d) * Math.cos(lat1), Math.cos(d) - Math.sin(lat1) * Math.sin(lat2));
+      let z: string | null = null;
+      try {
+        z = tzLookup(lat2 / r, ((((lon2 / r + 540) % 360) + 360) % 360) - 180);
+      } catch {
+        // off the map
+      }
+      if (fits(z)) counts.set(z, (counts.get(z) ?? 0) + 1);
+    }
+    let best: string | null = null;
+    for (const [z, n] of counts) if (best === null || n > counts.get(best)!) best = z;
+    if (best !== null) return best;
+  }
+  return null;
 }
 
 const canonicalNames = new Map<string, string>();

@@ -80,6 +80,10 @@ describe.skipIf(!present)('time zones', () => {
     expect(zoneOfLocation(null, -8.55, 125.58, 'TL', valid)).toBe('Asia/Dili');
     // The nearest of several: the US west coast's coordinates, given a wrong zone.
     expect(zoneOfLocation('Asia/Tokyo', 37.42, -122.08, 'US', valid)).toBe('America/Los_Angeles');
+    // Just across a border, the zone of the country around them, not the zone whose city is nearest (Phoenix for a town on
+    // the Rio Grande in Texas, Menominee for Sault Ste. Marie, Michigan, whose coordinates fall in Ontario).
+    expect(zoneOfLocation(null, 26.2306, -98.4447, 'US', valid)).toBe('America/Chicago');
+    expect(zoneOfLocation(null, 46.4977, -84.3476, 'US', valid)).toBe('America/Detroit');
     // The zone at the coordinates, kept when it is the country's.
     expect(zoneOfLocation(null, 40.71, -74.0, 'US', valid)).toBe('America/New_York');
     // A database's name for one of the country's zones (a link) is kept as the database gives it.
