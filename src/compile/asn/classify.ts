@@ -36,6 +36,7 @@ const BRANDS: readonly (readonly [RegExp, AsnType])[] = [
     new RegExp(
       [
         'chinanet',
+        'digicel',
         'telstra',
         '\\btelia\\b',
         '\\btelkom\\b',
@@ -183,15 +184,19 @@ const HOSTING = new RegExp(
   ].join('|'),
   'i',
 );
-const EDUCATION = /universit|college|school|academ|educat|\bedu\b|research (?:and education )?network|institute of technology|polytechnic|\bnren\b|janet|renater|\bdfn\b|internet2/i;
+const EDUCATION =
+  /universit|universidad|h[oö]gskola|hochschule|hogeschool|college|school|academ|educat|\bedu\b|research (?:and education )?network|institute of technology|polytechnic|\bnren\b|janet|renater|\bdfn\b|internet2/i;
 const GOVERNMENT =
-  /government|\bgov\b|ministry|ministere|ministerio|department of|federal|agency|parliament|\barmy\b|air force|\bnavy\b|military|defen[cs]e|police|municipal|city of|county of|state of|public administration|bundes/i;
+  /government|\bgov\b|ministry|ministere|ministerio|department of|federal|agency|parliament|\barmy\b|air force|\bnavy\b|military|defen[cs]e|police|municipal|city of|county of|state of|public administration|bundes|\bregione\b/i;
+const EDUCATION_AUTHORITY = /(?:office|board|ministry|department) of (?:public )?education/i;
 const ISP =
-  /telecom|telekom|\btele(?!vision|performance)|communicat|comunica|iletisim|broadband|bandwidth|cable|mobile|\bmovil|celular|wireless|cellular|internet|infocomm|\bisp\b|fib(?:er|re)|\bdsl\b|\bnet(?:work)?s?\b|networks|telco|\btel\b|telefon|telephone|vodafone|orange|comcast|verizon|at&t|charter|spectrum|t-mobile|carrier|transit|backbone|online|provider|\bip\b/i;
+  /telecom|svyaz|multimidia|\blan\b|connect\b|kone[kc]si|transmission|telekom|\btele(?!vision|performance)|communicat|comunica|iletisim|broadband|bandwidth|cable|mobile|\bmovil|celular|wireless|cellular|internet|infocomm|\bisp\b|fib(?:er|re)|\bdsl\b|\bnet(?:work)?s?\b|networks|telco|\btel\b|telefon|telephone|vodafone|orange|comcast|verizon|at&t|charter|spectrum|t-mobile|carrier|transit|backbone|online|provider|\bip\b/i;
 
 /** The type an organisation name states by its words alone, without `BRANDS`; null when no word says (see the module comment). */
 export function wordsType(name: string): AsnType | null {
   if (HOSTING.test(name)) return 'hosting';
+  // An education authority is a government body ("Office of Education"), before the word education.
+  if (EDUCATION_AUTHORITY.test(name)) return 'government';
   if (EDUCATION.test(name)) return 'education';
   if (GOVERNMENT.test(name)) return 'government';
   if (ISP.test(name)) return 'isp';
