@@ -19,6 +19,8 @@ export const THREAT_FILE = 'threat.bin';
 export const CURRENT_FILE = 'current';
 /** What changed against the build before, written by `iprecord build` and `update` into the new build (`dataset/diff.ts`). */
 export const CHANGES_FILE = 'changes.json';
+/** When each list first and last held each range (`compile/feeds/seen.ts`). */
+export const SEEN_FILE = 'seen.bin';
 
 /**
  * Whether a change to this entry of a dataset directory can change what

@@ -20,6 +20,7 @@ import { compileThreat, type CompileFeed, type CompileStats, type SliceOutput } 
 import { ownEntry, startPool, type PoolWorker } from '../../threads.js';
 import type { BadLine } from './parse.js';
 import { joinParts, prepareFeed, type Prepared, type PrepareTask } from './prepare.js';
+import { carryForward, coveredBy, dayOf, encodeSeen, seenBefore, type Held } from './seen.js';
 import type { FeedMeta, ThreatMeta } from '../../dataset/threat-meta.js';
 
 export interface FeedReport {
@@ -38,10 +39,12 @@ export interface BuildResult {
   readonly meta: ThreatMeta;
   readonly feeds: readonly FeedReport[];
   readonly stats: CompileStats;
+  /** What each loaded list holds and the day of its download (`seen.ts`). */
+  readonly held: readonly Held[];
 }
 
 export { DATASET_FILE, resolveDataset } from '../../dataset/store.js';
-import { DATASET_FILE, type FeedState, type Manifest } from '../../dataset/store.js';
+import { DATASET_FILE, SEEN_FILE, type FeedState, type Manifest } from '../../dataset/store.js';
 
 /** Where the last download of a URL feed is kept in a dataset directory. */
 export function feedCachePath(dataDir: string, name: string): string {
@@ -111,6 +114,8 @@ export interface BuildOptions {
    * sources with the feeds compiled in: `dataset.iprd`). Default true.
    */
   readonly dataset?: boolean;
+  /** The build this one follows (a directory), whose `seen.bin` it carries forward (`seen.ts`). Default: none. */
+  readonly previous?: string | null;
 }
 
 /**
@@ -274,7 +279,11 @@ async function compileAll(
   const result = await compileThreat(feeds, meta, {
     other: other === undefined ? undefined : (input, transfer) => other.run<SliceOutput>({ kind: 'slice', input }, transfer),
   });
-  return { buffer: result.buffer, meta: result.meta, feeds: reports, stats: result.stats };
+  const held = compiled.map((feed, k): Held => {
+    const p = prepared[config.feeds.indexOf(feed)] as Prepared & { ok: true };
+    return { name: feed.name, day: dayOf(Date.parse(metas[k].fetchedAt ?? meta.builtAt)), ...coveredBy(p) };
+  });
+  return { buffer: result.buffer, meta: result.meta, feeds: reports, stats: result.stats, held };
 }
 
 /**
@@ -290,6 +299,7 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
   mkdirSync(dir, { recursive: true });
   const result = await buildThreat(config, dataDir, options);
   writeAtomic(join(dir, 'threat.bin'), result.buffer);
+  writeAtomic(join(dir, SEEN_FILE), encodeSeen(carryForward(seenBefore(options.previous), result.held)));
   const compile = options.dataset !== false;
   const sources = localSources(config.sources, dataDir);
   if (compile) {

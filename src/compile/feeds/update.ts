@@ -231,7 +231,7 @@ async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {
   const done = untilDone(() => rmSync(buildDir, { recursive: true, force: true }));
   let build: BuildResult;
   try {
-    build = await buildDataset(config, buildDir, dir, options);
+    build = await buildDataset(config, buildDir, dir, { ...options, previous: previous === null ? null : join(dir, 'builds', previous) });
     writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
   } finally {
     done();

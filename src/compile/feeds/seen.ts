@@ -1,0 +1,250 @@
+/**
+ * When each list first and last held each address: a build's `seen.bin`,
+ * carried forward from the build before it.
+ *
+ * For each list of a build, the space it covers is cut into ranges, each
+ * with the day of the first download of that list that held it and the
+ * day of the last one. A build takes the ranges of the build before: what
+ * the list holds now keeps its first day (also when it comes back after a
+ * gap) and gets this download's day as its last; what it no longer holds
+ * is kept with its last day for `KEEP_DAYS` days after it, then
+ * forgotten; what is new is first seen at this download. A first build
+ * marks everything first seen at its downloads. A list the configuration
+ * no longer has is not carried. Days are UTC days since 1970.
+ *
+ * The file (little-endian): `IPRSEEN1`, the list count (u32); per list its
+ * name (u16 length, UTF-8), the day of its latest download (u32), its
+ * IPv4 ranges (u32 count, then start, end, first, last: u32 each, 16 bytes
+ * a range) and its IPv6 ranges (u32 count, then start and end as 16 bytes
+ * big-endian each and first and last as u32: 40 bytes a range). Ranges are
+ * sorted, disjoint, and neighbours with the same days are joined. It is
+ * read for the evidence behind an answer, never by a lookup.
+ */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InvalidDatasetError } from '../../errors.js';
+import { SEEN_FILE } from '../../dataset/store.js';
+import type { Prepared } from './prepare.js';
+
+/** Days a range stays after the last download that held it. */
+export const KEEP_DAYS = 90;
+
+const MAGIC = 'IPRSEEN1';
+const DAY_MS = 86_400_000;
+
+/** a + b and a - b of two numbers or of two bigints (one type at a time: `+` and `-` take both). */
+export const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;
+const minus = <T extends number | bigint>(a: T, b: T): T => ((a as number) - (b as number)) as T;
+
+/** The UTC day of a time. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** What one list holds in a build: its ranges (sorted, disjoint, as start and end pairs) and the day of its download. */
+export interface Held {
+  readonly name: string;
+  readonly day: number;
+  readonly v4: readonly number[];
+  readonly v6: readonly bigint[];
+}
+
+/** One list's ranges with the first and last day each was held (`[start, end, first, last]` per range), and its latest download. */
+export interface SeenList {
+  readonly name: string;
+  readonly latest: number;
+  /** Start, end, first and last day of each IPv4 range, four numbers a range. */
+  readonly v4: Uint32Array;
+  readonly v6: readonly (readonly [bigint, bigint, number, number])[];
+}
+
+/** Each list of this build with its days, from the lists before (by name). */
+export function carryForward(before: ReadonlyMap<string, SeenList>, held: readonly Held[]): SeenList[] {
+  return held.map((h) => {
+    const old = before.get(h.name);
+    return {
+      name: h.name,
+      latest: h.day,
+      v4: sweep4(old?.v4 ?? new Uint32Array(0), h.v4, h.day),
+      v6: sweep(old?.v6 ?? [], pairs(h.v6), h.day, 1n),
+    };
+  });
+}
+
+function pairs<T>(flat: readonly T[]): [T, T][] {
+  const out: [T, T][] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+  return out;
+}
+
+/** `sweep` of IPv4 ranges, flat: `old` four numbers a range (start, end, first, last), `now` two (start, end). */
+function sweep4(old: Uint32Array, now: readonly number[], day: number): Uint32Array {
+  const out = new Uint32Array(4 * (old.length / 2 + now.length));
+  let n = 0;
+  // The next edge of each input (a start, or an end plus one), by its index: 2k a start, 2k + 1 an end.
+  const edgeOld = (k: number) => (k & 1 ? old[(k >> 1) * 4 + 1] + 1 : old[(k >> 1) * 4]);
+  const edgeNow = (k: number) => (k & 1 ? now[k] + 1 : now[k]);
+  const oldEdges = old.length / 2;
+  let x = 0;
+  let y = 0;
+  let from = -1;
+  let i = 0;
+  let j = 0;
+  while (x < oldEdges || y < now.length) {
+    const next = y >= now.length || (x < oldEdges && edgeOld(x) <= edgeNow(y)) ? edgeOld(x++) : edgeNow(y++);
+    if (from >= 0 && next > from) {
+      while (i < old.length && old[i + 1] < from) i += 4;
+      while (j < now.length && now[j + 1] < from) j += 2;
+      const before = i < old.length && old[i] <= from;
+      const held = j < now.length && now[j] <= from;
+      let first = -1;
+      let last = -1;
+      if (held) [first, last] = [before ? Math.min(old[i + 2], day) : day, day];
+      else if (before && day - old[i + 3] <= KEEP_DAYS) [first, last] = [old[i + 2], old[i + 3]];
+      if (first >= 0) {
+        if (n > 0 && out[n - 2] === first && out[n - 1] === last && out[n - 3] + 1 === from) out[n - 3] = next - 1;
+        else {
+          out.set([from, next - 1, first, last], n);
+          n += 4;
+        }
+      }
+    }
+    from = next;
+  }
+  return out.slice(0, n);
+}
+
+/**
+ * The ranges with days after a download on `day` that holds `now`: both
+ * inputs sorted and disjoint; cut at every edge of either, each piece given
+ * its days, neighbours with the same days joined.
+ */
+function sweep<T extends number | bigint>(old: readonly (readonly [T, T, number, number])[], now: readonly (readonly [T, T])[], day: number, one: T): [T, T, number, number][] {
+  // Each input's edges (start, end + 1, ...) are in order already: merged, not sorted.
+  const a: T[] = [];
+  for (const [s, e] of old) a.push(s, plus(e, one));
+  const b: T[] = [];
+  for (const [s, e] of now) b.push(s, plus(e, one));
+  const edges: T[] = [];
+  for (let x = 0, y = 0; x < a.length || y < b.length;) edges.push(y >= b.length || (x < a.length && a[x] <= b[y]) ? a[x++] : b[y++]);
+  const out: [T, T, number, number][] = [];
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k + 1 < edges.length; k++) {
+    const from = edges[k];
+    const next = edges[k + 1];
+    if (next === from) continue;
+    const to = minus(next, one);
+    while (i < old.length && old[i][1] < from) i++;
+    while (j < now.length && now[j][1] < from) j++;
+    const before = i < old.length && old[i][0] <= from ? old[i] : null;
+    const held = j < now.length && now[j][0] <= from;
+    let days: [number, number] | null = null;
+    if (held) days = [before === null ? day : Math.min(before[2], day), day];
+    else if (before !== null && day - before[3] <= KEEP_DAYS) days = [before[2], before[3]];
+    if (days === null) continue;
+    const last = out[out.length - 1];
+    if (last !== undefined && last[2] === days[0] && last[3] === days[1] && plus(last[1], one) === from) last[1] = to;
+    else out.push([from, to, days[0], days[1]]);
+  }
+  return out;
+}
+
+/** The bytes of `seen.bin`. */
+export function encodeSeen(lists: readonly SeenList[]): Buffer {
+  const names = lists.map((l) => Buffer.from(l.name, 'utf8'));
+  const size = 8 + 4 + lists.reduce((n, l, k) => n + 2 + names[k].length + 4 + 4 + l.v4.length * 4 + 4 + l.v6.length * 40, 0);
+  const out = Buffer.alloc(size);
+  let at = out.write(MAGIC, 0, 'latin1');
+  at = out.writeUInt32LE(lists.length, at);
+  lists.forEach((l, k) => {
+    at = out.writeUInt16LE(names[k].length, at);
+    at += names[k].copy(out, at);
+    at = out.writeUInt32LE(l.latest, at);
+    at = out.writeUInt32LE(l.v4.length / 4, at);
+    for (const v of l.v4) at = out.writeUInt32LE(v, at);
+    at = out.writeUInt32LE(l.v6.length, at);
+    for (const [s, e, f, z] of l.v6) {
+      at = out.writeBigUInt64BE(s >> 64n, at);
+      at = out.writeBigUInt64BE(s & 0xffffffffffffffffn, at);
+      at = out.writeBigUInt64BE(e >> 64n, at);
+      at = out.writeBigUInt64BE(e & 0xffffffffffffffffn, at);
+      at = out.writeUInt32LE(f, at);
+      at = out.writeUInt32LE(z, at);
+    }
+  });
+  return out;
+}
+
+/** The lists of a `seen.bin`, by name. @throws InvalidDatasetError when the bytes are not one */
+export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList> {
+  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
+  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
+  const out = new Map<string, SeenList>();
+  try {
+    let at = 8;
+    const count = buf.readUInt32LE(at);
+    at += 4;
+    for (let k = 0; k < count; k++) {
+      const length = buf.readUInt16LE(at);
+      const listName = buf.toString('utf8', at + 2, at + 2 + length);
+      at += 2 + length;
+      const latest = buf.readUInt32LE(at);
+      const n4 = buf.readUInt32LE(at + 4);
+      at += 8;
+      if (at + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${listName} run past the end`);
+      const v4 = new Uint32Array(n4 * 4);
+      for (let i = 0; i < v4.length; i++, at += 4) v4[i] = buf.readUInt32LE(at);
+      const n6 = buf.readUInt32LE(at);
+      at += 4;
+      if (at + n6 * 40 > buf.length) throw bad(`the IPv6 ranges of ${listName} run past the end`);
+      const v6: [bigint, bigint, number, number][] = [];
+      for (let i = 0; i < n6; i++, at += 40) {
+        const word = (o: number) => (buf.readBigUInt64BE(at + o) << 64n) | buf.readBigUInt64BE(at + o + 8);
+        v6.push([word(0), word(16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
+      }
+      out.set(listName, { name: listName, latest, v4, v6 });
+    }
+    if (at !== buf.length) throw bad(`${buf.length - at} bytes after the last list`);
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    throw bad((e as Error).message);
+  }
+  return out;
+}
+
+/** The ranges a prepared list covers, IPv4 and IPv6, sorted and joined, as start and end pairs. */
+export function coveredBy(p: Prepared & { ok: true }): { v4: number[]; v6: bigint[] } {
+  const four: [number, number][] = [];
+  for (const layer of p.v4) for (let i = 0; i < layer.start.length; i++) four.push([layer.start[i], layer.end[i]]);
+  const six: [bigint, bigint][] = [];
+  const w = p.v6.words;
+  const word = (at: number) => (BigInt(w[at]) << 96n) | (BigInt(w[at + 1]) << 64n) | (BigInt(w[at + 2]) << 32n) | BigInt(w[at + 3]);
+  for (let at = 0; at + 8 <= w.length; at += 8) six.push([word(at), word(at + 4)]);
+  return { v4: joined(four, 1), v6: joined(six, 1n) };
+}
+
+/** Ranges sorted and joined where they overlap or touch, flat. */
+function joined<T extends number | bigint>(ranges: [T, T][], one: T): T[] {
+  ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const out: T[] = [];
+  for (const [s, e] of ranges) {
+    const n = out.length;
+    if (n > 0 && s <= plus(out[n - 1], one)) {
+      if (e > out[n - 1]) out[n - 1] = e;
+    } else out.push(s, e);
+  }
+  return out;
+}
+
+/** The lists of the build before, or none. */
+export function seenBefore(previous: string | null | undefined): Map<string, SeenList> {
+  if (previous == null) return new Map();
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(previous, SEEN_FILE));
+  } catch {
+    // A build made before seen.bin was written: everything is first seen now.
+    return new Map();
+  }
+  return decodeSeen(bytes, join(previous, SEEN_FILE));
+}
