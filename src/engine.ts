@@ -17,6 +17,7 @@ import type { Selected } from './dataset/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
 import { GROUP as PREFETCH_GROUP, prefetch } from './dataset/prefetch.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
+import { explainRecord, seenPath, type Explanation } from './explain.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
 import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
@@ -231,6 +232,22 @@ export class Engine extends EventEmitter<EngineEvents> {
     checkOptions(options, ANSWER_OPTIONS);
     const snap = this.live();
     return this.answers.threatOf(snap, this.address(ip), options?.basicThreat === true);
+  }
+
+  /**
+   * The record of an address with the evidence behind it: the databases
+   * and time zone rules it comes from, and each threat list that holds the
+   * address or held it in the last 90 days, with the list's range that
+   * holds it, when the list first and last held it and its latest download
+   * (kept by each `iprecord build` and `update`; `lists` is null where the
+   * data keeps no such record). Reads the build's `seen.bin` on each call:
+   * for investigating an address, not for every request.
+   * @throws the errors of `lookup`
+   */
+  explain(ip: string): Explanation {
+    const record = this.lookup(ip);
+    const snap = this.live();
+    return explainRecord(ip, record, this.info(), seenPath(snap.build, snap.threatPath));
   }
 
   /**

@@ -44,7 +44,7 @@ export function unknownOption(arg: string, options: readonly string[]): string {
 }
 
 /** The commands of `iprecord` (a first argument that is none of them is an address). */
-export const COMMANDS: readonly string[] = ['serve', 'enrich', 'build', 'update', 'export', 'info', 'diff'];
+export const COMMANDS: readonly string[] = ['serve', 'enrich', 'build', 'update', 'export', 'info', 'diff', 'explain'];
 
 /**
  * The command a first argument most likely misspells (`enrch`, `exports`),

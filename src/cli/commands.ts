@@ -25,6 +25,7 @@ const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord info [--data dir]
        iprecord export --format csv|mmdb|parquet --out file [--data dir]
        iprecord diff <old> <new> | --previous [--data dir] [--json]
+       iprecord explain <ip> [--data dir]
        iprecord enrich [file|-] [options]   (iprecord enrich --help)
        iprecord serve [options]              (iprecord serve --help)
 
@@ -63,6 +64,49 @@ Options:
 
 Exit codes: 0 printed (warnings or not), 2 usage or data error.
 `;
+
+const EXPLAIN_USAGE = `Usage: iprecord explain <ip> [--data dir]
+
+Prints, as JSON, the record of the address with the evidence behind it:
+the databases and time zone rules it comes from, and each threat list
+that holds the address or held it in the last 90 days, with the list's
+range that holds it, the days the list first and last held it and the
+day of its latest download (kept by iprecord build and update; lists is
+null without them).
+
+Options:
+  --data dir   a dataset directory; default $IPRECORD_DATA, else the user's when it holds a build
+  -h, --help   this help
+
+Exit codes: 0 explained, 1 the address has no record (private, reserved or not an address), 2 usage or data error.
+`;
+
+function runExplain(argv: string[]): number {
+  const ips = argv.filter((a, i) => !a.startsWith('-') && argv[i - 1] !== '--data');
+  const parsed = commandOptions(
+    'explain',
+    EXPLAIN_USAGE,
+    options(
+      argv.filter((a) => !ips.includes(a)),
+      ['data'],
+    ),
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { o, usage } = parsed;
+  if (ips.length !== 1) return usage('name one address');
+  const data = dataDir(o.data);
+  const engine = openSync(data === undefined ? {} : { data });
+  try {
+    process.stdout.write(JSON.stringify(engine.explain(ips[0]), null, 2) + '\n');
+    return 0;
+  } catch (e) {
+    if (!isIprecordError(e)) throw e;
+    process.stderr.write(`iprecord: ${ips[0]}: ${e.message}\n`);
+    return 1;
+  } finally {
+    engine.close();
+  }
+}
 
 function runInfo(argv: string[]): number {
   const parsed = commandOptions('info', INFO_USAGE, options(argv, ['data']));
@@ -161,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'update') return await (await import('./build.js')).runUpdate(argv.slice(1));
     if (argv[0] === 'export') return await (await import('./export.js')).runExport(argv.slice(1));
     if (argv[0] === 'diff') return (await import('./diff.js')).runDiff(argv.slice(1));
+    if (argv[0] === 'explain') return runExplain(argv.slice(1));
   } catch (e) {
     process.stderr.write(`iprecord: ${(e as Error).message}\n`);
     return 2;

@@ -11,34 +11,20 @@
  * forgotten; what is new is first seen at this download. A first build
  * marks everything first seen at its downloads. A list the configuration
  * no longer has is not carried. Days are UTC days since 1970.
- *
- * The file (little-endian): `IPRSEEN1`, the list count (u32); per list its
- * name (u16 length, UTF-8), the day of its latest download (u32), its
- * IPv4 ranges (u32 count, then start, end, first, last: u32 each, 16 bytes
- * a range) and its IPv6 ranges (u32 count, then start and end as 16 bytes
- * big-endian each and first and last as u32: 40 bytes a range). Ranges are
- * sorted, disjoint, and neighbours with the same days are joined. It is
- * read for the evidence behind an answer, never by a lookup.
+ * The file's format and its reader: `dataset/seen.ts`. Build time only.
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidDatasetError } from '../../errors.js';
+import { decodeSeen, KEEP_DAYS, type SeenList } from '../../dataset/seen.js';
 import { SEEN_FILE } from '../../dataset/store.js';
 import type { Prepared } from './prepare.js';
 
-/** Days a range stays after the last download that held it. */
-export const KEEP_DAYS = 90;
-
-const MAGIC = 'IPRSEEN1';
-const DAY_MS = 86_400_000;
+export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../dataset/seen.js';
 
 /** a + b and a - b of two numbers or of two bigints (one type at a time: `+` and `-` take both). */
 export const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;
 const minus = <T extends number | bigint>(a: T, b: T): T => ((a as number) - (b as number)) as T;
-
-/** The UTC day of a time. */
-export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** What one list holds in a build: its ranges (sorted, disjoint, as start and end pairs) and the day of its download. */
 export interface Held {
@@ -46,15 +32,6 @@ export interface Held {
   readonly day: number;
   readonly v4: readonly number[];
   readonly v6: readonly bigint[];
-}
-
-/** One list's ranges with the first and last day each was held (`[start, end, first, last]` per range), and its latest download. */
-export interface SeenList {
-  readonly name: string;
-  readonly latest: number;
-  /** Start, end, first and last day of each IPv4 range, four numbers a range. */
-  readonly v4: Uint32Array;
-  readonly v6: readonly (readonly [bigint, bigint, number, number])[];
 }
 
 /** Each list of this build with its days, from the lists before (by name). */
@@ -145,69 +122,6 @@ function sweep<T extends number | bigint>(old: readonly (readonly [T, T, number,
     const last = out[out.length - 1];
     if (last !== undefined && last[2] === days[0] && last[3] === days[1] && plus(last[1], one) === from) last[1] = to;
     else out.push([from, to, days[0], days[1]]);
-  }
-  return out;
-}
-
-/** The bytes of `seen.bin`. */
-export function encodeSeen(lists: readonly SeenList[]): Buffer {
-  const names = lists.map((l) => Buffer.from(l.name, 'utf8'));
-  const size = 8 + 4 + lists.reduce((n, l, k) => n + 2 + names[k].length + 4 + 4 + l.v4.length * 4 + 4 + l.v6.length * 40, 0);
-  const out = Buffer.alloc(size);
-  let at = out.write(MAGIC, 0, 'latin1');
-  at = out.writeUInt32LE(lists.length, at);
-  lists.forEach((l, k) => {
-    at = out.writeUInt16LE(names[k].length, at);
-    at += names[k].copy(out, at);
-    at = out.writeUInt32LE(l.latest, at);
-    at = out.writeUInt32LE(l.v4.length / 4, at);
-    for (const v of l.v4) at = out.writeUInt32LE(v, at);
-    at = out.writeUInt32LE(l.v6.length, at);
-    for (const [s, e, f, z] of l.v6) {
-      at = out.writeBigUInt64BE(s >> 64n, at);
-      at = out.writeBigUInt64BE(s & 0xffffffffffffffffn, at);
-      at = out.writeBigUInt64BE(e >> 64n, at);
-      at = out.writeBigUInt64BE(e & 0xffffffffffffffffn, at);
-      at = out.writeUInt32LE(f, at);
-      at = out.writeUInt32LE(z, at);
-    }
-  });
-  return out;
-}
-
-/** The lists of a `seen.bin`, by name. @throws InvalidDatasetError when the bytes are not one */
-export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList> {
-  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
-  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
-  const out = new Map<string, SeenList>();
-  try {
-    let at = 8;
-    const count = buf.readUInt32LE(at);
-    at += 4;
-    for (let k = 0; k < count; k++) {
-      const length = buf.readUInt16LE(at);
-      const listName = buf.toString('utf8', at + 2, at + 2 + length);
-      at += 2 + length;
-      const latest = buf.readUInt32LE(at);
-      const n4 = buf.readUInt32LE(at + 4);
-      at += 8;
-      if (at + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${listName} run past the end`);
-      const v4 = new Uint32Array(n4 * 4);
-      for (let i = 0; i < v4.length; i++, at += 4) v4[i] = buf.readUInt32LE(at);
-      const n6 = buf.readUInt32LE(at);
-      at += 4;
-      if (at + n6 * 40 > buf.length) throw bad(`the IPv6 ranges of ${listName} run past the end`);
-      const v6: [bigint, bigint, number, number][] = [];
-      for (let i = 0; i < n6; i++, at += 40) {
-        const word = (o: number) => (buf.readBigUInt64BE(at + o) << 64n) | buf.readBigUInt64BE(at + o + 8);
-        v6.push([word(0), word(16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
-      }
-      out.set(listName, { name: listName, latest, v4, v6 });
-    }
-    if (at !== buf.length) throw bad(`${buf.length - at} bytes after the last list`);
-  } catch (e) {
-    if (e instanceof InvalidDatasetError) throw e;
-    throw bad((e as Error).message);
   }
   return out;
 }

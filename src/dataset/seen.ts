@@ -1,0 +1,155 @@
+/**
+ * `seen.bin`, a build's record of when each list first and last held each
+ * address (written by `compile/feeds/seen.ts`), and reading it for one
+ * address (`Engine.explain`). Never read by a lookup.
+ *
+ * The file (little-endian): `IPRSEEN1`, the list count (u32); per list its
+ * name (u16 length, UTF-8), the day of its latest download (u32), its
+ * IPv4 ranges (u32 count, then start, end, first, last: u32 each, 16 bytes
+ * a range) and its IPv6 ranges (u32 count, then start and end as 16 bytes
+ * big-endian each and first and last as u32: 40 bytes a range). Ranges are
+ * sorted and disjoint, and neighbours with the same days are joined. Days
+ * are UTC days since 1970.
+ */
+
+import { InvalidDatasetError } from '../errors.js';
+
+/** Days a range stays after the last download that held it. */
+export const KEEP_DAYS = 90;
+
+const MAGIC = 'IPRSEEN1';
+const DAY_MS = 86_400_000;
+
+/** The UTC day of a time. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** A day as `YYYY-MM-DD`. */
+export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** One list's ranges with the first and last day each was held, and its latest download. */
+export interface SeenList {
+  readonly name: string;
+  readonly latest: number;
+  /** Start, end, first and last day of each IPv4 range, four numbers a range. */
+  readonly v4: Uint32Array;
+  readonly v6: readonly (readonly [bigint, bigint, number, number])[];
+}
+
+/** A list's range that holds an address: its bounds (as numbers or bigints), first and last day, and the list's latest download. */
+export interface SeenAt {
+  readonly list: string;
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly first: number;
+  readonly last: number;
+  readonly latest: number;
+}
+
+/**
+ * The ranges of every list that hold one address, read from the file's
+ * bytes where they are (a binary search a list), without decoding it.
+ * @throws InvalidDatasetError when the bytes are not a seen.bin
+ */
+export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'seen.bin'): SeenAt[] {
+  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
+  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
+  const out: SeenAt[] = [];
+  let at = 12;
+  const count = buf.readUInt32LE(8);
+  try {
+    for (let k = 0; k < count; k++) {
+      const length = buf.readUInt16LE(at);
+      const list = buf.toString('utf8', at + 2, at + 2 + length);
+      at += 2 + length;
+      const latest = buf.readUInt32LE(at);
+      const n4 = buf.readUInt32LE(at + 4);
+      const v4 = at + 8;
+      const n6 = buf.readUInt32LE(v4 + n4 * 16);
+      const v6 = v4 + n4 * 16 + 4;
+      at = v6 + n6 * 40;
+      if (at > buf.length) throw bad(`the ranges of ${list} run past the end`);
+      const [n, base, width] = version === 4 ? [n4, v4, 16] : [n6, v6, 40];
+      const start = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width)) : (buf.readBigUInt64BE(base + i * width) << 64n) | buf.readBigUInt64BE(base + i * width + 8));
+      const end = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width + 4)) : (buf.readBigUInt64BE(base + i * width + 16) << 64n) | buf.readBigUInt64BE(base + i * width + 24));
+      // The last range that starts at or before the address.
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (start(mid) <= address) lo = mid + 1;
+        else hi = mid;
+      }
+      const i = lo - 1;
+      if (i < 0 || end(i) < address) continue;
+      const days = base + i * width + (version === 4 ? 8 : 32);
+      out.push({ list, start: start(i), end: end(i), first: buf.readUInt32LE(days), last: buf.readUInt32LE(days + 4), latest });
+    }
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    throw bad((e as Error).message);
+  }
+  return out;
+}
+
+/** The bytes of `seen.bin`. */
+export function encodeSeen(lists: readonly SeenList[]): Buffer {
+  const names = lists.map((l) => Buffer.from(l.name, 'utf8'));
+  const size = 8 + 4 + lists.reduce((n, l, k) => n + 2 + names[k].length + 4 + 4 + l.v4.length * 4 + 4 + l.v6.length * 40, 0);
+  const out = Buffer.alloc(size);
+  let at = out.write(MAGIC, 0, 'latin1');
+  at = out.writeUInt32LE(lists.length, at);
+  lists.forEach((l, k) => {
+    at = out.writeUInt16LE(names[k].length, at);
+    at += names[k].copy(out, at);
+    at = out.writeUInt32LE(l.latest, at);
+    at = out.writeUInt32LE(l.v4.length / 4, at);
+    for (const v of l.v4) at = out.writeUInt32LE(v, at);
+    at = out.writeUInt32LE(l.v6.length, at);
+    for (const [s, e, f, z] of l.v6) {
+      at = out.writeBigUInt64BE(s >> 64n, at);
+      at = out.writeBigUInt64BE(s & 0xffffffffffffffffn, at);
+      at = out.writeBigUInt64BE(e >> 64n, at);
+      at = out.writeBigUInt64BE(e & 0xffffffffffffffffn, at);
+      at = out.writeUInt32LE(f, at);
+      at = out.writeUInt32LE(z, at);
+    }
+  });
+  return out;
+}
+
+/** The lists of a `seen.bin`, by name. @throws InvalidDatasetError when the bytes are not one */
+export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList> {
+  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
+  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
+  const out = new Map<string, SeenList>();
+  try {
+    let at = 8;
+    const count = buf.readUInt32LE(at);
+    at += 4;
+    for (let k = 0; k < count; k++) {
+      const length = buf.readUInt16LE(at);
+      const listName = buf.toString('utf8', at + 2, at + 2 + length);
+      at += 2 + length;
+      const latest = buf.readUInt32LE(at);
+      const n4 = buf.readUInt32LE(at + 4);
+      at += 8;
+      if (at + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${listName} run past the end`);
+      const v4 = new Uint32Array(n4 * 4);
+      for (let i = 0; i < v4.length; i++, at += 4) v4[i] = buf.readUInt32LE(at);
+      const n6 = buf.readUInt32LE(at);
+      at += 4;
+      if (at + n6 * 40 > buf.length) throw bad(`the IPv6 ranges of ${listName} run past the end`);
+      const v6: [bigint, bigint, number, number][] = [];
+      for (let i = 0; i < n6; i++, at += 40) {
+        const word = (o: number) => (buf.readBigUInt64BE(at + o) << 64n) | buf.readBigUInt64BE(at + o + 8);
+        v6.push([word(0), word(16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
+      }
+      out.set(listName, { name: listName, latest, v4, v6 });
+    }
+    if (at !== buf.length) throw bad(`${buf.length - at} bytes after the last list`);
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    throw bad((e as Error).message);
+  }
+  return out;
+}

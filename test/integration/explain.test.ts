@@ -1,0 +1,135 @@
+/**
+ * `Engine.explain()` over the 70 shared feeds built into a dataset
+ * directory: its record is lookup()'s, and its lists agree with the list
+ * files themselves, read here line by line (the plain lists: an address
+ * or a CIDR block first on each line): addresses drawn from each file are
+ * explained as listed by it, within a range that holds them, and every
+ * list an explanation names as holding an address holds it in its file.
+ */
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open, type Engine, type Explanation } from '../../src/index.js';
+import { parseCidr, parseIp } from '../../src/ip/address.js';
+import { formatIp } from '../../src/ip/format.js';
+import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
+import { hasSharedData, prng, ROOT, seed, SHARED_DATA } from '../helpers/env.js';
+import { SHARED_FEEDS } from '../helpers/feeds.js';
+import { sharedFeedsData } from '../helpers/shared-build.js';
+
+const d = hasSharedData() ? describe : describe.skip;
+
+/** A list file's blocks, IPv4 and IPv6, as [version, first, last], read as a plain list: the first field of each line that is not a comment (less a proxy's scheme and port). */
+function blocks(file: string): [4 | 6, bigint, bigint][] {
+  const out: [4 | 6, bigint, bigint][] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    // Proxy lists write `scheme://address:port`.
+    const text = line
+      .trim()
+      .split(/[\s,;#]/)[0]
+      ?.replace(/^[a-z0-9]+:\/\//i, '')
+      .replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1');
+    if (text === '' || text === undefined) continue;
+    const cidr = text.includes('/') ? parseCidr(text) : null;
+    const ip = cidr?.address ?? parseIp(text);
+    if (ip == null) continue;
+    const width = ip.version === 4 ? 32n : 128n;
+    const prefix = BigInt(cidr?.prefix ?? Number(width));
+    const first = (toBigInt(ip) >> (width - prefix)) << (width - prefix);
+    out.push([ip.version, first, first + (1n << (width - prefix)) - 1n]);
+  }
+  return out;
+}
+
+/** Without the clock: `time_zone.current_time` moves between two calls. */
+const timeless = (v: unknown) => JSON.stringify(v, (k, x) => (k === 'current_time' ? null : x));
+
+d('explain() over the shared feeds', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await open({ data: (await sharedFeedsData()).dir });
+  }, 300_000);
+  afterAll(() => engine?.close());
+
+  it("answers lookup()'s record, and the lists that hold an address as their files hold it", () => {
+    const next = prng(seed());
+    const plain = SHARED_FEEDS.filter((f) => f.format === 'list' && !('options' in f));
+    const files = new Map(plain.map((f) => [f.name, blocks(join(SHARED_DATA, 'feeds', f.source))]));
+    const holds = (name: string, version: 4 | 6, x: bigint) => files.get(name)!.some(([v, lo, hi]) => v === version && lo <= x && x <= hi);
+    let explained = 0;
+    let named = 0;
+    const wrong: string[] = [];
+    for (const feed of plain) {
+      const list = files.get(feed.name)!;
+      for (let k = 0; k < Math.min(3, list.length); k++) {
+        const [version, lo, hi] = list[Math.floor(next() * list.length)];
+        const x = lo + ((hi - lo) * BigInt(Math.floor(next() * 1000))) / 1000n;
+        const ip = formatIp(version, fromBigInt(version, x));
+        let e;
+        try {
+          e = engine.explain(ip);
+        } catch {
+          // A private or reserved address a list holds: lookup() answers an error, and so does explain().
+          expect(() => engine.lookup(ip)).toThrow();
+          continue;
+        }
+        explained++;
+        if (timeless(e.record) !== timeless(engine.lookup(ip))) wrong.push(`${ip}: the record differs from lookup()'s`);
+        const mine = e.lists?.find((l) => l.name === feed.name);
+        if (mine === undefined || !mine.listed) wrong.push(`${ip}: ${feed.name}'s file holds it, explain() says ${JSON.stringify(mine)}`);
+        for (const l of e.lists ?? []) {
+          if (!l.listed || !files.has(l.name)) continue;
+          named++;
+          if (!holds(l.name, version, x)) wrong.push(`${ip}: explain() names ${l.name} (${l.range}), its file does not hold it`);
+        }
+      }
+    }
+    console.log(`explain: ${explained} addresses drawn from ${plain.length} plain lists, ${named} lists named as holding them checked against their files`);
+    expect(wrong.slice(0, 10)).toEqual([]);
+    expect(explained).toBeGreaterThan(100);
+  });
+
+  it('iprecord explain <ip> --data dir prints the same as JSON; an address without a record exits 1', async () => {
+    const { dir } = await sharedFeedsData();
+    const ip = formatIp(4, fromBigInt(4, blocks(join(SHARED_DATA, 'feeds/tor/tor_exits.ipset')).find(([v]) => v === 4)![1]));
+    const cli = join(ROOT, 'dist', 'cli.js');
+    const printed = JSON.parse(execFileSync(process.execPath, [cli, 'explain', ip, '--data', dir, '--quiet'], { encoding: 'utf8' })) as Explanation;
+    expect(timeless({ ...printed, sources: null })).toBe(timeless({ ...engine.explain(ip), sources: null }));
+    const r = spawnSync(process.execPath, [cli, 'explain', '10.1.2.3', '--data', dir, '--quiet'], { encoding: 'utf8' });
+    expect([r.status, r.stderr.trim()]).toEqual([1, 'iprecord: 10.1.2.3: 10.1.2.3 is a private IP address']);
+  });
+
+  it('gives the sources, and each listing with its range, first and last seen and download day', () => {
+    const torExit = blocks(join(SHARED_DATA, 'feeds/tor/tor_exits.ipset')).find(([v]) => v === 4)!;
+    const ip = formatIp(4, fromBigInt(4, torExit[1]));
+    const e = engine.explain(ip);
+    console.log(
+      `explain(${ip}):\n${JSON.stringify({ ...e, record: { ip: e.record.ip, asn: e.record.asn, threat: e.record.threat }, sources: { ...e.sources, databases: e.sources.databases.map((db) => db.from) } }, null, 2)}`,
+    );
+    expect(e.record.threat.is_tor).toBe(true);
+    const tor = e.lists!.find((l) => l.name === 'tor_exits')!;
+    expect(tor).toMatchObject({ categories: ['tor'], listed: true });
+    expect(tor.range).toMatch(/^[\d.]+\/\d+$|^[\d.]+ - [\d.]+$/);
+    expect(tor.first_seen <= tor.last_seen && tor.last_seen === tor.downloaded).toBe(true);
+    expect(e.sources.databases.length).toBeGreaterThan(0);
+    expect(e.sources.timeZones.tzdata).toMatch(/^\d{4}[a-z]$/);
+    // Without feeds, nothing keeps the lists' history.
+    expect(engine.explain('8.8.8.8').lists).not.toBeNull();
+  });
+});
+
+describe('explain() without threat feeds', () => {
+  it('answers the record and no lists (null)', async () => {
+    const engine = await open();
+    try {
+      const e = engine.explain('8.8.8.8');
+      expect(e.lists).toBeNull();
+      expect(timeless(e.record)).toBe(timeless(engine.lookup('8.8.8.8')));
+      expect(() => engine.explain('10.0.0.1')).toThrow(/private/i);
+    } finally {
+      engine.close();
+    }
+  });
+});
