@@ -9,6 +9,7 @@
  *   POST /bulk          records of a JSON array of at most 100 addresses
  *   GET  /healthz       for load balancers
  *   GET  /flags/<cc>.png|.svg   the flag images records link to
+ *   GET  /explain/<ip>  outside the service's API: the record and the evidence behind it
  *
  * `fields` and `callback` (JSONP) query parameters; `api-key` as a query
  * parameter or header when a keys file is given. Every answer goes through
@@ -59,7 +60,7 @@ const LOOKUP_METHODS = 'GET, HEAD, OPTIONS';
 const BULK_METHODS = 'POST, OPTIONS';
 const COUNTS_EVERY_MS = 60_000;
 /** The `operation` label of each route (`/<ip>/threat` is told from other fields when answered). */
-const OPERATIONS: Record<Op, Operation> = { [Op.Lookup]: 'lookup', [Op.Field]: 'field', [Op.Bulk]: 'bulk', [Op.Health]: 'health', [Op.Flag]: 'flag' };
+const OPERATIONS: Record<Op, Operation> = { [Op.Lookup]: 'lookup', [Op.Field]: 'field', [Op.Bulk]: 'bulk', [Op.Health]: 'health', [Op.Flag]: 'flag', [Op.Explain]: 'explain' };
 
 /** Starts a server listening; resolves with its address. */
 function listening(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -263,6 +264,14 @@ class ApiServer implements IprecordServer {
     ctx.account = account;
     const basicThreat = account.plan !== 'business';
 
+    if (route.op === Op.Explain) {
+      // For investigating an address, as the key allows: not counted against its quota.
+      try {
+        return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify(this.engine.explain(route.ip!)), ['Cache-Control', 'no-store']);
+      } catch (e) {
+        return this.out.failed(ctx, e);
+      }
+    }
     if (route.op === Op.Bulk) {
       if (account.plan === 'free') return this.out.fail(ctx, 403, MESSAGES.bulkPlan);
       return this.bulk(ctx, account, query.fields, basicThreat);

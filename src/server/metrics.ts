@@ -14,7 +14,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, R
 import type { Engine } from '../engine.js';
 
 /** What a request asked for (the `operation` label). */
-export type Operation = 'lookup' | 'field' | 'threat' | 'bulk' | 'health' | 'flag' | 'preflight' | 'other';
+export type Operation = 'lookup' | 'field' | 'threat' | 'bulk' | 'health' | 'flag' | 'explain' | 'preflight' | 'other';
 
 /** Seconds since the epoch of an ISO date, or null. */
 const seconds = (iso: string | null | undefined): number | null => {

@@ -14,6 +14,7 @@ export const enum Op {
   Bulk,
   Health,
   Flag,
+  Explain,
 }
 
 export interface Route {
@@ -71,6 +72,8 @@ export function parsePath(path: string): Route | null {
     return { op: Op.Lookup, ip: first, name: '' };
   }
   if (first === 'flags') return { op: Op.Flag, ip: null, name: decodeSegment(parts[1]) };
+  // Outside the service's API: the evidence behind an address's record (`Engine.explain`).
+  if (first === 'explain') return { op: Op.Explain, ip: decodeSegment(parts[1]), name: '' };
   const name = decodeSegment(parts[1]);
   // `/<ip>/<unknown>` is a field error; `/<unknown>/<anything else>` (`/euro/8.8.8.8`) no path of the API.
   if (!isFieldName(name) && parseIp(first) === null) return null;

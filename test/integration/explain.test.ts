@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine, type Explanation } from '../../src/index.js';
+import { createServer } from '../../src/server/index.js';
 import { parseCidr, parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
@@ -99,6 +100,29 @@ d('explain() over the shared feeds', () => {
     expect(timeless({ ...printed, sources: null })).toBe(timeless({ ...engine.explain(ip), sources: null }));
     const r = spawnSync(process.execPath, [cli, 'explain', '10.1.2.3', '--data', dir, '--quiet'], { encoding: 'utf8' });
     expect([r.status, r.stderr.trim()]).toEqual([1, 'iprecord: 10.1.2.3: 10.1.2.3 is a private IP address']);
+  });
+
+  it('GET /explain/<ip> answers the same over HTTP, with a key where keys are required; an address without a record is the service error', async () => {
+    const server = await createServer({ engine, keys: { keys: [{ key: 'explain-key-1', plan: 'free', quota: 1 }] } });
+    const { port } = await server.listen(0, '127.0.0.1');
+    try {
+      const ip = formatIp(4, fromBigInt(4, blocks(join(SHARED_DATA, 'feeds/tor/tor_exits.ipset')).find(([v]) => v === 4)![1]));
+      const get = async (path: string) => {
+        const r = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+      };
+      // Not counted against the quota of 1: asked twice.
+      for (let i = 0; i < 2; i++) {
+        const r = await get(`/explain/${ip}?api-key=explain-key-1`);
+        expect(r.status).toBe(200);
+        expect(timeless({ ...r.body, sources: null })).toBe(timeless({ ...engine.explain(ip), sources: null }));
+      }
+      expect((await get(`/explain/${ip}`)).status).toBe(401);
+      // As the lookup of the address answers (the one request the quota counts).
+      expect(await get('/explain/10.1.2.3?api-key=explain-key-1')).toEqual(await get('/10.1.2.3?api-key=explain-key-1'));
+    } finally {
+      await server.close();
+    }
   });
 
   it('gives the sources, and each listing with its range, first and last seen and download day', () => {
