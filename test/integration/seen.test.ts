@@ -100,6 +100,23 @@ describe('first and last seen across builds', () => {
       for (const x of probes6) check(`6:${x}`, at6(seen!.v6, x));
       expect(wrong.slice(0, 5)).toEqual([]);
     }
+    // A damaged seen.bin does not stop the next build: its days start again, and a warning says so.
+    const current = readFileSync(join(dir, 'current'), 'utf8').trim();
+    writeFileSync(join(dir, current, SEEN_FILE), 'damaged');
+    const warned: string[] = [];
+    const listen = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_SEEN_DAMAGED' && warned.push(w.message));
+    process.on('warning', listen);
+    try {
+      const time = new Date((day + 1) * 86_400_000 + 3_600_000);
+      utimesSync(list, time, time);
+      const { buildDir } = await buildAndSwap(config, dir, { now: time, dataset: false });
+      const fresh = decodeSeen(readFileSync(join(buildDir, SEEN_FILE))).get('drawn')!;
+      for (let i = 0; i < fresh.v4.length; i += 4) expect([fresh.v4[i + 2], fresh.v4[i + 3]]).toEqual([day + 1, day + 1]);
+      await new Promise((r) => setImmediate(r));
+      expect(warned.join('\n')).toMatch(/not a valid seen.bin: bad magic\. First and last seen start again from this build/);
+    } finally {
+      process.off('warning', listen);
+    }
     // The history had all of it: addresses listed again after a gap, and forgotten after the 95 days.
     expect(entries).toBeGreaterThan(60);
     const firsts = new Set([...truth.values()].filter((t) => t !== null).map((t) => t!.first));

@@ -150,7 +150,7 @@ function joined<T extends number | bigint>(ranges: [T, T][], one: T): T[] {
   return out;
 }
 
-/** The lists of the build before, or none. */
+/** The lists of the build before, or none (none kept, or damaged: said as a warning). */
 export function seenBefore(previous: string | null | undefined): Map<string, SeenList> {
   if (previous == null) return new Map();
   let bytes: Buffer;
@@ -160,5 +160,11 @@ export function seenBefore(previous: string | null | undefined): Map<string, See
     // A build made before seen.bin was written: everything is first seen now.
     return new Map();
   }
-  return decodeSeen(bytes, join(previous, SEEN_FILE));
+  try {
+    return decodeSeen(bytes, join(previous, SEEN_FILE));
+  } catch (e) {
+    // A damaged record does not stop the build: the days start again from it, and it says so.
+    process.emitWarning(`${(e as Error).message} First and last seen start again from this build.`, { code: 'IPRECORD_SEEN_DAMAGED' });
+    return new Map();
+  }
 }
