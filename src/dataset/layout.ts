@@ -225,4 +225,6 @@ export interface SourceInfo {
   readonly from: string;
   /** When the data was made, as far as it says. */
   readonly dataDate: string | null;
+  /** The data's licence, where its package states one (`CC-BY-4.0`). */
+  readonly licence?: string;
 }

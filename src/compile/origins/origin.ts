@@ -14,6 +14,8 @@ export interface SourceOrigin {
   readonly from: string;
   /** When the data was made, as far as it says: an MMDB's build time, a package's release date, a download's Last-Modified, else when it was fetched or modified. */
   readonly dataDate: string | null;
+  /** The data's licence as its package states it (`CC-BY-4.0`); absent where nothing states one (a download, a file). */
+  readonly licence?: string;
 }
 
 /** What `iprecord update` writes beside a download (`<file>.json`). */
@@ -38,13 +40,13 @@ export function readDownloadState(path: string): DownloadState | null {
 }
 
 /** The version of the npm package a file belongs to, walking up to its package.json. */
-function packageOf(path: string): { name: string; version: string } | null {
+function packageOf(path: string): { name: string; version: string; license?: string } | null {
   if (!/[\\/]node_modules[\\/]/.test(path)) return null;
   let dir = dirname(path);
   for (let i = 0; i < 4; i++, dir = dirname(dir)) {
     try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name && pkg.version) return { name: pkg.name, version: pkg.version };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string; license?: unknown };
+      if (pkg.name && pkg.version) return { name: pkg.name, version: pkg.version, ...(typeof pkg.license === 'string' ? { license: pkg.license } : {}) };
     } catch {
       // Not here: one folder up.
     }
@@ -70,7 +72,9 @@ export function describeOrigin(path: string, buildEpoch: string | null): SourceO
   if (pkg !== null) {
     const m = /\.(\d{4})(\d\d)(\d\d)\d*$/.exec(pkg.version);
     const released = m ? iso(new Date(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`)) : null;
-    return { origin: 'package', from: `${pkg.name}@${pkg.version}`, dataDate: buildEpoch ?? released };
+    // "SEE LICENSE IN DBIP-LICENSE (CC-BY-4.0)": the identifier in brackets, else the field as it is.
+    const licence = pkg.license === undefined ? {} : { licence: /\(([^()]+)\)\s*$/.exec(pkg.license)?.[1] ?? pkg.license };
+    return { origin: 'package', from: `${pkg.name}@${pkg.version}`, dataDate: buildEpoch ?? released, ...licence };
   }
   let modified: string | null = null;
   try {
