@@ -45,48 +45,75 @@ export interface SeenAt {
   readonly latest: number;
 }
 
+/** Where one list lies in a seen.bin: its name, latest download, and its IPv4 and IPv6 ranges' counts and offsets. */
+interface ListAt {
+  readonly name: string;
+  readonly latest: number;
+  readonly n4: number;
+  readonly v4: number;
+  readonly n6: number;
+  readonly v6: number;
+}
+
+/** A 16-byte big-endian number at `at`. */
+const read128 = (buf: Buffer, at: number): bigint => (buf.readBigUInt64BE(at) << 64n) | buf.readBigUInt64BE(at + 8);
+
 /**
- * The ranges of every list that hold one address, read from the file's
- * bytes where they are (a binary search a list), without decoding it.
+ * Each list of a seen.bin as it lies in the bytes, its ranges checked to
+ * end within them and the last to end where the file does.
  * @throws InvalidDatasetError when the bytes are not a seen.bin
  */
-export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'seen.bin'): SeenAt[] {
+function listsIn(buf: Buffer, name: string): ListAt[] {
   const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
   if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
-  const out: SeenAt[] = [];
+  const out: ListAt[] = [];
   let at = 12;
-  const count = buf.readUInt32LE(8);
   try {
-    for (let k = 0; k < count; k++) {
+    for (let k = buf.readUInt32LE(8); k > 0; k--) {
       const length = buf.readUInt16LE(at);
       const list = buf.toString('utf8', at + 2, at + 2 + length);
       at += 2 + length;
       const latest = buf.readUInt32LE(at);
       const n4 = buf.readUInt32LE(at + 4);
       const v4 = at + 8;
+      if (v4 + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${list} run past the end`);
       const n6 = buf.readUInt32LE(v4 + n4 * 16);
       const v6 = v4 + n4 * 16 + 4;
       at = v6 + n6 * 40;
-      if (at > buf.length) throw bad(`the ranges of ${list} run past the end`);
-      const [n, base, width] = version === 4 ? [n4, v4, 16] : [n6, v6, 40];
-      const start = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width)) : (buf.readBigUInt64BE(base + i * width) << 64n) | buf.readBigUInt64BE(base + i * width + 8));
-      const end = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width + 4)) : (buf.readBigUInt64BE(base + i * width + 16) << 64n) | buf.readBigUInt64BE(base + i * width + 24));
-      // The last range that starts at or before the address.
-      let lo = 0;
-      let hi = n;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (start(mid) <= address) lo = mid + 1;
-        else hi = mid;
-      }
-      const i = lo - 1;
-      if (i < 0 || end(i) < address) continue;
-      const days = base + i * width + (version === 4 ? 8 : 32);
-      out.push({ list, start: start(i), end: end(i), first: buf.readUInt32LE(days), last: buf.readUInt32LE(days + 4), latest });
+      if (at > buf.length) throw bad(`the IPv6 ranges of ${list} run past the end`);
+      out.push({ name: list, latest, n4, v4, n6, v6 });
     }
   } catch (e) {
     if (e instanceof InvalidDatasetError) throw e;
     throw bad((e as Error).message);
+  }
+  if (at !== buf.length) throw bad(`${buf.length - at} bytes after the last list`);
+  return out;
+}
+
+/**
+ * The ranges of every list that hold one address, read from the file's
+ * bytes where they are (a binary search a list), without decoding it.
+ * @throws InvalidDatasetError when the bytes are not a seen.bin
+ */
+export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'seen.bin'): SeenAt[] {
+  const out: SeenAt[] = [];
+  for (const l of listsIn(buf, name)) {
+    const [n, base, width] = version === 4 ? [l.n4, l.v4, 16] : [l.n6, l.v6, 40];
+    const start = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width)) : read128(buf, base + i * width));
+    const end = (i: number) => (version === 4 ? BigInt(buf.readUInt32LE(base + i * width + 4)) : read128(buf, base + i * width + 16));
+    // The last range that starts at or before the address.
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (start(mid) <= address) lo = mid + 1;
+      else hi = mid;
+    }
+    const i = lo - 1;
+    if (i < 0 || end(i) < address) continue;
+    const days = base + i * width + (version === 4 ? 8 : 32);
+    out.push({ list: l.name, start: start(i), end: end(i), first: buf.readUInt32LE(days), last: buf.readUInt32LE(days + 4), latest: l.latest });
   }
   return out;
 }
@@ -119,37 +146,13 @@ export function encodeSeen(lists: readonly SeenList[]): Buffer {
 
 /** The lists of a `seen.bin`, by name. @throws InvalidDatasetError when the bytes are not one */
 export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList> {
-  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
-  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
   const out = new Map<string, SeenList>();
-  try {
-    let at = 8;
-    const count = buf.readUInt32LE(at);
-    at += 4;
-    for (let k = 0; k < count; k++) {
-      const length = buf.readUInt16LE(at);
-      const listName = buf.toString('utf8', at + 2, at + 2 + length);
-      at += 2 + length;
-      const latest = buf.readUInt32LE(at);
-      const n4 = buf.readUInt32LE(at + 4);
-      at += 8;
-      if (at + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${listName} run past the end`);
-      const v4 = new Uint32Array(n4 * 4);
-      for (let i = 0; i < v4.length; i++, at += 4) v4[i] = buf.readUInt32LE(at);
-      const n6 = buf.readUInt32LE(at);
-      at += 4;
-      if (at + n6 * 40 > buf.length) throw bad(`the IPv6 ranges of ${listName} run past the end`);
-      const v6: [bigint, bigint, number, number][] = [];
-      for (let i = 0; i < n6; i++, at += 40) {
-        const word = (o: number) => (buf.readBigUInt64BE(at + o) << 64n) | buf.readBigUInt64BE(at + o + 8);
-        v6.push([word(0), word(16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
-      }
-      out.set(listName, { name: listName, latest, v4, v6 });
-    }
-    if (at !== buf.length) throw bad(`${buf.length - at} bytes after the last list`);
-  } catch (e) {
-    if (e instanceof InvalidDatasetError) throw e;
-    throw bad((e as Error).message);
+  for (const l of listsIn(buf, name)) {
+    const v4 = new Uint32Array(l.n4 * 4);
+    for (let i = 0; i < v4.length; i++) v4[i] = buf.readUInt32LE(l.v4 + i * 4);
+    const v6: [bigint, bigint, number, number][] = [];
+    for (let i = 0, at = l.v6; i < l.n6; i++, at += 40) v6.push([read128(buf, at), read128(buf, at + 16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
+    out.set(l.name, { name: l.name, latest: l.latest, v4, v6 });
   }
   return out;
 }

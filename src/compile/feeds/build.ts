@@ -234,6 +234,7 @@ async function compileAll(
   const compiled: FeedConfig[] = [];
   const metas: FeedMeta[] = [];
   const reports: FeedReport[] = [];
+  const held: Held[] = [];
   config.feeds.forEach((feed, i) => {
     const p = prepared[i];
     const url = isUrl(feed.source);
@@ -267,6 +268,8 @@ async function compileAll(
       dataDate: p.dataDate,
       fetchedAt: p.fetchedAt,
     });
+    // What the list holds, for seen.bin: read before the compile, which may hand the ranges to its thread.
+    held.push({ name: feed.name, day: dayOf((p.fetchedAt === null ? now : new Date(p.fetchedAt)).getTime()), ...coveredBy(p) });
     const file = files[i] as string;
     reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
   });
@@ -278,10 +281,6 @@ async function compileAll(
   const other = workers[0];
   const result = await compileThreat(feeds, meta, {
     other: other === undefined ? undefined : (input, transfer) => other.run<SliceOutput>({ kind: 'slice', input }, transfer),
-  });
-  const held = compiled.map((feed, k): Held => {
-    const p = prepared[config.feeds.indexOf(feed)] as Prepared & { ok: true };
-    return { name: feed.name, day: dayOf(Date.parse(metas[k].fetchedAt ?? meta.builtAt)), ...coveredBy(p) };
   });
   return { buffer: result.buffer, meta: result.meta, feeds: reports, stats: result.stats, held };
 }

@@ -22,9 +22,8 @@ import type { Prepared } from './prepare.js';
 
 export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../dataset/seen.js';
 
-/** a + b and a - b of two numbers or of two bigints (one type at a time: `+` and `-` take both). */
-export const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;
-const minus = <T extends number | bigint>(a: T, b: T): T => ((a as number) - (b as number)) as T;
+/** a + b of two numbers or of two bigints (one type at a time: `+` takes both). */
+const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;
 
 /** What one list holds in a build: its ranges (sorted, disjoint, as start and end pairs) and the day of its download. */
 export interface Held {
@@ -42,7 +41,7 @@ export function carryForward(before: ReadonlyMap<string, SeenList>, held: readon
       name: h.name,
       latest: h.day,
       v4: sweep4(old?.v4 ?? new Uint32Array(0), h.v4, h.day),
-      v6: sweep(old?.v6 ?? [], pairs(h.v6), h.day, 1n),
+      v6: sweep6(old?.v6 ?? [], pairs(h.v6), h.day),
     };
   });
 }
@@ -53,7 +52,7 @@ function pairs<T>(flat: readonly T[]): [T, T][] {
   return out;
 }
 
-/** `sweep` of IPv4 ranges, flat: `old` four numbers a range (start, end, first, last), `now` two (start, end). */
+/** `sweep6` of IPv4 ranges, flat: `old` four numbers a range (start, end, first, last), `now` two (start, end). */
 function sweep4(old: Uint32Array, now: readonly number[], day: number): Uint32Array {
   const out = new Uint32Array(4 * (old.length / 2 + now.length));
   let n = 0;
@@ -91,26 +90,27 @@ function sweep4(old: Uint32Array, now: readonly number[], day: number): Uint32Ar
 }
 
 /**
- * The ranges with days after a download on `day` that holds `now`: both
- * inputs sorted and disjoint; cut at every edge of either, each piece given
- * its days, neighbours with the same days joined.
+ * The IPv6 ranges with days after a download on `day` that holds `now`:
+ * both inputs sorted and disjoint; cut at every edge of either, each piece
+ * given its days, neighbours with the same days joined (`sweep4`, on
+ * bigints: IPv6 lists are a tenth of the ranges).
  */
-function sweep<T extends number | bigint>(old: readonly (readonly [T, T, number, number])[], now: readonly (readonly [T, T])[], day: number, one: T): [T, T, number, number][] {
+function sweep6(old: readonly (readonly [bigint, bigint, number, number])[], now: readonly (readonly [bigint, bigint])[], day: number): [bigint, bigint, number, number][] {
   // Each input's edges (start, end + 1, ...) are in order already: merged, not sorted.
-  const a: T[] = [];
-  for (const [s, e] of old) a.push(s, plus(e, one));
-  const b: T[] = [];
-  for (const [s, e] of now) b.push(s, plus(e, one));
-  const edges: T[] = [];
+  const a: bigint[] = [];
+  for (const [s, e] of old) a.push(s, e + 1n);
+  const b: bigint[] = [];
+  for (const [s, e] of now) b.push(s, e + 1n);
+  const edges: bigint[] = [];
   for (let x = 0, y = 0; x < a.length || y < b.length;) edges.push(y >= b.length || (x < a.length && a[x] <= b[y]) ? a[x++] : b[y++]);
-  const out: [T, T, number, number][] = [];
+  const out: [bigint, bigint, number, number][] = [];
   let i = 0;
   let j = 0;
   for (let k = 0; k + 1 < edges.length; k++) {
     const from = edges[k];
     const next = edges[k + 1];
     if (next === from) continue;
-    const to = minus(next, one);
+    const to = next - 1n;
     while (i < old.length && old[i][1] < from) i++;
     while (j < now.length && now[j][1] < from) j++;
     const before = i < old.length && old[i][0] <= from ? old[i] : null;
@@ -120,7 +120,7 @@ function sweep<T extends number | bigint>(old: readonly (readonly [T, T, number,
     else if (before !== null && day - before[3] <= KEEP_DAYS) days = [before[2], before[3]];
     if (days === null) continue;
     const last = out[out.length - 1];
-    if (last !== undefined && last[2] === days[0] && last[3] === days[1] && plus(last[1], one) === from) last[1] = to;
+    if (last !== undefined && last[2] === days[0] && last[3] === days[1] && last[1] + 1n === from) last[1] = to;
     else out.push([from, to, days[0], days[1]]);
   }
   return out;
