@@ -1,33 +1,94 @@
 /**
  * First and last seen, carried across builds (`compile/feeds/seen.ts`):
- * a list whose entries appear, stay, vanish and come back over nine
- * builds days or weeks apart, each build swapped in as `iprecord build`
- * and `update` do, against a reference that replays the lists' history
- * address by address (every address of the two IPv4 blocks the entries
- * are drawn from, and the IPv6 entries and their neighbours).
+ * a list whose entries appear, stay, vanish and come back over builds days
+ * or weeks apart, against a reference that replays the list's history
+ * address by address (every address of the two IPv4 blocks the entries are
+ * drawn from, and the IPv6 entries and their neighbours). Once as `iprecord
+ * build` swaps builds of a local list in, once as `iprecord update`
+ * downloads it from an HTTP origin whose list changes or answers 304, read
+ * back through `explain()`.
  */
 
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../src/compile/feeds/seen.js';
-import { buildAndSwap } from '../../src/compile/feeds/update.js';
+import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
+import { dayText } from '../../src/dataset/seen.js';
 import { SEEN_FILE } from '../../src/dataset/store.js';
+import { open } from '../../src/index.js';
 import { prng, seed } from '../helpers/env.js';
+import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
-/** Entries drawn from: single addresses and small blocks of two /24s, and IPv6 addresses. */
-const POOL: readonly { text: string; v4?: [number, number]; v6?: bigint }[] = [
-  ...Array.from({ length: 24 }, (_, i) => {
-    const base = (i < 12 ? 0xc6336400 : 0xcb007100) + (i % 12) * 20;
-    const size = [1, 1, 2, 4, 8][i % 5];
-    const at = base - (base % size);
-    const dotted = [at >>> 24, (at >>> 16) & 255, (at >>> 8) & 255, at & 255].join('.');
-    return { text: size === 1 ? dotted : `${dotted}/${32 - Math.log2(size)}`, v4: [at, at + size - 1] as [number, number] };
-  }),
-  ...Array.from({ length: 6 }, (_, i) => ({ text: `2001:db8::${(i * 3 + 1).toString(16)}`, v6: (0x20010db8n << 96n) + BigInt(i * 3 + 1) })),
-];
+/** An entry a list may hold. */
+interface Entry {
+  readonly text: string;
+  readonly v4?: [number, number];
+  readonly v6?: bigint;
+}
+/** Entries drawn from: single addresses and small blocks of two /24s, and six IPv6 addresses of one /64. */
+function pool(blocks: readonly [number, number], net6: readonly [string, bigint]): readonly Entry[] {
+  return [
+    ...Array.from({ length: 24 }, (_, i) => {
+      const base = blocks[i < 12 ? 0 : 1] + (i % 12) * 20;
+      const size = [1, 1, 2, 4, 8][i % 5];
+      const at = base - (base % size);
+      const dotted = [at >>> 24, (at >>> 16) & 255, (at >>> 8) & 255, at & 255].join('.');
+      return { text: size === 1 ? dotted : `${dotted}/${32 - Math.log2(size)}`, v4: [at, at + size - 1] as [number, number] };
+    }),
+    ...Array.from({ length: 6 }, (_, i) => {
+      const low = i * 3 + 1;
+      return { text: net6[0] + low.toString(16), v6: net6[1] + BigInt(low) };
+    }),
+  ];
+}
+
+/**
+ * The reference: each probe's first and last day, by replaying which
+ * downloads held it (every address of the pool's two /24s, and the IPv6
+ * entries and their neighbours).
+ */
+class Replay {
+  readonly truth = new Map<string, { first: number; last: number } | null>();
+  readonly probes4: number[] = [];
+  readonly probes6: bigint[];
+  constructor(readonly entries: readonly Entry[]) {
+    for (const e of entries) {
+      const block = e.v4 === undefined ? null : e.v4[0] - (e.v4[0] % 256);
+      if (block !== null && !this.probes4.includes(block)) for (let a = block; a < block + 256; a++) this.probes4.push(a);
+    }
+    this.probes6 = entries.filter((p) => p.v6 !== undefined).flatMap((p) => [p.v6! - 1n, p.v6!, p.v6! + 1n]);
+  }
+  /** A download of `day` that held `held`. */
+  download(day: number, held: readonly Entry[]): void {
+    const replay = (key: string, holds: boolean) => {
+      const before = this.truth.get(key) ?? null;
+      if (holds) this.truth.set(key, { first: before?.first ?? day, last: day });
+      else if (before !== null && day - before.last > KEEP_DAYS) this.truth.set(key, null);
+    };
+    for (const a of this.probes4)
+      replay(
+        `4:${a}`,
+        held.some((p) => p.v4 !== undefined && p.v4[0] <= a && a <= p.v4[1]),
+      );
+    for (const x of this.probes6)
+      replay(
+        `6:${x}`,
+        held.some((p) => p.v6 === x),
+      );
+  }
+  want(key: string): { first: number; last: number } | null {
+    return this.truth.get(key) ?? null;
+  }
+}
+
+/** Documentation space: no lookup reads these lists, only seen.bin. */
+const POOL = pool([0xc6336400, 0xcb007100], ['2001:db8::', 0x20010db8n << 96n]);
 
 const at6 = (ranges: readonly (readonly [bigint, bigint, number, number])[], x: bigint) => ranges.find(([s, e]) => s <= x && x <= e) ?? null;
 /** The range of flat IPv4 ranges (start, end, first, last) that holds `x`, as a tuple. */
@@ -57,11 +118,7 @@ describe('first and last seen across builds', () => {
     // Days between builds: a day, weeks, the 90 days an entry is kept exactly, and once past them.
     const gaps = [0, 1, 1, 14, 30, 90, 95, 2, 60];
     let day = dayOf(Date.UTC(2026, 0, 1));
-    /** The reference: each probe's first and last day, by replaying which builds held it. */
-    const truth = new Map<string, { first: number; last: number } | null>();
-    const probes4: number[] = [];
-    for (const base of [0xc6336400, 0xcb007100]) for (let a = base; a < base + 256; a++) probes4.push(a);
-    const probes6 = POOL.filter((p) => p.v6 !== undefined).flatMap((p) => [p.v6! - 1n, p.v6!, p.v6! + 1n]);
+    const history = new Replay(POOL);
     let seen: SeenList | undefined;
     let entries = 0;
     for (const gap of gaps) {
@@ -73,31 +130,17 @@ describe('first and last seen across builds', () => {
       const time = new Date(day * 86_400_000 + 3_600_000);
       utimesSync(list, time, time);
       const { buildDir } = await buildAndSwap(config, dir, { now: time, dataset: false });
-      const replay = (key: string, holds: boolean) => {
-        const before = truth.get(key) ?? null;
-        if (holds) truth.set(key, { first: before?.first ?? day, last: day });
-        else if (before !== null && day - before.last > KEEP_DAYS) truth.set(key, null);
-      };
-      for (const a of probes4)
-        replay(
-          `4:${a}`,
-          held.some((p) => p.v4 !== undefined && p.v4[0] <= a && a <= p.v4[1]),
-        );
-      for (const x of probes6)
-        replay(
-          `6:${x}`,
-          held.some((p) => p.v6 === x),
-        );
+      history.download(day, held);
       seen = decodeSeen(readFileSync(join(buildDir, SEEN_FILE))).get('drawn');
       expect(seen?.latest).toBe(day);
       const wrong: string[] = [];
       const check = (key: string, got: readonly [unknown, unknown, number, number] | null) => {
-        const want = truth.get(key) ?? null;
+        const want = history.want(key);
         const answer = got === null ? null : { first: got[2], last: got[3] };
         if (JSON.stringify(answer) !== JSON.stringify(want)) wrong.push(`${key} on day ${day}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(want)}`);
       };
-      for (const a of probes4) check(`4:${a}`, at4(seen!.v4, a));
-      for (const x of probes6) check(`6:${x}`, at6(seen!.v6, x));
+      for (const a of history.probes4) check(`4:${a}`, at4(seen!.v4, a));
+      for (const x of history.probes6) check(`6:${x}`, at6(seen!.v6, x));
       expect(wrong.slice(0, 5)).toEqual([]);
     }
     // A damaged seen.bin does not stop the next build: its days start again, and a warning says so.
@@ -119,9 +162,81 @@ describe('first and last seen across builds', () => {
     }
     // The history had all of it: addresses listed again after a gap, and forgotten after the 95 days.
     expect(entries).toBeGreaterThan(60);
-    const firsts = new Set([...truth.values()].filter((t) => t !== null).map((t) => t!.first));
+    const firsts = new Set([...history.truth.values()].filter((t) => t !== null).map((t) => t!.first));
     expect(firsts.size).toBeGreaterThan(2);
     // Neighbours with the same days are one range: no more ranges than entries drawn.
     expect(seen!.v4.length / 4).toBeLessThanOrEqual(POOL.length);
+  });
+});
+
+describe('first and last seen across updates from an HTTP origin', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-seen-update-'));
+  /** What the origin serves now; a request with its ETag is answered 304. */
+  let body = '';
+  const server = createServer((req, res) => {
+    const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
+    if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
+    res.writeHead(200, { etag }).end(body);
+  });
+  afterAll(() => {
+    vi.useRealTimers();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("explain() gives each address's first and last seen as a replay of the downloads says, a 304 counting as that day's download", async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/drawn`;
+    // Public space, so that explain() answers each probe (an address of documentation space has no record).
+    const entries = pool([0x51024500, 0x59a01400], ['2a02:cf40::', 0x2a02cf40n << 96n]);
+    const config = parseThreatConfig({ sources: SMALL_SOURCES, feeds: [{ name: 'drawn', source: url, format: 'list', categories: ['attacker'] }] }, dir);
+    const next = prng(seed());
+    const history = new Replay(entries);
+    // Each update: days after the one before, and whether the origin's list changed (else it answers 304).
+    const steps = [
+      { gap: 0, changed: true },
+      { gap: 3, changed: true },
+      { gap: 20, changed: true },
+      { gap: 20, changed: false },
+      { gap: 70, changed: false },
+      { gap: 95, changed: true },
+      { gap: 1, changed: true },
+    ];
+    // The updates' clock: the day a download is dated by is this process's (its file's time is set from it).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let day = dayOf(Date.UTC(2026, 2, 1));
+    let held: readonly Entry[] = [];
+    for (const { gap, changed } of steps) {
+      day += gap;
+      vi.setSystemTime(day * 86_400_000 + 5 * 3_600_000);
+      if (changed) {
+        const drawn = entries.filter(() => next() < 0.55);
+        held = drawn.length > 0 ? drawn : entries.slice(0, 1);
+        body = held.map((p) => p.text).join('\n') + '\n';
+      }
+      const result = await updateDataset(config, dir, { retries: 0, allowShrink: true });
+      expect(result.feeds.map((f) => [f.name, f.state])).toEqual([['drawn', changed ? 'updated' : 'unchanged']]);
+      expect(result.ok).toBe(true);
+      history.download(day, held);
+      const engine = await open({ data: dir });
+      try {
+        const wrong: string[] = [];
+        const check = (ip: string, key: string) => {
+          const want = history.want(key);
+          const got = engine.explain(ip).lists?.find((l) => l.name === 'drawn') ?? null;
+          const answer = got === null ? null : [got.first_seen, got.last_seen, got.listed, got.downloaded];
+          const expected = want === null ? null : [dayText(want.first), dayText(want.last), want.last === day, dayText(day)];
+          if (JSON.stringify(answer) !== JSON.stringify(expected)) wrong.push(`${ip} on ${dayText(day)}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(expected)}`);
+        };
+        for (const a of history.probes4) check([a >>> 24, (a >>> 16) & 255, (a >>> 8) & 255, a & 255].join('.'), `4:${a}`);
+        for (const x of history.probes6) check(`2a02:cf40::${(x & 0xffffn).toString(16)}`, `6:${x}`);
+        expect(wrong.slice(0, 5)).toEqual([]);
+      } finally {
+        engine.close();
+      }
+    }
+    // The history had what it is about: addresses held again after a gap, first days told apart, and some forgotten.
+    expect(new Set([...history.truth.values()].filter((t) => t !== null).map((t) => t!.first)).size).toBeGreaterThan(2);
+    expect([...history.truth.values()].some((t) => t === null)).toBe(true);
   });
 });

@@ -19,7 +19,7 @@
  * sees the old build or the new one, never a mix.
  */
 
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { withDirectoryLock } from '../../files/lock.js';
 import { untilDone } from '../../files/stop.js';
 import { join } from 'node:path';
@@ -115,8 +115,9 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const base = { name: feed.name, source: feed.source };
   if (!isUrl(feed.source)) return { ...base, state: 'local' };
   const kept = readState(dir, feed.name);
-  // A download's validators and entry count belong to its URL: a feed whose URL changed is downloaded whole.
-  const state = kept?.url === feed.source ? kept : null;
+  // A download's validators and entry count belong to its URL and its file: a feed whose URL changed, or whose file is
+  // gone, is downloaded whole.
+  const state = kept?.url === feed.source && existsSync(feedCachePath(dir, feed.name)) ? kept : null;
   let got: Awaited<ReturnType<typeof download>>;
   try {
     got = await download(feed.source, state, o);
@@ -126,6 +127,8 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   if (got === null) {
     // A 304 answers a conditional request; with no earlier download there was none to answer.
     if (state === null) return { ...base, state: 'failed', error: 'the server answered 304 Not Modified, but there is no earlier download' };
+    // The source says its list is still the one downloaded: held today, for first and last seen and for staleness.
+    checked(feedCachePath(dir, feed.name), { ...state, fetchedAt: new Date().toISOString() });
     return { ...base, state: 'unchanged', entries: state.entries };
   }
   const text = got.body.toString('utf8');
@@ -143,16 +146,27 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
   const path = feedCachePath(dir, feed.name);
   writeAtomic(path, got.body);
-  const next: FeedState = {
+  checked(path, {
     url: feed.source,
     etag: got.etag,
     lastModified: got.lastModified,
     entries: parsed.entries,
     addresses: { v4: addresses.v4, v6: addresses.v6.toString() },
     fetchedAt: new Date().toISOString(),
-  };
-  writeAtomic(path + '.json', JSON.stringify(next) + '\n');
+  });
   return { ...base, state: 'updated', entries: parsed.entries };
+}
+
+/**
+ * Records a download checked at `state.fetchedAt`: its state beside it, and
+ * that time as the file's modification time, which a build reads as the
+ * list's date (`prepare.ts`): the day of the check by this process's
+ * clock, also when the server answered 304 and the file stayed.
+ */
+function checked(path: string, state: FeedState): void {
+  const at = new Date(state.fetchedAt);
+  utimesSync(path, at, at);
+  writeAtomic(path + '.json', JSON.stringify(state) + '\n');
 }
 
 /**
