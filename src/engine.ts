@@ -247,7 +247,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   explain(ip: string): Explanation {
     const record = this.lookup(ip);
     const snap = this.live();
-    return explainRecord(ip, record, this.info(), seenPath(snap.build, snap.threatPath));
+    return explainRecord(ip, record, snap.dataset, this.info(), seenPath(snap.build, snap.threatPath));
   }
 
   /**

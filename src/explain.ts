@@ -9,6 +9,8 @@
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { ACCESS_PLACES, type Dataset, HOSTING_SHARE, LOC, LOCATION, NET_TYPED_BY, NETWORK, PLACE_SHARE, readTypedBy, RECORD, type TypedBy, ZONE_FROM, type ZoneFrom } from './dataset/format.js';
+import { findRange } from './dataset/render.js';
 import { dayText, seenAt } from './dataset/seen.js';
 import { SEEN_FILE } from './dataset/store.js';
 import type { EngineInfo } from './info.js';
@@ -36,10 +38,39 @@ export interface ListEvidence {
   readonly downloaded: string;
 }
 
+/** How the record's `asn.type` was decided (`compile/asn/evidence.ts`). */
+export interface AsnTypeEvidence {
+  readonly type: string | null;
+  /**
+   * `registry`: the network registry states it; `brand`: the name is a
+   * known brand's; `name`: a word of the name states it; `datacenter`: the
+   * datacenter lists hold half or more of its IPv4 addresses (`hosting`);
+   * `places`: its IPv4 addresses spread over four places or more (`isp`);
+   * `default`: none of these (`business`); `none`: no name to type it by.
+   */
+  readonly rule: TypedBy;
+  /** The share of the network's IPv4 addresses on the datacenter lists (0 to 1) where it was weighed, else null. */
+  readonly datacenter_share: number | null;
+  /** The places (country, region and city) each holding 0.5 % of its IPv4 addresses or more, where they were weighed, else null. */
+  readonly places: number | null;
+  /** The same, in words. */
+  readonly evidence: string;
+}
+
 export interface Explanation {
   readonly ip: string;
   /** What `lookup(ip)` answers. */
   readonly record: IpRecord;
+  /** How `asn.type` was decided; null without a network. */
+  readonly asn_type: AsnTypeEvidence | null;
+  /**
+   * Where the zone of `time_zone` came from: `data` (the location
+   * database's), `coordinates` (the zone at the location's coordinates),
+   * `country` (the country's only zone), `nearby` (a zone of the country
+   * found around coordinates just outside it), `nearest` (the country's
+   * zone whose main place is nearest); null without a zone.
+   */
+  readonly time_zone: { readonly name: string; readonly from: ZoneFrom } | null;
   /** The location and network databases the record comes from, and the time zone rules it follows. */
   readonly sources: { readonly databases: readonly DatabaseInfo[]; readonly timeZones: EngineInfo['timeZones']; readonly threat: EngineInfo['threat'] };
   /**
@@ -56,21 +87,25 @@ export function seenPath(build: string | null, threatPath: string | null): strin
   return threatPath === null ? null : join(dirname(threatPath), SEEN_FILE);
 }
 
-/** The explanation of `record`, the answer for `ip`, from what `info` says is loaded and the build's seen.bin at `seen`. */
-export function explainRecord(ip: string, record: IpRecord, info: EngineInfo, seen: string | null): Explanation {
+/** The explanation of `record`, the answer for `ip` from `ds`, from what `info` says is loaded and the build's seen.bin at `seen`. */
+export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: EngineInfo, seen: string | null): Explanation {
   const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat };
+  const a = parseIp(ip)!;
+  // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
+  const v4 = a.version === 4 || carriesIpv4(a.words);
+  const version = v4 ? 4 : 6;
+  const rec = (findRange(ds, version, a.words) >>> 8) * RECORD;
+  const zone = record.time_zone === null ? null : { name: record.time_zone.name, from: ZONE_FROM[ds.locations[ds.records[rec] * LOCATION + LOC.zoneFrom]] ?? 'none' };
+  const asnType = record.asn === null ? null : typeEvidence(record.asn, readTypedBy(ds.networks[ds.records[rec + 1] * NETWORK + NET_TYPED_BY]), info);
+  const known = { ip, record, asn_type: asnType, time_zone: zone, sources };
   let bytes: Buffer;
   try {
     if (seen === null || info.threat === null) throw new Error('no feeds');
     bytes = readFileSync(seen);
   } catch {
-    return { ip, record, sources, lists: null };
+    return { ...known, lists: null };
   }
-  const a = parseIp(ip)!;
-  // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
-  const v4 = a.version === 4 || carriesIpv4(a.words);
   const address = v4 ? BigInt(a.words[3]) : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
-  const version = v4 ? 4 : 6;
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
   const lists = seenAt(bytes, version, address, seen!).map((s): ListEvidence => ({
     name: s.list,
@@ -81,7 +116,31 @@ export function explainRecord(ip: string, record: IpRecord, info: EngineInfo, se
     last_seen: dayText(s.last),
     downloaded: dayText(s.latest),
   }));
-  return { ip, record, sources, lists };
+  return { ...known, lists };
+}
+
+/** What a network row's `typedBy` word says, in words. */
+function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: EngineInfo): AsnTypeEvidence {
+  const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default';
+  const percent = (x: number) => `${Math.round(x * 100)} %`;
+  const lists =
+    typed.share !== null
+      ? `${percent(typed.share)} of them on the datacenter lists (${percent(HOSTING_SHARE)} makes a network hosting)`
+      : info.threat !== null
+        ? `less than ${percent(HOSTING_SHARE)} of them on the datacenter lists`
+        : 'no datacenter lists compiled in to weigh';
+  const spread = `its IPv4 addresses spread over ${typed.places} place${typed.places === 1 ? '' : 's'} holding ${PLACE_SHARE * 100} % of them or more each (${ACCESS_PLACES} make an access carrier)`;
+  const registry = info.databases.find((d) => d.role === 'networks');
+  const evidence = {
+    none: 'no organisation name to type it by',
+    registry: `the network registry states it (${registry?.from ?? 'a network registry'})`,
+    brand: `its name, ${JSON.stringify(asn.name)}, is a known brand's`,
+    name: `a word of its name, ${JSON.stringify(asn.name)}, states it`,
+    datacenter: `no word of its name states a type; ${lists}`,
+    places: `no word of its name states a type; ${spread}; ${lists}`,
+    default: `no word of its name states a type; ${spread}; ${lists}`,
+  }[typed.rule];
+  return { type: asn.type, rule: typed.rule, datacenter_share: weighed ? typed.share : null, places: weighed ? typed.places : null, evidence };
 }
 
 /** A range as its one CIDR block, else `first - last`. */

@@ -173,10 +173,10 @@ function specialRanges(table: SpecialTable, version: IpVersion, last: readonly n
   return layer;
 }
 
-/** A network's row, its owner typed by the spread when first met. */
-function typedNetwork(net: Resolved['networks'][number], spread: PlaceSpread, intern: Interner): { row: number; flags: number } {
+/** A network's row, its owner typed by the spread (and the datacenter lists where `feeds`) when first met. */
+function typedNetwork(net: Resolved['networks'][number], spread: PlaceSpread, feeds: boolean, intern: Interner): { row: number; flags: number } {
   if (net.row < 0) {
-    const owner = spread.typed(net.owner);
+    const owner = spread.typed(net.owner, feeds);
     net.row = intern.network(owner);
     net.flags = owner.flags;
   }
@@ -220,7 +220,7 @@ function refsOf(
     for (let g = 0; g < geoCount && geo === NONE; g++) geo = values[g][r];
     let ordinal = NONE;
     for (let a = 0; a < asnCount && ordinal === NONE; a++) ordinal = values[geoCount + a][r];
-    const net = ordinal === NONE ? noNetwork : typedNetwork(resolved.networks[ordinals[ordinal]], resolved.spread, intern);
+    const net = ordinal === NONE ? noNetwork : typedNetwork(resolved.networks[ordinals[ordinal]], resolved.spread, tree !== null, intern);
     let flags = net.flags | (special[r] === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
     for (let a = 0; a < counts.anonymous; a++) if (values[anonymousFrom + a][r] !== NONE) flags |= values[anonymousFrom + a][r];
     const label = labels[r] === NONE ? 0 : labels[r];

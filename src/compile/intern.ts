@@ -3,7 +3,24 @@
  * stored once and numbered in the order first met. Build time only.
  */
 
-import { CARRIER_AT, COUNTRY_VALUES, ESCAPED, LOC, NET, NET_PART, THR, THREAT, NO_STRING, NO_ZONE, TABLE_NAMES, TABLES, type TableName } from '../dataset/format.js';
+import {
+  CARRIER_AT,
+  COUNTRY_VALUES,
+  ESCAPED,
+  LOC,
+  NET,
+  NET_PART,
+  NET_TYPED_BY,
+  THR,
+  THREAT,
+  NO_STRING,
+  NO_ZONE,
+  TABLE_NAMES,
+  TABLES,
+  typedByWord,
+  ZONE_FROM,
+  type TableName,
+} from '../dataset/format.js';
 import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
@@ -251,8 +268,9 @@ export class Interner {
     row[5] = this.zone(part?.zone ?? null);
     row[6] = p;
     for (const k of LOCATION_MEMBERS) text.put(part?.[k], row, LOC[k]);
-    // The part (rendered when the file is written) and the pad: zeros.
-    row.fill(0, LOC.part);
+    // The parts: rendered when the file is written.
+    row.fill(0, LOC.part, LOC.zoneFrom);
+    row[LOC.zoneFrom] = ZONE_FROM.indexOf(part?.zoneFrom ?? 'none');
     return locations.row(row);
   }
 
@@ -260,7 +278,8 @@ export class Interner {
   network(n: NetworkOwner | null): number {
     for (const k of ASN_STORED) this.text.put(n?.[k], this.row, NET[k]);
     for (const k of CARRIER_MEMBERS) this.text.put(n?.carrier?.[k], this.row, CARRIER_AT[k]);
-    this.row.fill(0, NET_PART.head);
+    this.row.fill(0, NET_PART.head, NET_TYPED_BY);
+    this.row[NET_TYPED_BY] = n === null ? 0 : typedByWord(n.typedBy, n.share, n.places);
     return this.tables.networks.row(this.row);
   }
 

@@ -20,7 +20,24 @@
  * datacenter flag, labelled or not.
  */
 
-import { Dataset, layout, NET, NETWORK, NO_ROUTE, readCounts, RECORD, THR, THREAT, TABLE_NAMES, TABLES, type DatasetMeta, type TableName } from '../dataset/format.js';
+import {
+  Dataset,
+  layout,
+  NET,
+  NET_TYPED_BY,
+  NETWORK,
+  NO_ROUTE,
+  readCounts,
+  readTypedBy,
+  RECORD,
+  THR,
+  THREAT,
+  TABLE_NAMES,
+  TABLES,
+  typedByWord,
+  type DatasetMeta,
+  type TableName,
+} from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
 import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
@@ -202,6 +219,7 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
       if (typeStated(row)) continue;
       const typed = base.networks.slice(row * NETWORK, (row + 1) * NETWORK);
       text.put('hosting', typed, NET.type);
+      typed[NET_TYPED_BY] = typedByWord('datacenter', n.datacenter / n.total, readTypedBy(typed[NET_TYPED_BY]).places);
       hosted[row] = networks.add(typed);
     }
   }

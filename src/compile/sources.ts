@@ -8,7 +8,8 @@
 
 import { statSync } from 'node:fs';
 import { readRegular } from '../files/read.js';
-import { classifyAsn } from './asn/classify.js';
+import { nameRule } from './asn/classify.js';
+import type { TypedBy, ZoneFrom } from '../dataset/layout.js';
 import { readRegistry } from './asn/registry.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
@@ -27,7 +28,7 @@ import { describeOrigin } from './origins/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../options.js';
 import { ThreatFlag } from '../record/threat.js';
-import { zoneOfLocation } from '../time/country-zone.js';
+import { locateZone } from '../time/country-zone.js';
 import { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier } from '../types.js';
 
@@ -42,6 +43,8 @@ export interface Location {
   readonly postal: string | null;
   readonly country: CountryFacts | null;
   readonly zone: string | null;
+  /** Where the zone came from. */
+  readonly zoneFrom: ZoneFrom;
 }
 
 /** What an ASN record gives a record: `asn` but its route, `carrier`, and the threat flags its network type asserts. */
@@ -54,6 +57,10 @@ export interface NetworkOwner {
   readonly flags: number;
   /** Typed by the network registry (`asn/registry.ts`): the data does not weigh it again. */
   readonly registered?: boolean;
+  /** How its type was decided, the share of its IPv4 addresses on the datacenter lists (null: not weighed) and the places they spread over (`asn/evidence.ts`). */
+  readonly typedBy: TypedBy;
+  readonly share: number | null;
+  readonly places: number;
 }
 
 /** A database a dataset was compiled from, as `info()` describes it. */
@@ -157,18 +164,22 @@ export class Sources {
       postal: facts.postal,
       country,
       // The database's zone, else the one at the coordinates, kept within the country (`time/country-zone.ts`).
-      zone: zoneOfLocation(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z)),
+      ...zoneOf(locateZone(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z))),
     };
   }
 }
+
+const zoneOf = ({ zone, from }: { zone: string | null; from: ZoneFrom }) => ({ zone, zoneFrom: from });
 
 /** What an ASN record gives: the type its network registry states, else its name's (`asn/classify.ts`). */
 function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): NetworkOwner | null {
   if (facts.asn === null) return null;
   const registered = registry.get(facts.asn);
-  const type = registered ?? classifyAsn(facts.name);
+  const named = registered === undefined ? nameRule(facts.name) : null;
+  const type = registered ?? named?.type ?? null;
   const carrier = facts.carrier === null ? null : { ...facts.carrier };
-  const owner = { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0 };
+  const typedBy: TypedBy = registered !== undefined ? 'registry' : (named?.rule ?? 'none');
+  const owner = { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0, typedBy, share: null, places: 0 };
   return registered === undefined ? owner : { ...owner, registered: true };
 }
 

@@ -12,7 +12,7 @@ import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnM
 
 /** The magic's first seven bytes, the same in every version; its eighth is the version's digit. */
 export const MAGIC_PREFIX = 'IPRDSET';
-export const DATASET_FORMAT_VERSION = 7;
+export const DATASET_FORMAT_VERSION = 8;
 export const DATASET_MAGIC = `${MAGIC_PREFIX}${DATASET_FORMAT_VERSION}`;
 export const HEADER = 80;
 /** Where the header keeps the checksum of the bytes after it. */
@@ -81,14 +81,15 @@ export const NO_ROUTE = 255;
  *   read: the one value kept in a second form), country, zone, place,
  *   latitude, longitude and postal code as text (`LOCATION_MEMBERS`' order),
  *   then their part and its place's part (a read less than through the
- *   place's row)
+ *   place's row), then where its zone came from (`zoneFrom`: `ZONE_FROM`)
  * - places: the record's place members (`PLACE_MEMBERS`: city, region,
  *   region_code, region_type)
  * - countries: `COUNTRY_VALUES` in order (`flag` is made from the code)
  * - networks: the members of `asn` but its route (`ASN_STORED`: asn, name,
  *   domain, type), then the carrier's (name, mcc, mnc); no `asn`: no
  *   network; no mcc: no carrier; then the parts of `asn` before and after
- *   its `route`, and the `carrier` member
+ *   its `route`, and the `carrier` member; then how its type was decided
+ *   (`typedBy`: `TYPED_BY`)
  * - threats: the threat object and its form without is_vpn and scores,
  *   then the threat flags of single sources (what a build merging threat
  *   feeds into the dataset combines with their labels: `compile/merge.ts`),
@@ -100,10 +101,10 @@ const PART = ['part', 'partEnd'] as const;
 export const COUNTRY_VALUES = ['is_eu', 'country_name', 'country_code', 'continent_name', 'continent_code', 'calling_code', 'emoji_flag', 'emoji_unicode', 'languages', 'currency'] as const;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
-  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...LOCATION_MEMBERS.flatMap(() => TEXT), ...PART, ...PART, 'pad'] as readonly string[],
+  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...LOCATION_MEMBERS.flatMap(() => TEXT), ...PART, ...PART, 'zoneFrom'] as readonly string[],
   places: PLACE_MEMBERS.flatMap(() => TEXT) as readonly ('text' | 'end')[],
   countries: COUNTRY_VALUES.flatMap(() => TEXT),
-  networks: [...[...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT), ...PART, ...PART, ...PART] as readonly string[],
+  networks: [...[...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT), ...PART, ...PART, ...PART, 'typedBy'] as readonly string[],
   threats: [...TEXT, ...TEXT, 'flags', ...PART, ...PART],
 } as const;
 export type TableName = keyof typeof TABLES;
@@ -122,7 +123,50 @@ export const LOC = {
   ...(Object.fromEntries(LOCATION_MEMBERS.map((k, i) => [k, 7 + i * 2])) as Record<LocationMember, number>),
   part: 7 + LOCATION_MEMBERS.length * 2,
   placePart: 9 + LOCATION_MEMBERS.length * 2,
+  zoneFrom: 11 + LOCATION_MEMBERS.length * 2,
 } as const;
+
+/**
+ * Where a location's zone came from (its row's `zoneFrom` word, an index):
+ * no zone; the geo database's, a zone of the country; the one at its
+ * coordinates; the country's only zone; a zone of the country found around
+ * coordinates that lie just outside it; the zone of the country whose main
+ * place is nearest (`time/country-zone.ts`).
+ */
+export const ZONE_FROM = ['none', 'data', 'coordinates', 'country', 'nearby', 'nearest'] as const;
+export type ZoneFrom = (typeof ZONE_FROM)[number];
+
+/**
+ * How a network's `asn.type` was decided (its row's `typedBy` word: the
+ * rule's index in the low byte; the share of its IPv4 addresses on the
+ * datacenter lists in percent in the next, 255 where none were compiled
+ * in or it was not weighed; the places its addresses spread over from bit
+ * 16, capped at 65 535): no type (no network, or no name); the network
+ * registry; a brand's name; a word of its name; the datacenter lists; the
+ * places; none of them (`business`). See `compile/asn/evidence.ts`.
+ */
+export const TYPED_BY = ['none', 'registry', 'brand', 'name', 'datacenter', 'places', 'default'] as const;
+export type TypedBy = (typeof TYPED_BY)[number];
+/** Places a network whose name states no type must spread over to count as an access carrier (`isp`). */
+export const ACCESS_PLACES = 4;
+/** The least share of a network's IPv4 addresses a place must hold to count. */
+export const PLACE_SHARE = 0.005;
+/** The least share of a network's IPv4 addresses on the feeds' datacenter lists that makes it `hosting`. */
+export const HOSTING_SHARE = 0.5;
+/** The share byte of a `typedBy` word where no share was weighed. */
+export const NO_SHARE = 255;
+
+/** A network row's `typedBy` word. */
+export function typedByWord(rule: TypedBy, share: number | null, places: number): number {
+  const percent = share === null ? NO_SHARE : Math.min(100, Math.round(share * 100));
+  return (TYPED_BY.indexOf(rule) | (percent << 8) | (Math.min(places, 0xffff) << 16)) >>> 0;
+}
+
+/** What a network row's `typedBy` word says. */
+export function readTypedBy(word: number): { rule: TypedBy; share: number | null; places: number } {
+  const percent = (word >>> 8) & 255;
+  return { rule: TYPED_BY[word & 255] ?? 'none', share: percent === NO_SHARE ? null : percent / 100, places: word >>> 16 };
+}
 /** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
 export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;
 /** Where a network row holds each member of `asn` it stores (`ASN_STORED`), and then each of the carrier's. */
@@ -131,6 +175,8 @@ export const CARRIER_AT = Object.freeze(Object.fromEntries(CARRIER_MEMBERS.map((
 /** Where a network row holds its parts: `asn` up to its route's value, `asn` after it, the `carrier` member (empty without one). */
 const NET_PARTS_AT = (ASN_STORED.length + CARRIER_MEMBERS.length) * 2;
 export const NET_PART = { head: NET_PARTS_AT, tail: NET_PARTS_AT + 2, carrier: NET_PARTS_AT + 4 } as const;
+/** Where a network row holds its `typedBy` word. */
+export const NET_TYPED_BY = NET_PARTS_AT + 6;
 /** Where a country row holds each value (`COUNTRY_VALUES`). */
 export const CTY = Object.fromEntries(COUNTRY_VALUES.map((k, i) => [k, i * 2])) as Record<(typeof COUNTRY_VALUES)[number], number>;
 /** Where a threat row holds its object, its basic form and its flags, and the parts of each form. */

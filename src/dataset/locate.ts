@@ -26,7 +26,7 @@ import { ownEntry } from '../threads.js';
 import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
-export const COMPILER_VERSION = 11;
+export const COMPILER_VERSION = 12;
 
 /** The databases a dataset is compiled from (null: the default data), and the threat feeds compiled in (a threat.bin), if any. */
 export interface DatasetSources {

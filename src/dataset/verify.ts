@@ -25,7 +25,28 @@
 import type { ZoneRules } from '../time/zone.js';
 import { wholeFileCrc } from '../files/checksum.js';
 import { InvalidDatasetError } from '../errors.js';
-import { COUNTRY, CRC_AT, CTY, ESCAPED, HEADER, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, RECORD, TABLE_NAMES, TABLES, THR, THREAT, rangeIndex, type Counts } from './layout.js';
+import {
+  COUNTRY,
+  CRC_AT,
+  CTY,
+  ESCAPED,
+  HEADER,
+  NET,
+  NETWORK,
+  NO_ROUTE,
+  NO_SHARE,
+  NO_STRING,
+  NO_ZONE,
+  RECORD,
+  TABLE_NAMES,
+  TABLES,
+  THR,
+  THREAT,
+  TYPED_BY,
+  ZONE_FROM,
+  rangeIndex,
+  type Counts,
+} from './layout.js';
 import type { Dataset } from './format.js';
 import { isJsonValue } from './json-scan.js';
 import { checkParts } from './parts.js';
@@ -110,6 +131,14 @@ function checkTables(ds: Dataset, counts: Counts, text: DatasetText, bad: Bad): 
       } else if (target in sizes) {
         const i = firstPast(a, col, width, sizes[target], target === 'zones' ? NO_ZONE : -1);
         if (i >= 0) bad(`${table} row ${(i - col) / width} refers to ${target} ${a[i]} of ${sizes[target]}`);
+      } else if (target === 'zoneFrom') {
+        const i = firstPast(a, col, width, ZONE_FROM.length, -1);
+        if (i >= 0) bad(`${table} row ${(i - col) / width} says its zone came from ${a[i]}, of ${ZONE_FROM.length} ways`);
+      } else if (target === 'typedBy') {
+        for (let i = col; i < a.length; i += width) {
+          const share = (a[i] >>> 8) & 255;
+          if ((a[i] & 255) >= TYPED_BY.length || (share > 100 && share !== NO_SHARE)) bad(`${table} row ${(i - col) / width} says its type was decided by ${a[i] & 255}, share ${share}`);
+        }
       }
     }
   }

@@ -16,6 +16,7 @@
 
 import tzLookup from '@photostructure/tz-lookup';
 import COUNTRY_ZONES from './country-zones.json';
+import type { ZoneFrom } from '../dataset/layout.js';
 
 /** Zones of each country: name, latitude, longitude of its principal location. */
 const ZONES = COUNTRY_ZONES as unknown as Record<string, readonly (readonly [string, number, number])[] | undefined>;
@@ -42,13 +43,19 @@ export const OVERSEAS: Readonly<Record<string, readonly string[]>> = {
 
 /** The zone of a location (`valid`: whether this Node knows a zone), or null. */
 export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
+  return locateZone(given, latitude, longitude, country, valid).zone;
+}
+
+/** The zone of a location and where it came from (`dataset/layout.ts`, ZONE_FROM). */
+export function locateZone(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): { zone: string | null; from: ZoneFrom } {
   const zones = country === null ? undefined : ZONES[country];
   // A zone of the country, or another name of one (Asia/Harbin is Asia/Shanghai): kept as it is given.
   // By name first: each other name asked of Intl costs a formatter. A zone of one of the country's territories fits too.
   const overseas = country === null ? [] : (OVERSEAS[country] ?? []);
   const fits = (z: string | null): z is string =>
     z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || overseas.some((t) => ZONES[t]?.some(([name]) => name === z)) || zones.some(([name]) => sameZone(name, z)));
-  if (fits(given)) return given;
+  const none = { zone: null, from: 'none' } as const;
+  if (fits(given)) return { zone: given, from: 'data' };
   let found: string | null = null;
   if (latitude !== null && longitude !== null) {
     try {
@@ -57,16 +64,16 @@ export function zoneOfLocation(given: string | null, latitude: number | null, lo
       // coordinates out of range
     }
   }
-  if (fits(found)) return found;
+  if (fits(found)) return { zone: found, from: 'coordinates' };
   const known = zones?.filter(([name]) => valid(name)) ?? [];
   // A country zone.tab does not list: the zone found, as it is.
-  if (zones === undefined) return found !== null && valid(found) ? found : null;
-  if (known.length === 0) return null;
-  if (known.length === 1 || latitude === null || longitude === null) return known.length === 1 ? known[0][0] : null;
+  if (zones === undefined) return found !== null && valid(found) ? { zone: found, from: 'coordinates' } : none;
+  if (known.length === 1) return { zone: known[0][0], from: 'country' };
+  if (known.length === 0 || latitude === null || longitude === null) return none;
   // Coordinates just across a border (a Texan town on the Rio Grande, Sault Ste. Marie on the St. Marys River): the
   // country's zone found nearest around them, ring by ring, where most of the ring's points find one.
   const around = zoneAround(latitude, longitude, fits);
-  if (around !== null) return around;
+  if (around !== null) return { zone: around, from: 'nearby' };
   let best = known[0][0];
   let nearest = Infinity;
   for (const [name, lat, lon] of known) {
@@ -76,7 +83,7 @@ export function zoneOfLocation(given: string | null, latitude: number | null, lo
       best = name;
     }
   }
-  return best;
+  return { zone: best, from: 'nearest' };
 }
 
 /** Radii of the rings searched around coordinates outside the country's zones, in kilometres, and points a ring. */

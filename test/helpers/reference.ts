@@ -87,7 +87,7 @@ export class Reference {
     const found: Found = { offset: -1, prefix: 0 };
     const geo = first(this.sources.geo, a.version, a.words);
     const named = first(this.sources.asn, a.version, a.words, found);
-    const owner = named === null ? null : this.spread.typed(named);
+    const owner = named === null ? null : this.spread.typed(named, this.threat !== null);
     const route = owner === null ? null : formatCidr(a.version, a.words, found.prefix);
     let flags = (owner?.flags ?? 0) | (kind === SpecialKind.Unallocated ? ThreatFlag.Bogon : 0);
     for (const db of this.sources.anonymous) {

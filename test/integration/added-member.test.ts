@@ -38,8 +38,8 @@ describe('a member added to the template', () => {
   it('is in every output derived from it, in its place', () => {
     const intern = new Interner();
     const place = { city: 'Berlin', region: 'Land Berlin', region_code: 'BE', region_type: 'state', district: 'Mitte, "Zentrum"', latitude: 52.52, longitude: 13.4, postal: '10115' };
-    const location = { ...place, country: new CountryTable('https://flagcdn.com/w320').get('DE'), zone: 'Europe/Berlin' };
-    const owner = { asn: 'AS3320', name: 'Deutsche Telekom AG', domain: null, type: 'isp', carrier: null, flags: 0 } as const;
+    const location = { ...place, country: new CountryTable('https://flagcdn.com/w320').get('DE'), zone: 'Europe/Berlin', zoneFrom: 'data' } as const;
+    const owner = { asn: 'AS3320', name: 'Deutsche Telekom AG', domain: null, type: 'isp', carrier: null, flags: 0, typedBy: 'name', share: null, places: 0 } as const;
     const record = intern.record(intern.location(location), intern.network(owner), intern.threat(null, 0, 0, true));
     const family = (width: number) => ({ starts: new Uint32Array(width), refs: Uint32Array.of(((record << 8) | 8) >>> 0), length: 1 });
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-member-'));

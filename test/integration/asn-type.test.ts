@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAsn, wordsType } from '../../src/compile/asn/classify.js';
-import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/compile/asn/evidence.js';
+import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/dataset/layout.js';
 import { parseCidr } from '../../src/ip/address.js';
 import { defaultAsnSources } from '../../src/data.js';
 import { open, type Engine } from '../../src/index.js';

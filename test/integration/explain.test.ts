@@ -16,6 +16,9 @@ import { createServer } from '../../src/server/index.js';
 import { parseCidr, parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
+import tzLookup from '@photostructure/tz-lookup';
+import { wordsType } from '../../src/compile/asn/classify.js';
+import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/dataset/layout.js';
 import { hasSharedData, prng, ROOT, seed, SHARED_DATA } from '../helpers/env.js';
 import { SHARED_FEEDS } from '../helpers/feeds.js';
 import { sharedFeedsData } from '../helpers/shared-build.js';
@@ -153,6 +156,92 @@ describe('explain() without threat feeds', () => {
       expect(e.lists).toBeNull();
       expect(timeless(e.record)).toBe(timeless(engine.lookup('8.8.8.8')));
       expect(() => engine.explain('10.0.0.1')).toThrow(/private/i);
+    } finally {
+      engine.close();
+    }
+  });
+});
+
+/**
+ * How each record's `asn.type` was decided and where its zone came from,
+ * for random public IPv4 and IPv6 addresses: each rule gives the type it
+ * names, and only where the rules before it say nothing (a name stating a
+ * type by its words is never weighed by the data); the places decide
+ * exactly at ACCESS_PLACES, the datacenter share at HOSTING_SHARE; a zone
+ * "from the coordinates" is the zone tz-lookup finds there, and one
+ * chosen otherwise is not.
+ */
+function checkProvenance(engine: Engine, feeds: boolean, count: number, more: readonly string[] = []): Record<string, number> {
+  const next = prng(seed());
+  const rules: Record<string, number> = {};
+  const wrong: string[] = [];
+  const drawn = Array.from({ length: count }, (_, i) =>
+    i % 5 === 4 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]),
+  );
+  for (const ip of [...drawn, ...more]) {
+    let e: Explanation;
+    try {
+      e = engine.explain(ip);
+    } catch {
+      continue;
+    }
+    const { asn, latitude, longitude, time_zone } = e.record;
+    const t = e.asn_type;
+    if ((asn === null) !== (t === null)) wrong.push(`${ip}: asn ${JSON.stringify(asn)}, asn_type ${JSON.stringify(t)}`);
+    if (asn !== null && t !== null) {
+      rules[t.rule] = (rules[t.rule] ?? 0) + 1;
+      const worded = asn.name === null ? null : wordsType(asn.name);
+      const weighed = t.rule === 'datacenter' || t.rule === 'places' || t.rule === 'default';
+      const ok =
+        t.type === asn.type &&
+        { none: asn.type === null, registry: true, brand: true, name: worded === asn.type, datacenter: asn.type === 'hosting', places: asn.type === 'isp', default: asn.type === 'business' }[t.rule] &&
+        (!weighed || (worded === null && t.places !== null)) &&
+        (t.rule !== 'places' || t.places! >= ACCESS_PLACES) &&
+        (t.rule !== 'default' || t.places! < ACCESS_PLACES) &&
+        (t.rule !== 'datacenter' || (feeds && t.datacenter_share! >= HOSTING_SHARE)) &&
+        (t.datacenter_share === null || t.rule === 'datacenter' || t.datacenter_share < HOSTING_SHARE);
+      if (!ok) wrong.push(`${ip}: ${JSON.stringify(asn)} ${JSON.stringify(t)} (its name's words: ${worded})`);
+    }
+    if ((time_zone === null) !== (e.time_zone === null) || (time_zone !== null && time_zone.name !== e.time_zone!.name))
+      wrong.push(`${ip}: ${JSON.stringify(time_zone)} ${JSON.stringify(e.time_zone)}`);
+    else if (e.time_zone !== null && latitude !== null && longitude !== null && e.time_zone.from !== 'data') {
+      rules[`zone from ${e.time_zone.from}`] = (rules[`zone from ${e.time_zone.from}`] ?? 0) + 1;
+      const there = tzLookup(latitude, longitude);
+      if ((e.time_zone.from === 'coordinates') !== (there === e.time_zone.name)) wrong.push(`${ip}: ${e.time_zone.name} from ${e.time_zone.from}, tz-lookup ${there} at ${latitude},${longitude}`);
+    }
+  }
+  expect(wrong.slice(0, 5)).toEqual([]);
+  return rules;
+}
+
+d('explain() of asn.type and time_zone over the shared feeds', () => {
+  it('says how each was decided, as the rules read again say', async () => {
+    const engine = await open({ data: (await sharedFeedsData()).dir });
+    try {
+      // explain() reads the build's seen.bin (10 MB with the shared feeds) each call: fewer addresses, half of them on a
+      // datacenter list.
+      const next = prng(seed() + 1);
+      const listed = blocks(join(SHARED_DATA, 'feeds/datacenter/x4bnet/ipv4.txt')).filter(([v]) => v === 4);
+      const more = Array.from({ length: 200 }, () => {
+        const [, lo, hi] = listed[Math.floor(next() * listed.length)];
+        return formatIp(4, fromBigInt(4, lo + BigInt(Math.floor(next() * Number(hi - lo + 1n)))));
+      });
+      const rules = checkProvenance(engine, true, 200, more);
+      console.log(`with the shared feeds: ${JSON.stringify(rules)}`);
+      expect(rules.datacenter).toBeGreaterThan(0);
+    } finally {
+      engine.close();
+    }
+  });
+});
+
+describe('explain() of asn.type and time_zone on the default data', () => {
+  it('says how each was decided, as the rules read again say', async () => {
+    const engine = await open();
+    try {
+      const rules = checkProvenance(engine, false, 4000);
+      console.log(`default data: ${JSON.stringify(rules)}`);
+      for (const rule of ['name', 'places', 'default', 'zone from coordinates']) expect(rules[rule], rule).toBeGreaterThan(0);
     } finally {
       engine.close();
     }

@@ -216,6 +216,13 @@ export function namedType(name: string): AsnType | null {
 
 /** The type of an organisation name (see the module comment): what it states, else `business`; null without a name. */
 export function classifyAsn(name: string | null): AsnType | null {
+  return nameRule(name)?.type ?? null;
+}
+
+/** The type of an organisation name and what gave it: a brand's name, a word of it, or neither (`business`); null without a name. */
+export function nameRule(name: string | null): { type: AsnType; rule: 'brand' | 'name' | 'default' } | null {
   if (name === null || name === '') return null;
-  return namedType(name) ?? 'business';
+  for (const [pattern, type] of BRANDS) if (pattern.test(name)) return { type, rule: 'brand' };
+  const worded = wordsType(name);
+  return worded === null ? { type: 'business', rule: 'default' } : { type: worded, rule: 'name' };
 }

@@ -23,13 +23,7 @@ import { labelledThreat, ThreatFlag } from '../../record/threat.js';
 import type { ThreatTree } from '../feeds/tree.js';
 import type { Location, NetworkOwner } from '../sources.js';
 import { namedType } from './classify.js';
-
-/** Places a network must spread over to count as an access carrier. */
-export const ACCESS_PLACES = 4;
-/** The least share of a network's IPv4 addresses a place must hold to count. */
-export const PLACE_SHARE = 0.005;
-/** The least share of a network's IPv4 addresses in the feeds' datacenter lists that makes it `hosting`. */
-export const HOSTING_SHARE = 0.5;
+import { ACCESS_PLACES, HOSTING_SHARE, PLACE_SHARE } from '../../dataset/layout.js';
 
 /** Whether an organisation name states no type, so that the data types it. */
 export function statesNoType(name: string | null): name is string {
@@ -100,11 +94,18 @@ export class PlaceSpread {
     return this.spread[id];
   }
 
-  /** The owner with its type weighed against its network's datacenter share and spread, where its name states none. */
-  typed(owner: NetworkOwner): NetworkOwner {
+  /**
+   * The owner with its type weighed against its network's datacenter share
+   * and spread, where its name states none, and what was weighed (the share
+   * only where `feeds`: datacenter lists were compiled in).
+   */
+  typed(owner: NetworkOwner, feeds: boolean): NetworkOwner {
     if (owner.registered === true || owner.type !== 'business' || !statesNoType(owner.name)) return owner;
     const id = this.networkIds.get(owner.asn);
-    if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id])) return { ...owner, type: 'hosting', flags: owner.flags | ThreatFlag.Datacenter };
-    return this.places(owner.asn) >= ACCESS_PLACES ? { ...owner, type: 'isp' } : owner;
+    const places = this.places(owner.asn);
+    const share = feeds && id !== undefined && this.totals[id] > 0 ? this.datacenter[id] / this.totals[id] : null;
+    const weighed = { ...owner, share, places };
+    if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id])) return { ...weighed, type: 'hosting', typedBy: 'datacenter', flags: owner.flags | ThreatFlag.Datacenter };
+    return places >= ACCESS_PLACES ? { ...weighed, type: 'isp', typedBy: 'places' } : { ...weighed, typedBy: 'default' };
   }
 }

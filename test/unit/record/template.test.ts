@@ -6,7 +6,7 @@ import { CountryTable } from '../../../src/country/facts.js';
 import { Interner } from '../../../src/compile/intern.js';
 import type { Location, NetworkOwner } from '../../../src/compile/sources.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
-import { Dataset, NO_ROUTE, THR, THREAT } from '../../../src/dataset/format.js';
+import { Dataset, NO_ROUTE, THR, THREAT, TYPED_BY, ZONE_FROM } from '../../../src/dataset/format.js';
 import { formatCidr, formatIp } from '../../../src/ip/format.js';
 import { RecordObjects } from '../../../src/dataset/objects.js';
 import type { RenderState } from '../../../src/dataset/render.js';
@@ -40,6 +40,7 @@ const location: fc.Arbitrary<Location> = fc.record({
   postal: orNull(anyText),
   country: orNull(fc.constantFrom(...CODES).map((cc) => countries.get(cc))),
   zone: orNull(fc.constantFrom('Europe/London', 'America/New_York', 'Asia/Kolkata')),
+  zoneFrom: fc.constantFrom(...ZONE_FROM),
 });
 const owner: fc.Arbitrary<NetworkOwner> = fc.record({
   asn: fc.nat().map((n) => `AS${n}`),
@@ -48,6 +49,9 @@ const owner: fc.Arbitrary<NetworkOwner> = fc.record({
   type: fc.constantFrom('isp', 'hosting', 'business', 'education', 'government', 'inactive') as fc.Arbitrary<NetworkOwner['type']>,
   carrier: orNull(fc.record({ name: orNull(anyText), mcc: fc.constant('310'), mnc: fc.constant('004') })),
   flags: fc.constant(0),
+  typedBy: fc.constantFrom(...TYPED_BY),
+  share: orNull(fc.double({ min: 0, max: 1, noNaN: true })),
+  places: fc.nat(),
 });
 
 /** The value of a member a country row gives. */
