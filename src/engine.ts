@@ -17,6 +17,7 @@ import type { Selected } from './dataset/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
 import { GROUP as PREFETCH_GROUP, prefetch } from './dataset/prefetch.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
+import { Compared } from './compare.js';
 import { explainRecord, seenPath, type Explanation } from './explain.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
@@ -88,9 +89,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** What the package's commands and server reach (`engine-inside.ts`): not part of the API. */
   private readonly inside: EngineInside;
 
+  /** The location databases `explain()` compares the country with (`compare`), or null. */
+  private readonly compared: Compared | null;
+
   private constructor(snapshot: Snapshot, options: ResolvedOptions) {
     super();
     this.options = options;
+    this.compared = options.compare.length === 0 ? null : new Compared(options.compare);
     this.answers = new Answers(options.flagBaseUrl);
     this.data = new HeldData(snapshot, options, {
       swapped: (next, otherDataset) => {
@@ -247,7 +252,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   explain(ip: string): Explanation {
     const record = this.lookup(ip);
     const snap = this.live();
-    return explainRecord(ip, record, snap.dataset, this.info(), seenPath(snap.build, snap.threatPath));
+    return explainRecord(ip, record, snap.dataset, this.info(), seenPath(snap.build, snap.threatPath), this.compared);
   }
 
   /**

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ACCESS_PLACES, type Dataset, HOSTING_SHARE, LOC, LOCATION, NET_TYPED_BY, NETWORK, PLACE_SHARE, readTypedBy, RECORD, type TypedBy, ZONE_FROM, type ZoneFrom } from './dataset/format.js';
+import type { Compared, CountryAgreement } from './compare.js';
 import { findRange } from './dataset/render.js';
 import { dayText, seenAt } from './dataset/seen.js';
 import { SEEN_FILE } from './dataset/store.js';
@@ -71,6 +72,12 @@ export interface Explanation {
    * zone whose main place is nearest); null without a zone.
    */
   readonly time_zone: { readonly name: string; readonly from: ZoneFrom } | null;
+  /**
+   * The country of each location database given to `open()` as `compare`,
+   * and whether it is the record's (null where either gives none); null
+   * when none is given.
+   */
+  readonly agreement: readonly CountryAgreement[] | null;
   /** The location and network databases the record comes from, and the time zone rules it follows. */
   readonly sources: { readonly databases: readonly DatabaseInfo[]; readonly timeZones: EngineInfo['timeZones']; readonly threat: EngineInfo['threat'] };
   /**
@@ -87,8 +94,12 @@ export function seenPath(build: string | null, threatPath: string | null): strin
   return threatPath === null ? null : join(dirname(threatPath), SEEN_FILE);
 }
 
-/** The explanation of `record`, the answer for `ip` from `ds`, from what `info` says is loaded and the build's seen.bin at `seen`. */
-export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: EngineInfo, seen: string | null): Explanation {
+/**
+ * The explanation of `record`, the answer for `ip` from `ds`, from what
+ * `info` says is loaded, the build's seen.bin at `seen` and the location
+ * databases `compared`.
+ */
+export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: EngineInfo, seen: string | null, compared: Compared | null): Explanation {
   const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat };
   const a = parseIp(ip)!;
   // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
@@ -97,7 +108,8 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
   const rec = (findRange(ds, version, a.words) >>> 8) * RECORD;
   const zone = record.time_zone === null ? null : { name: record.time_zone.name, from: ZONE_FROM[ds.locations[ds.records[rec] * LOCATION + LOC.zoneFrom]] ?? 'none' };
   const asnType = record.asn === null ? null : typeEvidence(record.asn, readTypedBy(ds.networks[ds.records[rec + 1] * NETWORK + NET_TYPED_BY]), info);
-  const known = { ip, record, asn_type: asnType, time_zone: zone, sources };
+  const agreement = compared === null ? null : compared.countries(version, a.words, record.country_code);
+  const known = { ip, record, asn_type: asnType, time_zone: zone, agreement, sources };
   let bytes: Buffer;
   try {
     if (seen === null || info.threat === null) throw new Error('no feeds');

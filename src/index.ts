@@ -26,6 +26,7 @@ export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState, Se
 export type { Selected, PathValue } from './dataset/select.js';
 export type { OpenOptions, SharedFile, SharedFiles } from './options.js';
 export type { DatabaseInfo } from './snapshot.js';
-export type { Explanation, ListEvidence } from './explain.js';
+export type { AsnTypeEvidence, Explanation, ListEvidence } from './explain.js';
+export type { CountryAgreement } from './compare.js';
 export type { IprecordErrorCode } from './errors.js';
 export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, Fields, RecordOf, BulkError } from './types.js';

@@ -27,6 +27,15 @@ export interface OpenOptions {
    */
   anonymous?: string | readonly string[];
   /**
+   * Location databases (MMDB paths, in any schema `geo` takes) whose
+   * country `explain()` sets beside the record's (`agreement`): a second
+   * opinion, such as another `@ip-location-db` country package. Each is
+   * compiled on its own once (as `geo` is) and read by `explain()` alone;
+   * lookups never read them.
+   * @default none
+   */
+  compare?: string | readonly string[];
+  /**
    * A dataset directory built by `iprecord build` / `iprecord update`: its
    * `threat.bin` gives the threat flags, blocklists and scores, and its
    * `manifest.json` the state of each configured feed.
@@ -108,6 +117,7 @@ export interface ResolvedOptions {
   readonly geo: readonly string[] | null;
   readonly asn: readonly string[] | null;
   readonly anonymous: readonly string[];
+  readonly compare: readonly string[];
   readonly data: string | null;
   readonly watch: boolean;
   readonly threat: string | null;
@@ -129,6 +139,7 @@ export function threadOptions(resolved: ResolvedOptions, shared: SharedFiles): O
     geo: given(resolved.geo),
     asn: given(resolved.asn),
     anonymous: resolved.anonymous.length === 0 ? undefined : [...resolved.anonymous],
+    compare: resolved.compare.length === 0 ? undefined : [...resolved.compare],
     data: given(resolved.data),
     threat: given(resolved.threat),
     dataset: given(resolved.dataset),
@@ -181,7 +192,20 @@ export function checkOptions(options: object | undefined, names: readonly string
 }
 
 /** Every option `open()` takes. */
-const OPTION_NAMES: readonly string[] = ['geo', 'asn', 'anonymous', 'data', 'watch', 'threat', 'dataset', 'staleAfterDays', 'memory', 'flagBaseUrl', 'shared'] satisfies readonly (keyof OpenOptions)[];
+const OPTION_NAMES: readonly string[] = [
+  'geo',
+  'asn',
+  'anonymous',
+  'compare',
+  'data',
+  'watch',
+  'threat',
+  'dataset',
+  'staleAfterDays',
+  'memory',
+  'flagBaseUrl',
+  'shared',
+] satisfies readonly (keyof OpenOptions)[];
 
 export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
 export const DEFAULT_STALE_AFTER_DAYS = 7;
@@ -243,6 +267,7 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
     geo: paths(options.geo, 'geo'),
     asn: paths(options.asn, 'asn'),
     anonymous: paths(options.anonymous, 'anonymous') ?? [],
+    compare: paths(options.compare, 'compare') ?? [],
     flagBaseUrl: flagBaseUrl.replace(/\/+$/, ''),
   });
 }

@@ -8,17 +8,22 @@ import { previousBuild, resolveDataset } from '../dataset/store.js';
 import { commandOptions, dataDir, options } from './args.js';
 
 const USAGE = `Usage: iprecord diff <old> <new> [--sample file] [--json]
+       iprecord diff <old.mmdb> <new.mmdb> [--asn file] [--sample file] [--json]
        iprecord diff --previous [--data dir] [--sample file] [--json]
 
 What changed between two builds (each a dataset directory, or a build in
-its builds/ folder), or, with --previous, between the build before
-current and current: per member (country_code, region, city, asn.asn,
-asn.type, time_zone.name, each threat flag) the IPv4 addresses and IPv6
-/48s whose answer changed, the 20 networks whose answers changed most,
-and the threat lists added, removed or changed.
+its builds/ folder), two location databases (MMDB files in any schema
+open() takes as geo, each compiled with the same network data), or, with
+--previous, between the build before current and current: per member
+(country_code, region, city, asn.asn, asn.type, time_zone.name, each
+threat flag) the IPv4 addresses and IPv6 /48s whose answer changed, the
+20 networks whose answers changed most, and the threat lists added,
+removed or changed.
 
 Options:
   --previous   the build before current, against current
+  --asn file   with two location databases: the network data both are
+               compiled with (default: the installed ASN data)
   --data dir   with --previous: the dataset directory; default $IPRECORD_DATA, else the user's
   --sample f   also look up each address of f (a plain list, a web server's
                log: each line's first field; a CSV whose header names an
@@ -34,18 +39,20 @@ export function runDiff(argv: string[]): number {
   const json = argv.includes('--json');
   const previous = argv.includes('--previous');
   const rest = argv.filter((a) => a !== '--json' && a !== '--previous');
-  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data' && rest[i - 1] !== '--sample');
+  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data' && rest[i - 1] !== '--sample' && rest[i - 1] !== '--asn');
   const parsed = commandOptions(
     'diff',
     USAGE,
     options(
       rest.filter((a) => !paths.includes(a)),
-      ['data', 'sample'],
+      ['data', 'sample', 'asn'],
     ),
   );
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
   let builds: { before: string; after: string };
+  const databases = paths.filter(isDatabase).length;
+  if (o.asn !== undefined && (databases !== 2 || previous)) return usage('--asn is for two location databases (MMDB files)');
   if (previous) {
     if (paths.length > 0) return usage('--previous compares the builds of one dataset directory (--data), not the directories given');
     const dir = dataDir(o.data);
@@ -57,7 +64,8 @@ export function runDiff(argv: string[]): number {
   } else {
     if (o.data !== undefined) return usage('--data is for --previous; name the two builds instead');
     if (paths.length !== 2) return usage('name two builds (old, new), or --previous');
-    builds = { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
+    if (databases === 1) return usage('name two builds or two location databases, not one of each');
+    builds = databases === 2 ? { before: paths[0], after: paths[1] } : { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
   }
   let sampled: string[] | null = null;
   if (o.sample !== undefined) {
@@ -67,8 +75,16 @@ export function runDiff(argv: string[]): number {
       return usage(`--sample: ${(e as Error).message}`);
     }
   }
-  const before = openSync({ data: builds.before });
-  const after = openSync({ data: builds.after });
+  // Two location databases: each compiled (once, as open() compiles them) with the same network data.
+  const side = (path: string) => (databases === 2 ? openSync({ geo: path, ...(o.asn === undefined ? {} : { asn: o.asn }) }) : openSync({ data: path }));
+  const before = side(builds.before);
+  let after: ReturnType<typeof openSync>;
+  try {
+    after = side(builds.after);
+  } catch (e) {
+    before.close();
+    throw e;
+  }
   try {
     const result = diffEngines(before, after, builds);
     const sample = sampled === null ? null : diffSample(before, after, sampled);
@@ -83,6 +99,9 @@ export function runDiff(argv: string[]): number {
   }
   return 0;
 }
+
+/** Whether a path names a location database (an MMDB file) rather than a build. */
+const isDatabase = (path: string) => /\.mmdb$/i.test(path);
 
 const n = (x: number) => x.toLocaleString('en');
 const share = (x: number, of: number) => {

@@ -85,6 +85,13 @@ describe('iprecord diff', () => {
       expect(Object.fromEntries(DIFF_MEMBERS.map((m) => [m, r.members[m].ipv4]))).toEqual(want);
       expect(want.country_code).toBeGreaterThan(0);
       expect(r.changed.ipv4).toBeLessThanOrEqual(r.answered.ipv4);
+      // The two location databases themselves, each compiled with the same network data: what the builds of them say.
+      const geo = [SMALL_SOURCES.geo[0], testDb(FIXTURES_DIR, 'GeoIP2-City-Fixture')];
+      const direct = cli(['diff', geo[0], geo[1], '--asn', SMALL_SOURCES.asn[0], '--json']);
+      expect(direct.status, direct.stderr).toBe(0);
+      expect((JSON.parse(direct.stdout) as { members: unknown }).members).toEqual(r.members);
+      expect(cli(['diff', geo[0], dbip]).stderr).toMatch(/name two builds or two location databases, not one of each/);
+      expect(cli(['diff', dbip, geoip, '--asn', SMALL_SOURCES.asn[0]]).stderr).toMatch(/--asn is for two location databases/);
     } finally {
       a.close();
       b.close();

@@ -17,6 +17,7 @@ import { parseCidr, parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import tzLookup from '@photostructure/tz-lookup';
+import maxmind from 'maxmind';
 import { wordsType } from '../../src/compile/asn/classify.js';
 import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/dataset/layout.js';
 import { hasSharedData, prng, ROOT, seed, SHARED_DATA } from '../helpers/env.js';
@@ -145,6 +146,47 @@ d('explain() over the shared feeds', () => {
     expect(e.sources.timeZones.tzdata).toMatch(/^\d{4}[a-z]$/);
     // Without feeds, nothing keeps the lists' history.
     expect(engine.explain('8.8.8.8').lists).not.toBeNull();
+  });
+});
+
+describe('explain() with a second location database (compare)', () => {
+  it("sets its country beside the record's, as the database read by maxmind says, for random addresses; the CLI's --compare the same", async () => {
+    const second = join(ROOT, 'node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
+    const engine = await open({ compare: second });
+    const reader = await maxmind.open(second);
+    try {
+      const next = prng(seed());
+      let compared = 0;
+      let agreed = 0;
+      const wrong: string[] = [];
+      for (let i = 0; i < 3000; i++) {
+        const ip = i % 4 === 3 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]);
+        let e: Explanation;
+        try {
+          e = engine.explain(ip);
+        } catch {
+          continue;
+        }
+        const code = (reader.get(ip) as { country_code?: string } | null)?.country_code ?? null;
+        const want = [{ source: second, country_code: code, agrees: code === null || e.record.country_code === null ? null : code === e.record.country_code }];
+        if (JSON.stringify(e.agreement) !== JSON.stringify(want)) wrong.push(`${ip}: ${JSON.stringify(e.agreement)}, maxmind ${JSON.stringify(want)}`);
+        if (want[0].agrees !== null) {
+          compared++;
+          if (want[0].agrees) agreed++;
+        }
+      }
+      expect(wrong.slice(0, 5)).toEqual([]);
+      console.log(`country of the default data and of geo-whois-asn-country: ${agreed} of ${compared} addresses agree (${((100 * agreed) / compared).toFixed(1)} %)`);
+      expect(compared).toBeGreaterThan(1000);
+      const out = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'explain', '8.8.8.8', '--compare', second], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '1' } });
+      expect(JSON.parse(out.stdout).agreement).toEqual(engine.explain('8.8.8.8').agreement);
+      // Without it, no agreement is told.
+      const plain = await open();
+      expect(plain.explain('8.8.8.8').agreement).toBeNull();
+      plain.close();
+    } finally {
+      engine.close();
+    }
   });
 });
 
