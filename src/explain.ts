@@ -107,15 +107,16 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
   const version = v4 ? 4 : 6;
   const rec = (findRange(ds, version, a.words) >>> 8) * RECORD;
   const zone = record.time_zone === null ? null : { name: record.time_zone.name, from: ZONE_FROM[ds.locations[ds.records[rec] * LOCATION + LOC.zoneFrom]] ?? 'none' };
-  const asnType = record.asn === null ? null : typeEvidence(record.asn, readTypedBy(ds.networks[ds.records[rec + 1] * NETWORK + NET_TYPED_BY]), info);
+  const typed = readTypedBy(ds.networks[ds.records[rec + 1] * NETWORK + NET_TYPED_BY]);
+  const asnType = (lists: readonly ListEvidence[] | null) => (record.asn === null ? null : typeEvidence(record.asn, typed, info, lists));
   const agreement = compared === null ? null : compared.countries(version, a.words, record.country_code);
-  const known = { ip, record, asn_type: asnType, time_zone: zone, agreement, sources };
+  const explained = (lists: readonly ListEvidence[] | null): Explanation => ({ ip, record, asn_type: asnType(lists), time_zone: zone, agreement, sources, lists });
   let bytes: Buffer;
   try {
     if (seen === null || info.threat === null) throw new Error('no feeds');
     bytes = readFileSync(seen);
   } catch {
-    return { ...known, lists: null };
+    return explained(null);
   }
   const address = v4 ? BigInt(a.words[3]) : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
@@ -128,19 +129,20 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
     last_seen: dayText(s.last),
     downloaded: dayText(s.latest),
   }));
-  return { ...known, lists };
+  return explained(lists);
 }
 
 /** What a network row's `typedBy` word says, in words. */
-function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: EngineInfo): AsnTypeEvidence {
+function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: EngineInfo, held: readonly ListEvidence[] | null): AsnTypeEvidence {
   const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default';
   const percent = (x: number) => `${Math.round(x * 100)} %`;
+  const here = (held ?? []).filter((l) => l.listed && l.categories.includes('datacenter')).map((l) => l.name);
   const lists =
-    typed.share !== null
-      ? `${percent(typed.share)} of them on the datacenter lists (${percent(HOSTING_SHARE)} makes a network hosting)`
+    (typed.share !== null
+      ? `${percent(typed.share)} of its IPv4 addresses on the datacenter lists (${percent(HOSTING_SHARE)} makes a network hosting)`
       : info.threat !== null
-        ? `less than ${percent(HOSTING_SHARE)} of them on the datacenter lists`
-        : 'no datacenter lists compiled in to weigh';
+        ? `less than ${percent(HOSTING_SHARE)} of its IPv4 addresses on the datacenter lists`
+        : 'no datacenter lists compiled in to weigh') + (here.length === 0 ? '' : `; this address on ${here.join(', ')}`);
   const spread = `its IPv4 addresses spread over ${typed.places} place${typed.places === 1 ? '' : 's'} holding ${PLACE_SHARE * 100} % of them or more each (${ACCESS_PLACES} make an access carrier)`;
   const registry = info.databases.find((d) => d.role === 'networks');
   const evidence = {
