@@ -79,7 +79,13 @@ export interface Explanation {
    */
   readonly agreement: readonly CountryAgreement[] | null;
   /** The location and network databases the record comes from, and the time zone rules it follows. */
-  readonly sources: { readonly databases: readonly DatabaseInfo[]; readonly timeZones: EngineInfo['timeZones']; readonly threat: EngineInfo['threat'] };
+  readonly sources: {
+    readonly databases: readonly DatabaseInfo[];
+    readonly timeZones: EngineInfo['timeZones'];
+    readonly threat: EngineInfo['threat'];
+    /** Where the country's facts and the region's code come from (`FACT_SOURCES`). */
+    readonly facts: typeof FACT_SOURCES;
+  };
   /**
    * The threat lists that hold the address, or held it in the last 90 days;
    * null when the data keeps no such record (no threat feeds, or a build
@@ -87,6 +93,19 @@ export interface Explanation {
    */
   readonly lists: readonly ListEvidence[] | null;
 }
+
+/**
+ * Where the record's facts that no database gives come from, as the
+ * compiler tables them (`country/facts.ts`, `country/regions.ts`).
+ */
+export const FACT_SOURCES = {
+  country:
+    'country_name, continent, calling_code and languages: the countries-list package (MIT), but where src/country/facts.ts decides otherwise with its reasons; emoji_flag: the regional indicator symbols of the code',
+  is_eu: "the European Union's list of its 27 members (european-union.europa.eu)",
+  currency:
+    "the country's currency by countries-list; its names and symbols from the Common-Currency data set (the currency-list package, MIT), else CLDR as Node's Intl gives it (scripts/gen-currencies.ts)",
+  region_code: "the first-level subdivision of ISO 3166-2 whose name (Debian's iso-codes 4.20.1, LGPL-2.1) is the region's (scripts/gen-subdivisions.ts)",
+} as const;
 
 /** Where a build's seen.bin is: its build directory's, else beside its threat.bin. */
 export function seenPath(build: string | null, threatPath: string | null): string | null {
@@ -100,7 +119,7 @@ export function seenPath(build: string | null, threatPath: string | null): strin
  * databases `compared`.
  */
 export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: EngineInfo, seen: string | null, compared: Compared | null): Explanation {
-  const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat };
+  const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat, facts: FACT_SOURCES };
   const a = parseIp(ip)!;
   // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
   const v4 = a.version === 4 || carriesIpv4(a.words);
