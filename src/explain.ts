@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { ACCESS_PLACES, type Dataset, HOSTING_SHARE, LOC, LOCATION, NET_TYPED_BY, NETWORK, PLACE_SHARE, readTypedBy, RECORD, type TypedBy, ZONE_FROM, type ZoneFrom } from './dataset/format.js';
 import type { Compared, CountryAgreement } from './compare.js';
 import { findRange } from './dataset/render.js';
+import { memoryMapper } from './native.js';
 import { dayText, seenAt } from './dataset/seen.js';
 import { SEEN_FILE } from './dataset/store.js';
 import type { EngineInfo } from './info.js';
@@ -133,7 +134,9 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
   let bytes: Buffer;
   try {
     if (seen === null || info.threat === null) throw new Error('no feeds');
-    bytes = readFileSync(seen);
+    // Mapped where the addon is: a binary search a list touches a few of its pages, not the whole file.
+    const mapper = memoryMapper();
+    bytes = 'map' in mapper ? mapper.map(seen) : readFileSync(seen);
   } catch {
     return explained(null);
   }
