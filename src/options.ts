@@ -60,11 +60,11 @@ export interface OpenOptions {
    */
   threat?: string;
   /**
-   * A compiled dataset file (`compile/dataset.ts`) to answer from: every
-   * static value of every record already resolved, so a lookup copies
-   * them. The geo, ASN, Anonymous-IP and threat options are then not
-   * read.
-   * @internal Until `iprecord build` writes datasets and `open()` compiles its sources.
+   * A compiled dataset file (`.iprd`: a build's `dataset.iprd`, or one
+   * `open()` compiled from its databases) to answer from: every static
+   * value of every record already resolved, so a lookup copies them. The
+   * geo, ASN, Anonymous-IP and threat options are then not read.
+   * @default compiled from `geo`, `asn` and `anonymous`
    */
   dataset?: string;
   /**
