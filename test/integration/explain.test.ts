@@ -180,6 +180,9 @@ describe('explain() with a second location database (compare)', () => {
       expect(compared).toBeGreaterThan(1000);
       const out = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'explain', '8.8.8.8', '--compare', second], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '1' } });
       expect(JSON.parse(out.stdout).agreement).toEqual(engine.explain('8.8.8.8').agreement);
+      // A database that is not there, or not a location database, is refused at open(), named.
+      await expect(open({ compare: join(ROOT, 'no-such.mmdb') })).rejects.toThrow(/Cannot read database .*no-such\.mmdb: ENOENT/);
+      await expect(open({ compare: join(ROOT, 'package.json') })).rejects.toThrow(/package\.json is not an MMDB file/);
       // Without it, no agreement is told.
       const plain = await open();
       expect(plain.explain('8.8.8.8').agreement).toBeNull();
