@@ -11,6 +11,7 @@ import { bytesSync, withFile } from './dataset/load.js';
 import { ensureDataset } from './dataset/locate.js';
 import { findRange } from './dataset/render.js';
 import { isSealed, writeSeal } from './dataset/seal.js';
+import { memoryMapper } from './native.js';
 import type { IpVersion } from './ip/parse.js';
 
 /** What one compared database says of an address's country. */
@@ -29,8 +30,9 @@ export class Compared {
   constructor(sources: readonly string[]) {
     this.sets = sources.map((source) => {
       const path = ensureDataset({ geo: [source], asn: [], anonymous: [] });
+      const mapper = memoryMapper();
       const ds = withFile(path, (f) => {
-        const file = new Dataset(bytesSync(f, null), path);
+        const file = new Dataset(bytesSync(f, 'map' in mapper ? mapper : null), path);
         if (!isSealed(path, f.stat)) {
           file.verify();
           writeSeal(path, f.stat);

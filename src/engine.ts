@@ -241,12 +241,14 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * The record of an address with the evidence behind it: the databases
-   * and time zone rules it comes from, and each threat list that holds the
-   * address or held it in the last 90 days, with the list's range that
-   * holds it, when the list first and last held it and its latest download
-   * (kept by each `iprecord build` and `update`; `lists` is null where the
-   * data keeps no such record). Reads the build's `seen.bin` on each call:
-   * for investigating an address, not for every request.
+   * and time zone rules it comes from, how `asn.type` was decided, where
+   * the zone came from, the country of each `compare` database, and each
+   * threat list that holds the address or held it in the last 90 days,
+   * with the list's range that holds it, when the list first and last held
+   * it and its latest download (kept by each `iprecord build` and
+   * `update`; `lists` is null where the data keeps no such record). Opens
+   * the build's `seen.bin` on each call: for investigating an address, not
+   * for every request.
    * @throws the errors of `lookup`
    */
   explain(ip: string): Explanation {

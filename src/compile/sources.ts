@@ -164,12 +164,10 @@ export class Sources {
       postal: facts.postal,
       country,
       // The database's zone, else the one at the coordinates, kept within the country (`time/country-zone.ts`).
-      ...zoneOf(locateZone(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z))),
+      ...locateZone(facts.timeZone, facts.latitude, facts.longitude, cc, (z) => this.clock.isValid(z)),
     };
   }
 }
-
-const zoneOf = ({ zone, from }: { zone: string | null; from: ZoneFrom }) => ({ zone, zoneFrom: from });
 
 /** What an ASN record gives: the type its network registry states, else its name's (`asn/classify.ts`). */
 function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): NetworkOwner | null {

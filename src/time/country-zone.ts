@@ -41,21 +41,22 @@ export const OVERSEAS: Readonly<Record<string, readonly string[]>> = {
   GB: ['GG', 'JE', 'IM', 'GI', 'BM', 'KY', 'VG', 'TC', 'MS', 'AI', 'FK', 'SH', 'IO', 'PN', 'GS'],
 };
 
-/** The zone of a location (`valid`: whether this Node knows a zone), or null. */
-export function zoneOfLocation(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): string | null {
-  return locateZone(given, latitude, longitude, country, valid).zone;
-}
-
-/** The zone of a location and where it came from (`dataset/layout.ts`, ZONE_FROM). */
-export function locateZone(given: string | null, latitude: number | null, longitude: number | null, country: string | null, valid: (zone: string) => boolean): { zone: string | null; from: ZoneFrom } {
+/** The zone of a location (`valid`: whether this Node knows a zone), or null, and where it came from (`dataset/layout.ts`, ZONE_FROM). */
+export function locateZone(
+  given: string | null,
+  latitude: number | null,
+  longitude: number | null,
+  country: string | null,
+  valid: (zone: string) => boolean,
+): { zone: string | null; zoneFrom: ZoneFrom } {
   const zones = country === null ? undefined : ZONES[country];
   // A zone of the country, or another name of one (Asia/Harbin is Asia/Shanghai): kept as it is given.
   // By name first: each other name asked of Intl costs a formatter. A zone of one of the country's territories fits too.
   const overseas = country === null ? [] : (OVERSEAS[country] ?? []);
   const fits = (z: string | null): z is string =>
     z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || overseas.some((t) => ZONES[t]?.some(([name]) => name === z)) || zones.some(([name]) => sameZone(name, z)));
-  const none = { zone: null, from: 'none' } as const;
-  if (fits(given)) return { zone: given, from: 'data' };
+  const none = { zone: null, zoneFrom: 'none' } as const;
+  if (fits(given)) return { zone: given, zoneFrom: 'data' };
   let found: string | null = null;
   if (latitude !== null && longitude !== null) {
     try {
@@ -64,16 +65,16 @@ export function locateZone(given: string | null, latitude: number | null, longit
       // coordinates out of range
     }
   }
-  if (fits(found)) return { zone: found, from: 'coordinates' };
+  if (fits(found)) return { zone: found, zoneFrom: 'coordinates' };
   const known = zones?.filter(([name]) => valid(name)) ?? [];
   // A country zone.tab does not list: the zone found, as it is.
-  if (zones === undefined) return found !== null && valid(found) ? { zone: found, from: 'coordinates' } : none;
-  if (known.length === 1) return { zone: known[0][0], from: 'country' };
+  if (zones === undefined) return found !== null && valid(found) ? { zone: found, zoneFrom: 'coordinates' } : none;
+  if (known.length === 1) return { zone: known[0][0], zoneFrom: 'country' };
   if (known.length === 0 || latitude === null || longitude === null) return none;
   // Coordinates just across a border (a Texan town on the Rio Grande, Sault Ste. Marie on the St. Marys River): the
   // country's zone found nearest around them, ring by ring, where most of the ring's points find one.
   const around = zoneAround(latitude, longitude, fits);
-  if (around !== null) return { zone: around, from: 'nearby' };
+  if (around !== null) return { zone: around, zoneFrom: 'nearby' };
   let best = known[0][0];
   let nearest = Infinity;
   for (const [name, lat, lon] of known) {
@@ -83,7 +84,7 @@ export function locateZone(given: string | null, latitude: number | null, longit
       best = name;
     }
   }
-  return { zone: best, from: 'nearest' };
+  return { zone: best, zoneFrom: 'nearest' };
 }
 
 /** Radii of the rings searched around coordinates outside the country's zones, in kilometres, and points a ring. */

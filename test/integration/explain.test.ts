@@ -48,6 +48,10 @@ function blocks(file: string): [4 | 6, bigint, bigint][] {
   return out;
 }
 
+/** A random IPv4 address, or (`v6`) one of the IPv6 space allocated so far (2000:: to 2c0f::). */
+const drawAddress = (next: () => number, v6: boolean) =>
+  v6 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]);
+
 /** Without what moves between two calls: the clock (`time_zone.current_time`) and the count of lookups, refreshed each minute (and a process's own). */
 const timeless = (v: unknown) => JSON.stringify(v, (k, x) => (k === 'current_time' || k === 'count' ? null : x));
 
@@ -160,7 +164,7 @@ describe('explain() with a second location database (compare)', () => {
       let agreed = 0;
       const wrong: string[] = [];
       for (let i = 0; i < 3000; i++) {
-        const ip = i % 4 === 3 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]);
+        const ip = drawAddress(next, i % 4 === 3);
         let e: Explanation;
         try {
           e = engine.explain(ip);
@@ -220,9 +224,7 @@ function checkProvenance(engine: Engine, feeds: boolean, count: number, more: re
   const next = prng(seed());
   const rules: Record<string, number> = {};
   const wrong: string[] = [];
-  const drawn = Array.from({ length: count }, (_, i) =>
-    i % 5 === 4 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]),
-  );
+  const drawn = Array.from({ length: count }, (_, i) => drawAddress(next, i % 5 === 4));
   for (const ip of [...drawn, ...more]) {
     let e: Explanation;
     try {
