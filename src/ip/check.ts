@@ -6,7 +6,7 @@
 
 import { InvalidIpError, invalidIpMessage, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from '../errors.js';
 import { carriesIpv4 } from './embedded.js';
-import { formatIp } from './format.js';
+import { formatIp, isFormatV6 } from './format.js';
 import { parseIpInto, type IpVersion } from './parse.js';
 import { classify, SpecialKind, type SpecialTable } from './special.js';
 import type { BulkError } from '../types.js';
@@ -26,14 +26,19 @@ export const BAD_CODES = ['', 'INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP'] as cons
 export class Parsed {
   version: IpVersion = 4;
   kind: SpecialKind = SpecialKind.None;
-  /** Its canonical text once known: the text given when that is a dotted quad, else made when first asked for. */
+  /** Its canonical text once known: the text given when that is a dotted quad, else found when first asked for. */
   known: string | null = null;
+  /** The text it was parsed from. */
+  given = '';
 
   constructor(private readonly words: Uint32Array) {}
 
-  /** Its canonical text (an IPv6 address's is made only when asked for: a record written as bytes writes it from the words). */
+  /**
+   * Its canonical text: an IPv6 address's is found only when asked for (a record written as bytes writes it from the
+   * words), the text given where that is already canonical (as addresses in logs mostly are), else made.
+   */
   get text(): string {
-    return (this.known ??= formatIp(this.version, this.words));
+    return (this.known ??= this.version === 6 && isFormatV6(this.given, this.words) ? this.given : formatIp(this.version, this.words));
   }
 }
 
@@ -58,6 +63,7 @@ export class AddressCheck {
     p.version = version;
     // A dotted quad that parsed is already canonical.
     p.known = version === 4 && ip.indexOf(':') < 0 ? ip : null;
+    p.given = ip;
     p.kind = classify(this.special, version, this.words);
     return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;
   }

@@ -1,7 +1,7 @@
 import { isIP, isIPv6 } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatIp } from '../../src/ip/format.js';
+import { formatIp, isFormatV6 } from '../../src/ip/format.js';
 import { parseIp } from '../../src/ip/address.js';
 import { seed } from '../helpers/env.js';
 
@@ -58,6 +58,19 @@ describe('address parser', () => {
         fc.pre(a.version === 6);
         expect(isIPv6(formatIp(6, a.words))).toBe(true);
         expect(formatIp(6, a.words)).toBe(urlCanonical(text));
+      }),
+      params,
+    );
+  });
+
+  it('tells RFC 5952 text from every other form of the address (as the WHATWG URL serialiser writes it or not)', () => {
+    // fc.ipV6() writes some addresses canonically and most not; the canonical text and its upper case besides.
+    const text = fc.ipV6().chain((t) => fc.constantFrom(t, urlCanonical(t), urlCanonical(t).toUpperCase(), ` ${urlCanonical(t)}`));
+    fc.assert(
+      fc.property(text, (t) => {
+        const a = parseIp(t.trim());
+        fc.pre(a !== null && a.version === 6);
+        expect(isFormatV6(t, a.words)).toBe(t === urlCanonical(t.trim()));
       }),
       params,
     );
