@@ -49,9 +49,10 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * and the zone were decided, in explain() (the rules' names and words, their
  * types in both type files: about 7 kB); 1 062 kB with a second location
  * database's country in explain() and `diff` of two location databases
- * (about 4 kB).
+ * (about 4 kB); 1 064 kB with IPv6 text written canonically kept as it is
+ * (its comparison with the RFC 5952 text, in each bundle: about 1 kB).
  */
-const UNPACKED_BUDGET = 1_062_000;
+const UNPACKED_BUDGET = 1_064_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {
