@@ -1,5 +1,8 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { missingAddon } from '../../src/native.js';
+import { memoryMapper, missingAddon } from '../../src/native.js';
 
 describe('why the memory-map addon is missing', () => {
   const notFound = { code: 'MODULE_NOT_FOUND', message: "Cannot find module '../build/Release/iprecord_mmap.node'" };
@@ -17,5 +20,39 @@ describe('why the memory-map addon is missing', () => {
     expect(missingAddon({ message: 'The module was compiled against a different Node.js version\nusing NODE_MODULE_VERSION 115' }, null)).toBe(
       'The module was compiled against a different Node.js version',
     );
+  });
+});
+
+describe('the memory map', () => {
+  const mapper = memoryMapper();
+  const thp = '/sys/kernel/mm/transparent_hugepage/enabled';
+  // Linux with transparent huge pages (its flags in smaps), the addon built.
+  const can = 'map' in mapper && existsSync(thp) && !readFileSync(thp, 'utf8').includes('[never]');
+
+  it.skipIf(!can)('maps a file of 2 MiB or more asking for huge pages, a smaller one not (the flags of its mapping in /proc/self/smaps)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-map-'));
+    try {
+      const flags = (file: string) => {
+        const mapping = readFileSync('/proc/self/smaps', 'utf8')
+          .split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)
+          .find((m) => m.split('\n')[0].endsWith(file));
+        return /^VmFlags:(.*)$/m
+          .exec(mapping ?? '')?.[1]
+          .trim()
+          .split(' ');
+      };
+      const sizes = { big: 4 << 20, small: (2 << 20) - 8 };
+      const maps = Object.entries(sizes).map(([name, size]) => {
+        const file = join(dir, `${name}.bin`);
+        writeFileSync(file, Buffer.alloc(size, 1));
+        return { file, size, buffer: (mapper as { map(f: string): Buffer }).map(file) };
+      });
+      for (const { buffer, size } of maps) expect(buffer.length).toBe(size);
+      expect(flags(maps[0].file)).toContain('hg');
+      expect(flags(maps[1].file)).toEqual(expect.arrayContaining(['rd']));
+      expect(flags(maps[1].file)).not.toContain('hg');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
