@@ -6,7 +6,8 @@
  * - `addressMix()`: 100 000 addresses (duplicates possible), the mix that
  *   the suites cycle through;
  * - `distinctAddresses(n)`: n addresses, no two alike, each to be looked up
- *   once (no cache of the reader under test can have seen them);
+ *   once (no cache of the reader under test can have seen them); of one
+ *   family with a third argument;
  * - `zipfMix(n, draws)`: `draws` lookups over n distinct addresses with
  *   Zipf weights (s = 1): a few addresses very often, most rarely, as
  *   clients of a service come back.
@@ -25,8 +26,8 @@ import { prng } from '../test/helpers/env.js';
 export const SEED = 42;
 const MIX = 100_000;
 
-/** A generator of addresses inside networks of the ASN data. */
-function picker(seed: number): () => string {
+/** A generator of addresses inside networks of the ASN data (of one family when `only` is given). */
+function picker(seed: number, only?: 4 | 6): () => string {
   const rand = prng(seed);
   const ranges = defaultAsnSources().files.map((f) =>
     readFileSync(f, 'utf8')
@@ -47,6 +48,7 @@ function picker(seed: number): () => string {
     const off = (BigInt(Math.floor(rand() * 2 ** 32)) * 2n ** 20n + BigInt(Math.floor(rand() * 2 ** 20))) % span;
     return formatIp(version, fromBigInt(version, lo + off));
   };
+  if (only !== undefined) return () => pick(only);
   return () => {
     const r = rand();
     return r < 0.8 ? pick(4) : r < 0.95 ? pick(6) : '::ffff:' + pick(4);
@@ -59,9 +61,9 @@ export function addressMix(): string[] {
   return Array.from({ length: MIX }, next);
 }
 
-/** `n` addresses inside networks of the ASN data, no two alike, none private or reserved (each has a record). */
-export function distinctAddresses(n: number, seed = SEED + 1): string[] {
-  const next = picker(seed);
+/** `n` addresses inside networks of the ASN data, no two alike, none private or reserved (each has a record); of one family when `only` is given. */
+export function distinctAddresses(n: number, seed = SEED + 1, only?: 4 | 6): string[] {
+  const next = picker(seed, only);
   const special = specialTable();
   const seen = new Set<string>();
   while (seen.size < n) {

@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: iprecord's full record against `maxmind` npm opened as
  * its README says (`maxmind.open()`, its cache on) on the same DB-IP
- * files, in one process, on five mixes of addresses (`bench/mix.ts`):
+ * files, in one process, on six mixes of addresses (`bench/mix.ts`):
  *
  * - **distinct** (the headline): 2 000 000 addresses, each looked up once
  *   by each task, each task from its own part of the list (no cache of
  *   either side, nor the processor's, has seen it);
+ * - **distinct IPv6**: the same, of 2 000 000 IPv6 addresses;
  * - **private 10/8**: 3 000 000 distinct private addresses (each an error);
  * - **log-like** (the other headline): 2 000 000 distinct addresses, 60 %
  *   public IPv4, 10 % IPv6, 30 % private and reserved;
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
   // whether a task may walk them again (a distinct mix never: a cache would answer), whether a first pass warms the caches.
   const mixes: [string, () => string[], boolean, boolean][] = [
     ['distinct', () => distinctAddresses(DISTINCT), false, false],
+    ['distinct IPv6', () => distinctAddresses(DISTINCT, SEED + 5, 6), false, false],
     // 16 M private addresses in all: walked again only after millions, past any cache of either side.
     ['private 10/8, distinct', () => privateAddresses(3_000_000), true, false],
     ['log-like, distinct', () => logMix(DISTINCT), true, false],
