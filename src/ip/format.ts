@@ -61,7 +61,7 @@ export function formatV6(words: ArrayLike<number>): string {
 }
 
 /** Character codes of the hex digits. */
-const HEX_CODES = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const HEX_CODES = HEX.slice(0, 16).map((c) => c.charCodeAt(0));
 const COLON = 0x3a;
 
 /**
