@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
 import { ROOT } from '../helpers/env.js';
+import { HANG_MS, until } from '../helpers/wait.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -199,9 +200,10 @@ describe.skipIf(process.platform === 'win32')('iprecord build on what is not a r
       const r = run(['build', '--config', config, '--out', `out-${config}`]);
       expect(r.err, config).toMatch(message);
       expect(r.code, config).toBe(code);
-      expect(Date.now() - started, config).toBeLessThan(10_000);
+      // A bound on a hang (a FIFO or a device read on), not a speed.
+      expect(Date.now() - started, config).toBeLessThan(30_000);
     }
-  }, 60_000);
+  });
 });
 
 describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signal', () => {
@@ -218,14 +220,14 @@ describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signa
     for (const after of [0, 1200]) {
       const build = spawn(process.execPath, [CLI, 'build', '--config', 'stopped.json', '--out', 'stopped'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
       const exited = new Promise<{ code: number | null; at: number }>((resolve) => build.on('exit', (code) => resolve({ code, at: Date.now() })));
-      for (let i = 0; i < 1000 && !existsSync(join(dir, 'stopped', '.lock')); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(existsSync(join(dir, 'stopped', '.lock')), 'the build took the lock').toBe(true);
+      await until(() => existsSync(join(dir, 'stopped', '.lock')), 'the build to take the lock', HANG_MS, 10);
       await new Promise((r) => setTimeout(r, after));
       const sent = Date.now();
       build.kill('SIGTERM');
       const { code, at } = await exited;
       expect(code, `stopped ${after} ms in`).toBe(143);
-      expect(at - sent).toBeLessThan(1000);
+      // A bound on a hang (the signal not heard), not a speed.
+      expect(at - sent).toBeLessThan(30_000);
       expect(readdirSync(join(dir, 'stopped')).sort(), `stopped ${after} ms in`).toEqual(['builds', 'current', 'feeds'].filter((f) => existsSync(join(dir, 'stopped', f))).sort());
       expect(readdirSync(join(dir, 'stopped', 'builds'))).toEqual(before);
       expect(readFileSync(join(dir, 'stopped', 'current'), 'utf8')).toBe(current);
@@ -258,17 +260,12 @@ describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', 
     for (const after of [0, 0, 0, 1500]) {
       const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
       let compile: number | undefined;
-      for (let i = 0; i < 400 && compile === undefined; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        compile = childrenOf(build.pid as number)[0];
-      }
-      expect(compile, 'the compile process started').toBeDefined();
+      await until(() => (compile = childrenOf(build.pid as number)[0]) !== undefined, 'the compile process to start', HANG_MS, 10);
       await new Promise((r) => setTimeout(r, after));
       build.kill('SIGKILL');
-      const killed = Date.now();
-      while (Date.now() - killed < 5000 && !gone(compile!)) await new Promise((r) => setTimeout(r, 10));
-      expect(gone(compile!), 'the compile process ended with the build').toBe(true);
-      expect(Date.now() - killed, `killed ${after} ms after the compile started`).toBeLessThan(1000);
+      // Left alone, the compile of the default sources runs for many seconds more: gone within the wait (a bound on a
+      // hang) is gone with its parent.
+      await until(() => gone(compile!), `the compile process to end with the build, killed ${after} ms after the compile started`, HANG_MS, 10);
     }
   }, 60_000);
 });

@@ -279,7 +279,8 @@ describe.skipIf(process.platform === 'win32')('files that are not regular files'
       const started = Date.now();
       expect(() => openSync(options), what).toThrow(InvalidDatasetError);
       await expect(open(options), what).rejects.toThrow(/not a regular file/);
-      expect(Date.now() - started, what).toBeLessThan(5000);
+      // A bound on a hang (the FIFO waited on), not a speed.
+      expect(Date.now() - started, what).toBeLessThan(30_000);
     }
     rmSync(fifoDir, { recursive: true, force: true });
   });

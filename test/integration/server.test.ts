@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIprecordError, open, type Engine, type IpRecord } from '../../src/index.js';
 import { createServer, type IprecordServer, type ServerOptions } from '../../src/server/index.js';
 import { prng, ROOT, seed, unicastV4, xorshift32 } from '../helpers/env.js';
+import { until } from '../helpers/wait.js';
 
 const KEYS = {
   keys: [
@@ -38,6 +39,8 @@ let base: string;
 const log = new PassThrough();
 let logText = '';
 log.on('data', (c: Buffer) => (logText += c.toString()));
+/** How many lines the access log holds: what a test waits on before it reads the lines of its requests. */
+const logLines = () => logText.split('\n').length - 1;
 
 async function start(options: ServerOptions): Promise<{ server: IprecordServer; base: string }> {
   const s = await createServer(options);
@@ -265,6 +268,7 @@ describe('server: errors, keys and plans', () => {
   });
 
   it('a request the HTTP parser refuses gets a JSON 400 or 431, never a stack trace', async () => {
+    const logged = logLines();
     const garbage = await rawRequest('BLAH\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(garbage).toContain('{"message":"Bad request."}');
@@ -284,7 +288,7 @@ describe('server: errors, keys and plans', () => {
       expect(reply).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/);
     }
     // Each is in the access log.
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => logLines() >= logged + 5, 'the access log lines of the five requests');
     expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "- - HTTP\/1\.1" 400 /m);
     expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "- - HTTP\/1\.1" 431 /m);
     expect(logText).toMatch(/^127\.0\.0\.1 - \[[^\]]+\] "CONNECT example\.com:443 HTTP\/1\.1" 405 /m);
@@ -329,15 +333,17 @@ describe('server: errors, keys and plans', () => {
   });
 
   it('the access log has a line per request, the key name but never the key', async () => {
+    let logged = logLines();
     await call('/8.8.8.8?fields=ip', { key: null, headers: {} });
     await fetch(`${base}/8.8.8.8?api%2Dkey=${BIZ}&x=1`);
     await fetch(`${base}/1.1.1.1`, { headers: { 'api-key': BIZ } });
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => logLines() >= logged + 3, 'the access log lines of the three requests');
     for (const k of KEYS.keys) expect(logText).not.toContain(k.key);
     expect(logText).toMatch(/^127\.0\.0\.1 biz \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] "GET \/1\.1\.1\.1 HTTP\/1\.1" 200 \d+ [\d.]+ms$/m);
     expect(logText).toContain('"GET /8.8.8.8?api%2Dkey=[redacted]&x=1 HTTP/1.1" 200');
     // A key under a name the server does not read, or after a second ?, is not written either.
     const secret = 'k3y-s3cret-0001';
+    logged = logLines();
     for (const query of [
       `apikey=${secret}`,
       `api_key=${secret}`,
@@ -355,7 +361,7 @@ describe('server: errors, keys and plans', () => {
     for (const target of [`/8.8.8.8?=api-key=${BIZ}`, `/8.8.8.8?k=${BIZ}`, `/8.8.8.8?q=api-key%3D${BIZ}`, `/${BIZ}`, `/${encodeURIComponent(BIZ)}?fields=ip`]) {
       await fetch(`${base}${target}`);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => logLines() >= logged + 14, 'the access log lines of the fourteen requests');
     expect(logText).not.toContain(secret);
     expect(logText).not.toContain(BIZ);
     expect(logText).toContain('"GET /[redacted] HTTP/1.1"');
@@ -557,19 +563,20 @@ describe('server: counts, reload, fuzz, load', () => {
   it('a client that sends headers too slowly is cut off when its time is up, with a JSON 408', async () => {
     const slow = await start({ engine, headersTimeout: 1_000, requestTimeout: 1_000 });
     const started = performance.now();
-    const reply = await rawRequest('GET /8.8.8.8 HTTP/1.1\r\nHost: x\r\n', slow.base, 10_000);
+    const reply = await rawRequest('GET /8.8.8.8 HTTP/1.1\r\nHost: x\r\n', slow.base);
     const took = performance.now() - started;
     expect(reply).toMatch(/^HTTP\/1\.1 408 /);
     expect(reply).toContain('{"message":"The request took too long."}');
-    // Node checks its timeouts every 30 s unless told otherwise: the limit then fell anywhere up to 31 s.
+    // Node checks its timeouts every 30 s unless told otherwise: the limit then fell anywhere up to 31 s. Under 20 s is
+    // the server's own check (however busy the machine), not Node's.
     expect(took).toBeGreaterThanOrEqual(950);
-    expect(took).toBeLessThan(3_000);
+    expect(took).toBeLessThan(20_000);
     await slow.server.close();
   });
 });
 
 /** Writes bytes on a new connection and returns everything read until the server closes it (or `waitMs`). */
-function rawRequest(bytes: string, at = base, waitMs = 5_000): Promise<string> {
+function rawRequest(bytes: string, at = base, waitMs = 30_000): Promise<string> {
   const { hostname, port } = new URL(at);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(bytes));

@@ -11,6 +11,7 @@ import { open, type Threat } from '../../src/index.js';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
+import { until } from '../helpers/wait.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 const present = hasSharedData();
@@ -150,8 +151,7 @@ d('watched dataset swapped under load', () => {
       expect(reloads).toBe(0);
       rmSync(join(dir, 'builds', 'next'), { recursive: true });
       await buildAndSwap(A, dir);
-      for (let i = 0; i < 100 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(reloads).toBeGreaterThan(0);
+      await until(() => reloads > 0, 'the reload of the swapped build');
       engine.close();
     },
     20_000,

@@ -124,7 +124,8 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
       expect(info).toEqual({ tzdata: release, source: zoneinfo, from: PACKAGE_ZONES.from, to: PACKAGE_ZONES.to, fromPackage: ['Australia/Brisbane'] });
       expect(zone).toMatchObject({ name: 'Australia/Brisbane', abbr: 'AEST', offset: '+1000' });
       expect(cairo).toMatchObject({ name: 'Africa/Cairo' });
-      expect(Date.now() - started).toBeLessThan(20_000);
+      // A bound on a hang (a crafted file walked for ever), not a speed.
+      expect(Date.now() - started).toBeLessThan(30_000);
     },
   );
 
