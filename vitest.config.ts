@@ -19,7 +19,7 @@ export default defineConfig({
     // A test file per core (Vitest's default leaves one core free): the suites' own work fills both cores. Three at a
     // time took as long as two (191 s and 192 s, one after the other on the same tree).
     maxWorkers: '100%',
-    globalSetup: ['test/helpers/cache-dir.ts', 'test/helpers/built-entries.ts'],
+    globalSetup: ['test/helpers/environment.ts', 'test/helpers/built-entries.ts'],
     setupFiles: ['test/helpers/warnings.ts'],
     reporters: ['default'],
     // Three projects in one run, so that the read-mode suites fill the cores where the others leave gaps.

@@ -2,7 +2,7 @@
  * The shared feeds (helpers/feeds.ts) built once a run, for every suite
  * that reads them: a data directory holding their threat.bin and manifest,
  * no dataset. The first suite to ask builds it, under a lock, in the run's
- * cache folder (XDG_CACHE_HOME: helpers/cache-dir.ts); the others wait for
+ * cache folder (XDG_CACHE_HOME: helpers/environment.ts); the others wait for
  * it and read the same directory, and `open({ data })` over it finds the
  * merge with the default data that the first compiled in that cache. A
  * suite reads the directory and never writes to it.
@@ -25,7 +25,7 @@ const alive = (pid: number) => {
 /** The directory of the shared feeds built, and what the build said of each feed. */
 export async function sharedFeedsData(): Promise<{ readonly dir: string; readonly feeds: readonly FeedReport[] }> {
   const cache = process.env.XDG_CACHE_HOME;
-  if (cache === undefined) throw new Error('XDG_CACHE_HOME is set by the test set-up (helpers/cache-dir.ts)');
+  if (cache === undefined) throw new Error('XDG_CACHE_HOME is set by the test set-up (helpers/environment.ts)');
   const dir = join(cache, 'shared-feeds');
   const lock = join(cache, 'shared-feeds.lock');
   const done = join(dir, 'built.json');
