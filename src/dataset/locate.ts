@@ -112,7 +112,8 @@ export function readDatasetKey(path: string): string | null {
 
 /**
  * The path of an up-to-date dataset compiled from `sources`, compiling it
- * when there is none: in a child process (`compile/main.ts`), so that the
+ * when there is none: in a child process (`compile/main.ts`; in this one
+ * after `compileInThisProcess`), so that the
  * compiler's code and its peak memory (about 1.7 GB for the default data)
  * never enter the process that looks up; it writes a temporary file and
  * renames it into place, and tells on standard error what it does.
@@ -122,6 +123,7 @@ export function ensureDataset(sources: DatasetSources): string {
   const key = datasetKey(sources);
   const places = candidates(sources);
   for (const path of places) if (existsSync(path) && readDatasetKey(path) === key) return path;
+  if (compileHere !== null) return compiledHere(compileHere, { sources, key, places });
   const [command, args] = compilerCommand({ sources, key, places });
   const child = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 20 });
   return compiledPath(child.status, child.stdout, child.error?.message ?? `exit ${child.status ?? child.signal}`);
@@ -133,6 +135,10 @@ export function ensureDataset(sources: DatasetSources): string {
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
 export function compileInChild(job: CompileJob): Promise<string> {
+  if (compileHere !== null) {
+    const compile = compileHere;
+    return new Promise((resolve) => resolve(compiledHere(compile, job)));
+  }
   const [command, args] = compilerCommand(job);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -147,6 +153,28 @@ export function compileInChild(job: CompileJob): Promise<string> {
       }
     });
   });
+}
+
+/** A compiler run in this process instead of a child (`compileInThisProcess`), or null: a child process each compile. */
+let compileHere: ((job: CompileJob) => string) | null = null;
+
+/**
+ * From now on, compiles in this process with `compile` (`compile/run.ts`'s
+ * `compileTo` over the job) instead of a child process: for a process that
+ * loads the compiler anyway and whose peak memory is not a concern, as a
+ * test process is; null goes back to child processes.
+ */
+export function compileInThisProcess(compile: ((job: CompileJob) => string) | null): void {
+  compileHere = compile;
+}
+
+/** A compile run here, failing as one in a child process does: an InvalidDatasetError with the compiler's message. */
+function compiledHere(compile: (job: CompileJob) => string, job: CompileJob): string {
+  try {
+    return compile(job);
+  } catch (e) {
+    throw e instanceof InvalidDatasetError ? e : new InvalidDatasetError((e as Error).message, { cause: e });
+  }
 }
 
 /** The compiler process's command line for a job. */
