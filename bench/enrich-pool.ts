@@ -21,7 +21,7 @@ import { isMainThread, parentPort } from 'node:worker_threads';
 import { enrichBatch, type BatchOutput, type RowConfig } from '../src/cli/enrich-batch.js';
 import { ChunkReader, type Chunk } from '../src/cli/rows.js';
 import { openSync, type Engine } from '../src/index.js';
-import { PoolWorker, startWorker } from '../src/threads.js';
+import { PoolWorker, startWorker } from '../src/platform/threads.js';
 import { uniformRow, writeCsv } from './cli.js';
 
 const ROWS = 600_000;

@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { splitCsvLine } from '../src/text/csv.js';
 import { fromBigInt, toBigInt } from '../src/ip/ranges.js';
-import { defaultAsnSources } from '../src/data.js';
+import { defaultAsnSources } from '../src/dataset/defaults.js';
 import { specialTable } from '../src/ip/special.js';
 import { parseIp } from '../src/ip/address.js';
 import { classify, SpecialKind } from '../src/ip/special.js';

@@ -33,7 +33,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import maxmind from 'maxmind';
 import { Bench } from 'tinybench';
-import { defaultGeoPaths } from '../src/data.js';
+import { defaultGeoPaths } from '../src/dataset/defaults.js';
 import { open } from '../src/index.js';
 import { addressMix, distinctAddresses, logMix, privateAddresses, SEED, zipfMix } from './mix.js';
 

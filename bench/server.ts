@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { open } from '../src/index.js';
 import { compileAsnCsv } from '../src/build.js';
-import { defaultAsnSources } from '../src/data.js';
+import { defaultAsnSources } from '../src/dataset/defaults.js';
 import { addressMix, SEED } from './mix.js';
 import { constantBodyServer, cpuMs } from './http-floor.js';
 

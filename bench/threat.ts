@@ -24,7 +24,7 @@ import { parseIpInto } from '../src/ip/parse.js';
 import { parseThreatConfig } from '../src/compile/feeds/config.js';
 import { parseFeed } from '../src/compile/feeds/parse.js';
 import { union, RangeList } from '../src/compile/feeds/ranges.js';
-import { memoryMapper } from '../src/native.js';
+import { memoryMapper } from '../src/platform/native.js';
 import { ThreatTree } from '../src/compile/feeds/tree.js';
 import { xorshift32 } from '../test/helpers/env.js';
 import { sharedFeeds } from '../test/helpers/feeds.js';

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * Says how the build went in build/native-install.json, which the library
- * reads when the addon is missing (src/native.ts): its absence means this
+ * reads when the addon is missing (src/platform/native.ts): its absence means this
  * script did not run (npm install --ignore-scripts, pnpm by default).
  */
 function outcome(built, line) {

@@ -13,7 +13,7 @@
 
 import { countries } from 'countries-list';
 import { createRequire } from 'node:module';
-import type { Currency } from '../src/country/facts.js';
+import type { Currency } from '../src/contract/types.js';
 
 interface CommonCurrency {
   readonly name: string;

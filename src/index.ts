@@ -4,8 +4,8 @@
  * `iprecord/server`: importing this never loads the compiler.
  */
 
-export { open, openSync, Engine } from './engine.js';
-export { lookup, tryLookup, field, threat, bulk, defaultEngine } from './default-engine.js';
+export { open, openSync, Engine } from './engine/engine.js';
+export { lookup, tryLookup, field, threat, bulk, defaultEngine } from './engine/default.js';
 export {
   IprecordError,
   InvalidIpError,
@@ -18,15 +18,15 @@ export {
   ExportError,
   ClosedError,
   isIprecordError,
-} from './errors.js';
+} from './contract/errors.js';
 export { FIELD_NAMES, isFieldName } from './record/fields.js';
 export { canonicalIp } from './ip/address.js';
 
-export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState, Selector } from './engine.js';
-export type { Selected, PathValue } from './dataset/select.js';
-export type { OpenOptions, SharedFile, SharedFiles } from './options.js';
-export type { DatabaseInfo } from './snapshot.js';
-export type { AsnTypeEvidence, Explanation, ListEvidence } from './explain.js';
-export type { CountryAgreement } from './compare.js';
-export type { IprecordErrorCode } from './errors.js';
-export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, Fields, RecordOf, BulkError } from './types.js';
+export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState, Selector } from './engine/engine.js';
+export type { Selected, PathValue } from './record/select.js';
+export type { OpenOptions, SharedFile, SharedFiles } from './engine/options.js';
+export type { DatabaseInfo } from './dataset/layout.js';
+export type { AsnTypeEvidence, Explanation, ListEvidence } from './evidence/explain.js';
+export type { CountryAgreement } from './evidence/compare.js';
+export type { IprecordErrorCode } from './contract/errors.js';
+export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, Fields, RecordOf, BulkError } from './contract/types.js';

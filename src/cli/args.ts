@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { defaultDataDir } from '../dataset/store.js';
 import { selectsNothing } from '../record/fields.js';
-import { nearestName } from '../options.js';
+import { nearestName } from '../engine/options.js';
 
 /** Options of a subcommand: `--name value` or `--name=value`. */
 export function options(argv: string[], names: readonly string[]): Record<string, string> | string {

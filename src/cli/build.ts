@@ -9,7 +9,8 @@ import { buildAndSwap } from '../compile/feeds/update.js';
 import { commandOptions, options } from './args.js';
 import { userDataDir } from '../dataset/store.js';
 import { stopOnSignals } from '../files/stop.js';
-import { defaultThreatConfig, readThreatConfig, updateDataset, type ThreatConfig } from '../build.js';
+import { defaultThreatConfig, readThreatConfig, type ThreatConfig } from '../compile/feeds/config.js';
+import { updateDataset } from '../compile/feeds/update.js';
 
 const BUILD_USAGE = `Usage: iprecord build [--config file] [--out dir]
 

@@ -15,7 +15,8 @@ import { createInterface } from 'node:readline';
 import { isIP } from 'node:net';
 import { commandOptions, dataDir, misspeltCommand, options, ownVersion, unknownOption } from './args.js';
 import { listAddress } from './rows.js';
-import { isIprecordError, openSync, type Engine } from '../index.js';
+import { isIprecordError } from '../contract/errors.js';
+import { openSync, type Engine } from '../engine/engine.js';
 
 const USAGE = `Usage: iprecord [options] <ip> [ip...]
        iprecord [options] -            (addresses from standard input, one per line)

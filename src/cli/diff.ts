@@ -1,11 +1,12 @@
-/** `iprecord diff`: what changed between two builds (`dataset/diff.ts`). */
+/** `iprecord diff`: what changed between two builds (`evidence/diff.ts`). */
 
-import { openSync } from '../engine.js';
-import { briefly, changesLine, diffEngines, diffSample, DIFF_MEMBERS, writeChanges, type DiffResult, type SampleChanges } from '../dataset/diff.js';
+import { openSync } from '../engine/engine.js';
+import { briefly, changesLine, diffEngines, diffSample, DIFF_MEMBERS, writeChanges, type DiffResult, type SampleChanges } from '../evidence/diff.js';
 import { readRegularText } from '../files/read.js';
 import { ADDRESS_COLUMNS, logAddress } from './row-address.js';
 import { previousBuild, resolveDataset } from '../dataset/store.js';
 import { commandOptions, dataDir, options } from './args.js';
+import { diffSide } from '../engine/inside.js';
 
 const USAGE = `Usage: iprecord diff <old> <new> [--sample file] [--json]
        iprecord diff <old.mmdb> <new.mmdb> [--asn file] [--sample file] [--json]
@@ -86,8 +87,8 @@ export function runDiff(argv: string[]): number {
     throw e;
   }
   try {
-    const result = diffEngines(before, after, builds);
-    const sample = sampled === null ? null : diffSample(before, after, sampled);
+    const result = diffEngines(diffSide(before), diffSide(after), builds);
+    const sample = sampled === null ? null : diffSample(diffSide(before), diffSide(after), sampled);
     process.stdout.write(
       json
         ? JSON.stringify({ before: builds.before, after: builds.after, ...result, ...(sample === null ? {} : { sample }) }, null, 2) + '\n'
@@ -144,7 +145,7 @@ export function recordChanges(dir: string, buildDir: string): void {
     const a = openSync({ data: before });
     const b = openSync({ data: buildDir });
     try {
-      const changes = briefly(diffEngines(a, b, { before, after: buildDir }), { before, after: buildDir });
+      const changes = briefly(diffEngines(diffSide(a), diffSide(b), { before, after: buildDir }), { before, after: buildDir });
       writeChanges(changes);
       process.stderr.write(changesLine(changes) + '\n');
     } finally {

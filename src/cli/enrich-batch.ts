@@ -6,12 +6,12 @@
  */
 
 import { csvField as csvCell, splitCsvLine } from '../text/csv.js';
-import type { Engine } from '../engine.js';
-import { isIprecordError } from '../errors.js';
+import type { Engine } from '../engine/engine.js';
+import { isIprecordError } from '../contract/errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
-import { ByteWriter } from '../record/writer.js';
+import { ByteWriter } from '../text/writer.js';
 import { rowsOf, type Chunk, type EnrichFormat } from './rows.js';
-import { csvCells, PREFETCH_GROUP, prefetchRecords, writeRecord } from '../engine-inside.js';
+import { csvCells, PREFETCH_GROUP, prefetchRecords, writeRecord } from '../engine/inside.js';
 import { addressAt, at, logAddress, withoutPort } from './row-address.js';
 
 /** Characters of a bad row's text kept in its report. */

@@ -6,11 +6,11 @@
 import { statSync } from 'node:fs';
 import { unreadableReason } from '../files/read.js';
 import { availableParallelism } from 'node:os';
-import { ownEntry, startPool, type PoolWorker } from '../threads.js';
+import { ownEntry, startPool, type PoolWorker } from '../platform/threads.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
 import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
-import { openSync, type Engine } from '../index.js';
-import { warnMissingLists } from '../engine-inside.js';
+import { openSync, type Engine } from '../engine/engine.js';
+import { warnMissingLists } from '../engine/inside.js';
 
 const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
 

@@ -5,8 +5,8 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSync } from '../engine.js';
-import type { OpenOptions } from '../options.js';
+import { openSync } from '../engine/engine.js';
+import type { OpenOptions } from '../engine/options.js';
 import { enrichBatch, type Chunk, type RowConfig } from './enrich.js';
 
 const { options, config } = workerData as { options: OpenOptions; config: RowConfig };

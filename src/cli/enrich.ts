@@ -16,7 +16,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { splitCsvLine } from '../text/csv.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { isFieldName } from '../record/fields.js';
 import { gunzip } from './gunzip.js';
 import { ChunkReader, rowsOf, type Chunk, type EnrichFormat, type Rows } from './rows.js';

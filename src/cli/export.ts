@@ -2,7 +2,7 @@
 
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { openSync } from '../engine.js';
+import { openSync } from '../engine/engine.js';
 import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../export/index.js';
 import { checkCsvFields } from '../export/record.js';
 import { stopOnSignals, untilDone } from '../files/stop.js';

@@ -14,9 +14,9 @@ import { holdsBuild } from '../dataset/store.js';
 import type { ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
-import type { OpenOptions } from '../options.js';
+import type { OpenOptions } from '../engine/options.js';
 import { commandOptions, dataDir, options } from './args.js';
-import { warnMissingLists } from '../engine-inside.js';
+import { warnMissingLists } from '../engine/inside.js';
 
 export const SERVE_USAGE = `Usage: iprecord serve [options]
 

@@ -15,7 +15,7 @@ import { Interner } from './intern.js';
 import { CompiledDataset, internedSections, type Family } from './write.js';
 
 export { CompiledDataset } from './write.js';
-import { ThreatFlag } from '../record/threat.js';
+import { ThreatFlag } from '../contract/template.js';
 import type { ThreatTree } from './feeds/tree.js';
 import type { NetworkOwner, Sources } from './sources.js';
 import { datacenterLabels, PlaceSpread } from './asn/evidence.js';

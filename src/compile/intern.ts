@@ -21,12 +21,12 @@ import {
   ZONE_FROM,
   type TableName,
 } from '../dataset/format.js';
-import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS } from '../record/template.js';
+import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS } from '../contract/template.js';
 import { basicThreat, labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import type { Location, NetworkOwner } from './sources.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { OTHER } from '../dataset/text.js';
-import type { Threat } from '../types.js';
+import type { Threat } from '../contract/types.js';
 
 /** Records are numbered in 24 bits of a range's ref. */
 export const MAX_RECORDS = 1 << 24;

@@ -7,7 +7,7 @@
  */
 
 import type { CompileJob } from '../dataset/locate.js';
-import { memoryMapper } from '../native.js';
+import { memoryMapper } from '../platform/native.js';
 
 // A build killed outright (SIGKILL) must not leave its compile running and writing into a directory the next build
 // removed: the kernel kills this process with its parent where it can (Linux); elsewhere, and as a second check, each

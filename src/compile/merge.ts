@@ -39,7 +39,8 @@ import {
   type TableName,
 } from '../dataset/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { labelledThreat, staleBogon, threatOf, ThreatFlag } from '../record/threat.js';
+import { labelledThreat, staleBogon, threatOf } from '../record/threat.js';
+import { ThreatFlag } from '../contract/template.js';
 import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { recordRow, Table, TextPool, threatRow } from './intern.js';

@@ -10,7 +10,7 @@
 
 import { statSync } from 'node:fs';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { ownEntry, startWorker } from '../threads.js';
+import { ownEntry, startWorker } from '../platform/threads.js';
 import { readRangeCsv, type RangeCsvParts } from './range-csv.js';
 import { RANGE_READERS, type RangeRole } from './range-readers.js';
 

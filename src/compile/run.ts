@@ -5,9 +5,9 @@
 
 import { closeSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { defaultAsnSources, defaultGeoPaths } from '../data.js';
+import { defaultAsnSources, defaultGeoPaths } from '../dataset/defaults.js';
 import { candidates, datasetKey, readDatasetKey, type DatasetSources } from '../dataset/locate.js';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { specialTable } from '../ip/special.js';
 import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';

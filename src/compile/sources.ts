@@ -13,7 +13,7 @@ import type { TypedBy, ZoneFrom } from '../dataset/layout.js';
 import { readRegistry } from './asn/registry.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { flatGeo } from './geo/adapters/flat.js';
 import { ipinfoAsn, ipinfoGeo } from './geo/adapters/ipinfo.js';
 import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from './geo/adapters/maxmind.js';
@@ -26,11 +26,11 @@ import { RangeCsv } from './range-csv.js';
 import { readRangeCsvSoon } from './range-csv-thread.js';
 import { describeOrigin } from './origins/origin.js';
 import type { SourceInfo } from '../dataset/format.js';
-import { DEFAULT_FLAG_BASE_URL } from '../options.js';
-import { ThreatFlag } from '../record/threat.js';
+import { DEFAULT_FLAG_BASE_URL } from '../contract/template.js';
+import { ThreatFlag } from '../contract/template.js';
 import { locateZone } from '../time/country-zone.js';
 import { ZoneClock } from '../time/zone.js';
-import type { Asn, AsnType, Carrier } from '../types.js';
+import type { Asn, AsnType, Carrier } from '../contract/types.js';
 
 /** What a geo record gives a record. */
 export interface Location {

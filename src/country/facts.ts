@@ -10,6 +10,7 @@
 
 import { continents, countries, languages as LANGUAGES } from 'countries-list';
 import CURRENCY_ROWS from './currencies.json';
+import type { Currency, Language } from '../contract/types.js';
 
 /**
  * The EU's 27 members by ISO 3166-1 code (https://european-union.europa.eu/principles-countries-history/eu-countries;
@@ -39,20 +40,6 @@ export const DECIDED: Readonly<Record<string, { readonly continent?: string; rea
   XK: { calling_code: '383', why: 'ITU assigned 383 to Kosovo in 2016 (countries-list lists the codes used before it: 377, 381, 386)' },
   VA: { calling_code: '39', why: "libphonenumber: Vatican numbers are Italy's +39 06 698; 379 is reserved and not in use" },
 };
-
-export interface Language {
-  readonly name: string;
-  readonly native: string;
-  readonly code: string;
-}
-
-export interface Currency {
-  readonly name: string;
-  readonly code: string;
-  readonly symbol: string;
-  readonly native: string;
-  readonly plural: string;
-}
 
 export interface CountryFacts {
   readonly country_code: string;

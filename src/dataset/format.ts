@@ -4,9 +4,10 @@
  * why).
  */
 
-import { InvalidDatasetError } from '../errors.js';
-import type { ByteWriter } from '../record/writer.js';
-import { wordsOver, type Words } from '../record/words.js';
+import { InvalidDatasetError } from '../contract/errors.js';
+import type { IpVersion } from '../ip/parse.js';
+import type { ByteWriter } from '../text/writer.js';
+import { wordsOver, type Words } from '../text/words.js';
 import { DatasetText, jsonText } from './text.js';
 import { verifyDataset } from './verify.js';
 import {
@@ -223,4 +224,14 @@ export class Dataset {
 function isZoneTable(t: unknown): boolean {
   const z = t as Record<string, unknown> | null;
   return typeof z === 'object' && z !== null && typeof z.tzdata === 'string' && typeof z.zones === 'object' && z.zones !== null && Array.isArray(z.rules);
+}
+
+/**
+ * The range of an address: its ref (record << 8 | route prefix).
+ * @throws InvalidDatasetError when the ref names no record (a damaged file: `Dataset.verify()`)
+ */
+export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<number>): number {
+  const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
+  if (ref >>> 8 >= ds.recordCount) throw ds.badRef(ref);
+  return ref;
 }

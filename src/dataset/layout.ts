@@ -8,7 +8,7 @@
 
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
-import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../record/template.js';
+import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../contract/template.js';
 
 /** The magic's first seven bytes, the same in every version; its eighth is the version's digit. */
 export const MAGIC_PREFIX = 'IPRDSET';
@@ -126,15 +126,8 @@ export const LOC = {
   zoneFrom: 11 + LOCATION_MEMBERS.length * 2,
 } as const;
 
-/**
- * Where a location's zone came from (its row's `zoneFrom` word, an index):
- * no zone; the geo database's, a zone of the country; the one at its
- * coordinates; the country's only zone; a zone of the country found around
- * coordinates that lie just outside it; the zone of the country whose main
- * place is nearest (`time/country-zone.ts`).
- */
-export const ZONE_FROM = ['none', 'data', 'coordinates', 'country', 'nearby', 'nearest'] as const;
-export type ZoneFrom = (typeof ZONE_FROM)[number];
+/** Where a location's zone came from (its row's `zoneFrom` word, an index into `ZONE_FROM`, `time/country-zone.ts`). */
+export { ZONE_FROM, type ZoneFrom } from '../time/country-zone.js';
 
 /**
  * How a network's `asn.type` was decided (its row's `typedBy` word: the
@@ -273,4 +266,10 @@ export interface SourceInfo {
   readonly dataDate: string | null;
   /** The data's licence, where its package states one (`CC-BY-4.0`). */
   readonly licence?: string;
+}
+
+/** A database the dataset in use was compiled from, for `info()`. */
+export interface DatabaseInfo extends SourceInfo {
+  /** When the dataset was read (a reload keeps the bytes of a file that did not change). */
+  readonly readAt: string;
 }

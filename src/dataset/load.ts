@@ -6,9 +6,9 @@
 
 import { closeSync, read as readCallback, type BigIntStats } from 'node:fs';
 import { promisify } from 'node:util';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { openRegular, readRange } from '../files/read.js';
-import type { Mapper } from '../native.js';
+import type { Mapper } from '../platform/native.js';
 import { identity } from './seal.js';
 
 /** A file of a snapshot, as held. */

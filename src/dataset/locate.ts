@@ -19,10 +19,11 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultAsnSources, defaultGeoPaths, iprecordRoot } from '../data.js';
+import { defaultAsnSources, defaultGeoPaths } from './defaults.js';
+import { iprecordRoot } from '../platform/root.js';
 import { DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, readCounts } from './format.js';
-import { InvalidDatasetError } from '../errors.js';
-import { ownEntry } from '../threads.js';
+import { InvalidDatasetError } from '../contract/errors.js';
+import { ownEntry } from '../platform/threads.js';
 import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */

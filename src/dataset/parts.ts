@@ -18,7 +18,7 @@
  *   (`,"threat":{…},"count":`).
  */
 
-import { ASN_MEMBERS, CARRIER_MEMBERS, LOCATION_MEMBERS, memberText, PLACE_MEMBERS } from '../record/template.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, LOCATION_MEMBERS, memberText, PLACE_MEMBERS } from '../contract/template.js';
 import { CARRIER_AT, ESCAPED, LOC, NET, NET_PART, NO_STRING, PART_UTF8, PL, TABLE_NAMES, TABLES, THR, type TableName } from './layout.js';
 import type { Dataset } from './format.js';
 import { OTHER, type DatasetText } from './text.js';

@@ -7,9 +7,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { readRegularText } from '../files/read.js';
-import type { Category } from '../record/threat.js';
+import type { Category } from '../contract/template.js';
 
 /** A build's files. */
 export const DATASET_FILE = 'dataset.iprd';
@@ -17,7 +17,7 @@ export const MANIFEST_FILE = 'manifest.json';
 export const THREAT_FILE = 'threat.bin';
 /** The pointer to the build in use. */
 export const CURRENT_FILE = 'current';
-/** What changed against the build before, written by `iprecord build` and `update` into the new build (`dataset/diff.ts`). */
+/** What changed against the build before, written by `iprecord build` and `update` into the new build (`evidence/diff.ts`). */
 export const CHANGES_FILE = 'changes.json';
 /** When each list first and last held each range (`compile/feeds/seen.ts`). */
 export const SEEN_FILE = 'seen.bin';

@@ -9,9 +9,9 @@
  * second part.
  */
 
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { ESCAPED, NO_STRING } from './layout.js';
-import type { ByteWriter } from '../record/writer.js';
+import type { ByteWriter } from '../text/writer.js';
 import { csvField } from '../text/csv.js';
 
 /** Where values of the second part start. */

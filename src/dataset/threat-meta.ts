@@ -3,8 +3,8 @@
  * `threat`, `info().feeds`): written by the feed compiler, read at run time.
  */
 
-import type { Category } from '../record/threat.js';
-import type { Blocklist } from '../types.js';
+import type { Category } from '../contract/template.js';
+import type { Blocklist } from '../contract/types.js';
 
 /** What the file says of one feed (for `info()`). */
 export interface FeedMeta {

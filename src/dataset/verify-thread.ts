@@ -6,8 +6,8 @@
  * to the caller's thread.
  */
 
-import { InvalidDatasetError } from '../errors.js';
-import { ownEntry, startWorker } from '../threads.js';
+import { InvalidDatasetError } from '../contract/errors.js';
+import { ownEntry, startWorker } from '../platform/threads.js';
 import type { Dataset } from './format.js';
 
 const WORKER = ownEntry(import.meta.url, './verify-worker.ts', 'verify-worker');

@@ -7,8 +7,8 @@
  */
 
 import { parentPort } from 'node:worker_threads';
-import { memoryMapper } from '../native.js';
-import { InvalidDatasetError } from '../errors.js';
+import { memoryMapper } from '../platform/native.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { Dataset } from './format.js';
 
 interface Task {

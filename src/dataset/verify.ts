@@ -24,7 +24,7 @@
 
 import type { ZoneRules } from '../time/zone.js';
 import { wholeFileCrc } from '../files/checksum.js';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import {
   COUNTRY,
   CRC_AT,

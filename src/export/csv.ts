@@ -10,7 +10,7 @@ import { createGzip } from 'node:zlib';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { fieldValues, flatten, recordAt } from './record.js';
 import type { ExportRange } from './ranges.js';
 import { PerRoute } from './routes.js';

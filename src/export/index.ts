@@ -18,15 +18,15 @@
 import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dataset } from '../dataset/format.js';
-import { ExportError, InvalidOptionsError } from '../errors.js';
-import { checkOptionNames } from '../options.js';
+import { ExportError, InvalidOptionsError } from '../contract/errors.js';
+import { checkOptionNames } from '../engine/options.js';
 import { removeLeftTemps, writeAtomic } from '../files/write.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { writeMmdb } from './mmdb.js';
 import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
 import { writeCsv } from './csv.js';
-import { compiledDataset } from '../engine-inside.js';
+import { compiledDataset } from '../engine/inside.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];

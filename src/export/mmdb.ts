@@ -16,7 +16,7 @@
  * grows; only the tree is held in memory.
  */
 
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { Dataset } from '../dataset/format.js';
 import { NO_ROUTE } from '../dataset/layout.js';
 import { formatIp } from '../ip/format.js';
@@ -25,7 +25,7 @@ import type { IpVersion } from '../ip/parse.js';
 import { IPV4_CARRIERS } from '../ip/embedded.js';
 import { mapHeader, pointerBytes, stringBytes } from '../mmdb/encoder.js';
 import { MmdbWriter, type WritableValue } from '../mmdb/writer.js';
-import { nextTurn, Pacer } from '../threads.js';
+import { nextTurn, Pacer } from '../platform/threads.js';
 import type { ExportRange } from './ranges.js';
 import { Routes } from './routes.js';
 import { staticRecord, withoutNulls } from './record.js';

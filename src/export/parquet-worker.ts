@@ -5,12 +5,12 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSync } from '../engine.js';
-import type { EngineInfo } from '../info.js';
-import type { OpenOptions } from '../options.js';
+import { openSync } from '../engine/engine.js';
+import type { EngineInfo } from '../engine/info.js';
+import type { OpenOptions } from '../engine/options.js';
 import type { IpVersion } from '../ip/parse.js';
 import { writeFamily } from './parquet.js';
-import { compiledDataset } from '../engine-inside.js';
+import { compiledDataset } from '../engine/inside.js';
 
 const { options, dataset, file, version } = workerData as { options: OpenOptions; dataset: EngineInfo['dataset']; file: string; version: IpVersion };
 const engine = openSync(options);

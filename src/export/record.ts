@@ -5,14 +5,14 @@
  * `enrich --fields` names them (`asn.name`), for the tabular formats.
  */
 
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { formatIp } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { fromBigInt } from '../ip/ranges.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../contract/errors.js';
 import { FIELD_NAMES } from '../record/fields.js';
-import { THREAT_FLAGS } from '../record/template.js';
-import type { IpRecord } from '../types.js';
+import { THREAT_FLAGS } from '../contract/template.js';
+import type { IpRecord } from '../contract/types.js';
 
 /** A record without what depends on the address or the moment. */
 export type StaticRecord = Omit<IpRecord, 'ip' | 'count' | 'time_zone'> & { time_zone: { name: string } | null };

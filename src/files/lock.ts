@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../contract/errors.js';
 import { untilDone } from './stop.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

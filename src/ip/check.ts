@@ -4,12 +4,12 @@
  * Reuses its buffers: one per engine, whose lookups are synchronous.
  */
 
-import { InvalidIpError, invalidIpMessage, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from '../errors.js';
+import { InvalidIpError, invalidIpMessage, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from '../contract/errors.js';
 import { carriesIpv4 } from './embedded.js';
 import { formatIp, isFormatV6 } from './format.js';
 import { parseIpInto, type IpVersion } from './parse.js';
 import { classify, SpecialKind, type SpecialTable } from './special.js';
-import type { BulkError } from '../types.js';
+import type { BulkError } from '../contract/types.js';
 
 /** What keeps an address from having a record. */
 export const enum Bad {

@@ -11,7 +11,7 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 
 export type MmdbValue = string | number | bigint | boolean | Uint8Array | MmdbValue[] | { [key: string]: MmdbValue };
 

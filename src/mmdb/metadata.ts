@@ -4,7 +4,7 @@
  * a damaged file is refused in the project's words, naming the file.
  */
 
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { Decoder, type MmdbValue } from './decoder.js';
 
 /** What begins the metadata section. */

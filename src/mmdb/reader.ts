@@ -7,7 +7,7 @@
  * record size (the tree's layout: `tree.ts`).
  */
 
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import type { IpVersion } from '../ip/parse.js';
 import { Decoder, type MmdbValue } from './decoder.js';
 import { readMetadata, type MmdbMetadata } from './metadata.js';

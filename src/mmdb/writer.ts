@@ -14,7 +14,7 @@
 
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { IpVersion } from '../ip/parse.js';
-import { nextTurn, Pacer } from '../threads.js';
+import { nextTurn, Pacer } from '../platform/threads.js';
 import { Trie } from './trie.js';
 import { METADATA_MARKER } from './metadata.js';
 import { DataEncoder, Pointer, Typed, Unshared, type WritableValue } from './encoder.js';

@@ -3,9 +3,9 @@
  * in the order requested, each name at most once.
  */
 
-import { InvalidFieldError } from '../errors.js';
-import type { FieldName } from '../types.js';
-import { RECORD_MEMBERS } from './template.js';
+import { InvalidFieldError } from '../contract/errors.js';
+import type { FieldName } from '../contract/types.js';
+import { RECORD_MEMBERS } from '../contract/template.js';
 
 /** Selectable field names: the record's members in its key order (CONTRACT.md), as the template lists them. */
 export const FIELD_NAMES: readonly FieldName[] = RECORD_MEMBERS;

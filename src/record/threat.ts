@@ -22,28 +22,8 @@
  * trust 100; more evidence never lowers vpn, proxy or threat scores.
  */
 
-import type { Blocklist, Scores, Threat } from '../types.js';
-
-/** Categories, as bits of a flags mask. */
-export const enum ThreatFlag {
-  Bogon = 1,
-  Datacenter = 2,
-  Tor = 4,
-  Vpn = 8,
-  Proxy = 16,
-  Relay = 32,
-  Attacker = 64,
-  Abuser = 128,
-}
-
-/** Category names, in bit order (`ThreatFlag` 1, 2, 4, ...). */
-export const CATEGORIES = ['bogon', 'datacenter', 'tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser'] as const;
-export type Category = (typeof CATEGORIES)[number];
-
-/** The flag bit of a category. */
-export function categoryFlag(c: Category): number {
-  return 1 << CATEGORIES.indexOf(c);
-}
+import type { Blocklist, Scores, Threat } from '../contract/types.js';
+import { ThreatFlag, CATEGORIES } from '../contract/template.js';
 
 /**
  * Evidence for one address: sources per category (index = bit position),

@@ -3,11 +3,11 @@
  * addresses (one record, or `{ message }`, per address, in order).
  */
 
-import type { Engine } from '../engine.js';
-import { isIprecordError } from '../errors.js';
+import type { Engine } from '../engine/engine.js';
+import { isIprecordError } from '../contract/errors.js';
 import { byteText } from '../record/bytes.js';
 import { MESSAGES, type Exchange, type Responder } from './respond.js';
-import { PREFETCH_GROUP, prefetchRecords, recordBytes } from '../engine-inside.js';
+import { PREFETCH_GROUP, prefetchRecords, recordBytes } from '../engine/inside.js';
 
 /** Reads a request's body up to `limit` bytes, then hands it to `then` as text; past the limit, a 413 (and the connection closed). */
 export function readBody(ctx: Exchange, limit: number, out: Responder, then: (text: string) => void): void {

@@ -18,7 +18,7 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { open, type Engine } from '../engine.js';
+import { open, type Engine } from '../engine/engine.js';
 import { clientAddress } from './client.js';
 import { Flags } from './flags.js';
 import { type Account, KeyStore } from './keys.js';

@@ -14,7 +14,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { unreadableReason, withoutBom } from '../files/read.js';
 import { writeAtomic } from '../files/write.js';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../contract/errors.js';
 import { CountWindow } from '../record/count.js';
 
 export type Plan = 'free' | 'paid' | 'business';

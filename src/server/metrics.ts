@@ -11,7 +11,7 @@
 
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 
 /** What a request asked for (the `operation` label). */
 export type Operation = 'lookup' | 'field' | 'threat' | 'bulk' | 'health' | 'flag' | 'explain' | 'preflight' | 'other';

@@ -3,9 +3,9 @@
  * checks, before anything is opened.
  */
 
-import type { Engine } from '../engine.js';
-import { InvalidOptionsError } from '../errors.js';
-import { checkOptionNames, type OpenOptions } from '../options.js';
+import type { Engine } from '../engine/engine.js';
+import { InvalidOptionsError } from '../contract/errors.js';
+import { checkOptionNames, type OpenOptions } from '../engine/options.js';
 import type { TrustProxy } from './client.js';
 import type { KeysConfig } from './keys.js';
 import { isRedisUrl } from './shared-counts.js';

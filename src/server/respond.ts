@@ -7,8 +7,8 @@
 
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { AnswerOptions, Engine } from '../engine.js';
-import { isIprecordError } from '../errors.js';
+import type { AnswerOptions, Engine } from '../engine/engine.js';
+import { isIprecordError } from '../contract/errors.js';
 import { clientAddress, type TrustProxy } from './client.js';
 import type { Account } from './keys.js';
 import type { AccessLog } from './log.js';

@@ -37,7 +37,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { ownEntry, PoolWorker, startWorker } from '../threads.js';
+import { ownEntry, PoolWorker, startWorker } from '../platform/threads.js';
 import type { Account, KeyStore } from './keys.js';
 
 /** How often an instance exchanges its counts with Redis, by default (`countsSyncEvery`). */

@@ -13,9 +13,10 @@
  */
 
 import ZONES from './zones.json';
-import type { ByteWriter } from '../record/writer.js';
-import { textWords, type Words } from '../record/words.js';
+import type { ByteWriter } from '../text/writer.js';
+import { textWords, type Words } from '../text/words.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
+import type { TimeZone } from '../contract/types.js';
 
 /** A zone's periods: offset (minutes east) and abbreviation of each, and until when each holds (epoch minutes; the last holds on). */
 export interface ZoneRules {
@@ -45,14 +46,6 @@ export const PACKAGE_ZONES: ZoneTable = Object.freeze({ ...(ZONES as Omit<ZoneTa
 
 /** How far ahead the next offset of a zone is looked for, in days: an offset is DST when the next one within it is lower. */
 const HORIZON_DAYS = 400;
-
-export interface TimeZone {
-  name: string;
-  abbr: string;
-  offset: string;
-  is_dst: boolean;
-  current_time: string;
-}
 
 /** Offset facts of a zone that hold until `until`. */
 interface ZoneState {
@@ -251,4 +244,19 @@ function micros6(n: number): string {
 export function nowMicros(): number {
   const p = performance.now();
   return Date.now() + (p - Math.floor(p));
+}
+
+/**
+ * The time zone rules an engine follows, as its dataset carries them
+ * (`info().timeZones`): the IANA tz database release, where they were read
+ * (`package` or a zoneinfo directory), the span its table covers, and the
+ * zones whose file there could not be read, which follow the package's
+ * release.
+ */
+export interface ZoneRulesInfo {
+  readonly tzdata: string;
+  readonly source: string;
+  readonly from: string;
+  readonly to: string;
+  readonly fromPackage?: readonly string[];
 }

@@ -12,12 +12,12 @@
  *
  * Prints what it checked; exits 1 on a difference.
  */
-
+import { diffSide } from '../../src/engine/inside.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDataset } from '../../src/compile/feeds/build.js';
-import { DIFF_MEMBERS, diffEngines } from '../../src/dataset/diff.js';
+import { DIFF_MEMBERS, diffEngines } from '../../src/evidence/diff.js';
 import { open } from '../../src/index.js';
 import { hasSharedData, prng, seed } from '../helpers/env.js';
 import { sharedFeedConfig } from '../helpers/feeds.js';
@@ -35,7 +35,7 @@ try {
   const before = await open();
   const after = await open({ data: dir });
   const started = performance.now();
-  const r = diffEngines(before, after, { before: 'default', after: dir });
+  const r = diffEngines(diffSide(before), diffSide(after), { before: 'default', after: dir });
   const walk = (performance.now() - started) / 1000;
   const s = seed();
   const next = prng(s);

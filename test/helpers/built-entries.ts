@@ -1,7 +1,7 @@
 /**
  * Vitest global set-up: the package's entries (tsup.config.ts) built from
  * the sources into a folder of this run, as `dist/` holds them, named by
- * $IPRECORD_BUILT_ENTRIES (`ownEntry` in src/threads.ts): compiler
+ * $IPRECORD_BUILT_ENTRIES (`ownEntry` in src/platform/threads.ts): compiler
  * processes and worker threads that tests start from the sources run them
  * rather than the TypeScript under tsx, which takes about a third of a
  * second longer to start each (about 130 compiler processes a run). The folder sits beside
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { build } from 'tsup';
 import type { TestProject } from 'vitest/node';
 import { ENTRIES, TARGET } from '../../tsup.config.js';
-import { BUILT_ENTRIES } from '../../src/threads.js';
+import { BUILT_ENTRIES } from '../../src/platform/threads.js';
 import { ROOT } from './env.js';
 
 /** Vitest runs a global set-up for the root and again for each project, in one process: one folder for them all. */

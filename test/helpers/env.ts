@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { BUILT_ENTRIES } from '../../src/threads.js';
+import { BUILT_ENTRIES } from '../../src/platform/threads.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -11,13 +11,14 @@
 
 import { Sources, type SourceFile } from '../../src/compile/sources.js';
 import { specialTable } from '../../src/ip/special.js';
-import { invalidIpMessage, privateIpMessage, reservedIpMessage } from '../../src/errors.js';
+import { invalidIpMessage, privateIpMessage, reservedIpMessage } from '../../src/contract/errors.js';
 import { parseIp } from '../../src/ip/address.js';
 import { carriesIpv4 } from '../../src/ip/embedded.js';
 import { formatCidr, formatIp } from '../../src/ip/format.js';
 import { classify, SpecialKind } from '../../src/ip/special.js';
 import type { Found } from '../../src/mmdb/reader.js';
-import { basicThreat, labelledThreat, threatOf, ThreatFlag } from '../../src/record/threat.js';
+import { basicThreat, labelledThreat, threatOf } from '../../src/record/threat.js';
+import { ThreatFlag } from '../../src/contract/template.js';
 import type { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
 import { datacenterLabels, PlaceSpread } from '../../src/compile/asn/evidence.js';

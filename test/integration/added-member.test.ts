@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-vi.mock('../../src/record/template.js', async (importOriginal) => {
-  const t = await importOriginal<typeof import('../../src/record/template.js')>();
+vi.mock('../../src/contract/template.js', async (importOriginal) => {
+  const t = await importOriginal<typeof import('../../src/contract/template.js')>();
   const entries = Object.entries(t.RECORD_TEMPLATE);
   const after = entries.findIndex(([k]) => k === 'region_type') + 1;
   const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['district', 'places'], ...entries.slice(after)]) as Record<string, string>;
@@ -27,11 +27,11 @@ vi.mock('../../src/record/template.js', async (importOriginal) => {
 const { Interner } = await import('../../src/compile/intern.js');
 const { CompiledDataset, internedSections } = await import('../../src/compile/write.js');
 const { CountryTable } = await import('../../src/country/facts.js');
-const { csvCells } = await import('../../src/engine-inside.js');
+const { csvCells } = await import('../../src/engine/inside.js');
 const { EXPORT_COLUMNS } = await import('../../src/export/record.js');
 const { openSync } = await import('../../src/index.js');
 const { FIELD_NAMES } = await import('../../src/record/fields.js');
-const { ByteWriter } = await import('../../src/record/writer.js');
+const { ByteWriter } = await import('../../src/text/writer.js');
 const { PACKAGE_ZONES } = await import('../../src/time/zone.js');
 
 describe('a member added to the template', () => {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAsn, wordsType } from '../../src/compile/asn/classify.js';
 import { ACCESS_PLACES, HOSTING_SHARE } from '../../src/dataset/layout.js';
 import { parseCidr } from '../../src/ip/address.js';
-import { defaultAsnSources } from '../../src/data.js';
+import { defaultAsnSources } from '../../src/dataset/defaults.js';
 import { open, type Engine } from '../../src/index.js';
 import { formatIp } from '../../src/ip/format.js';
 import { splitCsvLine } from '../../src/text/csv.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIELD_NAMES, open, type Engine } from '../../src/index.js';
 import { formatIp } from '../../src/ip/format.js';
-import { ByteWriter } from '../../src/record/writer.js';
+import { ByteWriter } from '../../src/text/writer.js';
 import { csvField } from '../../src/text/csv.js';
 import { seed, xorshift32 } from '../helpers/env.js';
-import { csvCells } from '../../src/engine-inside.js';
+import { csvCells } from '../../src/engine/inside.js';
 import { same } from '../helpers/check.js';
 
 let engine: Engine;

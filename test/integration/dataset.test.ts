@@ -30,9 +30,9 @@ import { specialTable } from '../../src/ip/special.js';
 import { Sources } from '../../src/compile/sources.js';
 import { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { seed, xorshift32 } from '../helpers/env.js';
-import { compiledDataset } from '../../src/engine-inside.js';
+import { compiledDataset } from '../../src/engine/inside.js';
 import { HEADER } from '../../src/dataset/layout.js';
-import type { AnswerOptions } from '../../src/engine.js';
+import type { AnswerOptions } from '../../src/engine/engine.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-dataset-'));
 const threatBin = join(dir, 'threat.bin');

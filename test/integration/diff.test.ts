@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildDataset, parseThreatConfig } from '../../src/build.js';
-import { openSync } from '../../src/engine.js';
-import { compiledDataset } from '../../src/engine-inside.js';
-import { DIFF_MEMBERS, diffEngines } from '../../src/dataset/diff.js';
+import { openSync } from '../../src/engine/engine.js';
+import { compiledDataset } from '../../src/engine/inside.js';
+import { DIFF_MEMBERS, diffEngines } from '../../src/evidence/diff.js';
 import { ROOT } from '../helpers/env.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { SMALL_SOURCES, testDb } from '../helpers/maxmind.js';
+import { diffSide } from '../../src/engine/inside.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +41,7 @@ describe('iprecord diff', () => {
     const a = openSync({ data: old });
     const b = openSync({ data: grown });
     try {
-      const r = diffEngines(a, b, { before: old, after: grown });
+      const r = diffEngines(diffSide(a), diffSide(b), { before: old, after: grown });
       // The /24 and the /48 turned Tor (and so anonymous); nothing else of the records changed.
       expect(r.members['threat.is_tor']).toEqual({ ipv4: 256, ipv6_48s: 1 });
       expect(r.members['threat.is_anonymous']).toEqual({ ipv4: 256, ipv6_48s: 1 });
@@ -63,10 +64,10 @@ describe('iprecord diff', () => {
     const a = openSync({ data: dbip });
     const b = openSync({ data: geoip });
     try {
-      const r = diffEngines(a, b);
+      const r = diffEngines(diffSide(a), diffSide(b));
       // Same databases on both sides: nothing changed.
       const again = openSync({ data: dbip });
-      expect(diffEngines(a, again).changed).toEqual({ ipv4: 0, ipv6_48s: 0 });
+      expect(diffEngines(diffSide(a), diffSide(again)).changed).toEqual({ ipv4: 0, ipv6_48s: 0 });
       again.close();
       // The reference: every interval between the two datasets' range starts, looked up at its first address (no
       // record read once per row), its size added to each member answered otherwise.

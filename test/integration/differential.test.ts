@@ -8,7 +8,7 @@ import { Reader } from 'mmdb-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { splitCsvLine } from '../../src/text/csv.js';
 import { toBigInt, fromBigInt } from '../../src/ip/ranges.js';
-import { defaultAsnSources, defaultGeoPaths } from '../../src/data.js';
+import { defaultAsnSources, defaultGeoPaths } from '../../src/dataset/defaults.js';
 import { isIprecordError, open, type Engine } from '../../src/index.js';
 import { parseIp } from '../../src/ip/address.js';
 import { formatIp } from '../../src/ip/format.js';

@@ -19,7 +19,7 @@ import {
   type IpRecord,
   type LookupOptions,
 } from '../../src/index.js';
-import { recordBytes } from '../../src/engine-inside.js';
+import { recordBytes } from '../../src/engine/inside.js';
 import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';

@@ -20,7 +20,7 @@ import type { IpVersion } from '../../src/ip/parse.js';
 import { NO_ROUTE } from '../../src/dataset/format.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { SMALL } from '../helpers/maxmind.js';
-import { compiledDataset } from '../../src/engine-inside.js';
+import { compiledDataset } from '../../src/engine/inside.js';
 
 /** Walks the export ranges of an engine's dataset (of one family or both), looking up one range in `every` and each one split for its route. */
 function walk(engine: Engine, every: number, family?: IpVersion) {

@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { Reader } from 'mmdb-lib';
 import { describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/index.js';
-import { ExportError, InvalidIpError, isIprecordError, type IprecordError } from '../../src/errors.js';
+import { ExportError, InvalidIpError, isIprecordError, type IprecordError } from '../../src/contract/errors.js';
 import { EXPORT_COLUMNS, flatten, staticRecord, withoutNulls, type StaticRecord } from '../../src/export/record.js';
 import { parseIp } from '../../src/ip/address.js';
 import { carriesIpv4 } from '../../src/ip/embedded.js';

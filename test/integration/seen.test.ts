@@ -19,7 +19,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../src/compile/feeds/seen.js';
 import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
-import { dayText } from '../../src/dataset/seen.js';
+import { dayText } from '../../src/evidence/seen.js';
 import { SEEN_FILE } from '../../src/dataset/store.js';
 import { open } from '../../src/index.js';
 import { prng, seed } from '../helpers/env.js';

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, isIprecordError, open, openSync, type Engine, type IpRecord, type OpenOptions } from '../../src/index.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
 import { seed } from '../helpers/env.js';
-import { startWorker } from '../../src/threads.js';
+import { startWorker } from '../../src/platform/threads.js';
 
 const fixture = (name: string) => join(FIXTURES_DIR, 'test-data', name);
 

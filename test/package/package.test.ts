@@ -50,9 +50,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * types in both type files: about 7 kB); 1 062 kB with a second location
  * database's country in explain() and `diff` of two location databases
  * (about 4 kB); 1 064 kB with IPv6 text written canonically kept as it is
- * (its comparison with the RFC 5952 text, in each bundle: about 1 kB).
+ * (its comparison with the RFC 5952 text, in each bundle: about 1 kB);
+ * 1 066 kB with the sources in rooms (src/engine/, evidence/, contract/,
+ * platform/: the bundles' chunks cut anew, 1 065 158 bytes).
  */
-const UNPACKED_BUDGET = 1_064_000;
+const UNPACKED_BUDGET = 1_066_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {

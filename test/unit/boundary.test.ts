@@ -16,7 +16,17 @@ const SRC = join(ROOT, 'src');
 const BUILD = join(SRC, 'compile') + '/';
 
 /** The runtime's entry modules: the package's front door (`iprecord`), its exports and server, and their worker threads. */
-const RUNTIME = ['index.ts', 'export.ts', 'engine.ts', 'default-engine.ts', 'server/index.ts', 'export/index.ts', 'dataset/verify-worker.ts', 'cli/enrich-worker.ts', 'export/parquet-worker.ts'];
+const RUNTIME = [
+  'index.ts',
+  'export.ts',
+  'engine/engine.ts',
+  'engine/default.ts',
+  'server/index.ts',
+  'export/index.ts',
+  'dataset/verify-worker.ts',
+  'cli/enrich-worker.ts',
+  'export/parquet-worker.ts',
+];
 
 /** The modules a module names: its imports, static, dynamic and type-only (a type of the compiler's is build code too), as source paths. */
 function loads(file: string): string[] {
@@ -86,5 +96,73 @@ describe('the runtime and the compiler', () => {
       }
     }
     console.log(`import 'iprecord' loads ${index.size} files of dist/, ${[...index].reduce((n, f) => n + text(f).length, 0)} bytes`);
+  });
+});
+
+/**
+ * The rooms of src/, top to bottom (docs/development.md has the map): a
+ * module imports only modules of its own room or of a room below it, so
+ * no import runs back up a layer and no two rooms import each other. The
+ * root holds only the package's entry points.
+ */
+const ROOMS = [
+  ['.', 'entry points'],
+  ['cli', 'shells'],
+  ['server', 'shells'],
+  ['export', 'exports of a compiled dataset'],
+  ['engine', 'the engine'],
+  ['compile', 'build time'],
+  ['evidence', 'explain, seen, diff, compare'],
+  ['record', 'records assembled from the dataset'],
+  ['dataset', 'the file format and its readers'],
+  ['time', 'leaves'],
+  ['mmdb', 'leaves'],
+  ['country', 'leaves'],
+  ['text', 'leaves'],
+  ['ip', 'leaves'],
+  ['files', 'leaves'],
+  ['platform', 'leaves'],
+  ['contract', 'the record stated: template, types, errors'],
+] as const;
+
+/** Every .ts file under a folder. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+/** The room of a source file: its first folder under src/, or `.` for the root. */
+const roomOf = (file: string): string => {
+  const parts = relative(SRC, file).split('/');
+  return parts.length === 1 ? '.' : parts[0];
+};
+
+describe('the rooms of src/', () => {
+  const rank = new Map<string, number>(ROOMS.map(([room], i) => [room, i]));
+  const files = sources(SRC);
+
+  it('every room is in the map, and the root holds only entry points', () => {
+    expect([...new Set(files.map(roomOf))].filter((r) => !rank.has(r))).toEqual([]);
+    expect(
+      files
+        .filter((f) => roomOf(f) === '.')
+        .map((f) => relative(SRC, f))
+        .sort(),
+    ).toEqual(['build.ts', 'export.ts', 'index.ts']);
+  });
+
+  it('no import runs back up a layer (static, dynamic or type-only)', () => {
+    const up: string[] = [];
+    let seen = 0;
+    for (const file of files) {
+      for (const target of loads(file)) {
+        if (!target.startsWith(SRC + '/') || !existsSync(target)) continue;
+        seen++;
+        const [from, to] = [roomOf(file), roomOf(target)];
+        if (from !== to && rank.get(to)! <= rank.get(from)!) up.push(`${relative(SRC, file)} (${from}) -> ${relative(SRC, target)} (${to})`);
+      }
+    }
+    expect(up).toEqual([]);
+    // The walk read the imports (a broken pattern would see none and pass).
+    expect(seen).toBeGreaterThan(500);
   });
 });

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ENTRIES } from '../../tsup.config.js';
-import { BUILT_ENTRIES, ownEntry, threadOptions, withoutLoaders } from '../../src/threads.js';
+import { BUILT_ENTRIES, ownEntry, threadOptions, withoutLoaders } from '../../src/platform/threads.js';
 import { ROOT } from '../helpers/env.js';
 
 describe('worker options', () => {

@@ -25,7 +25,7 @@
  * (`evidence.ts`): a network spread over many places is an access carrier.
  */
 
-import type { AsnType } from '../../types.js';
+import type { AsnType } from '../../contract/types.js';
 
 /** Organisations by name, for those whose names do not say what they do. */
 const BRANDS: readonly (readonly [RegExp, AsnType])[] = [

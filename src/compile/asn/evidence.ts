@@ -19,7 +19,8 @@
  * (`registry.ts`). Build time only.
  */
 
-import { labelledThreat, ThreatFlag } from '../../record/threat.js';
+import { labelledThreat } from '../../record/threat.js';
+import { ThreatFlag } from '../../contract/template.js';
 import type { ThreatTree } from '../feeds/tree.js';
 import type { Location, NetworkOwner } from '../sources.js';
 import { namedType } from './classify.js';

@@ -20,8 +20,8 @@
  */
 
 import { readRegular, withoutBom } from '../../files/read.js';
-import { InvalidDatasetError } from '../../errors.js';
-import type { AsnType } from '../../types.js';
+import { InvalidDatasetError } from '../../contract/errors.js';
+import type { AsnType } from '../../contract/types.js';
 
 const TYPES: Readonly<Record<string, AsnType>> = {
   'Cable/DSL/ISP': 'isp',

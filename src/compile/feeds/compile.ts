@@ -23,7 +23,7 @@
  * upper part.
  */
 
-import type { Category } from '../../record/threat.js';
+import type { Category } from '../../contract/template.js';
 import { coverage4, fromLayer, join4, span6, type Layer4 } from './prepare.js';
 import { byValue, type RangeList, union } from './ranges.js';
 import { RangeList6, Ranks6 } from './ranges6.js';

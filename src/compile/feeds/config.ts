@@ -28,9 +28,9 @@
 import { defaultWidest, type Widest } from './widest.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { readRegularText, unreadableReason, withoutBom } from '../../files/read.js';
-import { InvalidOptionsError } from '../../errors.js';
-import { CATEGORIES, type Category } from '../../record/threat.js';
-import type { Blocklist } from '../../types.js';
+import { InvalidOptionsError } from '../../contract/errors.js';
+import { CATEGORIES, type Category } from '../../contract/template.js';
+import type { Blocklist } from '../../contract/types.js';
 import DEFAULT_FEEDS from './default-feeds.json';
 import { FEED_FORMATS, type FeedFormat, type ParseOptions } from './parse.js';
 

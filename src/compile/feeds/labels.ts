@@ -4,7 +4,7 @@
  * counted once, flags, evidence, hit count, blocklists).
  */
 
-import { CATEGORIES, categoryFlag, type Category } from '../../record/threat.js';
+import { CATEGORIES, categoryFlag, type Category } from '../../contract/template.js';
 import { overlay, RangeList } from './ranges.js';
 
 export interface Layer {

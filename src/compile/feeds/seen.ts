@@ -11,16 +11,16 @@
  * forgotten; what is new is first seen at this download. A first build
  * marks everything first seen at its downloads. A list the configuration
  * no longer has is not carried. Days are UTC days since 1970.
- * The file's format and its reader: `dataset/seen.ts`. Build time only.
+ * The file's format and its reader: `evidence/seen.ts`. Build time only.
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeSeen, KEEP_DAYS, type SeenList } from '../../dataset/seen.js';
+import { decodeSeen, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
 import { SEEN_FILE } from '../../dataset/store.js';
 import type { Prepared } from './prepare.js';
 
-export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../dataset/seen.js';
+export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
 
 /** a + b of two numbers or of two bigints (one type at a time: `+` takes both). */
 const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;

@@ -45,7 +45,7 @@
  */
 
 import { endianness } from 'node:os';
-import { InvalidDatasetError } from '../../errors.js';
+import { InvalidDatasetError } from '../../contract/errors.js';
 import type { RangeList6 } from './ranges6.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
 

@@ -4,9 +4,9 @@
  */
 
 import { wholeFileCrc } from '../../files/checksum.js';
-import { InvalidDatasetError } from '../../errors.js';
+import { InvalidDatasetError } from '../../contract/errors.js';
 import type { IpVersion } from '../../ip/parse.js';
-import type { Blocklist } from '../../types.js';
+import type { Blocklist } from '../../contract/types.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
 import { BLOCK, BUCKETS, CRC_AT, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE } from './tree-format.js';
 

@@ -16,7 +16,7 @@ import { formatIp } from '../../ip/format.js';
 import type { IpVersion } from '../../ip/parse.js';
 import { fromBigInt, toBigInt } from '../../ip/ranges.js';
 import { IPV4_REGISTRY, IPV6_REGISTRY } from '../../ip/special.js';
-import type { Category } from '../../record/threat.js';
+import type { Category } from '../../contract/template.js';
 
 /** The shortest prefix of each family an entry's public space may match. */
 export interface Widest {

@@ -3,7 +3,7 @@
  * shape of its first record; and which roles each schema can fill.
  */
 
-import { InvalidDatasetError } from '../../errors.js';
+import { InvalidDatasetError } from '../../contract/errors.js';
 import type { MmdbFile } from '../../mmdb/reader.js';
 import { isRow } from './adapters/values.js';
 import type { Role, Schema } from './facts.js';

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrich, enrichBatch, type BatchOutput, type BatchRunner, type Chunk, type RowConfig } from '../../../src/cli/enrich.js';
 import { ADDRESS_PATHS, withoutPort } from '../../../src/cli/row-address.js';
-import { openSync, type Engine } from '../../../src/engine.js';
+import { openSync, type Engine } from '../../../src/engine/engine.js';
 import { seed, unicastV4, xorshift32 } from '../../helpers/env.js';
 
 let engine: Engine;

@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { hasSubdivisions, matchRegion, subdivisionType } from '../../../src/country/regions.js';
 import { normalizeRegion } from '../../../src/country/normalize.js';
 import { COUNTRY, CTY, LOC, LOCATION, PL, PLACE, RECORD } from '../../../src/dataset/layout.js';
-import { compiledDataset } from '../../../src/engine-inside.js';
+import { compiledDataset } from '../../../src/engine/inside.js';
 import { openSync } from '../../../src/index.js';
 import { formatIp } from '../../../src/ip/format.js';
 import { ROOT } from '../../helpers/env.js';

@@ -25,11 +25,11 @@ import {
   readCounts,
   TABLES,
   THR,
+  findRange,
 } from '../../../src/dataset/format.js';
 import { PART_COLUMNS } from '../../../src/dataset/parts.js';
 import { OTHER } from '../../../src/dataset/text.js';
-import { findRange } from '../../../src/dataset/render.js';
-import { InvalidDatasetError } from '../../../src/errors.js';
+import { InvalidDatasetError } from '../../../src/contract/errors.js';
 import { specialTable } from '../../../src/ip/special.js';
 import { Sources } from '../../../src/compile/sources.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';

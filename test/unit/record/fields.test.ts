@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FIELD_NAMES, parseFields } from '../../../src/record/fields.js';
-import { InvalidFieldError } from '../../../src/errors.js';
+import { InvalidFieldError } from '../../../src/contract/errors.js';
 import { seed } from '../../helpers/env.js';
 
 /** A name as a caller may write it: a field, with spaces around, blank, or repeated. */

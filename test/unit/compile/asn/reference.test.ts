@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { classifyAsn, classifyByWords } from '../../../../src/compile/asn/classify.js';
-import { defaultAsnSources } from '../../../../src/data.js';
+import { defaultAsnSources } from '../../../../src/dataset/defaults.js';
 import { splitCsvLine } from '../../../../src/text/csv.js';
 import { ROOT } from '../../../helpers/env.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_REGISTRY_BYTES, readRegistry } from '../../../../src/compile/asn/registry.js';
-import { InvalidDatasetError } from '../../../../src/errors.js';
+import { InvalidDatasetError } from '../../../../src/contract/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-registry-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

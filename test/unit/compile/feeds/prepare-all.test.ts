@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareAll } from '../../../../src/compile/feeds/build.js';
-import { PoolWorker } from '../../../../src/threads.js';
+import { PoolWorker } from '../../../../src/platform/threads.js';
 import { prepareFeed, type Prepared, type PrepareTask } from '../../../../src/compile/feeds/prepare.js';
 import { Worker } from 'node:worker_threads';
 

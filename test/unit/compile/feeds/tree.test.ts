@@ -1,8 +1,9 @@
 import { wholeFileCrc } from '../../../../src/files/checksum.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidDatasetError } from '../../../../src/errors.js';
-import { buildThreat, CATEGORIES, scoresOf, type Category } from '../../../../src/record/threat.js';
+import { InvalidDatasetError } from '../../../../src/contract/errors.js';
+import { buildThreat, scoresOf } from '../../../../src/record/threat.js';
+import { CATEGORIES, type Category } from '../../../../src/contract/template.js';
 import { compileThreat, type CompileFeed } from '../../../../src/compile/feeds/compile.js';
 import { coveredAddresses, layers4 } from '../../../../src/compile/feeds/prepare.js';
 import { RangeList } from '../../../../src/compile/feeds/ranges.js';

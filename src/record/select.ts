@@ -6,16 +6,16 @@
  * no record, no `asn` or `time_zone` object unless one is chosen.
  */
 
-import { InvalidFieldError } from '../errors.js';
+import { InvalidFieldError } from '../contract/errors.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type AsnMember, type PlaceMember, type RecordMember } from '../record/template.js';
-import { threatOf } from '../record/threat.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type AsnMember, type PlaceMember, type RecordMember } from '../contract/template.js';
+import { threatOf } from './threat.js';
 import { nowMicros, type ZoneClock } from '../time/zone.js';
-import type { FieldName, IpRecord, Threat } from '../types.js';
+import type { FieldName, IpRecord, Threat } from '../contract/types.js';
 import type { Countries, CountryRow } from './countries.js';
 import { asnObject, carrierObject } from './objects.js';
-import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
+import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from '../dataset/format.js';
 
 /** What a path's reader reads: the range of the address and what changes per lookup (reused from lookup to lookup). */
 export interface Reading {

@@ -6,11 +6,11 @@
  * the file.
  */
 
-import { countryRuns, flagPath, type RecordMember } from '../record/template.js';
-import type { IpRecord } from '../types.js';
+import { countryRuns, flagPath, type RecordMember } from '../contract/template.js';
+import type { IpRecord } from '../contract/types.js';
 import { csvField } from '../text/csv.js';
-import { textWords, type Words } from '../record/words.js';
-import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from './format.js';
+import { textWords, type Words } from '../text/words.js';
+import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from '../dataset/format.js';
 
 /** A country row decoded. */
 export interface CountryRow {

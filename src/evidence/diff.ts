@@ -14,13 +14,11 @@
 import { readFileSync } from 'node:fs';
 import { writeAtomic } from '../files/write.js';
 import { join } from 'node:path';
-import type { Engine } from '../engine.js';
-import { compiledDataset } from '../engine-inside.js';
-import { THREAT_FLAGS } from '../record/template.js';
+import { THREAT_FLAGS } from '../contract/template.js';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt } from '../ip/ranges.js';
-import { CHANGES_FILE, MANIFEST_FILE, type Changes, type Space } from './store.js';
-import type { Dataset } from './format.js';
+import { CHANGES_FILE, MANIFEST_FILE, type Changes, type Space } from '../dataset/store.js';
+import type { Dataset } from '../dataset/format.js';
 
 /** The members compared, as `select()` names them. */
 export const DIFF_MEMBERS: readonly string[] = ['country_code', 'region', 'city', 'asn.asn', 'asn.type', 'time_zone.name', ...THREAT_FLAGS.map((f) => `threat.${f}`)];
@@ -60,22 +58,32 @@ class Values {
   }
 }
 
+/**
+ * One side of a diff: its compiled dataset, and chosen members of the
+ * record of an address, errors as values (an engine's `select(paths).try`;
+ * `engine/inside.ts`'s `diffSide` makes one of an engine).
+ */
+export interface DiffSide {
+  readonly dataset: Dataset;
+  pick(paths: readonly string[]): (ip: string) => unknown;
+}
+
 /** A row not read yet. */
 const UNREAD = 0xffffffff;
 
 /** One side: its dataset and each record row's answers as value ids (read once, at the first address found with that row). */
 class Side {
   readonly ds: Dataset;
-  private readonly pick: ReturnType<Engine['select']>;
+  private readonly pick: (ip: string) => unknown;
   /** Per record row, PATHS.length value ids; the first UNREAD until read. */
   private readonly rows: Uint32Array;
 
   constructor(
-    engine: Engine,
+    side: DiffSide,
     private readonly values: Values,
   ) {
-    this.ds = compiledDataset(engine);
-    this.pick = engine.select(PATHS);
+    this.ds = side.dataset;
+    this.pick = side.pick(PATHS);
     this.rows = new Uint32Array(this.ds.recordCount * PATHS.length).fill(UNREAD);
   }
 
@@ -83,7 +91,7 @@ class Side {
   at(ref: number, ip: () => string): number {
     const base = (ref >>> 8) * PATHS.length;
     if (this.rows[base] === UNREAD) {
-      const r = this.pick.try(ip()) as Record<string, unknown>;
+      const r = this.pick(ip()) as Record<string, unknown>;
       // An error is of the address (special space), not of the row: it is not kept.
       if ('message' in r && 'status' in r) return -1;
       for (let k = 0; k < PATHS.length; k++) this.rows[base + k] = this.values.id(r[PATHS[k]]);
@@ -97,7 +105,7 @@ class Side {
 }
 
 /** Compares what two engines answer, over every address. */
-export function diffEngines(before: Engine, after: Engine, builds?: { readonly before: string; readonly after: string }): DiffResult {
+export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readonly before: string; readonly after: string }): DiffResult {
   const values = new Values();
   const a = new Side(before, values);
   const b = new Side(after, values);
@@ -260,17 +268,17 @@ export interface SampleChanges {
 }
 
 /** Looks every address of `ips` up on both sides: what changes for that traffic. */
-export function diffSample(before: Engine, after: Engine, ips: Iterable<string>): SampleChanges {
-  const pa = before.select(DIFF_MEMBERS);
-  const pb = after.select(DIFF_MEMBERS);
+export function diffSample(before: DiffSide, after: DiffSide, ips: Iterable<string>): SampleChanges {
+  const pa = before.pick(DIFF_MEMBERS);
+  const pb = after.pick(DIFF_MEMBERS);
   const members: Record<string, { changed: number; examples: { ip: string; before: unknown; after: unknown }[] }> = Object.fromEntries(DIFF_MEMBERS.map((m) => [m, { changed: 0, examples: [] }]));
   let addresses = 0;
   let answered = 0;
   let changed = 0;
   for (const ip of ips) {
     addresses++;
-    const x = pa.try(ip) as Record<string, unknown>;
-    const y = pb.try(ip) as Record<string, unknown>;
+    const x = pa(ip) as Record<string, unknown>;
+    const y = pb(ip) as Record<string, unknown>;
     if ('status' in x || 'status' in y) continue;
     answered++;
     let any = false;

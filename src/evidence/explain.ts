@@ -4,25 +4,39 @@
  * came from, and each threat list that holds the address (or held it in
  * the last 90 days), with the list's range that holds it, when the list
  * first and last held it, and the day of its latest download (the build's
- * `seen.bin`, `dataset/seen.ts`).
+ * `seen.bin`, `evidence/seen.ts`).
  */
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ACCESS_PLACES, type Dataset, HOSTING_SHARE, LOC, LOCATION, NET_TYPED_BY, NETWORK, PLACE_SHARE, readTypedBy, RECORD, type TypedBy, ZONE_FROM, type ZoneFrom } from './dataset/format.js';
+import {
+  ACCESS_PLACES,
+  type Dataset,
+  HOSTING_SHARE,
+  LOC,
+  LOCATION,
+  NET_TYPED_BY,
+  NETWORK,
+  PLACE_SHARE,
+  readTypedBy,
+  RECORD,
+  type TypedBy,
+  ZONE_FROM,
+  type ZoneFrom,
+  findRange,
+} from '../dataset/format.js';
 import type { Compared, CountryAgreement } from './compare.js';
-import { findRange } from './dataset/render.js';
-import { memoryMapper } from './native.js';
-import { dayText, seenAt } from './dataset/seen.js';
-import { SEEN_FILE } from './dataset/store.js';
-import type { EngineInfo } from './info.js';
-import type { Category } from './record/threat.js';
-import type { DatabaseInfo } from './snapshot.js';
-import { parseIp } from './ip/address.js';
-import { carriesIpv4 } from './ip/embedded.js';
-import { formatIp } from './ip/format.js';
-import { fromBigInt, rangeToCidrs } from './ip/ranges.js';
-import type { IpRecord } from './types.js';
+import { memoryMapper } from '../platform/native.js';
+import { dayText, seenAt } from './seen.js';
+import { SEEN_FILE } from '../dataset/store.js';
+import type { Category } from '../contract/template.js';
+import type { DatabaseInfo } from '../dataset/layout.js';
+import type { ZoneRulesInfo } from '../time/zone.js';
+import { parseIp } from '../ip/address.js';
+import { carriesIpv4 } from '../ip/embedded.js';
+import { formatIp } from '../ip/format.js';
+import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
+import type { IpRecord } from '../contract/types.js';
 
 /** A threat list that holds the address, or held it in the last 90 days. */
 export interface ListEvidence {
@@ -82,8 +96,8 @@ export interface Explanation {
   /** The location and network databases the record comes from, and the time zone rules it follows. */
   readonly sources: {
     readonly databases: readonly DatabaseInfo[];
-    readonly timeZones: EngineInfo['timeZones'];
-    readonly threat: EngineInfo['threat'];
+    readonly timeZones: ZoneRulesInfo;
+    readonly threat: ExplainedInfo['threat'];
     /** Where the country's facts and the region's code come from (`FACT_SOURCES`). */
     readonly facts: typeof FACT_SOURCES;
   };
@@ -114,12 +128,21 @@ export function seenPath(build: string | null, threatPath: string | null): strin
   return threatPath === null ? null : join(dirname(threatPath), SEEN_FILE);
 }
 
+/** What an explanation reads of the engine's `info()` (its `EngineInfo` has these members). */
+export interface ExplainedInfo {
+  readonly databases: readonly DatabaseInfo[];
+  readonly timeZones: ZoneRulesInfo;
+  /** The compiled threat feeds in use, when any. */
+  readonly threat: { readonly path: string; readonly builtAt: string } | null;
+  readonly feeds: readonly { readonly name: string; readonly categories: readonly Category[] }[];
+}
+
 /**
  * The explanation of `record`, the answer for `ip` from `ds`, from what
  * `info` says is loaded, the build's seen.bin at `seen` and the location
  * databases `compared`.
  */
-export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: EngineInfo, seen: string | null, compared: Compared | null): Explanation {
+export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: ExplainedInfo, seen: string | null, compared: Compared | null): Explanation {
   const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat, facts: FACT_SOURCES };
   const a = parseIp(ip)!;
   // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
@@ -155,7 +178,7 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
 }
 
 /** What a network row's `typedBy` word says, in words. */
-function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: EngineInfo, held: readonly ListEvidence[] | null): AsnTypeEvidence {
+function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: ExplainedInfo, held: readonly ListEvidence[] | null): AsnTypeEvidence {
   const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default';
   const percent = (x: number) => `${Math.round(x * 100)} %`;
   const here = (held ?? []).filter((l) => l.listed && l.categories.includes('datacenter')).map((l) => l.name);

@@ -8,8 +8,8 @@
  * each swap and stop.
  */
 
-import { changedInPlace } from './dataset/integrity.js';
-import { ClosedError, InvalidDatasetError } from './errors.js';
+import { changedInPlace } from '../dataset/integrity.js';
+import { ClosedError, InvalidDatasetError } from '../contract/errors.js';
 import type { ResolvedOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
 

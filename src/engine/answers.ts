@@ -6,18 +6,18 @@
  * the render state and the scratch buffer are reused.
  */
 
-import { specialTable } from './ip/special.js';
-import { AddressCheck, Parsed } from './ip/check.js';
-import { ByteWriter } from './record/writer.js';
-import { textWords } from './record/words.js';
-import { findRange, type RenderState } from './dataset/render.js';
-import { RECORD, THR, THREAT, type Dataset } from './dataset/format.js';
-import { CountWindow } from './record/count.js';
-import { compileCells } from './dataset/cells.js';
-import { compileSelection, fieldSelection, type Reading } from './dataset/select.js';
+import { specialTable } from '../ip/special.js';
+import { AddressCheck, Parsed } from '../ip/check.js';
+import { ByteWriter } from '../text/writer.js';
+import { textWords } from '../text/words.js';
+import type { RenderState } from '../record/render.js';
+import { RECORD, THR, THREAT, type Dataset, findRange } from '../dataset/format.js';
+import { CountWindow } from '../record/count.js';
+import { compileCells } from '../record/cells.js';
+import { compileSelection, fieldSelection, type Reading } from '../record/select.js';
 import type { Snapshot } from './snapshot.js';
-import { nowMicros } from './time/zone.js';
-import type { FieldName, IpRecord, Threat } from './types.js';
+import { nowMicros } from '../time/zone.js';
+import type { FieldName, IpRecord, Threat } from '../contract/types.js';
 
 /** How a record is answered for one caller (the server's keys and plans). */
 export interface AnswerOptions {

@@ -12,7 +12,7 @@
  * are UTC days since 1970.
  */
 
-import { InvalidDatasetError } from '../errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 
 /** Days a range stays after the last download that held it. */
 export const KEEP_DAYS = 90;

@@ -7,10 +7,10 @@
  * cells; anything else from the value its reader reads (`select.ts`).
  */
 
-import { ByteWriter } from '../record/writer.js';
-import { LOCATION_MEMBERS, RECORD_TEMPLATE, type LocationMember, type RecordMember } from '../record/template.js';
+import { ByteWriter } from '../text/writer.js';
+import { LOCATION_MEMBERS, RECORD_TEMPLATE, type LocationMember, type RecordMember } from '../contract/template.js';
 import { csvField } from '../text/csv.js';
-import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT } from './format.js';
+import { CARRIER_AT, COUNTRY_VALUES, LOC, NET, NO_ZONE, PL, RECORD, THR, THREAT } from '../dataset/format.js';
 import { ByteSink, writeAsn } from './render.js';
 import { country, hasCarrier, loc, momentOf, net, pathReader, place, routed, type Reading } from './select.js';
 

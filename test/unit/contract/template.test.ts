@@ -8,13 +8,13 @@ import type { Location, NetworkOwner } from '../../../src/compile/sources.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
 import { Dataset, NO_ROUTE, THR, THREAT, TYPED_BY, ZONE_FROM } from '../../../src/dataset/format.js';
 import { formatCidr, formatIp } from '../../../src/ip/format.js';
-import { RecordObjects } from '../../../src/dataset/objects.js';
-import type { RenderState } from '../../../src/dataset/render.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, countryRuns, flagPath, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../../../src/record/template.js';
-import { ByteWriter } from '../../../src/record/writer.js';
-import { textWords } from '../../../src/record/words.js';
+import { RecordObjects } from '../../../src/record/objects.js';
+import type { RenderState } from '../../../src/record/render.js';
+import { ASN_MEMBERS, CARRIER_MEMBERS, countryRuns, flagPath, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../../../src/contract/template.js';
+import { ByteWriter } from '../../../src/text/writer.js';
+import { textWords } from '../../../src/text/words.js';
 import { ZoneClock } from '../../../src/time/zone.js';
-import type { IpRecord, Threat } from '../../../src/types.js';
+import type { IpRecord, Threat } from '../../../src/contract/types.js';
 import { seed } from '../../helpers/env.js';
 
 /** Any text: ASCII, text beyond the BMP, lone surrogates, control characters, quotes and backslashes. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { byteText } from '../../../src/record/bytes.js';
-import { ByteWriter } from '../../../src/record/writer.js';
+import { ByteWriter } from '../../../src/text/writer.js';
 import { csvField } from '../../../src/text/csv.js';
 import { seed } from '../../helpers/env.js';
 

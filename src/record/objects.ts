@@ -13,10 +13,10 @@
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import type { ZoneClock } from '../time/zone.js';
-import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../types.js';
+import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../contract/types.js';
 import { Countries } from './countries.js';
-import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from './format.js';
-import type { ByteWriter } from '../record/writer.js';
+import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from '../dataset/format.js';
+import type { ByteWriter } from '../text/writer.js';
 import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
 
 /** The `asn` object of a network row (at `net`) with a route, made per lookup (it holds the route). */

@@ -66,6 +66,9 @@ export function memberText(key: string, first = false): string {
   return (first ? '{' : ',') + JSON.stringify(key) + ':';
 }
 
+/** Where `flag` points by default: the flag's path is put after it (an option of `open()`, `flagBaseUrl`). */
+export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
+
 /** `flag` after its base URL, for a country code. */
 export function flagPath(countryCode: string): string {
   return `/${countryCode.toLowerCase()}.png`;
@@ -99,4 +102,25 @@ export function countryRuns(value: (key: RecordMember) => string, countryCode: s
   }
   if (run !== null) runs.push(run);
   return runs;
+}
+
+/** Categories, as bits of a flags mask. */
+export const enum ThreatFlag {
+  Bogon = 1,
+  Datacenter = 2,
+  Tor = 4,
+  Vpn = 8,
+  Proxy = 16,
+  Relay = 32,
+  Attacker = 64,
+  Abuser = 128,
+}
+
+/** Category names, in bit order (`ThreatFlag` 1, 2, 4, ...). */
+export const CATEGORIES = ['bogon', 'datacenter', 'tor', 'vpn', 'proxy', 'icloud_relay', 'attacker', 'abuser'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+/** The flag bit of a category. */
+export function categoryFlag(c: Category): number {
+  return 1 << CATEGORIES.indexOf(c);
 }

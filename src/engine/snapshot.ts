@@ -4,23 +4,18 @@
  */
 
 import { join } from 'node:path';
-import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from './dataset/load.js';
-import { ensureDataset } from './dataset/locate.js';
+import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from '../dataset/load.js';
+import { ensureDataset } from '../dataset/locate.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import { previousBuild, readManifest, resolveDataset, type Manifest } from './dataset/store.js';
-import { Dataset, type SourceInfo } from './dataset/format.js';
-import { RecordObjects } from './dataset/objects.js';
-import { memoryMapper, type Mapper } from './native.js';
-import { isSealed, removeSeal, writeSeal } from './dataset/seal.js';
-import { setAside } from './dataset/integrity.js';
-import { verifyOffThread } from './dataset/verify-thread.js';
-import { ZoneClock } from './time/zone.js';
-
-/** A database the dataset in use was compiled from, for `info()`. */
-export interface DatabaseInfo extends SourceInfo {
-  /** When the dataset was read (a reload keeps the bytes of a file that did not change). */
-  readonly readAt: string;
-}
+import { previousBuild, readManifest, resolveDataset, type Manifest } from '../dataset/store.js';
+import { Dataset } from '../dataset/format.js';
+import type { DatabaseInfo } from '../dataset/layout.js';
+import { RecordObjects } from '../record/objects.js';
+import { memoryMapper, type Mapper } from '../platform/native.js';
+import { isSealed, removeSeal, writeSeal } from '../dataset/seal.js';
+import { setAside } from '../dataset/integrity.js';
+import { verifyOffThread } from '../dataset/verify-thread.js';
+import { ZoneClock } from '../time/zone.js';
 
 /** The memory mapper when the options ask for maps and the addon is there, else null (files are read). */
 function mapperFor(options: ResolvedOptions): Mapper | null {

@@ -6,13 +6,12 @@
  * against the record's. No lookup reads them.
  */
 
-import { COUNTRY, CTY, Dataset, LOC, LOCATION, RECORD } from './dataset/format.js';
-import { bytesSync, withFile } from './dataset/load.js';
-import { ensureDataset } from './dataset/locate.js';
-import { findRange } from './dataset/render.js';
-import { isSealed, writeSeal } from './dataset/seal.js';
-import { memoryMapper } from './native.js';
-import type { IpVersion } from './ip/parse.js';
+import { COUNTRY, CTY, Dataset, LOC, LOCATION, RECORD, findRange } from '../dataset/format.js';
+import { bytesSync, withFile } from '../dataset/load.js';
+import { ensureDataset } from '../dataset/locate.js';
+import { isSealed, writeSeal } from '../dataset/seal.js';
+import { memoryMapper } from '../platform/native.js';
+import type { IpVersion } from '../ip/parse.js';
 
 /** What one compared database says of an address's country. */
 export interface CountryAgreement {

@@ -3,8 +3,9 @@
  * that the lookup path reads plain fields.
  */
 
-import { defaultDataDir } from './dataset/store.js';
-import { InvalidOptionsError } from './errors.js';
+import { defaultDataDir } from '../dataset/store.js';
+import { InvalidOptionsError } from '../contract/errors.js';
+import { DEFAULT_FLAG_BASE_URL } from '../contract/template.js';
 
 export interface OpenOptions {
   /**
@@ -207,7 +208,6 @@ const OPTION_NAMES: readonly string[] = [
   'shared',
 ] satisfies readonly (keyof OpenOptions)[];
 
-export const DEFAULT_FLAG_BASE_URL = 'https://flagcdn.com/w320';
 export const DEFAULT_STALE_AFTER_DAYS = 7;
 
 function paths(value: unknown, name: string): readonly string[] | null {

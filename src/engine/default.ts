@@ -4,7 +4,7 @@
  */
 
 import { openSync, type Engine, type LookupOptions } from './engine.js';
-import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
+import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from '../contract/types.js';
 
 let engine: Engine | null = null;
 

@@ -4,10 +4,27 @@
  * networks.
  */
 
-import type { Currency, Language } from './country/facts.js';
-import type { TimeZone } from './time/zone.js';
+export interface Language {
+  readonly name: string;
+  readonly native: string;
+  readonly code: string;
+}
 
-export type { Currency, Language, TimeZone };
+export interface Currency {
+  readonly name: string;
+  readonly code: string;
+  readonly symbol: string;
+  readonly native: string;
+  readonly plural: string;
+}
+
+export interface TimeZone {
+  name: string;
+  abbr: string;
+  offset: string;
+  is_dst: boolean;
+  current_time: string;
+}
 
 export type AsnType = 'isp' | 'hosting' | 'business' | 'education' | 'government';
 

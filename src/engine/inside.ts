@@ -9,12 +9,13 @@
 
 import { insideOf, type Engine } from './engine.js';
 import type { AnswerOptions } from './answers.js';
-import type { Dataset } from './dataset/format.js';
+import type { Dataset } from '../dataset/format.js';
 import { threadOptions, type OpenOptions } from './options.js';
-import type { ByteWriter } from './record/writer.js';
-import { prefetch } from './dataset/prefetch.js';
+import type { ByteWriter } from '../text/writer.js';
+import { prefetch } from '../dataset/prefetch.js';
+import type { DiffSide } from '../evidence/diff.js';
 
-export { GROUP as PREFETCH_GROUP } from './dataset/prefetch.js';
+export { GROUP as PREFETCH_GROUP } from '../dataset/prefetch.js';
 
 /**
  * `lookupJson(ip, options)` (without `fields`) as byte text: its UTF-8
@@ -79,6 +80,11 @@ export function prefetchRecords(engine: Engine, ips: readonly unknown[], from: n
  */
 export function compiledDataset(engine: Engine): Dataset {
   return insideOf(engine).live().dataset;
+}
+
+/** An engine as one side of a diff (`evidence/diff.ts`): its current dataset, and its `select()` with errors as values. */
+export function diffSide(engine: Engine): DiffSide {
+  return { dataset: compiledDataset(engine), pick: (paths) => engine.select(paths).try };
 }
 
 /**

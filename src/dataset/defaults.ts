@@ -1,14 +1,13 @@
 /**
  * The embedded default data: where the packages that `npm install` brings
- * put their files (`compile/cache.ts` compiles them into the default
+ * put their files (`dataset/locate.ts` has them compiled into the default
  * dataset).
  */
 
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { InvalidDatasetError } from './errors.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 
 const require = createRequire(import.meta.url);
 
@@ -34,15 +33,4 @@ export function defaultGeoPaths(): string[] {
 export function defaultAsnSources(): { files: string[]; source: string } {
   const dir = packageDir('@ip-location-db/asn');
   return { files: [join(dir, 'asn-ipv4.csv'), join(dir, 'asn-ipv6.csv')], source: `@ip-location-db/asn@${packageVersion(dir)}` };
-}
-
-/** iprecord's own package root (holds `data/` after install). */
-export function iprecordRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'iprecord') return dir;
-    dir = dirname(dir);
-  }
-  return dirname(fileURLToPath(import.meta.url));
 }

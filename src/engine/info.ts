@@ -4,12 +4,13 @@
  * state and age.
  */
 
-import { readChanges, type Changes } from './dataset/store.js';
+import { readChanges, type Changes } from '../dataset/store.js';
 import type { ResolvedOptions } from './options.js';
-import type { SpecialTable } from './ip/special.js';
-import { CATEGORIES, type Category } from './record/threat.js';
-import { memoryState, type DatabaseInfo, type Snapshot } from './snapshot.js';
-import type { ZoneTable } from './time/zone.js';
+import type { SpecialTable } from '../ip/special.js';
+import { CATEGORIES, type Category } from '../contract/template.js';
+import { memoryState, type Snapshot } from './snapshot.js';
+import type { DatabaseInfo } from '../dataset/layout.js';
+import type { ZoneRulesInfo, ZoneTable } from '../time/zone.js';
 
 /** State of one threat category in `info()`: whether any loaded source answers for it. */
 export interface ListState {
@@ -49,13 +50,8 @@ export interface EngineInfo {
   readonly lists: readonly ListState[];
   readonly feeds: readonly FeedState[];
   readonly lookups24h: string;
-  /**
-   * The time zone rules `time_zone` follows, as the dataset carries them:
-   * the IANA tz database release, where they were read (`package` or a
-   * zoneinfo directory), the span its table covers, and the zones whose
-   * file there could not be read, which follow the package's release.
-   */
-  readonly timeZones: { readonly tzdata: string; readonly source: string; readonly from: string; readonly to: string; readonly fromPackage?: readonly string[] };
+  /** The time zone rules `time_zone` follows (`ZoneRulesInfo`). */
+  readonly timeZones: ZoneRulesInfo;
   /** What a user should act on: location or network data older than `SOURCE_STALE_DAYS`. */
   readonly warnings: readonly string[];
   /** What changed against the build before (written by `iprecord build` and `update`); null: none. */

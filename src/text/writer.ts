@@ -7,7 +7,7 @@
  * nothing is flattened and copied again when the output is written.
  */
 
-import { csvField } from '../text/csv.js';
+import { csvField } from './csv.js';
 import { group, zeroRun } from '../ip/format.js';
 import type { Words } from './words.js';
 

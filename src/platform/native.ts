@@ -4,6 +4,8 @@
  */
 
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { iprecordRoot } from './root.js';
 
 export interface Mapper {
   /**
@@ -22,12 +24,13 @@ export function memoryMapper(): Mapper | { readonly reason: string } {
   if (addon === null) {
     // build/ sits beside src/ and dist/ in the package.
     const require = createRequire(import.meta.url);
+    const build = join(iprecordRoot(), 'build');
     try {
-      addon = require('../build/Release/iprecord_mmap.node') as Mapper;
+      addon = require(join(build, 'Release', 'iprecord_mmap.node')) as Mapper;
     } catch (e) {
       let install: unknown = null;
       try {
-        install = require('../build/native-install.json');
+        install = require(join(build, 'native-install.json'));
       } catch {
         // The install script did not run.
       }

@@ -9,12 +9,12 @@
 
 import { formatCidr, maskInto } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { memberText } from '../record/template.js';
-import { ByteWriter } from '../record/writer.js';
-import type { Words } from '../record/words.js';
+import { memberText } from '../contract/template.js';
+import { ByteWriter } from '../text/writer.js';
+import type { Words } from '../text/words.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
-import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PART_UTF8, RECORD, THR, THREAT, type Dataset } from './format.js';
+import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PART_UTF8, RECORD, THR, THREAT, type Dataset } from '../dataset/format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -31,16 +31,6 @@ export interface RenderState {
   flagBaseText: string;
   flagBase: Words;
   flagBaseEnd: number;
-}
-
-/**
- * The range of an address: its ref (record << 8 | route prefix).
- * @throws InvalidDatasetError when the ref names no record (a damaged file: `Dataset.verify()`)
- */
-export function findRange(ds: Dataset, version: IpVersion, words: ArrayLike<number>): number {
-  const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
-  if (ref >>> 8 >= ds.recordCount) throw ds.badRef(ref);
-  return ref;
 }
 
 const IP = memberText('ip', true) + '"';

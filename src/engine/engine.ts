@@ -6,22 +6,22 @@
  */
 
 import { EventEmitter } from 'node:events';
-import { watchDataset } from './dataset/watch.js';
-import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from './errors.js';
+import { watchDataset } from '../dataset/watch.js';
+import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from '../contract/errors.js';
 import { HeldData } from './held-data.js';
-import { Bad, type Parsed } from './ip/check.js';
+import { Bad, type Parsed } from '../ip/check.js';
 import { checkOptions, resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import { isFieldName, parseFields } from './record/fields.js';
+import { isFieldName, parseFields } from '../record/fields.js';
 import { Snapshot } from './snapshot.js';
-import type { Selected } from './dataset/select.js';
+import type { Selected } from '../record/select.js';
 import { Answers, type AnswerOptions } from './answers.js';
-import { GROUP as PREFETCH_GROUP, prefetch } from './dataset/prefetch.js';
+import { GROUP as PREFETCH_GROUP, prefetch } from '../dataset/prefetch.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
-import { Compared } from './compare.js';
-import { explainRecord, seenPath, type Explanation } from './explain.js';
+import { Compared } from '../evidence/compare.js';
+import { explainRecord, seenPath, type Explanation } from '../evidence/explain.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
-import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from './types.js';
+import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from '../contract/types.js';
 
 export type { AnswerOptions } from './answers.js';
 
@@ -46,7 +46,7 @@ export interface Selector<P extends string> {
   try(ip: string): Selected<P> | BulkError;
 }
 
-/** What the package's own commands and server reach of an engine (`engine-inside.ts`), beside its API. */
+/** What the package's own commands and server reach of an engine (`engine/inside.ts`), beside its API. */
 export interface EngineInside {
   readonly options: ResolvedOptions;
   readonly answers: Answers;
@@ -60,7 +60,7 @@ export interface EngineInside {
 let create: (snapshot: Snapshot, options: ResolvedOptions) => Engine;
 let reach: (engine: Engine) => EngineInside;
 
-/** The inside of an engine, for the package's commands and server (`engine-inside.ts`). */
+/** The inside of an engine, for the package's commands and server (`engine/inside.ts`). */
 export function insideOf(engine: Engine): EngineInside {
   return reach(engine);
 }
@@ -86,7 +86,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     reach = (e) => e.inside;
   }
 
-  /** What the package's commands and server reach (`engine-inside.ts`): not part of the API. */
+  /** What the package's commands and server reach (`engine/inside.ts`): not part of the API. */
   private readonly inside: EngineInside;
 
   /** The location databases `explain()` compares the country with (`compare`), or null. */
