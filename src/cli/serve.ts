@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../server/cluster.js';
 import { ensureDataset } from '../dataset/locate.js';
 import { holdsBuild } from '../dataset/store.js';
-import type { ServerOptions } from '../server/index.js';
+import type { IprecordServer, ServerOptions } from '../server/index.js';
 import { KeyStore } from '../server/keys.js';
 import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
 import type { OpenOptions } from '../engine/options.js';
-import { commandOptions, dataDir, options } from './args.js';
+import { commandOptions, dataDir, options, type UsageError } from './args.js';
 import { warnMissingLists } from '../engine/inside.js';
 
 export const SERVE_USAGE = `Usage: iprecord serve [options]
@@ -76,7 +76,27 @@ const NAMES = [
 export async function runServe(argv: string[]): Promise<number> {
   const parsed = commandOptions('serve', SERVE_USAGE, options(argv, NAMES));
   if (typeof parsed === 'number') return parsed;
-  const { o, usage } = parsed;
+  const serve = serveOptions(parsed.o, parsed.usage);
+  if (typeof serve === 'number') return serve;
+  if (serve.workers > 1 && cluster.isPrimary) return servePrimary(serve);
+  return untilStopped(await serveHere(serve));
+}
+
+/** What `iprecord serve` was asked: the server's options and where to listen, its workers, data and counts. */
+interface Serve {
+  readonly config: ServerOptions;
+  readonly port: number;
+  readonly host: string;
+  readonly workers: number;
+  readonly data: string | undefined;
+  readonly keys: string | undefined;
+  readonly countsFile: string | undefined;
+  readonly redis: string | undefined;
+  readonly metricsPort: string | undefined;
+}
+
+/** The command's options checked and turned into the server's; the usage error's exit code where one is wrong. */
+function serveOptions(o: Record<string, string>, usage: UsageError): Serve | number {
   const portText = o.port ?? process.env.PORT ?? '8080';
   if (!/^\d+$/.test(portText) || Number(portText) > 65535) return usage(`--port must be a port number, not ${portText}`);
   let trustProxy: boolean | number = false;
@@ -146,27 +166,32 @@ export async function runServe(argv: string[]): Promise<number> {
     ...(o['quota-lease'] === undefined ? {} : { quotaLease: Number(o['quota-lease']) }),
     ...(whenDown === undefined ? {} : { quotaWhenRedisDown: whenDown }),
   };
+  return { config, port: Number(portText), host: o.host ?? '127.0.0.1', workers, data, keys: o.keys, countsFile, redis, metricsPort };
+}
 
-  if (workers > 1 && cluster.isPrimary) {
-    // The primary holds the keys' counts (unless Redis does: each worker then counts there); the workers answer requests.
-    const keys = o.keys === undefined || redis !== undefined ? KeyStore.none() : KeyStore.read(o.keys);
-    if (countsFile !== undefined) keys.restoreCounts(countsFile);
-    process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
-    // The default dataset compiled once here (when install scripts did not run), not by every worker at once.
-    ensureDataset({ geo: null, asn: null, anonymous: [] });
-    // The workers' metrics, added up, served here (each worker keeps its own).
-    let metrics: Server | null = null;
-    if (metricsPort !== undefined) {
-      const { clusterMetricsServer } = await import('../server/metrics.js');
-      metrics = clusterMetricsServer();
-      const m = metrics;
-      await new Promise<void>((resolve, reject) => m.once('error', reject).listen(Number(metricsPort), o.host ?? '127.0.0.1', resolve));
-      process.stderr.write(`iprecord serve: metrics on port ${(m.address() as AddressInfo).port}\n`);
-    }
-    const code = await runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
-    metrics?.close();
-    return code;
+/** The cluster's primary: it holds the keys' counts (unless Redis does: each worker then counts there); the workers answer requests. */
+async function servePrimary({ workers, keys: keysFile, countsFile, redis, metricsPort, host }: Serve): Promise<number> {
+  const keys = keysFile === undefined || redis !== undefined ? KeyStore.none() : KeyStore.read(keysFile);
+  if (countsFile !== undefined) keys.restoreCounts(countsFile);
+  process.stderr.write(`iprecord serve: primary ${process.pid}, ${workers} workers\n`);
+  // The default dataset compiled once here (when install scripts did not run), not by every worker at once.
+  ensureDataset({ geo: null, asn: null, anonymous: [] });
+  // The workers' metrics, added up, served here (each worker keeps its own).
+  let metrics: Server | null = null;
+  if (metricsPort !== undefined) {
+    const { clusterMetricsServer } = await import('../server/metrics.js');
+    metrics = clusterMetricsServer();
+    const m = metrics;
+    await new Promise<void>((resolve, reject) => m.once('error', reject).listen(Number(metricsPort), host, resolve));
+    process.stderr.write(`iprecord serve: metrics on port ${(m.address() as AddressInfo).port}\n`);
   }
+  const code = await runPrimary(workers, keys, countsFile, (line) => process.stderr.write(`iprecord serve: ${line}\n`));
+  metrics?.close();
+  return code;
+}
+
+/** A server on this process (alone, or a worker of the cluster), listening, with what it answers from said on standard error. */
+async function serveHere({ config, port, host, data }: Serve): Promise<IprecordServer> {
   if (cluster.isWorker) {
     delete config.countsFile;
     config.clusterWorker = true;
@@ -179,16 +204,20 @@ export async function runServe(argv: string[]): Promise<number> {
     if (server.engine.damaged === null) process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${e.message}\n`);
   });
   server.engine.on('damaged', (e) => process.stderr.write(`iprecord serve: the data failed its check: ${e.message}\n`));
-  const address = await server.listen(Number(portText), o.host ?? '127.0.0.1');
+  const address = await server.listen(port, host);
   if (server.metrics !== null) process.stderr.write(`iprecord serve: metrics on port ${(server.metrics.address() as AddressInfo).port}\n`);
   const info = server.engine.info();
   warnMissingLists(server.engine);
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const at = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   process.stderr.write(
-    `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${host}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
+    `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${at}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
   );
   if (data !== undefined && !holdsBuild(data)) process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
+  return server;
+}
 
+/** Answers until SIGTERM or SIGINT (or the primary's stop), reloading on SIGHUP; the exit code. */
+function untilStopped(server: IprecordServer): Promise<number> {
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.stderr.write(`iprecord serve: ${signal}, stopping\n`);

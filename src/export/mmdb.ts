@@ -70,79 +70,7 @@ export async function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<Ex
     languages: ['en'],
     spillTo: `${path}.data`,
   });
-  /** A value's bytes: a pointer to it, written once, or the string itself where that is no longer. */
-  const valueBytes = (v: unknown): Uint8Array | number[] => {
-    const pointer = pointerBytes(w.shared(withoutNulls(v) as WritableValue));
-    if (typeof v !== 'string') return pointer;
-    const inline = stringBytes(v);
-    return inline.length <= pointer.length ? inline : pointer;
-  };
-  /** The bytes of a map's members (null ones left out), with the value of `gap` left out: before it, after it. */
-  const template = (o: Record<string, unknown>, gap: string | null): Template => {
-    const entries = Object.entries(o).filter(([, v]) => v !== null && v !== undefined);
-    const head: (Uint8Array | number[])[] = [mapHeader(entries.length)];
-    const tail: (Uint8Array | number[])[] = [];
-    let into = head;
-    for (const [k, v] of entries) {
-      into.push(pointerBytes(w.shared(k)));
-      if (k === gap) into = tail;
-      else into.push(valueBytes(v));
-    }
-    const bytes = (parts: (Uint8Array | number[])[]) => Buffer.concat(parts.map((p) => Uint8Array.from(p)));
-    return { head: bytes(head), tail: bytes(tail) };
-  };
-
-  // By dataset record (ref >>> 8): the bytes of its map around the `asn` value (in `arena`) and its asn map's template around `route`; or, with no route, its record.
-  const arena = new Arena();
-  const at = new Float64Array(ds.recordCount).fill(-1);
-  const headLength = new Uint16Array(ds.recordCount);
-  const tailLength = new Uint16Array(ds.recordCount);
-  const asnOf = new Int32Array(ds.recordCount);
-  const asnTemplates: Template[] = [];
-  const asnIds = new Map<string, number>();
-  const learn = (version: IpVersion, first: bigint, ref: number) => {
-    const i = ref >>> 8;
-    const r = staticRecord(engine.lookup(formatIp(version, fromBigInt(version, first)))) as unknown as Record<string, unknown>;
-    if ((ref & 255) === NO_ROUTE) {
-      const t = template(r, null);
-      at[i] = w.record(t.head);
-      asnOf[i] = -1;
-      return;
-    }
-    const asn = r.asn as Record<string, unknown>;
-    const key = JSON.stringify({ ...asn, route: null });
-    let id = asnIds.get(key);
-    if (id === undefined) {
-      id = asnTemplates.push(template(asn, 'route')) - 1;
-      asnIds.set(key, id);
-    }
-    const t = template(r, 'asn');
-    at[i] = arena.put(Buffer.concat([t.head, t.tail]));
-    headLength[i] = t.head.length;
-    tailLength[i] = t.tail.length;
-    asnOf[i] = id;
-  };
-
-  const routes = new Routes(() => ({ records: new Map<number, number>(), asns: new Map<number, number>() }));
-  /** The record of a range with a route: written once per route. */
-  const routed = (version: IpVersion, first: bigint, ref: number): number => {
-    const i = ref >>> 8;
-    const route = routes.at(version, first, ref & 255);
-    const { records, asns } = route.held;
-    const known = records.get(i);
-    if (known !== undefined) return known;
-    let asn = asns.get(asnOf[i]);
-    if (asn === undefined) {
-      const t = asnTemplates[asnOf[i]];
-      asn = w.raw(t.head, stringBytes(route.text), t.tail);
-      asns.set(asnOf[i], asn);
-    }
-    const bytes = arena.get(at[i], headLength[i] + tailLength[i]);
-    const made = w.record(bytes.subarray(0, headLength[i]), pointerBytes(asn), bytes.subarray(headLength[i]));
-    records.set(i, made);
-    return made;
-  };
-
+  const records = new RecordsWritten(w, engine, ds.recordCount);
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
   /** The range being written: ranges next to it with the same record join it. */
@@ -158,8 +86,7 @@ export async function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<Ex
     if (pacer.due()) await nextTurn();
     if (version === 4) ranges.v4++;
     else ranges.v6++;
-    if (at[ref >>> 8] < 0) learn(version, first, ref);
-    const record = asnOf[ref >>> 8] < 0 ? at[ref >>> 8] : routed(version, first, ref);
+    const record = records.of(version, first, ref);
     if (open !== null && open.version === version && open.at === record && open.last + 1n === first) open.last = last;
     else {
       if (open !== null) insert(open);
@@ -170,4 +97,106 @@ export async function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<Ex
   // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses find the IPv4 records, as iprecord answers them.
   if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
   return { ranges, rows, bytes: await w.writeFile(path) };
+}
+
+/**
+ * The records of the export, each written once into the writer's data:
+ * by dataset record (ref >>> 8), the bytes of its map around the `asn`
+ * value (in `arena`) and its asn map's template around `route`, joined
+ * once per route; or, with no route, its record.
+ */
+class RecordsWritten {
+  private readonly arena = new Arena();
+  private readonly at: Float64Array;
+  private readonly headLength: Uint16Array;
+  private readonly tailLength: Uint16Array;
+  private readonly asnOf: Int32Array;
+  private readonly asnTemplates: Template[] = [];
+  private readonly asnIds = new Map<string, number>();
+  private readonly routes = new Routes(() => ({ records: new Map<number, number>(), asns: new Map<number, number>() }));
+
+  constructor(
+    private readonly w: MmdbWriter,
+    private readonly engine: Engine,
+    recordCount: number,
+  ) {
+    this.at = new Float64Array(recordCount).fill(-1);
+    this.headLength = new Uint16Array(recordCount);
+    this.tailLength = new Uint16Array(recordCount);
+    this.asnOf = new Int32Array(recordCount);
+  }
+
+  /** Where the record of the range of `ref` starting at `first` is in the writer's data. */
+  of(version: IpVersion, first: bigint, ref: number): number {
+    const i = ref >>> 8;
+    if (this.at[i] < 0) this.learn(version, first, ref);
+    return this.asnOf[i] < 0 ? this.at[i] : this.routed(version, first, ref);
+  }
+
+  /** A dataset record met for the first time: its record (no route), or its bytes around `asn` and its asn map's template. */
+  private learn(version: IpVersion, first: bigint, ref: number): void {
+    const i = ref >>> 8;
+    const r = staticRecord(this.engine.lookup(formatIp(version, fromBigInt(version, first)))) as unknown as Record<string, unknown>;
+    if ((ref & 255) === NO_ROUTE) {
+      const t = this.template(r, null);
+      this.at[i] = this.w.record(t.head);
+      this.asnOf[i] = -1;
+      return;
+    }
+    const asn = r.asn as Record<string, unknown>;
+    const key = JSON.stringify({ ...asn, route: null });
+    let id = this.asnIds.get(key);
+    if (id === undefined) {
+      id = this.asnTemplates.push(this.template(asn, 'route')) - 1;
+      this.asnIds.set(key, id);
+    }
+    const t = this.template(r, 'asn');
+    this.at[i] = this.arena.put(Buffer.concat([t.head, t.tail]));
+    this.headLength[i] = t.head.length;
+    this.tailLength[i] = t.tail.length;
+    this.asnOf[i] = id;
+  }
+
+  /** The record of a range with a route: written once per route. */
+  private routed(version: IpVersion, first: bigint, ref: number): number {
+    const i = ref >>> 8;
+    const route = this.routes.at(version, first, ref & 255);
+    const { records, asns } = route.held;
+    const known = records.get(i);
+    if (known !== undefined) return known;
+    const asnOf = this.asnOf[i];
+    let asn = asns.get(asnOf);
+    if (asn === undefined) {
+      const t = this.asnTemplates[asnOf];
+      asn = this.w.raw(t.head, stringBytes(route.text), t.tail);
+      asns.set(asnOf, asn);
+    }
+    const bytes = this.arena.get(this.at[i], this.headLength[i] + this.tailLength[i]);
+    const made = this.w.record(bytes.subarray(0, this.headLength[i]), pointerBytes(asn), bytes.subarray(this.headLength[i]));
+    records.set(i, made);
+    return made;
+  }
+
+  /** A value's bytes: a pointer to it, written once, or the string itself where that is no longer. */
+  private valueBytes(v: unknown): Uint8Array | number[] {
+    const pointer = pointerBytes(this.w.shared(withoutNulls(v) as WritableValue));
+    if (typeof v !== 'string') return pointer;
+    const inline = stringBytes(v);
+    return inline.length <= pointer.length ? inline : pointer;
+  }
+
+  /** The bytes of a map's members (null ones left out), with the value of `gap` left out: before it, after it. */
+  private template(o: Record<string, unknown>, gap: string | null): Template {
+    const entries = Object.entries(o).filter(([, v]) => v !== null && v !== undefined);
+    const head: (Uint8Array | number[])[] = [mapHeader(entries.length)];
+    const tail: (Uint8Array | number[])[] = [];
+    let into = head;
+    for (const [k, v] of entries) {
+      into.push(pointerBytes(this.w.shared(k)));
+      if (k === gap) into = tail;
+      else into.push(this.valueBytes(v));
+    }
+    const bytes = (parts: (Uint8Array | number[])[]) => Buffer.concat(parts.map((p) => Uint8Array.from(p)));
+    return { head: bytes(head), tail: bytes(tail) };
+  }
 }

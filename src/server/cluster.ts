@@ -101,84 +101,125 @@ export class WorkerLink {
   }
 }
 
+/** The keys' counts the primary holds: its own windows, and per live worker what it reported, added up for every worker. */
+class PrimaryCounts {
+  /** Per live worker, per account id, the requests it reported. */
+  private readonly counted = new Map<number, Map<string, CountWindow>>();
+
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly countsFile: string | undefined,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A worker's counts start empty. */
+  add(worker: Worker): void {
+    this.counted.set(worker.id, new Map());
+  }
+
+  /** What every other worker and the primary counted, per account: what a worker adds to its own counts. */
+  offsetsFor(worker: Worker): Record<string, number> {
+    const now = Date.now();
+    const own = this.counted.get(worker.id);
+    const offsets: Record<string, number> = {};
+    for (const a of this.keys.accounts()) {
+      let total = a.window.live(now);
+      for (const w of this.windowsOf(a.id)) total += w.live(now);
+      offsets[a.id] = total - (own?.get(a.id)?.live(now) ?? 0);
+    }
+    return offsets;
+  }
+
+  /** A worker's report of its counts, per account, by the minute. */
+  report(worker: Worker, counts: Minutes): void {
+    const byId = this.counted.get(worker.id);
+    if (byId === undefined) return;
+    const now = Date.now();
+    for (const [id, minutes] of Object.entries(counts)) {
+      if (this.keys.byId(id) === undefined) continue;
+      let w = byId.get(id);
+      if (w === undefined) byId.set(id, (w = new CountWindow()));
+      w.restore(minutes, now);
+    }
+  }
+
+  /** A stopped worker's counts go into the primary's own windows. */
+  retire(worker: Worker): void {
+    const byId = this.counted.get(worker.id);
+    this.counted.delete(worker.id);
+    if (byId === undefined) return;
+    const now = Date.now();
+    for (const [id, w] of byId) this.keys.byId(id)?.window.restore(w.minutes(now), now);
+  }
+
+  /** Saves every count to the counts file, when there is one. */
+  save(): void {
+    if (this.countsFile === undefined) return;
+    try {
+      this.keys.saveCounts(this.countsFile, Date.now(), (id) => this.windowsOf(id));
+    } catch (e) {
+      this.log(`cannot save counts: ${(e as Error).message}`);
+    }
+  }
+
+  private windowsOf(id: string): CountWindow[] {
+    const out: CountWindow[] = [];
+    for (const byId of this.counted.values()) {
+      const w = byId.get(id);
+      if (w !== undefined) out.push(w);
+    }
+    return out;
+  }
+}
+
 /**
  * The primary: forks the workers (again when one dies), adds up their
  * counts, saves them, and stops them on SIGTERM or SIGINT. Resolves with
  * the exit code once every worker has stopped and the counts are saved.
  */
 export function runPrimary(workers: number, keys: KeyStore, countsFile: string | undefined, log: (line: string) => void): Promise<number> {
-  /** Per live worker, per account id, the requests it reported. */
-  const counted = new Map<number, Map<string, CountWindow>>();
-  let stopping = false;
-
-  const windowsOf = (id: string): CountWindow[] => {
-    const out: CountWindow[] = [];
-    for (const byId of counted.values()) {
-      const w = byId.get(id);
-      if (w !== undefined) out.push(w);
-    }
-    return out;
-  };
-  const offsetsFor = (worker: Worker): Record<string, number> => {
-    const now = Date.now();
-    const own = counted.get(worker.id);
-    const offsets: Record<string, number> = {};
-    for (const a of keys.accounts()) {
-      let total = a.window.live(now);
-      for (const w of windowsOf(a.id)) total += w.live(now);
-      offsets[a.id] = total - (own?.get(a.id)?.live(now) ?? 0);
-    }
-    return offsets;
-  };
-  const save = () => {
-    if (countsFile === undefined) return;
-    try {
-      keys.saveCounts(countsFile, Date.now(), windowsOf);
-    } catch (e) {
-      log(`cannot save counts: ${(e as Error).message}`);
-    }
-  };
-  /** A stopped worker's counts go into the primary's own windows. */
-  const retire = (worker: Worker) => {
-    const byId = counted.get(worker.id);
-    counted.delete(worker.id);
-    if (byId === undefined) return;
-    const now = Date.now();
-    for (const [id, w] of byId) keys.byId(id)?.window.restore(w.minutes(now), now);
-  };
-
+  const counts = new PrimaryCounts(keys, countsFile, log);
   const fork = () => {
     const worker = cluster.fork();
-    counted.set(worker.id, new Map());
+    counts.add(worker);
     worker.on('message', (m: unknown) => {
       if (!isMessage(m)) return;
-      if (m.iprecord === 'hello') worker.send({ iprecord: 'offsets', offsets: offsetsFor(worker) });
-      else if (m.iprecord === 'counts') {
-        const byId = counted.get(worker.id);
-        if (byId === undefined) return;
-        const now = Date.now();
-        for (const [id, minutes] of Object.entries(m.counts)) {
-          if (keys.byId(id) === undefined) continue;
-          let w = byId.get(id);
-          if (w === undefined) byId.set(id, (w = new CountWindow()));
-          w.restore(minutes, now);
-        }
-      }
+      if (m.iprecord === 'hello') worker.send({ iprecord: 'offsets', offsets: counts.offsetsFor(worker) });
+      else if (m.iprecord === 'counts') counts.report(worker, m.counts);
     });
   };
-
   cluster.setupPrimary({ execArgv: workerExecArgv() });
   for (let i = 0; i < workers; i++) fork();
   const broadcast = setInterval(() => {
-    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: offsetsFor(w) });
+    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: counts.offsetsFor(w) });
   }, REPORT_MS);
-  const saver = setInterval(save, SAVE_MS);
+  const saver = setInterval(() => counts.save(), SAVE_MS);
+  return superviseWorkers(workers, fork, counts, log, () => {
+    clearInterval(broadcast);
+    clearInterval(saver);
+  });
+}
 
+/**
+ * Starts another worker when one stops, gives up when they keep stopping,
+ * and stops them all on SIGTERM or SIGINT (SIGHUP: each reloads its data);
+ * the exit code once every worker has stopped and the counts are saved.
+ */
+function superviseWorkers(workers: number, fork: () => void, counts: PrimaryCounts, log: (line: string) => void, done: () => void): Promise<number> {
+  let stopping = false;
+  let failed = false;
   /** Exits of workers in the last RESTART_WINDOW_MS: too many and the primary gives up. */
   const exits: number[] = [];
   return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      failed = signal === 'too many worker exits';
+      log(`${signal}, stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
+      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'stop' });
+    };
     cluster.on('exit', (worker, code, signal) => {
-      retire(worker);
+      counts.retire(worker);
       const now = Date.now();
       exits.push(now);
       while (exits.length > 0 && exits[0] < now - RESTART_WINDOW_MS) exits.shift();
@@ -190,20 +231,11 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
         log(`worker ${worker.process.pid} stopped (${signal ?? code}); starting another`);
         fork();
       } else if (Object.keys(cluster.workers ?? {}).length === 0) {
-        clearInterval(broadcast);
-        clearInterval(saver);
-        save();
+        done();
+        counts.save();
         resolve(failed ? 2 : 0);
       }
     });
-    let failed = false;
-    function stop(signal: string): void {
-      if (stopping) return;
-      stopping = true;
-      failed = signal === 'too many worker exits';
-      log(`${signal}, stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
-      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'stop' });
-    }
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
     // SIGHUP: every worker reloads its data.
