@@ -4,7 +4,7 @@
  * registry overlaid into one partition per family, each range's static
  * record resolved once per distinct source record (region, zone, country
  * facts, network type, threat flags), each value, row and record stored
- * once as `record/template.ts` and `dataset/layout.ts` say. Build time only.
+ * once as `contract/template.ts` and `dataset/layout.ts` say. Build time only.
  */
 
 import { NO_ROUTE, type DatasetMeta } from '../dataset/format.js';

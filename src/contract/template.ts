@@ -1,8 +1,8 @@
 /**
  * The record's template: its members in CONTRACT.md's order and where
  * each value comes from. The dataset stores the static values, each once
- * (`dataset/layout.ts`); records as objects (`dataset/objects.ts`) and as
- * JSON text and UTF-8 bytes (`dataset/render.ts`, one writer for both)
+ * (`dataset/layout.ts`); records as objects (`record/objects.ts`) and as
+ * JSON text and UTF-8 bytes (`record/render.ts`, one writer for both)
  * follow this order, and `test/unit/record/template.test.ts` checks each
  * output's members against it.
  *

@@ -2,8 +2,8 @@
  * The parts of a record's JSON that a table row gives, rendered once by
  * the compiler: the members' keys and values as the record prints them,
  * so that a record is written as a few copies with what changes per
- * lookup between them (`render.ts`). Each part is derived from the row's
- * values and the template (`record/template.ts`); the compiler writes them
+ * lookup between them (`record/render.ts`). Each part is derived from the row's
+ * values and the template (`contract/template.ts`); the compiler writes them
  * (`compile/write.ts`) and the whole-file check renders them again and
  * compares (`checkParts`, from `verify.ts`).
  *

@@ -12,7 +12,7 @@
  * - every table row's ids inside their tables, every value's slice inside
  *   the text and valid JSON (a string without escapes where it says so),
  *   so that every record the writers put together is JSON text
- *   (`dataset/render.ts`); country codes strings, threat values objects;
+ *   (`record/render.ts`); country codes strings, threat values objects;
  * - every row's parts (`parts.ts`) the rendering of its values, said to be
  *   ASCII exactly where it is;
  * - every zone name one the runtime knows.

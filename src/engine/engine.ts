@@ -2,7 +2,7 @@
  * The engine: `open()` once, then synchronous lookups. A record is its
  * range's static values from the compiled dataset (`dataset/`), with what
  * changes per lookup written between them: `ip`, `asn.route`,
- * `time_zone`'s clock and `count` (`record/template.ts`).
+ * `time_zone`'s clock and `count` (`contract/template.ts`).
  */
 
 import { EventEmitter } from 'node:events';

@@ -1,6 +1,6 @@
 /**
  * A dataset's country rows decoded, each when first read: its values for
- * records as objects, and its runs of members (`record/template.ts`) as
+ * records as objects, and its runs of members (`contract/template.ts`) as
  * text and as UTF-8 bytes for records as JSON. A table of a few hundred
  * rows, kept whole: it is the decoded form of rows stored once, bounded by
  * the file.

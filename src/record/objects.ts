@@ -5,7 +5,7 @@
  * nothing parsed, nothing kept per location), the country's and the threat
  * object decoded once per row (tables of a few hundred rows), put together
  * with what changes per lookup, in the template's order
- * (`record/template.ts`). Nested objects are shared and frozen, but those
+ * (`contract/template.ts`). Nested objects are shared and frozen, but those
  * made per lookup: `time_zone`, `asn` (which holds the route) and
  * `carrier`. As JSON: `render.ts`.
  */

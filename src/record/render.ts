@@ -1,8 +1,8 @@
 /**
  * A record's JSON from the dataset as UTF-8 bytes (its text is these bytes
- * decoded): the members of `record/template.ts` in order, as the country's
+ * decoded): the members of `contract/template.ts` in order, as the country's
  * runs (`countries.ts`) and the parts the compiler rendered of the rows
- * (`parts.ts`), copied a word at a time, with what changes per lookup
+ * (`dataset/parts.ts`), copied a word at a time, with what changes per lookup
  * written between them (`ip`, the flag's base URL, `asn.route`,
  * `time_zone`, `count`).
  */
@@ -45,7 +45,7 @@ export interface RecordSink {
   address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void;
   /** Run `i` of a country row's members (`Countries`). */
   run(c: CountryRow, i: number): void;
-  /** A part of the dataset (`parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
+  /** A part of the dataset (`dataset/parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
   part(ds: Dataset, start: number, end: number): void;
   /** The base URL of `flag`. */
   flagBase(s: RenderState): void;
@@ -59,7 +59,7 @@ export interface RecordSink {
 
 /**
  * Writes the record of the address in `words` (in range `ref`) to `out`:
- * the country's runs and the rows' parts (`parts.ts`) in the template's
+ * the country's runs and the rows' parts (`dataset/parts.ts`) in the template's
  * order, what changes per lookup between them.
  */
 export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: RecordSink): void {
