@@ -27,7 +27,8 @@ export default defineConfig([
     target: TARGET,
     // The CommonJS entries (see below).
     onSuccess: async () => {
-      for (const name of Object.keys(PUBLIC)) writeFileSync(`dist/${name}.cjs`, `'use strict';\nmodule.exports = require('./${name}.js');\n`);
+      for (const name of Object.keys(PUBLIC))
+        writeFileSync(`dist/${name}.cjs`, `'use strict';\nmodule.exports = require('./${name}.js');\n`);
     },
   },
   {

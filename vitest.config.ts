@@ -53,7 +53,12 @@ export default defineConfig({
         // Unit and property suites set no environment, signal handler or module state that another file reads: they
         // share a process (isolate: false) rather than each starting one and importing the sources again. Their 40
         // files took 49 s so, against 62 s each in its own process, in the same hour.
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'], isolate: false, env: { IPRECORD_MEMORY: 'mmap' } },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+          isolate: false,
+          env: { IPRECORD_MEMORY: 'mmap' },
+        },
       },
       // These set the environment, watch files and open engines over shared files: each file in a process of its own.
       { extends: true, test: { name: 'quick', include: QUICK_SUITES, env: { IPRECORD_MEMORY: 'mmap' } } },
@@ -63,7 +68,10 @@ export default defineConfig({
         test: {
           name: 'mapped',
           include: ['test/contract/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/package/**/*.test.ts'],
-          exclude: [...QUICK_SUITES, ...(process.env.IPRECORD_SETUP_TEST === '1' ? [] : ['test/package/setup.test.ts', 'test/package/docker.test.ts'])],
+          exclude: [
+            ...QUICK_SUITES,
+            ...(process.env.IPRECORD_SETUP_TEST === '1' ? [] : ['test/package/setup.test.ts', 'test/package/docker.test.ts']),
+          ],
           env: { IPRECORD_MEMORY: 'mmap' },
         },
       },

@@ -17,16 +17,22 @@ import { distinctAddresses, logMix } from './mix.js';
 
 const other = process.argv[2];
 if (other === undefined) throw new Error('usage: node --import tsx bench/ab.ts <other checkout with dist/ built>');
-const load = async (dir: string) => (await import(pathToFileURL(resolve(dir, 'dist', 'index.js')).href)) as typeof import('../src/index.js');
+const load = async (dir: string) =>
+  (await import(pathToFileURL(resolve(dir, 'dist', 'index.js')).href)) as typeof import('../src/index.js');
 const builds = { old: await (await load(other)).open({ memory: 'read' }), new: await (await load('.')).open({ memory: 'read' }) };
 const distinct = distinctAddresses(1_200_000);
 // IPv6 on its own (its parse, search and text): the distinct list's (about 180 000, each looked up about three times a side).
-const mixes = { distinct, 'distinct IPv6': distinct.filter((ip) => ip.includes(':') && !ip.startsWith('::ffff:')), 'log-like': logMix(600_000) };
+const mixes = {
+  distinct,
+  'distinct IPv6': distinct.filter((ip) => ip.includes(':') && !ip.startsWith('::ffff:')),
+  'log-like': logMix(600_000),
+};
 const out = Buffer.alloc(1 << 16);
 const SLICE = 40_000;
 type Build = (typeof builds)['new'] & { jsonBytes?(ip: string): string };
 /** The record's bytes in `out`: writeJson() where the build has it public, else its byte text written. */
-const bytesInto = (e: Build, ip: string, target: Buffer): number => (e.jsonBytes !== undefined ? target.write(e.jsonBytes(ip), 0, 'latin1') : e.writeJson(ip, target, 0));
+const bytesInto = (e: Build, ip: string, target: Buffer): number =>
+  e.jsonBytes !== undefined ? target.write(e.jsonBytes(ip), 0, 'latin1') : e.writeJson(ip, target, 0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let sink = 0;
 for (const [mix, ips] of Object.entries(mixes)) {

@@ -34,16 +34,23 @@ export function writeCsv(file: string, rows: number, seed: number, row: (i: numb
 }
 
 /** Mostly public IPv4 from the whole space, one row in ten IPv6 (some private or reserved: bad rows). */
-export const uniformRow = (i: number, a: number) => `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
+export const uniformRow = (i: number, a: number) =>
+  `${i},${i % 10 === 9 ? `2a00:${(a & 0xffff).toString(16)}::${(a >>> 16).toString(16)}` : unicastV4(a)},/page/${a % 1000}`;
 
 /** Loaded into the child: at exit, its CPU time (every thread's, user and system) on a line of its own. */
 const CPU_LINE = 'cpu-us:';
 const CPU_AT_EXIT = `--import=data:text/javascript,process.on('exit',()=>{const{userCPUTime:u,systemCPUTime:s}=process.resourceUsage();process.stderr.write('\\n${CPU_LINE}'+(u+s)+'\\n')})`;
 
 /** Runs the CLI to /dev/null: wall seconds, CPU seconds, peak resident and proportional bytes, the last line of its standard error. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ secs: number; cpu: number; peak: number; peakPss: number; summary: string }> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ secs: number; cpu: number; peak: number; peakPss: number; summary: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${CPU_AT_EXIT}` } });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${CPU_AT_EXIT}` },
+  });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   let peak = 0;

@@ -29,13 +29,21 @@ let peak = 0;
 const timer = setInterval(() => (peak = Math.max(peak, residentBytes(process.pid))), 100);
 const started = performance.now();
 if (variant === 'record-4gb') await c.run(`SET memory_limit = '4GB'`);
-await c.run(`CREATE TABLE logs AS SELECT * FROM read_csv('${join(dir, 'log.csv')}', header = true, columns = {'id': 'BIGINT', 'client_ip': 'VARCHAR', 'path': 'VARCHAR'})`);
+await c.run(
+  `CREATE TABLE logs AS SELECT * FROM read_csv('${join(dir, 'log.csv')}', header = true, columns = {'id': 'BIGINT', 'client_ip': 'VARCHAR', 'path': 'VARCHAR'})`,
+);
 const out = join(dir, `enriched-${variant}.parquet`);
 for (const sql of statements(docRecipe('duckdb'))) {
-  let local = sql.replaceAll("'records.ipv4.parquet'", `'${join(dir, 'records.ipv4.parquet')}'`).replaceAll("'records.ipv6.parquet'", `'${join(dir, 'records.ipv6.parquet')}'`);
+  let local = sql
+    .replaceAll("'records.ipv4.parquet'", `'${join(dir, 'records.ipv4.parquet')}'`)
+    .replaceAll("'records.ipv6.parquet'", `'${join(dir, 'records.ipv6.parquet')}'`);
   if (variant === 'fields') local = local.replaceAll(RECORD, FIELDS);
   // The recipe's table, written as a file instead of held in memory.
-  await c.run(local.startsWith('CREATE TABLE enriched AS') ? `COPY (${local.slice('CREATE TABLE enriched AS'.length)}) TO '${out}' (FORMAT parquet)` : local);
+  await c.run(
+    local.startsWith('CREATE TABLE enriched AS')
+      ? `COPY (${local.slice('CREATE TABLE enriched AS'.length)}) TO '${out}' (FORMAT parquet)`
+      : local,
+  );
 }
 const secs = (performance.now() - started) / 1000;
 clearInterval(timer);

@@ -25,7 +25,16 @@ import { PoolWorker, startWorker } from '../src/platform/threads.js';
 import { uniformRow, writeCsv } from './cli.js';
 
 const ROWS = 600_000;
-const config: RowConfig = { input: 'csv', output: 'csv', key: 'iprecord', fields: undefined, addressPaths: [['ip']], column: 1, inputColumns: ['id', 'client_ip', 'path'], regex: undefined };
+const config: RowConfig = {
+  input: 'csv',
+  output: 'csv',
+  key: 'iprecord',
+  fields: undefined,
+  addressPaths: [['ip']],
+  column: 1,
+  inputColumns: ['id', 'client_ip', 'path'],
+  regex: undefined,
+};
 
 /** Enriches the chunks in turn on this thread, each output buffer filled again by the next; the rows. */
 function enrichAll(engine: Engine, chunks: readonly Chunk[]): number {
@@ -129,7 +138,9 @@ if (!isMainThread) {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     const base = results['this thread'];
-    console.log(`${ROWS.toLocaleString('en')} uniform rows, full records as CSV, ${chunks.length} chunks; the second half measured (median of 3)`);
+    console.log(
+      `${ROWS.toLocaleString('en')} uniform rows, full records as CSV, ${chunks.length} chunks; the second half measured (median of 3)`,
+    );
     console.log('| way | rows/s | CPU a row | rows/s / this thread | CPU a row / this thread |');
     console.log('|---|---|---|---|---|');
     for (const [name, xs] of Object.entries(results)) {

@@ -39,7 +39,9 @@ try {
       ] as const) {
         const r = await run(['enrich', file, '--output', 'ndjson', '--threads', String(threads)]);
         results[name].push({ rate: rows / r.secs, peak: r.peak, cpu: r.cpu });
-        console.log(`${label}, ${threads} thread(s): ${Math.round(rows / r.secs).toLocaleString('en')} rows/s wall, ${r.cpu.toFixed(1)} s of CPU, peak ${mib(r.peak)} (${r.summary})`);
+        console.log(
+          `${label}, ${threads} thread(s): ${Math.round(rows / r.secs).toLocaleString('en')} rows/s wall, ${r.cpu.toFixed(1)} s of CPU, peak ${mib(r.peak)} (${r.summary})`,
+        );
       }
     }
     return results;
@@ -56,13 +58,17 @@ try {
     const started = performance.now();
     await Promise.all(own.map((file) => run(['enrich', file, '--output', 'ndjson', '--threads', '1'])));
     apart.push((cores * 1_000_000) / ((performance.now() - started) / 1000));
-    console.log(`uniform addresses, ${cores} processes of 1 thread at once: ${Math.round(apart.at(-1) as number).toLocaleString('en')} rows/s together`);
+    console.log(
+      `uniform addresses, ${cores} processes of 1 thread at once: ${Math.round(apart.at(-1) as number).toLocaleString('en')} rows/s together`,
+    );
   }
   // Memory by mode, on every core: the worker threads use the main thread's files (shared memory when read, the same page cache when mapped).
   const modes: string[] = [];
   for (const memory of ['mmap', 'read']) {
     const r = await run(['enrich', million, '--output', 'ndjson', '--threads', String(cores)], { ...process.env, IPRECORD_MEMORY: memory });
-    modes.push(`${memory}: peak resident ${mib(r.peak)}, peak proportional ${mib(r.peakPss)}, ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s`);
+    modes.push(
+      `${memory}: peak resident ${mib(r.peak)}, peak proportional ${mib(r.peakPss)}, ${Math.round(1_000_000 / r.secs).toLocaleString('en')} rows/s`,
+    );
     console.log(`uniform addresses, ${cores} threads, memory ${modes.at(-1)}`);
   }
   // CPU a row by output, on one thread, alternately, twice each: the whole record as NDJSON and as CSV, three fields as CSV.
@@ -110,7 +116,9 @@ try {
   console.log(
     `1M rows, one thread, CPU a row (least of 2): ${outputs.map(([label]) => `${label} ${cpuRow(label).toFixed(2)} µs`).join(', ')}; CSV / NDJSON ${(cpuRow('full records as CSV') / cpuRow('full records as NDJSON')).toFixed(2)}x`,
   );
-  console.log(`5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`);
+  console.log(
+    `5M rows, three fields as CSV, ${cores} threads: ${Math.round(5_000_000 / big.secs).toLocaleString('en')} rows/s, peak resident ${mib(big.peak)} (${big.summary})`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

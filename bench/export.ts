@@ -61,7 +61,11 @@ try {
     [
       ['mmdb', ['--format', 'mmdb', '--out', join(dir, 'records.mmdb')], 'records.mmdb'],
       ['parquet', ['--format', 'parquet', '--out', join(dir, 'records.parquet')], 'records.ipv'],
-      ['csv, four columns', ['--format', 'csv', '--out', join(dir, 'four.csv'), '--fields', 'country_code,asn.asn,asn.type,threat.is_threat'], 'four.csv'],
+      [
+        'csv, four columns',
+        ['--format', 'csv', '--out', join(dir, 'four.csv'), '--fields', 'country_code,asn.asn,asn.type,threat.is_threat'],
+        'four.csv',
+      ],
       ['csv, every column and record, gzipped', ['--format', 'csv', '--out', join(dir, 'full.csv.gz')], 'full.csv.gz'],
     ] as [string, string[], string][]
   ).filter(([label]) => ONLY === null || ONLY.includes(label.split(/[ ,]/)[0]));
@@ -78,17 +82,29 @@ try {
   // Two ways each: full records, and three fields (as CSV from enrich, as columns from DuckDB).
   const fields = 'country_code,asn.name,threat.is_threat';
   const enrichFull = await runCli(['enrich', log, '--data', data, '--column', 'client_ip', '--output', 'ndjson']);
-  console.log(`iprecord enrich, full records as NDJSON to /dev/null: ${secs(enrichFull.secs)}, ${rate(LOG_ROWS, enrichFull.secs)}, peak ${mib(enrichFull.peak)} (${enrichFull.summary})`);
+  console.log(
+    `iprecord enrich, full records as NDJSON to /dev/null: ${secs(enrichFull.secs)}, ${rate(LOG_ROWS, enrichFull.secs)}, peak ${mib(enrichFull.peak)} (${enrichFull.summary})`,
+  );
   const enrichFields = await runCli(['enrich', log, '--data', data, '--column', 'client_ip', '--fields', fields]);
-  console.log(`iprecord enrich, ${fields} as CSV to /dev/null: ${secs(enrichFields.secs)}, ${rate(LOG_ROWS, enrichFields.secs)}, peak ${mib(enrichFields.peak)} (${enrichFields.summary})`);
+  console.log(
+    `iprecord enrich, ${fields} as CSV to /dev/null: ${secs(enrichFields.secs)}, ${rate(LOG_ROWS, enrichFields.secs)}, peak ${mib(enrichFields.peak)} (${enrichFields.summary})`,
+  );
   for (const [variant, label, peer] of [
     ['record', 'full records (the recipe as written)', enrichFull],
     ['record-4gb', "full records, SET memory_limit = '4GB'", enrichFull],
     ['fields', `${fields} as columns`, enrichFields],
   ] as const) {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'duckdb-join.ts'), dir, variant], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'duckdb-join.ts'), dir, variant], {
+      encoding: 'utf8',
+    });
     if (run.status !== 0) throw new Error(`bench/duckdb-join.ts ${variant}: ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { secs: number; peak: number; rows: number; records: number; bytes: number };
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+      secs: number;
+      peak: number;
+      rows: number;
+      records: number;
+      bytes: number;
+    };
     console.log(
       `DuckDB, the recipe of docs/exports.md, ${label} (read the CSV, join, write Parquet): ${secs(r.secs)}, ${rate(LOG_ROWS, r.secs)} (${(peer.secs / r.secs).toFixed(2)}x enrich), peak ${mib(r.peak)}; ${r.rows} rows, ${r.records} with a record, ${mib(r.bytes)}`,
     );

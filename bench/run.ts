@@ -52,7 +52,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function coldOpen(): number[] {
   const script = `const t=performance.now();const {open}=await import('./dist/index.js');const e=await open();e.lookup('8.8.8.8');console.log(performance.now()-t)`;
   const times: number[] = [];
-  for (let i = 0; i < 5; i++) times.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim()));
+  for (let i = 0; i < 5; i++)
+    times.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim()));
   return times.sort((a, b) => a - b);
 }
 
@@ -67,7 +68,9 @@ const dirty=()=>Number(/Private_Dirty:\\s+(\\d+)/.exec(readFileSync('/proc/self/
 const ips=readFileSync(${JSON.stringify(file)},'utf8').split('\\n');const e=await open();e.lookup('8.8.8.8');globalThis.gc();const before=dirty();let n=0;
 for(const ip of ips){n+=e.lookup(ip).ip.length;n+=e.lookupJson(ip).length;}globalThis.gc();
 console.log(JSON.stringify({before,after:dirty(),heap:process.memoryUsage().heapUsed/1048576,n}))`;
-    return JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim()) as {
+    return JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim(),
+    ) as {
       before: number;
       after: number;
       heap: number;
@@ -185,7 +188,8 @@ async function main(): Promise<void> {
       for (const [name, fn] of round % 2 === 0 ? tasks : [...tasks].reverse()) bench.add(name, fn);
       await bench.run();
       for (const t of bench.tasks) {
-        if (t.result.state !== 'completed') throw new Error(`${t.name}: ${t.result.state} (${(t.result as { error?: Error }).error?.message})`);
+        if (t.result.state !== 'completed')
+          throw new Error(`${t.name}: ${t.result.state} (${(t.result as { error?: Error }).error?.message})`);
         rates[tasks.findIndex(([name]) => name === t.name)].push((1000 * BATCH) / t.result.latency.mean);
       }
     }
@@ -198,12 +202,23 @@ async function main(): Promise<void> {
     ratios[`${mix}: lookupJson()/get()+stringify, written`] = ratio(6, 7);
     ratios[`${mix}: writeJson()/get()+stringify, written`] = ratio(8, 7);
   }
-  console.table(results.map((r) => ({ mix: r.mix, task: r.task, 'ops/s (median)': Math.round(median(r.rates)), min: Math.round(Math.min(...r.rates)), max: Math.round(Math.max(...r.rates)) })));
-  for (const [name, rs] of Object.entries(ratios)) console.log(`${name} = ${median(rs).toFixed(2)}x (rounds ${rs.map((r) => r.toFixed(2)).join(', ')})`);
+  console.table(
+    results.map((r) => ({
+      mix: r.mix,
+      task: r.task,
+      'ops/s (median)': Math.round(median(r.rates)),
+      min: Math.round(Math.min(...r.rates)),
+      max: Math.round(Math.max(...r.rates)),
+    })),
+  );
+  for (const [name, rs] of Object.entries(ratios))
+    console.log(`${name} = ${median(rs).toFixed(2)}x (rounds ${rs.map((r) => r.toFixed(2)).join(', ')})`);
   console.log(
     `private memory after 1 000 000 distinct lookup() + lookupJson(): +${(memory.after - memory.before).toFixed(1)} MiB (${memory.before.toFixed(0)} -> ${memory.after.toFixed(0)} MiB; heap ${memory.heap.toFixed(0)} MiB)`,
   );
-  console.log(`cold open() to first full lookup, 5 processes: median ${cold[2].toFixed(0)} ms (min ${cold[0].toFixed(0)}, max ${cold[4].toFixed(0)})`);
+  console.log(
+    `cold open() to first full lookup, 5 processes: median ${cold[2].toFixed(0)} ms (min ${cold[0].toFixed(0)}, max ${cold[4].toFixed(0)})`,
+  );
   console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, seed ${SEED}`);
   if (sink < 0) console.log(sink);
   const headline = median(ratios['distinct: lookup()/get()']);

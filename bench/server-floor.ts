@@ -58,7 +58,10 @@ async function load(port: number, query: string, child: ChildProcess, seconds: n
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const ours = await start(['dist/cli.js', 'serve', '--port', '4321', '--keys', join(dir, 'keys.json'), '--access-log', 'off', '--quiet'], 4321);
+const ours = await start(
+  ['dist/cli.js', 'serve', '--port', '4321', '--keys', join(dir, 'keys.json'), '--access-log', 'off', '--quiet'],
+  4321,
+);
 // The size of a record's body, as the server answers it.
 const size = (await (await fetch(`http://127.0.0.1:4321/8.8.8.8?api-key=${KEY}`)).arrayBuffer()).byteLength;
 const floor = await start(['-e', constantBodyServer(size, 4322)], 4322);
@@ -78,9 +81,15 @@ try {
     }
   }
   const ratios = got[0].rps.map((r, i) => r / got[1].rps[i]);
-  servers.forEach((s, k) => console.log(`${s.name}: ${Math.round(median(got[k].rps))} requests/s, ${median(got[k].cpu).toFixed(1)} µs of CPU a request`));
-  console.log(`iprecord / the constant body: ${median(ratios).toFixed(2)}x (median of ${SLICES} slices of ${SECONDS} s: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
-  console.log(`CPU a request above the constant body: ${median(got[0].cpu.map((c, i) => c - got[1].cpu[i])).toFixed(1)} µs (median of the slices)`);
+  servers.forEach((s, k) =>
+    console.log(`${s.name}: ${Math.round(median(got[k].rps))} requests/s, ${median(got[k].cpu).toFixed(1)} µs of CPU a request`),
+  );
+  console.log(
+    `iprecord / the constant body: ${median(ratios).toFixed(2)}x (median of ${SLICES} slices of ${SECONDS} s: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+  );
+  console.log(
+    `CPU a request above the constant body: ${median(got[0].cpu.map((c, i) => c - got[1].cpu[i])).toFixed(1)} µs (median of the slices)`,
+  );
   console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}`);
 } finally {
   ours.kill('SIGTERM');

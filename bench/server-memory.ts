@@ -44,13 +44,18 @@ function get(path: string): Promise<number> {
 
 async function measure(workers: number, memory: 'mmap' | 'read', ips: string[]): Promise<Record<string, string | number>> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(PORT), '--workers', String(workers), '--memory', memory, '--access-log', 'off'], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    ['dist/cli.js', 'serve', '--port', String(PORT), '--workers', String(workers), '--memory', memory, '--access-log', 'off'],
+    { stdio: 'ignore' },
+  );
   // Time to the first full record answered.
   while ((await get('/8.8.8.8')) !== 200) await new Promise((r) => setTimeout(r, 5));
   const firstMs = performance.now() - started;
   // Every worker up (each listens once started), then 2 000 records per worker.
   while (children(child.pid!).length < (workers > 1 ? workers : 0)) await new Promise((r) => setTimeout(r, 20));
-  for (let i = 0; i < 2000 * workers; i += 50) await Promise.all(ips.slice(i % ips.length, (i % ips.length) + 50).map((ip) => get('/' + ip)));
+  for (let i = 0; i < 2000 * workers; i += 50)
+    await Promise.all(ips.slice(i % ips.length, (i % ips.length) + 50).map((ip) => get('/' + ip)));
   const pids = [child.pid!, ...children(child.pid!)];
   let rss = 0;
   let pss = 0;

@@ -88,7 +88,12 @@ function residentMiB(t: Target): number {
   return m === null ? NaN : Math.round(Number(m[1]) / 1024);
 }
 
-async function cannon(t: Target, paths: string[], bodies: string[] | null, seconds: number): Promise<{ rps: number; p99: number; bad: number }> {
+async function cannon(
+  t: Target,
+  paths: string[],
+  bodies: string[] | null,
+  seconds: number,
+): Promise<{ rps: number; p99: number; bad: number }> {
   let i = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${t.port}`,
@@ -97,7 +102,15 @@ async function cannon(t: Target, paths: string[], bodies: string[] | null, secon
     requests: [
       bodies === null
         ? { method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] + t.query }) }
-        : { method: 'POST', setupRequest: (req) => ({ ...req, path: '/bulk' + t.query, body: bodies[i++ % bodies.length], headers: { 'content-type': 'application/json' } }) },
+        : {
+            method: 'POST',
+            setupRequest: (req) => ({
+              ...req,
+              path: '/bulk' + t.query,
+              body: bodies[i++ % bodies.length],
+              headers: { 'content-type': 'application/json' },
+            }),
+          },
     ],
   });
   return { rps: result.requests.average, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts };
@@ -114,7 +127,10 @@ function hasWrk(): boolean {
 }
 
 function wrk(t: Target, script: string, seconds: number): number {
-  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${t.port}`], { encoding: 'utf8', env: { ...process.env, QUERY: t.query } });
+  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, `http://127.0.0.1:${t.port}`], {
+    encoding: 'utf8',
+    env: { ...process.env, QUERY: t.query },
+  });
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
   if (/Non-2xx|Socket errors/.test(out))
     console.warn(
@@ -179,11 +195,24 @@ async function main(): Promise<void> {
     `local paths = {${paths
       .slice(0, 20_000)
       .map((p) => JSON.stringify(p))
-      .join(',')}}\nlocal q = os.getenv("QUERY") or ""\nlocal n = 0\n` + `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
+      .join(',')}}\nlocal q = os.getenv("QUERY") or ""\nlocal n = 0\n` +
+      `request = function()\n  n = n % #paths + 1\n  return wrk.format("GET", paths[n] .. q)\nend\n`,
   );
 
-  const base = await start('baseline (node:http + maxmind + JSON.stringify)', 4301, ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn], /^ready$/m, '');
-  const ours = await start('iprecord serve', 4302, ['dist/cli.js', 'serve', '--port', '4302', '--keys', join(dir, 'keys.json'), '--access-log', 'off'], /listening/, `?api-key=${BIZ}`);
+  const base = await start(
+    'baseline (node:http + maxmind + JSON.stringify)',
+    4301,
+    ['--import', 'tsx', 'bench/server-baseline.ts', '4301', geo[0], geo[1], asn],
+    /^ready$/m,
+    '',
+  );
+  const ours = await start(
+    'iprecord serve',
+    4302,
+    ['dist/cli.js', 'serve', '--port', '4302', '--keys', join(dir, 'keys.json'), '--access-log', 'off'],
+    /listening/,
+    `?api-key=${BIZ}`,
+  );
   const two = await start(
     'iprecord serve --workers 2',
     4303,
@@ -202,7 +231,13 @@ async function main(): Promise<void> {
     }
   })();
   // HTTP's own floor: a constant body of a record's size.
-  const flat = await start("node:http, a constant body of a record's size", 4305, ['-e', constantBodyServer(bodyBytes, 4305)], /^ready$/m, '');
+  const flat = await start(
+    "node:http, a constant body of a record's size",
+    4305,
+    ['-e', constantBodyServer(bodyBytes, 4305)],
+    /^ready$/m,
+    '',
+  );
   const targets = [base, ours, two];
   if (hasRedis) {
     redis = spawn('redis-server', ['--port', '4310', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -211,7 +246,18 @@ async function main(): Promise<void> {
       await start(
         'iprecord serve --counts redis://',
         4304,
-        ['dist/cli.js', 'serve', '--port', '4304', '--keys', join(dir, 'keys.json'), '--counts', 'redis://127.0.0.1:4310/0', '--access-log', 'off'],
+        [
+          'dist/cli.js',
+          'serve',
+          '--port',
+          '4304',
+          '--keys',
+          join(dir, 'keys.json'),
+          '--counts',
+          'redis://127.0.0.1:4310/0',
+          '--access-log',
+          'off',
+        ],
         /listening/,
         `?api-key=${BIZ}`,
       ),
@@ -219,7 +265,18 @@ async function main(): Promise<void> {
       await start(
         'iprecord serve --counts redis://, a key with a quota',
         4306,
-        ['dist/cli.js', 'serve', '--port', '4306', '--keys', join(dir, 'keys.json'), '--counts', 'redis://127.0.0.1:4310/0', '--access-log', 'off'],
+        [
+          'dist/cli.js',
+          'serve',
+          '--port',
+          '4306',
+          '--keys',
+          join(dir, 'keys.json'),
+          '--counts',
+          'redis://127.0.0.1:4310/0',
+          '--access-log',
+          'off',
+        ],
         /listening/,
         `?api-key=${QUOTED}`,
       ),
@@ -279,7 +336,9 @@ async function main(): Promise<void> {
     const ratios = get[1].map((r, k) => r / get[0][k]);
     const ratio = median(ratios);
     const vs = (xs: number[][], k: number) => median(xs[k].map((r, i) => r / xs[0][i])).toFixed(2);
-    console.log(`GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}); 2 workers ${vs(get, 2)}x`);
+    console.log(
+      `GET /<ip>: iprecord/baseline = ${ratio.toFixed(2)}x (autocannon, median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}); 2 workers ${vs(get, 2)}x`,
+    );
     if (useWrk) console.log(`GET /<ip>: iprecord/baseline = ${vs(wrkGet, 1)}x (wrk); 2 workers ${vs(wrkGet, 2)}x`);
     console.log(`POST /bulk: iprecord/baseline = ${vs(bulk, 1)}x; 2 workers ${vs(bulk, 2)}x`);
     if (redisAt > 0) {
@@ -289,12 +348,16 @@ async function main(): Promise<void> {
       );
     }
     const floor = get[1].map((r, i) => r / get[flatAt][i]);
-    console.log(`GET /<ip>: iprecord / a constant body of a record's size = ${median(floor).toFixed(2)}x (median of ${ROUNDS} rounds: ${floor.map((r) => r.toFixed(2)).join(', ')})`);
+    console.log(
+      `GET /<ip>: iprecord / a constant body of a record's size = ${median(floor).toFixed(2)}x (median of ${ROUNDS} rounds: ${floor.map((r) => r.toFixed(2)).join(', ')})`,
+    );
     const above = median(cpu[1].map((c, i) => c - cpu[flatAt][i]));
     console.log(
       `GET /<ip> CPU a request: iprecord ${median(cpu[1]).toFixed(1)} µs, a constant ${bodyBytes}-byte body ${median(cpu[flatAt]).toFixed(1)} µs: ${above.toFixed(1)} µs above it, of which the record's bytes (writeJson in-process) ${jsonBytesUs.toFixed(1)} µs; the handling ${(above - jsonBytesUs).toFixed(1)} µs`,
     );
-    console.log(`${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`);
+    console.log(
+      `${CONNECTIONS} connections, ${DURATION} s per measurement, ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, address seed ${SEED}`,
+    );
     if (bad > 0) console.warn(`${bad} responses were errors or not 2xx`);
     if (MIN_RATIO > 0 && ratio < MIN_RATIO) {
       console.error(`ratio ${ratio.toFixed(2)} is below --min-ratio ${MIN_RATIO}`);

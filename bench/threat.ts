@@ -54,7 +54,10 @@ try {
   for (let i = 0; i < RANDOM; i++) random[i] = next();
   const randomFile = join(dir, 'random.txt');
   writeFileSync(randomFile, Array.from(random, formatV4).join('\n') + '\n');
-  const config = parseThreatConfig({ feeds: [...sharedFeeds(), { name: 'random_6m', source: randomFile, format: 'list', categories: ['attacker'] }] }, FEEDS);
+  const config = parseThreatConfig(
+    { feeds: [...sharedFeeds(), { name: 'random_6m', source: randomFile, format: 'list', categories: ['attacker'] }] },
+    FEEDS,
+  );
 
   // Compile, three times; the median.
   const builds: number[] = [];
@@ -117,7 +120,8 @@ try {
   // cidr-matcher on the first IPv4 blocks of the feeds.
   const cidrs: string[] = [];
   for (let i = 0; i < u.length && cidrs.length < CIDR_MATCHER_ENTRIES; i++) {
-    for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, starts[i]] }, { version: 4, words: [0, 0, 0, ends[i]] })) cidrs.push(formatCidr(4, c.words, c.prefix));
+    for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, starts[i]] }, { version: 4, words: [0, 0, 0, ends[i]] }))
+      cidrs.push(formatCidr(4, c.words, c.prefix));
   }
   cidrs.length = Math.min(cidrs.length, CIDR_MATCHER_ENTRIES);
   const t = performance.now();

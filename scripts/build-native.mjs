@@ -47,4 +47,8 @@ const args = [gyp, 'rebuild'];
 if (process.env.npm_config_nodedir) args.push(`--nodedir=${process.env.npm_config_nodedir}`);
 const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
 if (r.status === 0) outcome(true, 'memory-map addon built.');
-else outcome(false, `the memory-map addon could not be built (${(r.stderr || r.stdout || '').trim().split('\n').slice(-1)[0] || 'node-gyp failed'}); files are read into memory.`);
+else
+  outcome(
+    false,
+    `the memory-map addon could not be built (${(r.stderr || r.stdout || '').trim().split('\n').slice(-1)[0] || 'node-gyp failed'}); files are read into memory.`,
+  );

@@ -51,7 +51,14 @@ export function currencyOf(cc: string): Currency | null {
   if (!row || !code) return null;
   const common = COMMON[code];
   if (common !== undefined) {
-    return { name: common.name, code, symbol: common.symbol, native: common.symbol_native, plural: common.name_plural, ...CORRECTIONS[code] };
+    return {
+      name: common.name,
+      code,
+      symbol: common.symbol,
+      native: common.symbol_native,
+      plural: common.name_plural,
+      ...CORRECTIONS[code],
+    };
   }
   let name = code;
   try {

@@ -22,7 +22,10 @@ const other = process.argv[2];
 if (other === undefined) throw new Error('usage: scripts/differential.ts <directory of another iprecord build> [count]');
 const want = Number(process.argv[3] ?? 1_000_000);
 const ds = new Dataset(readFileSync(ensureDataset({ geo: null, asn: null, anonymous: [] })), 'default');
-const old = (await import(pathToFileURL(join(other, 'dist', 'index.js')).href)) as { openSync: typeof openSync; isIprecordError: typeof isIprecordError };
+const old = (await import(pathToFileURL(join(other, 'dist', 'index.js')).href)) as {
+  openSync: typeof openSync;
+  isIprecordError: typeof isIprecordError;
+};
 
 let seed = 0x9e3779b9;
 const next = () => {
@@ -48,13 +51,18 @@ while (ips.length < edges) {
     if (next() % 8 === 0) ips.push(`::ffff:${formatIp(4, [0, 0, 0, lo])}`, `::${formatIp(4, [0, 0, 0, hi])}`);
   } else {
     const i = next() % ds.refs6.length;
-    const word = (at: number) => (BigInt(ds.starts6[at]) << 96n) | (BigInt(ds.starts6[at + 1]) << 64n) | (BigInt(ds.starts6[at + 2]) << 32n) | BigInt(ds.starts6[at + 3]);
+    const word = (at: number) =>
+      (BigInt(ds.starts6[at]) << 96n) |
+      (BigInt(ds.starts6[at + 1]) << 64n) |
+      (BigInt(ds.starts6[at + 2]) << 32n) |
+      BigInt(ds.starts6[at + 3]);
     const lo = word(i * 4);
     const hi = i + 1 < ds.refs6.length ? word((i + 1) * 4) - 1n : (1n << 128n) - 1n;
     for (const x of [lo - 1n, lo, hi, hi + 1n]) if (x >= 0n && x < 1n << 128n) ips.push(v6(x));
   }
 }
-while (ips.length < want) ips.push(next() % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
+while (ips.length < want)
+  ips.push(next() % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
 
 /** The record's bytes as text: writeJson() where the build has it public, else its byte text (builds before it). */
 function bytesOf(e: Engine & { jsonBytes?(ip: string, o: object): string }, ip: string): string {
@@ -89,6 +97,8 @@ for (const ip of ips) {
   else errors++;
   if (a !== b && mismatches.push(`${ip}\n  ${other}: ${a}\n  this build: ${b}`) >= 20) break;
 }
-console.log(`${ips.length} addresses (${edges} range edges): ${records} records, ${errors} errors, ${mismatches.length} mismatches (${Date.now() - started} ms)`);
+console.log(
+  `${ips.length} addresses (${edges} range edges): ${records} records, ${errors} errors, ${mismatches.length} mismatches (${Date.now() - started} ms)`,
+);
 for (const m of mismatches) console.log(m);
 process.exit(mismatches.length === 0 ? 0 : 1);

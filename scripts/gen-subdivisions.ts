@@ -135,11 +135,30 @@ const ALIASES = {
   TZ: { Pwani: '19' },
   PL: { Subcarpathia: '18' },
   // Indonesia: Papua's provinces of 2022; Mauritania: Nouakchott's three regions (against a close name's match).
-  ID: { 'Central Papua': 'PT', 'Highland Papua': 'PE', 'South Papua': 'PS', 'Southwest Papua': 'PD', 'West Papua': 'PB', 'North Maluku': 'MU' },
+  ID: {
+    'Central Papua': 'PT',
+    'Highland Papua': 'PE',
+    'South Papua': 'PS',
+    'Southwest Papua': 'PD',
+    'West Papua': 'PB',
+    'North Maluku': 'MU',
+  },
   MR: { 'Nouakchott South': '15', 'Nouakchott North': '14', 'Nouakchott West': '13' },
   // Norway: the counties of 2024 lie within those ISO 3166-2 still lists (Viken, Vestfold og Telemark, Troms og Finnmark);
   // Sogn og Fjordane and Hordaland merged into Vestland in 2020.
-  NO: { akershus: '30', ostfold: '30', buskerud: '30', vestfold: '38', telemark: '38', troms: '54', finnmark: '54', 'vest agder': '42', 'aust agder': '42', 'sogn og fjordane': '46', hordaland: '46' },
+  NO: {
+    akershus: '30',
+    ostfold: '30',
+    buskerud: '30',
+    vestfold: '38',
+    telemark: '38',
+    troms: '54',
+    finnmark: '54',
+    'vest agder': '42',
+    'aust agder': '42',
+    'sogn og fjordane': '46',
+    hordaland: '46',
+  },
   // Names of the default data (DB-IP) that answered no region_code though ISO 3166-2 has their subdivision: English
   // names, old names and spellings no source gives (measured over the compiled default data's IPv4 ranges).
   DO: { Nacional: '40' },
@@ -156,7 +175,15 @@ const ALIASES = {
   BH: { 'Southern Governorate': '14', manama: '13', 'Northern Governorate': '17', 'Al-muhafazat As-samaliyah': '17' },
   QA: { 'Al-Shahaniya': 'SH' },
   UZ: { Fergana: 'FA', 'Tashkent Region': 'TO', Bukhara: 'BU', Karakalpakstan: 'QR' },
-  NP: { 'Province 1': 'P1', 'Province 2': 'P2', 'Province 3': 'P3', 'Province 4': 'P4', 'Province 5': 'P5', 'Province 6': 'P6', 'Province 7': 'P7' },
+  NP: {
+    'Province 1': 'P1',
+    'Province 2': 'P2',
+    'Province 3': 'P3',
+    'Province 4': 'P4',
+    'Province 5': 'P5',
+    'Province 6': 'P6',
+    'Province 7': 'P7',
+  },
   // Victoria is the city of Rabat, Gozo; Newland is Uusimaa's English name (Nyland).
   MT: { Victoria: '45' },
   FI: { Tampere: '11', Newland: '18' },
@@ -261,7 +288,8 @@ for (const cc of Object.keys(ALIASES)) table.get(cc)?.set('', { type: null, name
 for (const [cc, names] of Object.entries(ALIASES)) {
   for (const code of Object.values(names)) {
     const group = byCode.get(`${cc}-${code}`);
-    if (group && isGroup(group) && !table.get(cc).has(code)) table.get(cc).set(code, { type: subdivisionType(group.type), names: new Set() });
+    if (group && isGroup(group) && !table.get(cc).has(code))
+      table.get(cc).set(code, { type: subdivisionType(group.type), names: new Set() });
   }
 }
 for (const [cc, names] of Object.entries(ALIASES)) {
@@ -271,10 +299,13 @@ for (const [cc, names] of Object.entries(ALIASES)) {
   }
 }
 // Names in order of trust: a first-level subdivision's own, then those of places within it.
-for (const s of iso) if (firstLevel(s)) for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), s.code.slice(3), n);
+for (const s of iso)
+  if (firstLevel(s))
+    for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), s.code.slice(3), n);
 for (const s of iso) {
   const t = top(s);
-  if (t && t !== s) for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), t.code.slice(3), n);
+  if (t && t !== s)
+    for (const n of [...variants(s.name), ...variants(english.get(s.code) ?? '')]) add(s.code.slice(0, 2), t.code.slice(3), n);
 }
 
 /**
@@ -302,7 +333,9 @@ function target(cc, code, names, all, stale) {
   return entry && code !== '' && !stale.has(cc) ? { code, by: 'code' } : null;
 }
 const entries = [
-  ...Object.entries(db).flatMap(([cc, c]) => c.regions.map((r) => [cc, r.iso, [r.name, r.names?.en, r.names?.geonames], Object.values(r.names ?? {})])),
+  ...Object.entries(db).flatMap(([cc, c]) =>
+    c.regions.map((r) => [cc, r.iso, [r.name, r.names?.en, r.names?.geonames], Object.values(r.names ?? {})]),
+  ),
   ...Object.entries(geonames).flatMap(([cc, c]) => c.regions.map((r) => [cc, r.iso, [r.name], []])),
 ];
 const stale = new Set();
@@ -330,7 +363,10 @@ writeFileSync(new URL('../src/country/subdivisions.json', import.meta.url), JSON
 // The reference the tests check against: iso-codes' entries as they are, with their English names.
 if (root) {
   const version = /version: '([^']+)'/.exec(readFileSync(join(root, 'meson.build'), 'utf8'))[1];
-  const reference = { source: `iso-codes ${version} (data/iso_3166-2.json, iso_3166-2/en.po)`, subdivisions: iso.map((s) => [s.code, s.name, s.type, s.parent ?? null, english.get(s.code) ?? null]) };
+  const reference = {
+    source: `iso-codes ${version} (data/iso_3166-2.json, iso_3166-2/en.po)`,
+    subdivisions: iso.map((s) => [s.code, s.name, s.type, s.parent ?? null, english.get(s.code) ?? null]),
+  };
   mkdirSync(new URL('../fixtures/reference/', import.meta.url), { recursive: true });
   writeFileSync(REFERENCE, gzipSync(JSON.stringify(reference), { level: 9 }));
 }

@@ -36,5 +36,8 @@ for (const name of moment.tz.names().sort()) {
   if (!keys.has(key)) keys.set(key, rules.push(rule) - 1);
   zones[name] = keys.get(key);
 }
-writeFileSync(new URL('../src/time/zones.json', import.meta.url), JSON.stringify({ tzdata: moment.tz.dataVersion, from: '2020-01-01', to: '2038-01-01', zones, rules }) + '\n');
+writeFileSync(
+  new URL('../src/time/zones.json', import.meta.url),
+  JSON.stringify({ tzdata: moment.tz.dataVersion, from: '2020-01-01', to: '2038-01-01', zones, rules }) + '\n',
+);
 console.log(`tz ${moment.tz.dataVersion}: ${Object.keys(zones).length} zones, ${rules.length} distinct`);

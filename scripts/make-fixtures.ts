@@ -24,7 +24,11 @@ const BUILD_EPOCH = 1_767_225_600;
 type Source = readonly (readonly [cidr: string, record: Record<string, WritableValue>])[];
 
 const names = (en: string, de?: string): Record<string, string> => (de === undefined ? { en } : { de, en });
-const country = (iso: string, en: string) => ({ geoname_id: new Typed('uint32', iso.charCodeAt(0) * 1000 + iso.charCodeAt(1)), iso_code: iso, names: names(en) });
+const country = (iso: string, en: string) => ({
+  geoname_id: new Typed('uint32', iso.charCodeAt(0) * 1000 + iso.charCodeAt(1)),
+  iso_code: iso,
+  names: names(en),
+});
 
 /** GeoIP2 City shape: country, subdivisions, city, postal, location. */
 const CITY: Source = [
@@ -99,7 +103,15 @@ const ASN: Source = [
 ];
 
 const ISP: Source = [
-  ['1.128.0.0/11', { autonomous_system_number: new Typed('uint32', 1221), autonomous_system_organization: 'Telstra Pty Ltd', isp: 'Telstra Internet', organization: 'Telstra Internet' }],
+  [
+    '1.128.0.0/11',
+    {
+      autonomous_system_number: new Typed('uint32', 1221),
+      autonomous_system_organization: 'Telstra Pty Ltd',
+      isp: 'Telstra Internet',
+      organization: 'Telstra Internet',
+    },
+  ],
   // Mobile networks: country and network codes give `carrier`.
   [
     '149.101.100.0/28',
@@ -129,7 +141,17 @@ const ISP: Source = [
 
 const ANONYMOUS: Source = [
   ['71.160.223.0/24', { is_anonymous: true, is_hosting_provider: true }],
-  ['81.2.69.0/24', { is_anonymous: true, is_anonymous_vpn: true, is_hosting_provider: true, is_public_proxy: true, is_residential_proxy: true, is_tor_exit_node: true }],
+  [
+    '81.2.69.0/24',
+    {
+      is_anonymous: true,
+      is_anonymous_vpn: true,
+      is_hosting_provider: true,
+      is_public_proxy: true,
+      is_residential_proxy: true,
+      is_tor_exit_node: true,
+    },
+  ],
   ['186.30.236.0/24', { is_anonymous: true, is_public_proxy: true }],
   ['65.4.0.0/16', { is_anonymous: true, is_tor_exit_node: true }],
   ['2a02:1840::/32', { is_anonymous: true, is_anonymous_vpn: true }],
@@ -139,27 +161,96 @@ const ANONYMOUS: Source = [
 const FLAT: Source = [
   [
     '1.0.0.0/24',
-    { city: 'South Brisbane', country_code: 'AU', latitude: new Typed('float', -27.4748), longitude: new Typed('float', 153.017), postcode: '', state1: 'Queensland', state2: '', timezone: '' },
+    {
+      city: 'South Brisbane',
+      country_code: 'AU',
+      latitude: new Typed('float', -27.4748),
+      longitude: new Typed('float', 153.017),
+      postcode: '',
+      state1: 'Queensland',
+      state2: '',
+      timezone: '',
+    },
   ],
   [
     '5.145.128.0/20',
-    { city: 'Berlin', country_code: 'DE', latitude: new Typed('float', 52.5244), longitude: new Typed('float', 13.4105), postcode: '10178', state1: 'Berlin', state2: '', timezone: '' },
+    {
+      city: 'Berlin',
+      country_code: 'DE',
+      latitude: new Typed('float', 52.5244),
+      longitude: new Typed('float', 13.4105),
+      postcode: '10178',
+      state1: 'Berlin',
+      state2: '',
+      timezone: '',
+    },
   ],
   [
     '41.32.0.0/16',
-    { city: 'Cairo', country_code: 'EG', latitude: new Typed('float', 30.0626), longitude: new Typed('float', 31.2497), postcode: '', state1: 'Cairo Governorate', state2: '', timezone: '' },
+    {
+      city: 'Cairo',
+      country_code: 'EG',
+      latitude: new Typed('float', 30.0626),
+      longitude: new Typed('float', 31.2497),
+      postcode: '',
+      state1: 'Cairo Governorate',
+      state2: '',
+      timezone: '',
+    },
   ],
   [
     '2800:40::/32',
-    { city: 'Buenos Aires', country_code: 'AR', latitude: new Typed('float', -34.6131), longitude: new Typed('float', -58.3772), postcode: '', state1: 'Buenos Aires F.D.', state2: '', timezone: '' },
+    {
+      city: 'Buenos Aires',
+      country_code: 'AR',
+      latitude: new Typed('float', -34.6131),
+      longitude: new Typed('float', -58.3772),
+      postcode: '',
+      state1: 'Buenos Aires F.D.',
+      state2: '',
+      timezone: '',
+    },
   ],
 ];
 
 /** IPinfo Lite: country level location and the network owner in one record. */
 const IPINFO: Source = [
-  ['8.8.8.0/24', { as_domain: 'google.com', as_name: 'Google LLC', asn: 'AS15169', continent: 'North America', continent_code: 'NA', country: 'United States', country_code: 'US' }],
-  ['77.88.0.0/18', { as_domain: 'yandex.ru', as_name: 'YANDEX LLC', asn: 'AS13238', continent: 'Europe', continent_code: 'EU', country: 'Russia', country_code: 'RU' }],
-  ['2c0f:f248::/32', { as_domain: 'safaricom.co.ke', as_name: 'Safaricom PLC', asn: 'AS33771', continent: 'Africa', continent_code: 'AF', country: 'Kenya', country_code: 'KE' }],
+  [
+    '8.8.8.0/24',
+    {
+      as_domain: 'google.com',
+      as_name: 'Google LLC',
+      asn: 'AS15169',
+      continent: 'North America',
+      continent_code: 'NA',
+      country: 'United States',
+      country_code: 'US',
+    },
+  ],
+  [
+    '77.88.0.0/18',
+    {
+      as_domain: 'yandex.ru',
+      as_name: 'YANDEX LLC',
+      asn: 'AS13238',
+      continent: 'Europe',
+      continent_code: 'EU',
+      country: 'Russia',
+      country_code: 'RU',
+    },
+  ],
+  [
+    '2c0f:f248::/32',
+    {
+      as_domain: 'safaricom.co.ke',
+      as_name: 'Safaricom PLC',
+      asn: 'AS33771',
+      continent: 'Africa',
+      continent_code: 'AF',
+      country: 'Kenya',
+      country_code: 'KE',
+    },
+  ],
 ];
 
 /** Fixture databases: name, `database_type` and source. */
@@ -176,7 +267,12 @@ export const FIXTURES = {
 } as const;
 
 function build(type: string, source: Source): Buffer {
-  const writer = new MmdbWriter({ databaseType: type, description: { en: `iprecord test fixture (${type})` }, languages: ['en'], buildEpoch: BUILD_EPOCH });
+  const writer = new MmdbWriter({
+    databaseType: type,
+    description: { en: `iprecord test fixture (${type})` },
+    languages: ['en'],
+    buildEpoch: BUILD_EPOCH,
+  });
   for (const [cidr, record] of source) {
     const c = parseCidr(cidr);
     if (c === null) throw new Error(`bad fixture network ${cidr}`);
@@ -190,7 +286,8 @@ function sourceJson(source: Source): string {
   const plain = (v: WritableValue): unknown => {
     if (v instanceof Typed) return typeof v.value === 'bigint' ? Number(v.value) : v.type === 'float' ? Math.fround(v.value) : v.value;
     if (Array.isArray(v)) return v.map(plain);
-    if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+    if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array))
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
     return v;
   };
   return (
@@ -221,7 +318,8 @@ function badDatabases(): Record<string, Buffer> {
   const nodeCount = new MmdbFile(good, 'fixture').metadata.nodeCount;
   const record = (buf: Buffer, node: number, bit: number) => buf.readUIntBE(node * 6 + bit * 3, 3); // 24-bit records
   const pastData = Buffer.from(good);
-  for (let n = 0; n < nodeCount; n++) for (const bit of [0, 1]) if (record(good, n, bit) > nodeCount) pastData.writeUIntBE(0xffffff, n * 6 + bit * 3, 3);
+  for (let n = 0; n < nodeCount; n++)
+    for (const bit of [0, 1]) if (record(good, n, bit) > nodeCount) pastData.writeUIntBE(0xffffff, n * 6 + bit * 3, 3);
   const cycle = Buffer.from(good);
   cycle.writeUIntBE(0, 6, 3); // node 1's left record points back to the root
   // Databases with one record for 0.0.0.0/1 (all IPv4 lookups below 128.0.0.0).

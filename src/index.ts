@@ -29,4 +29,19 @@ export type { DatabaseInfo } from './dataset/layout.js';
 export type { AsnTypeEvidence, Explanation, ListEvidence } from './evidence/explain.js';
 export type { CountryAgreement } from './evidence/compare.js';
 export type { IprecordErrorCode } from './contract/errors.js';
-export type { IpRecord, Asn, AsnType, Carrier, Blocklist, Scores, Threat, Currency, Language, TimeZone, FieldName, Fields, RecordOf, BulkError } from './contract/types.js';
+export type {
+  IpRecord,
+  Asn,
+  AsnType,
+  Carrier,
+  Blocklist,
+  Scores,
+  Threat,
+  Currency,
+  Language,
+  TimeZone,
+  FieldName,
+  Fields,
+  RecordOf,
+  BulkError,
+} from './contract/types.js';

@@ -62,7 +62,11 @@ export type UsageError = (message: string) => number;
  * The parsed options of a subcommand (from `options()`), or the exit code
  * once its help (0) or a usage error (2) is printed.
  */
-export function commandOptions(command: string, usageText: string, parsed: Record<string, string> | string): { o: Record<string, string>; usage: UsageError } | number {
+export function commandOptions(
+  command: string,
+  usageText: string,
+  parsed: Record<string, string> | string,
+): { o: Record<string, string>; usage: UsageError } | number {
   const usage: UsageError = (message) => {
     process.stderr.write(`iprecord ${command}: ${message}; iprecord ${command} --help lists its options\n`);
     return 2;

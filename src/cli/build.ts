@@ -39,12 +39,20 @@ SIGTERM, SIGINT or SIGHUP stops it at once, the build being written and the lock
  * Arguments of `build` and `update`: the dataset directory (`dirOption`)
  * and the feed configuration, read. A number is the exit code to return.
  */
-function feedCommand(command: string, usage: string, argv: string[], dirOption: 'out' | 'data'): { dir: string; config: ThreatConfig } | number {
+function feedCommand(
+  command: string,
+  usage: string,
+  argv: string[],
+  dirOption: 'out' | 'data',
+): { dir: string; config: ThreatConfig } | number {
   const parsed = commandOptions(command, usage, options(argv, ['config', dirOption]));
   if (typeof parsed === 'number') return parsed;
   const { o } = parsed;
   try {
-    return { dir: resolve(o[dirOption] ?? userDataDir()), config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config) };
+    return {
+      dir: resolve(o[dirOption] ?? userDataDir()),
+      config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config),
+    };
   } catch (e) {
     process.stderr.write(`iprecord ${command}: ${(e as Error).message}\n`);
     return 2;
@@ -125,10 +133,14 @@ export async function runUpdate(argv: string[]): Promise<number> {
   const { dir, config } = args;
   const result = await updateDataset(config, dir, { allowShrink, allowGrowth });
   for (const s of result.sources) {
-    process.stderr.write(`${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`);
+    process.stderr.write(
+      `${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`,
+    );
   }
   for (const f of result.feeds) {
-    process.stderr.write(`${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`);
+    process.stderr.write(
+      `${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`,
+    );
   }
   process.stderr.write(`current build: ${result.buildDir}\n`);
   (await import('./diff.js')).recordChanges(dir, result.buildDir);

@@ -121,10 +121,16 @@ function runInfo(argv: string[]): number {
   const info = engine.info();
   process.stdout.write(JSON.stringify(info, null, 2) + '\n');
   for (const l of info.lists) {
-    if (l.state !== 'loaded') process.stderr.write(`warning: ${l.name}: ${l.state}${l.reason ? ` (${l.reason})` : l.dataDate ? ` (newest data ${l.dataDate})` : ''}\n`);
+    if (l.state !== 'loaded')
+      process.stderr.write(
+        `warning: ${l.name}: ${l.state}${l.reason ? ` (${l.reason})` : l.dataDate ? ` (newest data ${l.dataDate})` : ''}\n`,
+      );
   }
   for (const f of info.feeds) {
-    if (f.state !== 'loaded') process.stderr.write(`warning: feed ${f.name}: ${f.state}${f.reason ? ` (${f.reason})` : f.dataDate ? ` (data of ${f.dataDate})` : ''}\n`);
+    if (f.state !== 'loaded')
+      process.stderr.write(
+        `warning: feed ${f.name}: ${f.state}${f.reason ? ` (${f.reason})` : f.dataDate ? ` (data of ${f.dataDate})` : ''}\n`,
+      );
   }
   for (const w of info.warnings) process.stderr.write(`warning: ${w}\n`);
   return 0;
@@ -177,7 +183,8 @@ function parseArgs(argv: string[]): Args | 'help' | 'version' | string {
   const shapes = ['--threat', '--field', '--fields'].filter((o) => given.has(o));
   if (shapes.length > 1) return `${shapes.join(' and ')} cannot be used together`;
   // `--field 8.8.8.8`: the name forgotten, the address taken for it.
-  if (args.field !== undefined && !args.stdin && args.ips.length === 0 && isIP(args.field) !== 0) return `--field needs a field name before the address (--field country_code ${args.field})`;
+  if (args.field !== undefined && !args.stdin && args.ips.length === 0 && isIP(args.field) !== 0)
+    return `--field needs a field name before the address (--field country_code ${args.field})`;
   if (!args.stdin && args.ips.length === 0) return 'no address given';
   return args;
 }

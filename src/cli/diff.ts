@@ -1,7 +1,16 @@
 /** `iprecord diff`: what changed between two builds (`evidence/diff.ts`). */
 
 import { openSync } from '../engine/engine.js';
-import { briefly, changesLine, diffEngines, diffSample, DIFF_MEMBERS, writeChanges, type DiffResult, type SampleChanges } from '../evidence/diff.js';
+import {
+  briefly,
+  changesLine,
+  diffEngines,
+  diffSample,
+  DIFF_MEMBERS,
+  writeChanges,
+  type DiffResult,
+  type SampleChanges,
+} from '../evidence/diff.js';
 import { readRegularText } from '../files/read.js';
 import { ADDRESS_COLUMNS, logAddress } from './row-address.js';
 import { previousBuild, resolveDataset } from '../dataset/store.js';
@@ -40,7 +49,9 @@ export function runDiff(argv: string[]): number {
   const json = argv.includes('--json');
   const previous = argv.includes('--previous');
   const rest = argv.filter((a) => a !== '--json' && a !== '--previous');
-  const paths = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--data' && rest[i - 1] !== '--sample' && rest[i - 1] !== '--asn');
+  const paths = rest.filter(
+    (a, i) => !a.startsWith('-') && rest[i - 1] !== '--data' && rest[i - 1] !== '--sample' && rest[i - 1] !== '--asn',
+  );
   const parsed = commandOptions(
     'diff',
     USAGE,
@@ -66,7 +77,10 @@ export function runDiff(argv: string[]): number {
     if (o.data !== undefined) return usage('--data is for --previous; name the two builds instead');
     if (paths.length !== 2) return usage('name two builds (old, new), or --previous');
     if (databases === 1) return usage('name two builds or two location databases, not one of each');
-    builds = databases === 2 ? { before: paths[0], after: paths[1] } : { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
+    builds =
+      databases === 2
+        ? { before: paths[0], after: paths[1] }
+        : { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
   }
   let sampled: string[] | null = null;
   if (o.sample !== undefined) {
@@ -77,7 +91,8 @@ export function runDiff(argv: string[]): number {
     }
   }
   // Two location databases: each compiled (once, as open() compiles them) with the same network data.
-  const side = (path: string) => (databases === 2 ? openSync({ geo: path, ...(o.asn === undefined ? {} : { asn: o.asn }) }) : openSync({ data: path }));
+  const side = (path: string) =>
+    databases === 2 ? openSync({ geo: path, ...(o.asn === undefined ? {} : { asn: o.asn }) }) : openSync({ data: path });
   const before = side(builds.before);
   let after: ReturnType<typeof openSync>;
   try {
@@ -111,17 +126,26 @@ const share = (x: number, of: number) => {
 };
 
 function table(builds: { before: string; after: string }, r: DiffResult): string {
-  const lines = [`${builds.before} -> ${builds.after}`, '', `${'member'.padEnd(26)}${'IPv4 addresses'.padStart(28)}${'IPv6 /48s'.padStart(24)}`];
+  const lines = [
+    `${builds.before} -> ${builds.after}`,
+    '',
+    `${'member'.padEnd(26)}${'IPv4 addresses'.padStart(28)}${'IPv6 /48s'.padStart(24)}`,
+  ];
   for (const m of DIFF_MEMBERS) {
     const s = r.members[m];
-    lines.push(`${m.padEnd(26)}${(n(s.ipv4) + share(s.ipv4, r.answered.ipv4)).padStart(28)}${(n(s.ipv6_48s) + share(s.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`);
+    lines.push(
+      `${m.padEnd(26)}${(n(s.ipv4) + share(s.ipv4, r.answered.ipv4)).padStart(28)}${(n(s.ipv6_48s) + share(s.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`,
+    );
   }
   lines.push(
     `${'any of them'.padEnd(26)}${(n(r.changed.ipv4) + share(r.changed.ipv4, r.answered.ipv4)).padStart(28)}${(n(r.changed.ipv6_48s) + share(r.changed.ipv6_48s, r.answered.ipv6_48s)).padStart(24)}`,
   );
   if (r.networks.length > 0) {
     lines.push('', 'networks whose answers changed most:');
-    for (const x of r.networks) lines.push(`  ${(x.asn ?? '(no AS)').padEnd(10)} ${(x.name ?? '').slice(0, 40).padEnd(40)} ${n(x.ipv4).padStart(14)} IPv4 ${n(x.ipv6_48s).padStart(10)} /48s`);
+    for (const x of r.networks)
+      lines.push(
+        `  ${(x.asn ?? '(no AS)').padEnd(10)} ${(x.name ?? '').slice(0, 40).padEnd(40)} ${n(x.ipv4).padStart(14)} IPv4 ${n(x.ipv6_48s).padStart(10)} /48s`,
+      );
   }
   const { added, removed, changed } = r.lists;
   lines.push(
@@ -167,7 +191,10 @@ export function sampleAddresses(text: string): string[] {
 }
 
 function sampleTable(file: string, s: SampleChanges): string {
-  const lines = ['', `${file}: ${n(s.addresses)} addresses, ${n(s.answered)} with a record on both sides, ${n(s.changed)} answered otherwise${share(s.changed, s.answered)}`];
+  const lines = [
+    '',
+    `${file}: ${n(s.addresses)} addresses, ${n(s.answered)} with a record on both sides, ${n(s.changed)} answered otherwise${share(s.changed, s.answered)}`,
+  ];
   for (const m of DIFF_MEMBERS) {
     const c = s.members[m];
     if (c.changed === 0) continue;

@@ -121,7 +121,9 @@ class Batch {
       } else this.plan[at].cell = cell;
     });
     this.noAddressAt =
-      c.addressPaths.length === 1 ? `no address at ${c.addressPaths[0].join('.')}` : 'no address in this row (at ip, remote_addr, client_ip or another usual place: --path names where it is)';
+      c.addressPaths.length === 1
+        ? `no address at ${c.addressPaths[0].join('.')}`
+        : 'no address in this row (at ip, remote_addr, client_ip or another usual place: --path names where it is)';
   }
 
   /** Reads rows `start` to `end` of `rows` into the group's slots. */
@@ -182,7 +184,12 @@ class Batch {
       }
       if (object === null || typeof object !== 'object' || Array.isArray(object)) {
         this.malformed++;
-        return this.read(null, object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object }, null, `line ${line}: not a JSON object`);
+        return this.read(
+          null,
+          object === undefined ? { line, text: text.slice(0, EXCERPT) } : { line, value: object },
+          null,
+          `line ${line}: not a JSON object`,
+        );
       }
       const ip = addressAt(object, c.addressPaths);
       return this.read(null, object as Record<string, unknown>, ip === null ? null : withoutPort(ip), null);
@@ -217,7 +224,12 @@ class Batch {
   }
 
   /** The row, then the record (last, under the key, replacing a value the row had there) written in place. */
-  private emitNdjson(cells: readonly string[] | null, object: Record<string, unknown> | null, ip: string | null, known: string | null): void {
+  private emitNdjson(
+    cells: readonly string[] | null,
+    object: Record<string, unknown> | null,
+    ip: string | null,
+    known: string | null,
+  ): void {
     const out = this.out;
     if (object === null && cells !== null) {
       for (let i = 0; i < this.plan.length; i++) {
@@ -258,7 +270,10 @@ class Batch {
       return;
     }
     const record = this.answer(ip, known, 'record') ?? null;
-    const values = [...this.columnPaths.map((p) => (record === null ? undefined : at(record, p))), record === null ? this.failure.message : ''];
+    const values = [
+      ...this.columnPaths.map((p) => (record === null ? undefined : at(record, p))),
+      record === null ? this.failure.message : '',
+    ];
     out.text(',' + values.map(csvCell).join(',') + '\n');
   }
 
@@ -271,7 +286,8 @@ class Batch {
     if (known !== null) failure.message = known;
     else if (ip === null || ip === '') failure.message = c.input === 'ndjson' ? this.noAddressAt : 'no address in this row';
     // No address is this long: the message names its start, not a copy of the whole cell.
-    else if (ip.length > LONGEST_ADDRESS) failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
+    else if (ip.length > LONGEST_ADDRESS)
+      failure.message = `${ip.slice(0, LONGEST_ADDRESS)}… does not appear to be an IPv4 or IPv6 address`;
     else if (how === 'write' && lookupOptions === undefined) {
       if (writeRecord(engine, ip, undefined, failure, out)) return undefined;
     } else {

@@ -8,7 +8,16 @@ import { unreadableReason } from '../files/read.js';
 import { availableParallelism } from 'node:os';
 import { ownEntry, startPool, type PoolWorker } from '../platform/threads.js';
 import { commandOptions, dataDir, fieldList, options } from './args.js';
-import { enrich, openInput, type BatchOutput, type BatchRunner, type Chunk, type EnrichFormat, type EnrichSummary, type RowConfig } from './enrich.js';
+import {
+  enrich,
+  openInput,
+  type BatchOutput,
+  type BatchRunner,
+  type Chunk,
+  type EnrichFormat,
+  type EnrichSummary,
+  type RowConfig,
+} from './enrich.js';
 import { openSync, type Engine } from '../engine/engine.js';
 import { warnMissingLists } from '../engine/inside.js';
 
@@ -59,10 +68,16 @@ function formatOf(file: string | null): EnrichFormat {
 }
 
 export async function runEnrich(argv: string[]): Promise<number> {
-  const positional = argv.filter((a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')));
+  const positional = argv.filter(
+    (a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')),
+  );
   const flags = argv.filter((a) => !positional.includes(a));
   // `-h` does not start with `--`, so it is among the positional arguments.
-  const parsed = commandOptions('enrich', ENRICH_USAGE, argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads', 'regex']));
+  const parsed = commandOptions(
+    'enrich',
+    ENRICH_USAGE,
+    argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads', 'regex']),
+  );
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
   if (positional.length > 1) return usage(`one input file at most (got ${positional.join(', ')})`);
@@ -85,7 +100,8 @@ export async function runEnrich(argv: string[]): Promise<number> {
   }
   const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
   const fields = fieldList(o.fields);
-  if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads)) return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
+  if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads))
+    return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
   const data = dataDir(o.data);
   const openOptions = data === undefined ? {} : { data };
   let opened: Awaited<ReturnType<typeof openInput>>;
@@ -117,8 +133,13 @@ export async function runEnrich(argv: string[]): Promise<number> {
       // The workers' engines use this one's files: read ones from shared memory, not copies.
       { options: { ...openOptions, shared: engine.share() }, config },
     );
-    if (workers.length < threads) process.stderr.write(`iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`);
-    return workers.map((w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]));
+    if (workers.length < threads)
+      process.stderr.write(
+        `iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`,
+      );
+    return workers.map(
+      (w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]),
+    );
   };
   const started = Date.now();
   const tty = process.stderr.isTTY === true;
@@ -131,13 +152,23 @@ export async function runEnrich(argv: string[]): Promise<number> {
     const rate = s.rows / Math.max(secs, 0.001);
     const read = opened.bytesRead();
     const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
-    process.stderr.write(`\r\x1b[K${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}`);
+    process.stderr.write(
+      `\r\x1b[K${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}`,
+    );
   };
   try {
-    const summary = await enrich(engine, opened.stream, process.stdout, { input, output, column, path: o.path, fields, key: o.key, regex: o.regex }, progress, startThreads);
+    const summary = await enrich(
+      engine,
+      opened.stream,
+      process.stdout,
+      { input, output, column, path: o.path, fields, key: o.key, regex: o.regex },
+      progress,
+      startThreads,
+    );
     const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r\x1b[K');
-    if (summary.redone > 0) process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
+    if (summary.redone > 0)
+      process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
     if (summary.replaced > 0) {
       process.stderr.write(
         `iprecord enrich: ${summary.replaced} rows held bytes that are not UTF-8, written with U+FFFD in their place (a CSV row of as many cells as the header is copied as read; other output is text)\n`,

@@ -90,13 +90,15 @@ export async function openInput(file: string | null): Promise<{ stream: AsyncIte
 
 /** Writes a chunk, waiting while the output's buffer is full; `written` is called once it is out. */
 async function send(out: Writable, chunk: Uint8Array, written?: () => void): Promise<void> {
-  if (!out.write(chunk, written === undefined ? undefined : (e) => e == null && written())) await new Promise<void>((resolve) => out.once('drain', resolve));
+  if (!out.write(chunk, written === undefined ? undefined : (e) => e == null && written()))
+    await new Promise<void>((resolve) => out.once('drain', resolve));
 }
 
 /** Checks the chosen fields; throws a usage error. */
 function checkFields(o: EnrichOptions): void {
   for (const f of o.fields ?? []) {
-    if (o.output === 'ndjson' && !isFieldName(f)) throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
+    if (o.output === 'ndjson' && !isFieldName(f))
+      throw new Error(`${f} is not a field name (NDJSON output takes top-level fields; dotted paths are for CSV output)`);
     if (!isFieldName(f.split('.')[0])) throw new Error(`${f} does not start with a field name`);
   }
 }
@@ -148,7 +150,8 @@ function rowConfig(o: EnrichOptions, first: Rows | null): { config: RowConfig; s
             0,
             cells.findIndex((c) => ADDRESS_COLUMNS.includes(c.trim().toLowerCase())),
           );
-  if (column < 0 || column >= cells.length) throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
+  if (column < 0 || column >= cells.length)
+    throw new Error(`no column ${typeof wanted === 'string' ? `named "${wanted}"` : wanted} in the header (${cells.join(', ')})`);
   return { config: make(cells, column), skip: 1 };
 }
 
@@ -227,6 +230,12 @@ export async function enrich(
   }
   while (inFlight.length > 0) await add(await (inFlight.shift() as Promise<BatchOutput>));
   // An input with no rows: CSV output still has its header when the columns are known.
-  if (!started && o.output === 'csv' && known !== null && (known.config.inputColumns.length > 0 || o.input === 'lines' || o.input === 'log')) await send(out, Buffer.from(csvHeader(known.config)));
+  if (
+    !started &&
+    o.output === 'csv' &&
+    known !== null &&
+    (known.config.inputColumns.length > 0 || o.input === 'lines' || o.input === 'log')
+  )
+    await send(out, Buffer.from(csvHeader(known.config)));
   return summary;
 }

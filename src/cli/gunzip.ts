@@ -66,7 +66,8 @@ export async function* gunzip(source: AsyncIterable<Buffer | string>): AsyncGene
     }
     z.destroy();
     if (!(await has(8))) throw new Error('the gzip data is cut short');
-    if (pending.readUInt32LE(0) !== crc >>> 0 || pending.readUInt32LE(4) !== size) throw new Error('damaged gzip data: its check value does not match');
+    if (pending.readUInt32LE(0) !== crc >>> 0 || pending.readUInt32LE(4) !== size)
+      throw new Error('damaged gzip data: its check value does not match');
     pending = pending.subarray(8);
     if (pending.length === 0 && !(await more())) return;
   }

@@ -107,17 +107,22 @@ function serveOptions(o: Record<string, string>, usage: UsageError): Serve | num
     else return usage(`--trust-proxy must be true, false or a number, not ${t}`);
   }
   if (o.memory !== undefined && o.memory !== 'mmap' && o.memory !== 'read') return usage(`--memory must be mmap or read, not ${o.memory}`);
-  if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit'])) return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
-  if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers)) return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
+  if (o['body-limit'] !== undefined && !/^\d+$/.test(o['body-limit']))
+    return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
+  if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers))
+    return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
   const workers = Number(o.workers ?? 1);
   // Intervals in seconds (a millisecond at least), as milliseconds.
-  const badSeconds = (['check-data-every', 'counts-sync-every'] as const).find((n) => o[n] !== undefined && !(/^\d+(\.\d+)?$/.test(o[n]) && Number(o[n]) >= 0.001));
+  const badSeconds = (['check-data-every', 'counts-sync-every'] as const).find(
+    (n) => o[n] !== undefined && !(/^\d+(\.\d+)?$/.test(o[n]) && Number(o[n]) >= 0.001),
+  );
   if (badSeconds !== undefined) return usage(`--${badSeconds} must be a number of seconds above 0, not ${o[badSeconds]}`);
   const ms = (v: string | undefined) => (v === undefined ? undefined : Math.round(Number(v) * 1000));
   const checkEvery = ms(o['check-data-every']);
   const syncEvery = ms(o['counts-sync-every']);
   const metricsPort = o['metrics-port'];
-  if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535)) return usage(`--metrics-port must be a port number, not ${metricsPort}`);
+  if (metricsPort !== undefined && (!/^\d+$/.test(metricsPort) || Number(metricsPort) > 65535))
+    return usage(`--metrics-port must be a port number, not ${metricsPort}`);
   const list = (v: string | undefined) =>
     v === undefined
       ? undefined
@@ -136,9 +141,11 @@ function serveOptions(o: Record<string, string>, usage: UsageError): Serve | num
   }
   for (const n of ['counts-sync-every', 'quota-lease', 'quota-when-redis-down'] as const)
     if (o[n] !== undefined && redis === undefined) return usage(`--${n} is for counts in Redis (--counts redis://host:port/db)`);
-  if (o['quota-lease'] !== undefined && !/^[1-9]\d*$/.test(o['quota-lease'])) return usage(`--quota-lease must be a whole number of at least 1, not ${o['quota-lease']}`);
+  if (o['quota-lease'] !== undefined && !/^[1-9]\d*$/.test(o['quota-lease']))
+    return usage(`--quota-lease must be a whole number of at least 1, not ${o['quota-lease']}`);
   const whenDown = o['quota-when-redis-down'];
-  if (whenDown !== undefined && whenDown !== 'open' && whenDown !== 'closed') return usage(`--quota-when-redis-down must be open or closed, not ${whenDown}`);
+  if (whenDown !== undefined && whenDown !== 'open' && whenDown !== 'closed')
+    return usage(`--quota-when-redis-down must be open or closed, not ${whenDown}`);
   const countsFile = redis !== undefined ? undefined : (o.counts ?? (o.keys === undefined ? undefined : `${o.keys}.counts.json`));
   // Named, else the user's directory when it is there, even before its first build (an updater beside this server
   // fills it: the default data answers until a build is swapped in).
@@ -212,7 +219,8 @@ async function serveHere({ config, port, host, data }: Serve): Promise<IprecordS
   process.stderr.write(
     `iprecord serve: ${cluster.isWorker ? `worker ${process.pid} ` : ''}listening on http://${at}:${address.port} (memory ${info.memory.mode}${config.keys === undefined ? ', no keys: every request answered as Business' : ''}${data === undefined ? '' : `, data ${data}`})\n`,
   );
-  if (data !== undefined && !holdsBuild(data)) process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
+  if (data !== undefined && !holdsBuild(data))
+    process.stderr.write(`iprecord serve: ${data} holds no build yet: answering the default data until iprecord update swaps one in\n`);
   return server;
 }
 
@@ -241,7 +249,8 @@ function untilStopped(server: IprecordServer): Promise<number> {
         () => undefined,
         // Damaged data was said by the 'damaged' event: there is no previous data to serve.
         (e: unknown) => {
-          if (server.engine.damaged === null) process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${(e as Error).message}\n`);
+          if (server.engine.damaged === null)
+            process.stderr.write(`iprecord serve: reload failed, serving the previous data: ${(e as Error).message}\n`);
         },
       );
     });

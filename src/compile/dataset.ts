@@ -48,11 +48,20 @@ interface Resolved {
  * special-purpose registry into a dataset file; `key` names what it was
  * compiled from (kept in its metadata).
  */
-export function compileDataset(snap: Sources, threat: ThreatTree | null, special: SpecialTable, key: string, builtAt = new Date(), progress: Progress = () => {}): CompiledDataset {
+export function compileDataset(
+  snap: Sources,
+  threat: ThreatTree | null,
+  special: SpecialTable,
+  key: string,
+  builtAt = new Date(),
+  progress: Progress = () => {},
+): CompiledDataset {
   const intern = new Interner();
   const resolved: Resolved = { locations: [], places: [], networks: [], spread: new PlaceSpread() };
   const families = ([4, 6] as const).map((version) =>
-    compileFamily(snap, threat, special, version, intern, resolved, (step, f) => progress(`IPv${version}: ${step}`, SHARE[version][0] + f * SHARE[version][1])),
+    compileFamily(snap, threat, special, version, intern, resolved, (step, f) =>
+      progress(`IPv${version}: ${step}`, SHARE[version][0] + f * SHARE[version][1]),
+    ),
   );
   progress('writing', 0.91);
   const meta: DatasetMeta = {
@@ -66,7 +75,15 @@ export function compileDataset(snap: Sources, threat: ThreatTree | null, special
   return new CompiledDataset(families[0], families[1], internedSections(intern), meta);
 }
 
-function compileFamily(snap: Sources, threat: ThreatTree | null, special: SpecialTable, version: IpVersion, intern: Interner, resolved: Resolved, progress: Progress): Family {
+function compileFamily(
+  snap: Sources,
+  threat: ThreatTree | null,
+  special: SpecialTable,
+  version: IpVersion,
+  intern: Interner,
+  resolved: Resolved,
+  progress: Progress,
+): Family {
   progress('locations', 0);
   const bits = version === 4 ? 32 : 128;
   const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
@@ -132,11 +149,28 @@ function compileFamily(snap: Sources, threat: ThreatTree | null, special: Specia
   const parts = overlay(layers, last);
   // IPv4 is compiled first: its spread types the networks of both families.
   if (version === 4) spreadOf(parts, geoLayers.length, asnLayers.length, parts.values[layers.length - 2], threat, resolved, ordinals);
-  return refsOf(version, parts, { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length }, threat, intern, resolved, ordinals, prefixes);
+  return refsOf(
+    version,
+    parts,
+    { geo: geoLayers.length, asn: asnLayers.length, anonymous: anonymousLayers.length },
+    threat,
+    intern,
+    resolved,
+    ordinals,
+    prefixes,
+  );
 }
 
 /** Each network's IPv4 addresses by place, and how many the feeds' `labels` list as datacenter space, into `resolved.spread`. */
-function spreadOf(parts: Overlay, geoCount: number, asnCount: number, labels: Int32Array, tree: ThreatTree | null, resolved: Resolved, ordinals: readonly number[]): void {
+function spreadOf(
+  parts: Overlay,
+  geoCount: number,
+  asnCount: number,
+  labels: Int32Array,
+  tree: ThreatTree | null,
+  resolved: Resolved,
+  ordinals: readonly number[],
+): void {
   const { values, starts } = parts;
   const listed = tree === null ? () => false : datacenterLabels(tree);
   for (let r = 0; r < parts.length; r++) {
@@ -174,7 +208,12 @@ function specialRanges(table: SpecialTable, version: IpVersion, last: readonly n
 }
 
 /** A network's row, its owner typed by the spread (and the datacenter lists where `feeds`) when first met. */
-function typedNetwork(net: Resolved['networks'][number], spread: PlaceSpread, feeds: boolean, intern: Interner): { row: number; flags: number } {
+function typedNetwork(
+  net: Resolved['networks'][number],
+  spread: PlaceSpread,
+  feeds: boolean,
+  intern: Interner,
+): { row: number; flags: number } {
   if (net.row < 0) {
     const owner = spread.typed(net.owner, feeds);
     net.row = intern.network(owner);

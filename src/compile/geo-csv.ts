@@ -24,7 +24,17 @@ import type { RangeReader, RangeRow } from './range-csv.js';
 /** The flat schema's fields of a row of either form, or null when it has neither form's columns. */
 function fields(f: readonly string[]): Record<string, string | number> | null {
   const num = (t: string) => (t === '' ? '' : Number(t));
-  if (f.length === 10) return { country_code: f[2], city: f[3], state1: f[4], state2: f[5], latitude: num(f[6]), longitude: num(f[7]), postcode: f[8], timezone: f[9] };
+  if (f.length === 10)
+    return {
+      country_code: f[2],
+      city: f[3],
+      state1: f[4],
+      state2: f[5],
+      latitude: num(f[6]),
+      longitude: num(f[7]),
+      postcode: f[8],
+      timezone: f[9],
+    };
   if (f.length === 8) return { country_code: f[3], state1: f[4], city: f[5], latitude: num(f[6]), longitude: num(f[7]) };
   return null;
 }
@@ -35,7 +45,9 @@ export const readGeoRows: RangeReader<GeoFacts> = (files) => {
   const badLines = forEachCsvRow(files, (f, bad) => {
     const record = f === null ? null : fields(f);
     if (f === null || record === null)
-      return bad('expected start,end,country_code,city,state1,state2,latitude,longitude,postcode,timezone or start,end,continent,country,stateprov,city,latitude,longitude');
+      return bad(
+        'expected start,end,country_code,city,state1,state2,latitude,longitude,postcode,timezone or start,end,continent,country,stateprov,city,latitude,longitude',
+      );
     const start = parseIp(f[0]);
     const end = parseIp(f[1]);
     if (!start || !end || start.version !== end.version || toBigInt(start) > toBigInt(end)) return bad('invalid address range');

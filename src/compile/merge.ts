@@ -54,7 +54,13 @@ import { CompiledDataset, type Family } from './write.js';
  * type again.
  * @throws InvalidDatasetError when the base is not a dataset; Error when the base holds feeds already, or past MAX_RECORDS
  */
-export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, registered: ReadonlySet<number> = new Set(), builtAt = new Date()): CompiledDataset {
+export function mergeThreat(
+  baseBytes: Buffer,
+  tree: ThreatTree,
+  key: string,
+  registered: ReadonlySet<number> = new Set(),
+  builtAt = new Date(),
+): CompiledDataset {
   const base = new Dataset(baseBytes, 'the base dataset');
   if (base.meta.threat !== undefined) throw new Error('the base dataset has threat feeds compiled in already');
   const counts = readCounts(baseBytes);
@@ -62,12 +68,14 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, re
   const records = new Table(RECORD, base.records);
   const threats = new Table(THREAT, base.threats);
   const text = new TextPool(counts);
-  for (let at = 0; at < base.threats.length; at += THREAT) for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
+  for (let at = 0; at < base.threats.length; at += THREAT)
+    for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
   const networks = new Table(NETWORK, base.networks);
   const hosted = hostedNetworks(base, tree, networks, text, registered);
   // Records of hosted networks, whose ranges change without a label too.
   const retyped = new Uint8Array(base.records.length / RECORD);
-  if (networks.count > base.networks.length / NETWORK) for (let r = 0; r < retyped.length; r++) retyped[r] = hosted[base.records[r * RECORD + 1]] < 0 ? 0 : 1;
+  if (networks.count > base.networks.length / NETWORK)
+    for (let r = 0; r < retyped.length; r++) retyped[r] = hosted[base.records[r * RECORD + 1]] < 0 ? 0 : 1;
   const threatIds = new Map<number, number>();
   const scratch = new Uint32Array(3);
   /** The ref of a range of the base ref `ref` that the feeds label `label` (0: none). */
@@ -95,7 +103,10 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, re
       if (t === 'records') return [t, records];
       if (t === 'threats') return [t, threats];
       if (t === 'networks') return [t, networks];
-      return [t, { rows: new Uint32Array(baseBytes.buffer, baseBytes.byteOffset + at[t], counts.rows[t] * TABLES[t].length), count: counts.rows[t] }];
+      return [
+        t,
+        { rows: new Uint32Array(baseBytes.buffer, baseBytes.byteOffset + at[t], counts.rows[t] * TABLES[t].length), count: counts.rows[t] },
+      ];
     }),
   ) as Record<TableName, { rows: Uint32Array; count: number }>;
   const meta: DatasetMeta = { ...base.meta, builtAt: builtAt.toISOString(), key, threat: tree.meta };
@@ -118,7 +129,13 @@ export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, re
  * ends, in one walk of both (sorted, neither overlapping itself); merged
  * where neighbours share a ref.
  */
-function mergeFamily(base: Dataset, tree: ThreatTree, version: IpVersion, labelled: (ref: number, label: number) => number, retyped: Uint8Array): Family {
+function mergeFamily(
+  base: Dataset,
+  tree: ThreatTree,
+  version: IpVersion,
+  labelled: (ref: number, label: number) => number,
+  retyped: Uint8Array,
+): Family {
   const refs = version === 4 ? base.refs4 : base.refs6;
   const n = refs.length;
   const feeds = new Ranges();
@@ -186,14 +203,16 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
   for (let k = 0; k < listings.length; k += 2) {
     while (end(first) < listings[k]) first++;
     for (let i = first; i < refs4.length && starts4[i] <= listings[k + 1]; i++) {
-      if ((refs4[i] & 255) !== NO_ROUTE) datacenter[networkOf(refs4[i])] += Math.min(end(i), listings[k + 1]) - Math.max(starts4[i], listings[k]) + 1;
+      if ((refs4[i] & 255) !== NO_ROUTE)
+        datacenter[networkOf(refs4[i])] += Math.min(end(i), listings[k + 1]) - Math.max(starts4[i], listings[k]) + 1;
     }
   }
   // Networks of an ASN that some network whose name states no type shares, listed: their whole IPv4 space.
   const asnOf = (row: number) => base.json(base.networks, row * NETWORK + NET.asn);
   const candidates = new Set<string>();
   const typeStated = (row: number) =>
-    !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + NET.name)) as string | null) || registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
+    !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + NET.name)) as string | null) ||
+    registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
   for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && !typeStated(row)) candidates.add(asnOf(row));
   if (candidates.size === 0) return hosted;
   const counted = new Uint8Array(rows);

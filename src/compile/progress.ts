@@ -3,7 +3,11 @@
  * place: `iprecord: <step> (<share> %, <elapsed> s, about <left> s left)`;
  * `say` prints a line above it. Off a terminal only `say` writes.
  */
-export function terminalProgress(started = Date.now()): { progress: (step: string, done: number) => void; say: (line: string) => void; clear: () => void } {
+export function terminalProgress(started = Date.now()): {
+  progress: (step: string, done: number) => void;
+  say: (line: string) => void;
+  clear: () => void;
+} {
   const tty = process.stderr.isTTY === true;
   const clear = () => {
     if (tty) process.stderr.write('\r\x1b[K');

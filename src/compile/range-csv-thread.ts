@@ -49,7 +49,10 @@ export function readRangeCsvSoon<T>(files: readonly string[], role: RangeRole, o
   }
   const join = (): (() => RangeCsvParts<T>) => {
     if (Atomics.wait(signal, 0, 0, START_MS) !== 'timed-out') Atomics.wait(signal, 0, 1, ANSWER_MS);
-    const answer = Atomics.load(signal, 0) === 2 ? (receiveMessageOnPort(port1)?.message as { parts?: RangeCsvParts<T>; error?: string } | undefined) : undefined;
+    const answer =
+      Atomics.load(signal, 0) === 2
+        ? (receiveMessageOnPort(port1)?.message as { parts?: RangeCsvParts<T>; error?: string } | undefined)
+        : undefined;
     port1.close();
     void worker.terminate();
     reading.thread = answer !== undefined;

@@ -41,7 +41,10 @@ export type RangeReader<T> = (files: readonly string[]) => { rows: RangeRow<T>[]
 /** The rows of ASN range CSVs. */
 export const readAsnRows: RangeReader<AsnCsvOwner> = (files) => {
   const { rows, badLines } = readAsnCsv(files);
-  return { rows: rows.map((r) => ({ start: r.start, end: r.end, key: `${r.asn} ${r.name}`, value: { asn: r.asn, name: r.name } })), badLines };
+  return {
+    rows: rows.map((r) => ({ start: r.start, end: r.end, key: `${r.asn} ${r.name}`, value: { asn: r.asn, name: r.name } })),
+    badLines,
+  };
 };
 
 /** What reading range CSVs gives, in parts a thread can hand over (its typed arrays moved: `transferables`). */
@@ -169,7 +172,11 @@ export class RangeCsv<T> {
 
 /** A piece's CIDR blocks, in IPv6 terms (an IPv4 piece's at ::/96). */
 function cidrs(lo: bigint, hi: bigint): { words: [number, number, number, number]; prefix: number }[] {
-  if (hi <= V4_END) return rangeToCidrs({ version: 4, words: [0, 0, 0, Number(lo)] }, { version: 4, words: [0, 0, 0, Number(hi)] }).map((c) => ({ ...c, prefix: c.prefix + 96 }));
+  if (hi <= V4_END)
+    return rangeToCidrs({ version: 4, words: [0, 0, 0, Number(lo)] }, { version: 4, words: [0, 0, 0, Number(hi)] }).map((c) => ({
+      ...c,
+      prefix: c.prefix + 96,
+    }));
   return rangeToCidrs({ version: 6, words: fromBigInt(6, lo) }, { version: 6, words: fromBigInt(6, hi) });
 }
 
@@ -207,6 +214,11 @@ class Networks {
 
   /** The list, its arrays cut to its length (copies: moved to another thread, only their own bytes go). */
   list(): NetworkList {
-    return { words: this.words.slice(0, this.length * 4), prefix: this.prefix.slice(0, this.length), owner: this.owner.slice(0, this.length), length: this.length };
+    return {
+      words: this.words.slice(0, this.length * 4),
+      prefix: this.prefix.slice(0, this.length),
+      owner: this.owner.slice(0, this.length),
+      length: this.length,
+    };
   }
 }

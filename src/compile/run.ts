@@ -47,7 +47,13 @@ export function openSources(sources: DatasetSources): Sources {
  * seconds. `say` is told what happens.
  * @throws InvalidDatasetError when a source cannot be read or no place can be written
  */
-export function compileTo(sources: DatasetSources, key: string, places: readonly string[], say: (line: string) => void, progress?: Progress): string {
+export function compileTo(
+  sources: DatasetSources,
+  key: string,
+  places: readonly string[],
+  say: (line: string) => void,
+  progress?: Progress,
+): string {
   const started = Date.now();
   if (sources.threat !== undefined) {
     const { threat: threatPath, ...databases } = sources;
@@ -78,7 +84,10 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
   return place(
     () => {
       const compiled = compileDataset(openSources(sources), null, specialTable(), key, new Date(), progress);
-      if (textCuts.count > 0) say(`${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`);
+      if (textCuts.count > 0)
+        say(
+          `${textCuts.count} source strings longer than ${MAX_TEXT_BYTES} bytes were cut to ${MAX_TEXT_BYTES} (the first: ${JSON.stringify(textCuts.first + '...')})`,
+        );
       return compiled;
     },
     places,
@@ -98,7 +107,14 @@ export function compileTo(sources: DatasetSources, key: string, places: readonly
  * the two, not their sum.
  * @throws InvalidDatasetError when the file fails its check or no place can be written
  */
-function place(make: () => CompiledDataset, places: readonly string[], say: (line: string) => void, started: number, what: string, key: string): string {
+function place(
+  make: () => CompiledDataset,
+  places: readonly string[],
+  say: (line: string) => void,
+  started: number,
+  what: string,
+  key: string,
+): string {
   const written = writeFirst(make, places);
   (globalThis as { gc?: () => void }).gc?.();
   let theirs = false;
@@ -114,7 +130,9 @@ function place(make: () => CompiledDataset, places: readonly string[], say: (lin
     return written.path;
   }
   sealWritten(written.path);
-  say(`${what}: ${written.ranges} ranges into ${written.path} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  say(
+    `${what}: ${written.ranges} ranges into ${written.path} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return written.path;
 }
 

@@ -112,7 +112,12 @@ export class Sources {
    * @throws InvalidDatasetError when a file cannot be read or its schema cannot serve its role
    */
   constructor(
-    files: { readonly geo: readonly SourceFile[]; readonly asn: readonly SourceFile[]; readonly anonymous: readonly SourceFile[]; readonly networks?: readonly string[] },
+    files: {
+      readonly geo: readonly SourceFile[];
+      readonly asn: readonly SourceFile[];
+      readonly anonymous: readonly SourceFile[];
+      readonly networks?: readonly string[];
+    },
     flagBaseUrl = DEFAULT_FLAG_BASE_URL,
   ) {
     this.countries = new CountryTable(flagBaseUrl);
@@ -150,7 +155,8 @@ export class Sources {
     let regionCode: string | null = null;
     let regionType: string | null = null;
     if (cc !== null) {
-      const sub = facts.regionCode !== null ? subdivisionByCode(cc, facts.regionCode) : facts.region !== null ? matchRegion(cc, facts.region) : null;
+      const sub =
+        facts.regionCode !== null ? subdivisionByCode(cc, facts.regionCode) : facts.region !== null ? matchRegion(cc, facts.region) : null;
       regionCode = facts.regionCode ?? sub?.code ?? null;
       regionType = sub?.type ?? null;
     }
@@ -177,7 +183,17 @@ function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): 
   const type = registered ?? named?.type ?? null;
   const carrier = facts.carrier === null ? null : { ...facts.carrier };
   const typedBy: TypedBy = registered !== undefined ? 'registry' : (named?.rule ?? 'none');
-  const owner = { asn: `AS${facts.asn}`, name: facts.name, domain: facts.domain, type, carrier, flags: type === 'hosting' ? ThreatFlag.Datacenter : 0, typedBy, share: null, places: 0 };
+  const owner = {
+    asn: `AS${facts.asn}`,
+    name: facts.name,
+    domain: facts.domain,
+    type,
+    carrier,
+    flags: type === 'hosting' ? ThreatFlag.Datacenter : 0,
+    typedBy,
+    share: null,
+    places: 0,
+  };
   return registered === undefined ? owner : { ...owner, registered: true };
 }
 
@@ -203,7 +219,11 @@ export interface FactsDatabase<R extends Role> {
 const MAX_MMDB_BYTES = 2 ** 32;
 
 /** What each role's databases hold, in words. */
-const ROLE_DATA: Readonly<Record<Role, string>> = { geo: 'location data (geo)', asn: 'network owner data (asn)', anonymous: 'anonymity data (anonymous)' };
+const ROLE_DATA: Readonly<Record<Role, string>> = {
+  geo: 'location data (geo)',
+  asn: 'network owner data (asn)',
+  anonymous: 'anonymity data (anonymous)',
+};
 
 /**
  * Opens a database for a role: an MMDB file of a schema that can serve it,
@@ -213,7 +233,8 @@ const ROLE_DATA: Readonly<Record<Role, string>> = { geo: 'location data (geo)', 
 export function openDatabase<R extends Role>(source: SourceFile, role: R): FactsDatabase<R> {
   if (isCsv(source)) {
     if (role === 'geo') return rangeCsv(source, 'geo', 'geo ranges', (file, offset) => file.owners[offset]) as FactsDatabase<R>;
-    if (role !== 'asn') throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as geo or ASN data only.`);
+    if (role !== 'asn')
+      throw new InvalidDatasetError(`${typeof source === 'string' ? source : source.path}: CSV files can serve as geo or ASN data only.`);
     return rangeCsv(source, 'asn', 'ASN ranges (start,end,asn,organisation)', (file, offset) => ({
       asn: file.owners[offset].asn,
       name: file.owners[offset].name,
@@ -239,7 +260,17 @@ export function openDatabase<R extends Role>(source: SourceFile, role: R): Facts
   }
   const m = file.metadata;
   const buildEpoch = m.buildEpoch.toISOString();
-  const info: DatabaseInfo = { role, path, schema, databaseType: m.databaseType, buildEpoch, ipVersion: m.ipVersion, nodeCount: m.nodeCount, bytes: file.size, ...describeOrigin(path, buildEpoch) };
+  const info: DatabaseInfo = {
+    role,
+    path,
+    schema,
+    databaseType: m.databaseType,
+    buildEpoch,
+    ipVersion: m.ipVersion,
+    nodeCount: m.nodeCount,
+    bytes: file.size,
+    ...describeOrigin(path, buildEpoch),
+  };
   return { file, info, facts: (offset) => adapter(file.decode(offset)) };
 }
 
@@ -265,7 +296,12 @@ function resolved<R extends Role, T>(db: FactsDatabase<R>, resolve: (facts: Role
  * asked for.
  * @throws InvalidDatasetError (when first asked for) when they cannot be read or hold no rows
  */
-function rangeCsv<R extends 'geo' | 'asn'>(source: SourceFile, role: R, what: string, facts: (file: RangeCsv<RoleFacts[R]>, offset: number) => RoleFacts[R]): FactsDatabase<R> {
+function rangeCsv<R extends 'geo' | 'asn'>(
+  source: SourceFile,
+  role: R,
+  what: string,
+  facts: (file: RangeCsv<RoleFacts[R]>, offset: number) => RoleFacts[R],
+): FactsDatabase<R> {
   const path = typeof source === 'string' ? source : source.path;
   const files = typeof source === 'string' ? [source] : source.csv;
   const reading = readRangeCsvSoon<RoleFacts[R]>(files, role);
@@ -306,5 +342,10 @@ function rangeCsv<R extends 'geo' | 'asn'>(source: SourceFile, role: R, what: st
 }
 
 function anonymousFlags(facts: AnonymousFacts): number {
-  return (facts.tor ? ThreatFlag.Tor : 0) | (facts.vpn ? ThreatFlag.Vpn : 0) | (facts.proxy ? ThreatFlag.Proxy : 0) | (facts.hosting ? ThreatFlag.Datacenter : 0);
+  return (
+    (facts.tor ? ThreatFlag.Tor : 0) |
+    (facts.vpn ? ThreatFlag.Vpn : 0) |
+    (facts.proxy ? ThreatFlag.Proxy : 0) |
+    (facts.hosting ? ThreatFlag.Datacenter : 0)
+  );
 }

@@ -9,7 +9,21 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { fileCrc } from '../files/checksum.js';
-import { countWords, CRC_AT, DATASET_FORMAT_VERSION, DATASET_MAGIC, HEADER, layout, pad8, rangeIndex, TABLE_NAMES, TABLES, type Counts, type DatasetMeta, type TableName } from '../dataset/format.js';
+import {
+  countWords,
+  CRC_AT,
+  DATASET_FORMAT_VERSION,
+  DATASET_MAGIC,
+  HEADER,
+  layout,
+  pad8,
+  rangeIndex,
+  TABLE_NAMES,
+  TABLES,
+  type Counts,
+  type DatasetMeta,
+  type TableName,
+} from '../dataset/format.js';
 import type { Interner } from './intern.js';
 import { renderParts, type RenderedBase, type Rows } from '../dataset/parts.js';
 import { DatasetText, jsonText } from '../dataset/text.js';

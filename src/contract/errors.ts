@@ -3,7 +3,16 @@
  * exact message (CONTRACT.md, "Errors"); `code` tells the causes apart.
  */
 
-export type IprecordErrorCode = 'INVALID_IP' | 'PRIVATE_IP' | 'RESERVED_IP' | 'INVALID_FIELD' | 'INVALID_BULK' | 'INVALID_DATASET' | 'INVALID_OPTIONS' | 'EXPORT_FAILED' | 'CLOSED';
+export type IprecordErrorCode =
+  | 'INVALID_IP'
+  | 'PRIVATE_IP'
+  | 'RESERVED_IP'
+  | 'INVALID_FIELD'
+  | 'INVALID_BULK'
+  | 'INVALID_DATASET'
+  | 'INVALID_OPTIONS'
+  | 'EXPORT_FAILED'
+  | 'CLOSED';
 
 export interface ErrorOptions {
   cause?: unknown;
@@ -117,7 +126,16 @@ export class ClosedError extends IprecordError {
 }
 ClosedError.prototype.name = 'ClosedError';
 
-const CODES: ReadonlySet<string> = new Set<IprecordErrorCode>(['INVALID_IP', 'PRIVATE_IP', 'RESERVED_IP', 'INVALID_FIELD', 'INVALID_BULK', 'INVALID_DATASET', 'INVALID_OPTIONS', 'CLOSED']);
+const CODES: ReadonlySet<string> = new Set<IprecordErrorCode>([
+  'INVALID_IP',
+  'PRIVATE_IP',
+  'RESERVED_IP',
+  'INVALID_FIELD',
+  'INVALID_BULK',
+  'INVALID_DATASET',
+  'INVALID_OPTIONS',
+  'CLOSED',
+]);
 
 /**
  * True for any iprecord error, also across the ESM and CommonJS copies of the

@@ -49,13 +49,26 @@ export const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE)) as rea
 export const PLACE_MEMBERS = Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === 'places')) as readonly PlaceMember[];
 export type PlaceMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] extends 'places' ? K : never }[RecordMember];
 /** The members a location row of the dataset holds, in the record's order. */
-export const LOCATION_MEMBERS = Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === 'locations')) as readonly LocationMember[];
+export const LOCATION_MEMBERS = Object.freeze(
+  RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === 'locations'),
+) as readonly LocationMember[];
 export type LocationMember = { [K in RecordMember]: (typeof RECORD_TEMPLATE)[K] extends 'locations' ? K : never }[RecordMember];
 /** The members of `asn` (`route` per lookup) and of `carrier`. */
 export const ASN_MEMBERS = ['asn', 'name', 'domain', 'route', 'type'] as const;
 export const CARRIER_MEMBERS = ['name', 'mcc', 'mnc'] as const;
 /** The flags of the threat object, in its key order (then `blocklists` and `scores`). */
-export const THREAT_FLAGS = ['is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon'] as const;
+export const THREAT_FLAGS = [
+  'is_tor',
+  'is_vpn',
+  'is_icloud_relay',
+  'is_proxy',
+  'is_datacenter',
+  'is_anonymous',
+  'is_known_attacker',
+  'is_known_abuser',
+  'is_threat',
+  'is_bogon',
+] as const;
 export type AsnMember = (typeof ASN_MEMBERS)[number];
 export type CarrierMember = (typeof CARRIER_MEMBERS)[number];
 /** The members of `asn` a network row of the dataset holds (all but `route`), in order; then it holds the carrier's. */

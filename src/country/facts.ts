@@ -16,7 +16,35 @@ import type { Currency, Language } from '../contract/types.js';
  * The EU's 27 members by ISO 3166-1 code (https://european-union.europa.eu/principles-countries-history/eu-countries;
  * the EU writes Greece EL, ISO GR).
  */
-const EU = new Set(['AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL', 'PL', 'PT', 'RO', 'SK', 'SI', 'ES', 'SE']);
+const EU = new Set([
+  'AT',
+  'BE',
+  'BG',
+  'HR',
+  'CY',
+  'CZ',
+  'DK',
+  'EE',
+  'FI',
+  'FR',
+  'DE',
+  'GR',
+  'HU',
+  'IE',
+  'IT',
+  'LV',
+  'LT',
+  'LU',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SK',
+  'SI',
+  'ES',
+  'SE',
+]);
 
 const PAPIAMENTO: Language = { name: 'Papiamento', native: 'Papiamentu', code: 'pap' };
 
@@ -25,14 +53,34 @@ const PAPIAMENTO: Language = { name: 'Papiamento', native: 'Papiamentu', code: '
  * test prints every disagreement with the references and fails on one not
  * decided here or in its own table).
  */
-export const DECIDED: Readonly<Record<string, { readonly continent?: string; readonly calling_code?: string; readonly languages?: readonly (string | Language)[]; readonly why: string }>> = {
+export const DECIDED: Readonly<
+  Record<
+    string,
+    {
+      readonly continent?: string;
+      readonly calling_code?: string;
+      readonly languages?: readonly (string | Language)[];
+      readonly why: string;
+    }
+  >
+> = {
   RU: { continent: 'EU', why: 'GeoNames, MaxMind and world-countries: Europe (countries-list: Asia)' },
-  TL: { continent: 'AS', why: "UN M49 (CLDR's territory containment) and world-countries: South-eastern Asia (countries-list and GeoNames: Oceania)" },
+  TL: {
+    continent: 'AS',
+    why: "UN M49 (CLDR's territory containment) and world-countries: South-eastern Asia (countries-list and GeoNames: Oceania)",
+  },
   IO: { continent: 'AF', why: 'UN M49 (CLDR) and world-countries: Eastern Africa (countries-list and GeoNames: Asia)' },
   CC: { continent: 'OC', why: 'UN M49 (CLDR) and world-countries: Australia and New Zealand (countries-list and GeoNames: Asia)' },
   CX: { continent: 'OC', why: 'UN M49 (CLDR) and world-countries: Australia and New Zealand (countries-list and GeoNames: Asia)' },
-  MF: { languages: ['fr', 'en', 'nl'], why: "French, the collectivity's official language, first (countries-list: English first; world-countries: French alone)" },
-  CW: { calling_code: '599', languages: ['nl', PAPIAMENTO, 'en'], why: 'ITU and libphonenumber: +599 (5999 is 599 and the area code 9); Papiamento is pap, not pa (Punjabi)' },
+  MF: {
+    languages: ['fr', 'en', 'nl'],
+    why: "French, the collectivity's official language, first (countries-list: English first; world-countries: French alone)",
+  },
+  CW: {
+    calling_code: '599',
+    languages: ['nl', PAPIAMENTO, 'en'],
+    why: 'ITU and libphonenumber: +599 (5999 is 599 and the area code 9); Papiamento is pap, not pa (Punjabi)',
+  },
   AW: { languages: ['nl', PAPIAMENTO], why: 'Papiamento is pap (ISO 639-3; it has no 639-1 code), not pa (Punjabi)' },
   BQ: { calling_code: '599', why: 'ITU and libphonenumber: +599 (5997 is 599 and the area code 7)' },
   DO: { calling_code: '1', why: 'three NANP area codes (809, 829, 849): the country code is 1 (libphonenumber, world-countries)' },
@@ -58,7 +106,10 @@ export interface CountryFacts {
 type CountryRow = (typeof countries)[keyof typeof countries];
 const COUNTRY_ROWS = countries as unknown as Record<string, CountryRow | undefined>;
 const CONTINENTS = continents as unknown as Record<string, string>;
-const CURRENCIES = CURRENCY_ROWS as unknown as Record<string, readonly [name: string, code: string, symbol: string, native: string, plural: string]>;
+const CURRENCIES = CURRENCY_ROWS as unknown as Record<
+  string,
+  readonly [name: string, code: string, symbol: string, native: string, plural: string]
+>;
 const LANGUAGE_ROWS = LANGUAGES as unknown as Record<string, { name: string; native: string } | undefined>;
 
 /** Country facts for one flag base URL; entries are built on first use. */

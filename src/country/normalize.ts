@@ -18,7 +18,20 @@ const GENERIC = new Set(
 );
 
 /** Latin letters that no accent decomposition turns into ASCII, as geo databases write them (Trøndelag, Xgħajra, Xocalı). */
-const LETTERS: Readonly<Record<string, string>> = { ı: 'i', ə: 'e', ǝ: 'e', æ: 'ae', đ: 'd', ð: 'd', þ: 'th', ħ: 'h', ø: 'o', ł: 'l', ß: 'ss', œ: 'oe' };
+const LETTERS: Readonly<Record<string, string>> = {
+  ı: 'i',
+  ə: 'e',
+  ǝ: 'e',
+  æ: 'ae',
+  đ: 'd',
+  ð: 'd',
+  þ: 'th',
+  ħ: 'h',
+  ø: 'o',
+  ł: 'l',
+  ß: 'ss',
+  œ: 'oe',
+};
 
 /** Lower case, no accents or apostrophes, words separated by one space. */
 export function normalizeRegion(name: string): string {

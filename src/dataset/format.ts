@@ -78,7 +78,8 @@ export class Dataset {
     };
     if (buf.length < HEADER || buf.toString('latin1', 0, MAGIC_PREFIX.length) !== MAGIC_PREFIX) bad('bad magic');
     const version = buf.readUInt32LE(8);
-    if (version !== DATASET_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
+    if (version !== DATASET_FORMAT_VERSION)
+      bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
     if (buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
     const c = readCounts(buf);
     if (countWords(c).some((n) => n >= 0x80000000)) bad('a count of its header is past 2^31');
@@ -107,14 +108,26 @@ export class Dataset {
     this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
     this.partBytes = b.subarray(at.parts, at.parts + c.partsBytes);
     this.parts = wordsOver(this.partBytes);
-    this.text = new DatasetText(b.subarray(at.ascii, at.ascii + c.asciiBytes), b.subarray(at.other, at.other + c.otherBytes), c.otherUnits, name);
+    this.text = new DatasetText(
+      b.subarray(at.ascii, at.ascii + c.asciiBytes),
+      b.subarray(at.other, at.other + c.otherBytes),
+      c.otherUnits,
+      name,
+    );
     let meta: DatasetMeta | null = null;
     try {
       meta = JSON.parse(b.toString('utf8', at.meta, at.meta + c.metaBytes)) as DatasetMeta;
     } catch {
       // reported below
     }
-    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.zones) || !Array.isArray(meta.sources) || !isZoneTable(meta.timeZones)) bad('unreadable metadata');
+    if (
+      meta === null ||
+      typeof meta !== 'object' ||
+      !Array.isArray(meta.zones) ||
+      !Array.isArray(meta.sources) ||
+      !isZoneTable(meta.timeZones)
+    )
+      bad('unreadable metadata');
     this.meta = meta as DatasetMeta;
     this.bytes = buf.length;
     this.recordCount = c.rows.records;
@@ -128,7 +141,8 @@ export class Dataset {
     ] as const) {
       if (count === 0 || index[0] !== 0 || index[index.length - 1] !== count) bad(`the ${label} index does not span its ranges`);
     }
-    if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0) bad('a family does not start at its first address');
+    if (this.starts4[0] !== 0 || this.starts6[0] !== 0 || this.starts6[1] !== 0 || this.starts6[2] !== 0 || this.starts6[3] !== 0)
+      bad('a family does not start at its first address');
   }
 
   /**
@@ -147,7 +161,9 @@ export class Dataset {
    * they would grow the heap by as much over the lookups of a day.
    */
   partText(start: number, end: number): string {
-    return end < PART_UTF8 ? this.partBytes.toString('latin1', start, end) : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
+    return end < PART_UTF8
+      ? this.partBytes.toString('latin1', start, end)
+      : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
   }
 
   /**
@@ -175,7 +191,9 @@ export class Dataset {
 
   /** The error of a range whose ref names no record. */
   badRef(ref: number): InvalidDatasetError {
-    return new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: a range refers to record ${ref >>> 8} of ${this.recordCount}.`);
+    return new InvalidDatasetError(
+      `${this.name} is not a valid iprecord dataset: a range refers to record ${ref >>> 8} of ${this.recordCount}.`,
+    );
   }
 
   /** The range of an IPv4 address (a uint32): its ref (record << 8 | route prefix). */
@@ -223,7 +241,14 @@ export class Dataset {
 /** Whether a value has the members of a zone table (its rules are checked by `verify()`). */
 function isZoneTable(t: unknown): boolean {
   const z = t as Record<string, unknown> | null;
-  return typeof z === 'object' && z !== null && typeof z.tzdata === 'string' && typeof z.zones === 'object' && z.zones !== null && Array.isArray(z.rules);
+  return (
+    typeof z === 'object' &&
+    z !== null &&
+    typeof z.tzdata === 'string' &&
+    typeof z.zones === 'object' &&
+    z.zones !== null &&
+    Array.isArray(z.rules)
+  );
 }
 
 /**

@@ -8,7 +8,16 @@
 
 import type { ThreatMeta } from './threat-meta.js';
 import type { ZoneTable } from '../time/zone.js';
-import { ASN_STORED, CARRIER_MEMBERS, LOCATION_MEMBERS, PLACE_MEMBERS, type AsnMember, type CarrierMember, type LocationMember, type PlaceMember } from '../contract/template.js';
+import {
+  ASN_STORED,
+  CARRIER_MEMBERS,
+  LOCATION_MEMBERS,
+  PLACE_MEMBERS,
+  type AsnMember,
+  type CarrierMember,
+  type LocationMember,
+  type PlaceMember,
+} from '../contract/template.js';
 
 /** The magic's first seven bytes, the same in every version; its eighth is the version's digit. */
 export const MAGIC_PREFIX = 'IPRDSET';
@@ -98,10 +107,33 @@ export const NO_ROUTE = 255;
 const TEXT = ['text', 'end'] as const;
 const PART = ['part', 'partEnd'] as const;
 /** The values of a country row, in its order. */
-export const COUNTRY_VALUES = ['is_eu', 'country_name', 'country_code', 'continent_name', 'continent_code', 'calling_code', 'emoji_flag', 'emoji_unicode', 'languages', 'currency'] as const;
+export const COUNTRY_VALUES = [
+  'is_eu',
+  'country_name',
+  'country_code',
+  'continent_name',
+  'continent_code',
+  'calling_code',
+  'emoji_flag',
+  'emoji_unicode',
+  'languages',
+  'currency',
+] as const;
 export const TABLES = {
   records: ['locations', 'networks', 'threats'],
-  locations: ['f64', 'f64', 'f64', 'f64', 'countries', 'zones', 'places', ...LOCATION_MEMBERS.flatMap(() => TEXT), ...PART, ...PART, 'zoneFrom'] as readonly string[],
+  locations: [
+    'f64',
+    'f64',
+    'f64',
+    'f64',
+    'countries',
+    'zones',
+    'places',
+    ...LOCATION_MEMBERS.flatMap(() => TEXT),
+    ...PART,
+    ...PART,
+    'zoneFrom',
+  ] as readonly string[],
   places: PLACE_MEMBERS.flatMap(() => TEXT) as readonly ('text' | 'end')[],
   countries: COUNTRY_VALUES.flatMap(() => TEXT),
   networks: [...[...ASN_STORED, ...CARRIER_MEMBERS].flatMap(() => TEXT), ...PART, ...PART, ...PART, 'typedBy'] as readonly string[],
@@ -163,8 +195,12 @@ export function readTypedBy(word: number): { rule: TypedBy; share: number | null
 /** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
 export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;
 /** Where a network row holds each member of `asn` it stores (`ASN_STORED`), and then each of the carrier's. */
-export const NET = Object.freeze(Object.fromEntries(ASN_STORED.map((k, i) => [k, i * 2]))) as Readonly<Record<Exclude<AsnMember, 'route'>, number>>;
-export const CARRIER_AT = Object.freeze(Object.fromEntries(CARRIER_MEMBERS.map((k, i) => [k, (ASN_STORED.length + i) * 2]))) as Readonly<Record<CarrierMember, number>>;
+export const NET = Object.freeze(Object.fromEntries(ASN_STORED.map((k, i) => [k, i * 2]))) as Readonly<
+  Record<Exclude<AsnMember, 'route'>, number>
+>;
+export const CARRIER_AT = Object.freeze(Object.fromEntries(CARRIER_MEMBERS.map((k, i) => [k, (ASN_STORED.length + i) * 2]))) as Readonly<
+  Record<CarrierMember, number>
+>;
 /** Where a network row holds its parts: `asn` up to its route's value, `asn` after it, the `carrier` member (empty without one). */
 const NET_PARTS_AT = (ASN_STORED.length + CARRIER_MEMBERS.length) * 2;
 export const NET_PART = { head: NET_PARTS_AT, tail: NET_PARTS_AT + 2, carrier: NET_PARTS_AT + 4 } as const;

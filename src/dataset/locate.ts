@@ -81,14 +81,26 @@ export function datasetKey(sources: DatasetSources): string {
  */
 export function candidates(sources: DatasetSources): string[] {
   const networks = sources.networks ?? [];
-  if (sources.geo === null && sources.asn === null && sources.anonymous.length === 0 && networks.length === 0 && sources.threat === undefined) {
+  if (
+    sources.geo === null &&
+    sources.asn === null &&
+    sources.anonymous.length === 0 &&
+    networks.length === 0 &&
+    sources.threat === undefined
+  ) {
     return [join(iprecordRoot(), 'data', 'default.iprd'), join(cacheDir(), 'default.iprd')];
   }
   const real = (paths: readonly string[] | null) => paths?.map((p) => realpathSync(p)) ?? null;
   // Feeds merged in: one file per set of databases, whichever threat.bin (a new build's is a new path each time, and
   // one file per build would pile up); the key tells whether it holds this one.
   const threat = sources.threat === undefined ? {} : { threat: true };
-  const name = JSON.stringify({ geo: real(sources.geo), asn: real(sources.asn), anonymous: real(sources.anonymous), ...(networks.length === 0 ? {} : { networks: real(networks) }), ...threat });
+  const name = JSON.stringify({
+    geo: real(sources.geo),
+    asn: real(sources.asn),
+    anonymous: real(sources.anonymous),
+    ...(networks.length === 0 ? {} : { networks: real(networks) }),
+    ...threat,
+  });
   return [join(cacheDir(), 'datasets', `${createHash('sha256').update(name).digest('hex').slice(0, 24)}.iprd`)];
 }
 
@@ -98,7 +110,12 @@ export function readDatasetKey(path: string): string | null {
   try {
     fd = openRegular(path).fd;
     const head = Buffer.alloc(HEADER);
-    if (readSync(fd, head, 0, HEADER, 0) !== HEADER || head.toString('latin1', 0, 8) !== DATASET_MAGIC || head.readUInt32LE(8) !== DATASET_FORMAT_VERSION) return null;
+    if (
+      readSync(fd, head, 0, HEADER, 0) !== HEADER ||
+      head.toString('latin1', 0, 8) !== DATASET_MAGIC ||
+      head.readUInt32LE(8) !== DATASET_FORMAT_VERSION
+    )
+      return null;
     const counts = readCounts(head);
     const meta = Buffer.alloc(counts.metaBytes);
     if (readSync(fd, meta, 0, counts.metaBytes, layout(counts).meta) !== counts.metaBytes) return null;
@@ -182,7 +199,10 @@ function compiledHere(compile: (job: CompileJob) => string, job: CompileJob): st
 function compilerCommand(job: CompileJob): [string, string[]] {
   const entry = fileURLToPath(ownEntry(import.meta.url, '../compile/main.ts', 'compile'));
   // --expose-gc: the compiler lets go of what it built before it reads the file back (`compile/run.ts`).
-  return [process.execPath, ['--expose-gc', ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })]];
+  return [
+    process.execPath,
+    ['--expose-gc', ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry, JSON.stringify({ ...job, parent: process.pid })],
+  ];
 }
 
 /** The path the compiler process answered. @throws InvalidDatasetError with its error */

@@ -63,9 +63,24 @@ const hasAsn = (rows: Uint32Array, at: number) => rows[at + NET.asn] !== NO_STRI
 
 export const PART_COLUMNS: readonly PartColumn[] = [
   { table: 'locations', at: LOC.part, pieces: joined(members(LOCATION_MEMBERS, (k) => LOC[k], 'bare')) },
-  { table: 'locations', at: LOC.placePart, of: { table: 'places', column: LOC.place }, pieces: joined(members(PLACE_MEMBERS, (k) => PL[k], 'bare')) },
-  { table: 'networks', at: NET_PART.head, when: hasAsn, pieces: joined([...members(ASN_MEMBERS.slice(0, ROUTE) as Stored[], (k) => NET[k], 'opening'), memberText('route')]) },
-  { table: 'networks', at: NET_PART.tail, when: hasAsn, pieces: joined([...members(ASN_MEMBERS.slice(ROUTE + 1) as Stored[], (k) => NET[k], 'key'), '}']) },
+  {
+    table: 'locations',
+    at: LOC.placePart,
+    of: { table: 'places', column: LOC.place },
+    pieces: joined(members(PLACE_MEMBERS, (k) => PL[k], 'bare')),
+  },
+  {
+    table: 'networks',
+    at: NET_PART.head,
+    when: hasAsn,
+    pieces: joined([...members(ASN_MEMBERS.slice(0, ROUTE) as Stored[], (k) => NET[k], 'opening'), memberText('route')]),
+  },
+  {
+    table: 'networks',
+    at: NET_PART.tail,
+    when: hasAsn,
+    pieces: joined([...members(ASN_MEMBERS.slice(ROUTE + 1) as Stored[], (k) => NET[k], 'key'), '}']),
+  },
   {
     table: 'networks',
     at: NET_PART.carrier,
@@ -116,7 +131,8 @@ export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: 
   const from = (t: TableName) => base?.rows[t] ?? 0;
   for (const c of PART_COLUMNS) {
     const t = tables[c.table];
-    if (out[c.table] === t && t.count > from(c.table)) out[c.table] = { count: t.count, rows: t.rows.slice(0, t.count * TABLES[c.table].length) } as T[TableName];
+    if (out[c.table] === t && t.count > from(c.table))
+      out[c.table] = { count: t.count, rows: t.rows.slice(0, t.count * TABLES[c.table].length) } as T[TableName];
   }
   let buf = Buffer.alloc(Math.max(1 << 20, (base?.parts.length ?? 0) * 2));
   let used = base?.parts.copy(buf) ?? 0;
@@ -182,7 +198,13 @@ export function checkParts(ds: Dataset, text: DatasetText, bad: (what: string) =
       const of = c.of === undefined ? -1 : rows[at + c.of.column];
       if (seen !== null && seen[of * 2] === start + 1 && seen[of * 2 + 1] === rows[at + c.at + 1]) continue;
       const [vr, vat] = valuesOf(c, tables, at);
-      if (start % 8 !== 0 || end < start || end > bytes.length || !partIs(c, pieces, vr, vat, bytes, start, end, text, ds) || utf8 === isAscii(bytes, start, end))
+      if (
+        start % 8 !== 0 ||
+        end < start ||
+        end > bytes.length ||
+        !partIs(c, pieces, vr, vat, bytes, start, end, text, ds) ||
+        utf8 === isAscii(bytes, start, end)
+      )
         bad(`${c.table} row ${at / width} has a part that is not its values rendered`);
       if (seen !== null) {
         seen[of * 2] = start + 1;
@@ -200,7 +222,17 @@ function isAscii(b: Buffer, start: number, end: number): boolean {
 }
 
 /** Whether `bytes` from `start` to `end` are the part `c` of the values at `vat` in `vr` (`pieces`: its texts as bytes). */
-function partIs(c: PartColumn, pieces: readonly (Buffer | number)[], vr: Uint32Array, vat: number, bytes: Buffer, start: number, end: number, text: DatasetText, ds: Dataset): boolean {
+function partIs(
+  c: PartColumn,
+  pieces: readonly (Buffer | number)[],
+  vr: Uint32Array,
+  vat: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+  text: DatasetText,
+  ds: Dataset,
+): boolean {
   if (c.when !== undefined && !c.when(vr, vat)) return start === end;
   const ascii = text.ascii;
   let p = start;

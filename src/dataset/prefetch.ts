@@ -43,7 +43,8 @@ export function prefetch(ds: Dataset, ips: readonly unknown[], from: number, to:
   }
   let sum = 0;
   // The index's word of each address's block, then the first start it names, then the range.
-  for (let k = 0; k < n; k++) firsts[k] = versions[k] === 4 ? ds.index4[addresses[k * 4 + 3] >>> ds.shift4] : ds.index6[addresses[k * 4] >>> ds.shift6];
+  for (let k = 0; k < n; k++)
+    firsts[k] = versions[k] === 4 ? ds.index4[addresses[k * 4 + 3] >>> ds.shift4] : ds.index6[addresses[k * 4] >>> ds.shift6];
   for (let k = 0; k < n; k++) sum += versions[k] === 4 ? ds.starts4[firsts[k]] : ds.starts6[firsts[k] * 4];
   let m = 0;
   for (let k = 0; k < n; k++) {
@@ -61,14 +62,20 @@ export function prefetch(ds: Dataset, ips: readonly unknown[], from: number, to:
   for (let k = 0; k < m; k++) sum += records[(refs[k] >>> 8) * RECORD];
   for (let k = 0; k < m; k++) {
     const rec = (refs[k] >>> 8) * RECORD;
-    sum += locations[records[rec] * LOCATION + LOC.placePart] + networks[records[rec + 1] * NETWORK + NET_PART.head] + threats[records[rec + 2] * THREAT + THR.objectPart];
+    sum +=
+      locations[records[rec] * LOCATION + LOC.placePart] +
+      networks[records[rec + 1] * NETWORK + NET_PART.head] +
+      threats[records[rec + 2] * THREAT + THR.objectPart];
   }
   // Records as objects read their values from the rows: the place's row, the level after the location's.
   for (let k = 0; k < m && !parts; k++) sum += ds.places[locations[records[(refs[k] >>> 8) * RECORD] * LOCATION + LOC.place] * PLACE];
   for (let k = 0; k < m && parts; k++) {
     const rec = (refs[k] >>> 8) * RECORD;
     const loc = records[rec] * LOCATION;
-    sum += u32[locations[loc + LOC.placePart] >>> 2] + u32[locations[loc + LOC.part] >>> 2] + u32[networks[records[rec + 1] * NETWORK + NET_PART.head] >>> 2];
+    sum +=
+      u32[locations[loc + LOC.placePart] >>> 2] +
+      u32[locations[loc + LOC.part] >>> 2] +
+      u32[networks[records[rec + 1] * NETWORK + NET_PART.head] >>> 2];
     sum += u32[threats[records[rec + 2] * THREAT + THR.objectPart] >>> 2];
   }
   // Kept, so that the reads are not left out as unused.

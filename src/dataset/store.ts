@@ -67,7 +67,9 @@ export function holdsBuild(dir: string): boolean {
 
 /** The error of a `data` that is no dataset directory: what it is, and what makes one. */
 const notDataDirectory = (dir: string, what: string) =>
-  new InvalidDatasetError(`Cannot read data directory ${dir}: it ${what}; a data directory is what iprecord update --data <dir> or iprecord build --out <dir> makes.`);
+  new InvalidDatasetError(
+    `Cannot read data directory ${dir}: it ${what}; a data directory is what iprecord update --data <dir> or iprecord build --out <dir> makes.`,
+  );
 
 /**
  * The newest build of a dataset directory other than `current` (a build
@@ -108,7 +110,12 @@ export function userDataDir(env: NodeJS.ProcessEnv = process.env, platform: Node
  * file), or, `waiting` (a server that watches it), once the directory is
  * there at all; else none.
  */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = homedir(), waiting = false): string | undefined {
+export function defaultDataDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home = homedir(),
+  waiting = false,
+): string | undefined {
   if (env.IPRECORD_DATA !== undefined) return env.IPRECORD_DATA || undefined;
   const dir = userDataDir(env, platform, home);
   return existsSync(waiting ? dir : join(dir, CURRENT_FILE)) ? dir : undefined;
@@ -166,7 +173,11 @@ export interface Changes {
   readonly changed: Space;
   readonly answered: Space;
   readonly members: Readonly<Record<string, Space>>;
-  readonly lists: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly { readonly name: string; readonly before: string; readonly after: string }[] };
+  readonly lists: {
+    readonly added: readonly string[];
+    readonly removed: readonly string[];
+    readonly changed: readonly { readonly name: string; readonly before: string; readonly after: string }[];
+  };
 }
 
 /** The changes a build holds (`changes.json`), or null (none: its directory's first build, or one not written by iprecord). */

@@ -75,7 +75,10 @@ export class DatasetText {
 
   private decodeOther(): string {
     const text = this.otherBytes.toString('utf8');
-    if (text.length !== this.otherUnits) throw new InvalidDatasetError(`${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.otherUnits}.`);
+    if (text.length !== this.otherUnits)
+      throw new InvalidDatasetError(
+        `${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.otherUnits}.`,
+      );
     return (this.other = text);
   }
 }

@@ -98,7 +98,14 @@ function checkIndex6(ds: Dataset, bad: Bad): void {
   for (let i = 1; i < n; i++) {
     const a = (i - 1) * 4;
     const b = i * 4;
-    const after = s[b] !== s[a] ? s[b] > s[a] : s[b + 1] !== s[a + 1] ? s[b + 1] > s[a + 1] : s[b + 2] !== s[a + 2] ? s[b + 2] > s[a + 2] : s[b + 3] > s[a + 3];
+    const after =
+      s[b] !== s[a]
+        ? s[b] > s[a]
+        : s[b + 1] !== s[a + 1]
+          ? s[b + 1] > s[a + 1]
+          : s[b + 2] !== s[a + 2]
+            ? s[b + 2] > s[a + 2]
+            : s[b + 3] > s[a + 3];
     if (!after) bad(`IPv6 range ${i} does not start after range ${i - 1}`);
   }
   sameIndex(
@@ -137,7 +144,8 @@ function checkTables(ds: Dataset, counts: Counts, text: DatasetText, bad: Bad): 
       } else if (target === 'typedBy') {
         for (let i = col; i < a.length; i += width) {
           const share = (a[i] >>> 8) & 255;
-          if ((a[i] & 255) >= TYPED_BY.length || (share > 100 && share !== NO_SHARE)) bad(`${table} row ${(i - col) / width} says its type was decided by ${a[i] & 255}, share ${share}`);
+          if ((a[i] & 255) >= TYPED_BY.length || (share > 100 && share !== NO_SHARE))
+            bad(`${table} row ${(i - col) / width} says its type was decided by ${a[i] & 255}, share ${share}`);
         }
       }
     }
@@ -215,7 +223,8 @@ function checkValues(ds: Dataset, bad: Bad): Uint8Array {
   }
   const th = ds.threats;
   for (let at = 0; at < th.length; at += THREAT) {
-    if (!ds.json(th, at + THR.object).startsWith('{') || !ds.json(th, at + THR.basic).startsWith('{')) bad(`threat row ${at / THREAT} is not a JSON object`);
+    if (!ds.json(th, at + THR.object).startsWith('{') || !ds.json(th, at + THR.basic).startsWith('{'))
+      bad(`threat row ${at / THREAT} is not a JSON object`);
   }
   const n = ds.networks;
   const hasRoute = new Uint8Array(n.length / NETWORK);
@@ -238,7 +247,9 @@ function checkRefs(ds: Dataset, hasRoute: Uint8Array, bad: Bad): void {
     const prefix = refs[i] & 255;
     if (record >= ds.recordCount) bad(`${label} range ${i} refers to record ${record} of ${ds.recordCount}`);
     if (prefix > bits && prefix !== NO_ROUTE) bad(`${label} range ${i} has a route prefix of ${prefix} bits`);
-    bad(`${label} range ${i} has ${prefix === NO_ROUTE ? 'no route where its network writes one' : 'a route where its network writes none'}`);
+    bad(
+      `${label} range ${i} has ${prefix === NO_ROUTE ? 'no route where its network writes one' : 'a route where its network writes none'}`,
+    );
   }
 }
 
@@ -264,7 +275,8 @@ function checkZones(ds: Dataset, bad: Bad): void {
 /** Periods with an offset and an abbreviation each, ending in order (the last holds on). */
 function wellFormed(r: ZoneRules): boolean {
   const { o, a, u } = r;
-  if (!Array.isArray(o) || !Array.isArray(a) || !Array.isArray(u) || o.length === 0 || a.length !== o.length || u.length !== o.length - 1) return false;
+  if (!Array.isArray(o) || !Array.isArray(a) || !Array.isArray(u) || o.length === 0 || a.length !== o.length || u.length !== o.length - 1)
+    return false;
   if (!o.every((m) => Number.isInteger(m) && Math.abs(m) < 24 * 60) || !a.every((s) => typeof s === 'string' && s !== '')) return false;
   return u.every((m, i) => Number.isInteger(m) && (i === 0 || m > u[i - 1]));
 }

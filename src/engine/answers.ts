@@ -64,7 +64,16 @@ export class Answers {
   constructor(private readonly flagBaseUrl: string) {
     const flagText = JSON.stringify(flagBaseUrl).slice(1, -1);
     const flag = textWords([flagText]);
-    this.render = { address: NO_ADDRESS, now: 0, count: '', ownCount: true, basic: false, flagBaseText: flagText, flagBase: flag.words, flagBaseEnd: flag.at[1] };
+    this.render = {
+      address: NO_ADDRESS,
+      now: 0,
+      count: '',
+      ownCount: true,
+      basic: false,
+      flagBaseText: flagText,
+      flagBase: flag.words,
+      flagBaseEnd: flag.at[1],
+    };
     const r = { threat: () => this.threat(r.ds, r.ref, this.render.basic), flagBase: flagBaseUrl, basic: false, now: -1 } as Reading;
     this.reading = r;
   }
@@ -156,7 +165,12 @@ export class Answers {
   }
 
   /** What a compiled selection reads for the parsed address. */
-  private chosen(snap: Snapshot, parsed: Parsed, build: (r: Reading) => Record<string, unknown>, options: AnswerOptions | undefined): Record<string, unknown> {
+  private chosen(
+    snap: Snapshot,
+    parsed: Parsed,
+    build: (r: Reading) => Record<string, unknown>,
+    options: AnswerOptions | undefined,
+  ): Record<string, unknown> {
     return build(this.read(snap, parsed, options));
   }
 

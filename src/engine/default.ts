@@ -35,6 +35,9 @@ export function threat(ip: string): Threat {
 }
 
 /** `Engine.bulk` on the default engine. */
-export function bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
+export function bulk<const F extends Fields | undefined = undefined>(
+  ips: readonly string[],
+  options?: LookupOptions<F>,
+): (RecordOf<F> | BulkError)[] {
   return defaultEngine().bulk<F>(ips, options);
 }

@@ -199,7 +199,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   writeJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
     if (!(target instanceof Uint8Array)) throw new TypeError('writeJson writes into a Uint8Array (or a Buffer)');
     checkOptions(options, LOOKUP_OPTIONS);
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
+      throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
     const view = target instanceof Buffer ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
     if (options?.fields !== undefined && parseFields(options.fields) !== null) {
       const text = this.lookupJson(ip, options);

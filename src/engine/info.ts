@@ -69,7 +69,12 @@ function staleSources(databases: readonly DatabaseInfo[], now: number): string[]
     const days = Math.floor((now - Date.parse(d.dataDate)) / 86_400_000);
     if (days <= SOURCE_STALE_DAYS) continue;
     const what = d.role === 'geo' ? 'location' : d.role === 'networks' ? 'network registry' : 'network';
-    const how = d.origin === 'package' ? 'the installed package is not updated: iprecord update downloads current data' : d.origin === 'download' ? 'run iprecord update' : 'replace the file';
+    const how =
+      d.origin === 'package'
+        ? 'the installed package is not updated: iprecord update downloads current data'
+        : d.origin === 'download'
+          ? 'run iprecord update'
+          : 'replace the file';
     const line = `${what} data is ${days} days old (${d.from}, ${d.dataDate.slice(0, 10)}): ${how}.`;
     if (!out.includes(line)) out.push(line);
   }
@@ -85,11 +90,28 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
   const feeds: FeedState[] = (threatMeta?.feeds ?? []).map((f) => {
     // The data's own date, else when it was downloaded (a local file: last modified).
     const date = f.dataDate ?? f.fetchedAt;
-    return { name: f.name, categories: f.categories, state: isStale(date) ? 'stale' : 'loaded', source: f.source, entries: f.entries, addresses: f.addresses, dataDate: date };
+    return {
+      name: f.name,
+      categories: f.categories,
+      state: isStale(date) ? 'stale' : 'loaded',
+      source: f.source,
+      entries: f.entries,
+      addresses: f.addresses,
+      dataDate: date,
+    };
   });
   for (const m of snap.manifest?.feeds ?? []) {
     if (m.state !== 'ok' && !feeds.some((f) => f.name === m.name)) {
-      feeds.push({ name: m.name, categories: m.categories ?? [], state: m.state, source: '', entries: 0, addresses: '0', dataDate: null, reason: m.error ?? m.state });
+      feeds.push({
+        name: m.name,
+        categories: m.categories ?? [],
+        state: m.state,
+        source: '',
+        entries: 0,
+        addresses: '0',
+        dataDate: null,
+        reason: m.error ?? m.state,
+      });
     }
   }
   const databases = snap.databases();
@@ -125,7 +147,15 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
     if (sources.length === 0) {
       // A feed of the category that failed, with no other source loaded: the category failed.
       const failed = feeds.filter((f) => f.state === 'failed' && f.categories.includes(name));
-      if (failed.length > 0) return { name, state: 'failed', sources, entries: 0, dataDate: null, reason: failed.map((f) => `${f.name}: ${f.reason ?? 'failed'}`).join('; ') };
+      if (failed.length > 0)
+        return {
+          name,
+          state: 'failed',
+          sources,
+          entries: 0,
+          dataDate: null,
+          reason: failed.map((f) => `${f.name}: ${f.reason ?? 'failed'}`).join('; '),
+        };
       return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
     }
     return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
@@ -146,7 +176,13 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
 }
 
 /** What `info()` says of a zone table. */
-const zoneRelease = ({ tzdata, source, from, to, fromPackage }: ZoneTable) => ({ tzdata, source, from, to, ...(fromPackage === undefined ? {} : { fromPackage }) });
+const zoneRelease = ({ tzdata, source, from, to, fromPackage }: ZoneTable) => ({
+  tzdata,
+  source,
+  from,
+  to,
+  ...(fromPackage === undefined ? {} : { fromPackage }),
+});
 
 /** The code of the process warning of an engine whose threat categories have no loaded source. */
 export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';
@@ -155,5 +191,8 @@ export const MISSING_LISTS = 'IPRECORD_MISSING_LISTS';
 export function missingListsWarning(info: EngineInfo): string | null {
   const missing = info.lists.filter((l) => l.state === 'missing' || l.state === 'failed').map((l) => l.name);
   if (missing.length === 0) return null;
-  return `no loaded source answers for ${missing.join(', ')}: those flags are false for every address; ` + '`iprecord update` downloads the public lists (docs/threat-feeds.md)';
+  return (
+    `no loaded source answers for ${missing.join(', ')}: those flags are false for every address; ` +
+    '`iprecord update` downloads the public lists (docs/threat-feeds.md)'
+  );
 }

@@ -36,7 +36,13 @@ export function recordBytes(engine: Engine, ip: string, options: AnswerOptions |
  * to `out`; for an address that has no record, writes nothing and answers
  * false, with the error's message in `failure.message`.
  */
-export function writeRecord(engine: Engine, ip: string, options: AnswerOptions | undefined, failure: { message: string }, out: ByteWriter): boolean {
+export function writeRecord(
+  engine: Engine,
+  ip: string,
+  options: AnswerOptions | undefined,
+  failure: { message: string },
+  out: ByteWriter,
+): boolean {
   const inside = insideOf(engine);
   const snap = inside.live();
   const parsed = inside.checked(ip, failure);
@@ -51,7 +57,11 @@ export function writeRecord(engine: Engine, ip: string, options: AnswerOptions |
  * false, with the error's message in `failure.message`.
  * @throws InvalidFieldError naming a path the record has not
  */
-export function csvCells(engine: Engine, paths: readonly string[], options?: AnswerOptions): (ip: string, out: ByteWriter, failure: { message: string }) => boolean {
+export function csvCells(
+  engine: Engine,
+  paths: readonly string[],
+  options?: AnswerOptions,
+): (ip: string, out: ByteWriter, failure: { message: string }) => boolean {
   const inside = insideOf(engine);
   const write = inside.answers.cells(paths, options);
   return (ip, out, failure) => {

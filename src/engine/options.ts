@@ -153,7 +153,10 @@ export function threadOptions(resolved: ResolvedOptions, shared: SharedFiles): O
 
 /** The name among `names` that `key` most likely misspells (the same but for case, a prefix of it, or two edits away), if any. */
 export function nearestName(key: string, names: readonly string[]): string | undefined {
-  return names.find((n) => n.toLowerCase() === key.toLowerCase()) ?? names.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2);
+  return (
+    names.find((n) => n.toLowerCase() === key.toLowerCase()) ??
+    names.find((n) => key.toLowerCase().startsWith(n.toLowerCase()) || edits(n, key) <= 2)
+  );
 }
 
 /** Levenshtein distance of two short strings. */
@@ -176,7 +179,9 @@ export function checkOptionNames(options: object, names: readonly string[]): voi
   for (const key of Object.keys(options)) {
     if (names.includes(key)) continue;
     const near = nearestName(key, names);
-    throw new InvalidOptionsError(`Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${names.join(', ')}.`);
+    throw new InvalidOptionsError(
+      `Unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; options are ${names.join(', ')}.`,
+    );
   }
 }
 
@@ -188,7 +193,8 @@ export function checkOptionNames(options: object, names: readonly string[]): voi
  */
 export function checkOptions(options: object | undefined, names: readonly string[]): void {
   if (options === undefined) return;
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError(`Lookup options must be an object, not ${options === null ? 'null' : typeof options}.`);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionsError(`Lookup options must be an object, not ${options === null ? 'null' : typeof options}.`);
   for (const key in options) if (!names.includes(key)) checkOptionNames(options, names);
 }
 
@@ -224,14 +230,28 @@ function sharedFiles(value: unknown): ReadonlyMap<string, SharedFile> {
   const files = (value as SharedFiles | null)?.files;
   const ok =
     Array.isArray(files) &&
-    files.every((f: SharedFile | null) => typeof f?.path === 'string' && typeof f.stamp === 'string' && typeof f.readAt === 'string' && (f.bytes === null || f.bytes instanceof SharedArrayBuffer));
+    files.every(
+      (f: SharedFile | null) =>
+        typeof f?.path === 'string' &&
+        typeof f.stamp === 'string' &&
+        typeof f.readAt === 'string' &&
+        (f.bytes === null || f.bytes instanceof SharedArrayBuffer),
+    );
   if (!ok) throw new InvalidOptionsError('Option "shared" must be what Engine.share() returns.');
   return new Map((files as SharedFile[]).map((f) => [f.path, f]));
 }
 
 /** Whether the options name nothing to answer from (no databases, data, threat file, dataset or shared files): the defaults answer. */
 function answersFromDefaults(o: OpenOptions): boolean {
-  return o.data === undefined && o.geo === undefined && o.asn === undefined && o.anonymous === undefined && o.threat === undefined && o.dataset === undefined && o.shared === undefined;
+  return (
+    o.data === undefined &&
+    o.geo === undefined &&
+    o.asn === undefined &&
+    o.anonymous === undefined &&
+    o.threat === undefined &&
+    o.dataset === undefined &&
+    o.shared === undefined
+  );
 }
 
 /**
@@ -250,9 +270,12 @@ export function resolveOptions(options: OpenOptions = {}): ResolvedOptions {
     return v;
   };
   const staleAfterDays = options.staleAfterDays ?? DEFAULT_STALE_AFTER_DAYS;
-  if (typeof staleAfterDays !== 'number' || !(staleAfterDays > 0)) throw new InvalidOptionsError('Option "staleAfterDays" must be a positive number.');
-  if (options.watch !== undefined && typeof options.watch !== 'boolean') throw new InvalidOptionsError('Option "watch" must be true or false.');
-  if (options.watch === true && options.data === undefined) throw new InvalidOptionsError('Option "watch" needs "data", the dataset directory to watch.');
+  if (typeof staleAfterDays !== 'number' || !(staleAfterDays > 0))
+    throw new InvalidOptionsError('Option "staleAfterDays" must be a positive number.');
+  if (options.watch !== undefined && typeof options.watch !== 'boolean')
+    throw new InvalidOptionsError('Option "watch" must be true or false.');
+  if (options.watch === true && options.data === undefined)
+    throw new InvalidOptionsError('Option "watch" needs "data", the dataset directory to watch.');
   const memory = options.memory ?? (process.env.IPRECORD_MEMORY === 'read' ? 'read' : 'mmap');
   if (memory !== 'mmap' && memory !== 'read') throw new InvalidOptionsError('Option "memory" must be "mmap" or "read".');
   return Object.freeze({

@@ -57,9 +57,15 @@ function resolvePaths(options: ResolvedOptions, buildDir?: string): Paths {
   const manifest = readManifest(build);
   if (options.dataset !== null) return { manifest, compiled: options.dataset, threat: null, cache: false, build: null };
   const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;
-  if (build !== null && own && manifest?.dataset !== undefined) return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false, build };
+  if (build !== null && own && manifest?.dataset !== undefined)
+    return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false, build };
   const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
-  const compiled = ensureDataset({ geo: options.geo, asn: options.asn, anonymous: options.anonymous, ...(threat === null ? {} : { threat }) });
+  const compiled = ensureDataset({
+    geo: options.geo,
+    asn: options.asn,
+    anonymous: options.anonymous,
+    ...(threat === null ? {} : { threat }),
+  });
   return { manifest, compiled, threat, cache: true, build: null };
 }
 
@@ -77,7 +83,13 @@ function held(options: ResolvedOptions, previous: Snapshot | null, { path, stamp
 }
 
 /** A file just read (or mapped). */
-const loaded = (f: OpenedFile, buf: Buffer, mapper: Mapper | null): Loaded => ({ path: f.path, buf, stamp: f.stamp, readAt: new Date(), mapped: mapper !== null });
+const loaded = (f: OpenedFile, buf: Buffer, mapper: Mapper | null): Loaded => ({
+  path: f.path,
+  buf,
+  stamp: f.stamp,
+  readAt: new Date(),
+  mapped: mapper !== null,
+});
 
 export class Snapshot {
   /** The compiled dataset that answers every lookup. */

@@ -21,7 +21,15 @@ import { CHANGES_FILE, MANIFEST_FILE, type Changes, type Space } from '../datase
 import type { Dataset } from '../dataset/format.js';
 
 /** The members compared, as `select()` names them. */
-export const DIFF_MEMBERS: readonly string[] = ['country_code', 'region', 'city', 'asn.asn', 'asn.type', 'time_zone.name', ...THREAT_FLAGS.map((f) => `threat.${f}`)];
+export const DIFF_MEMBERS: readonly string[] = [
+  'country_code',
+  'region',
+  'city',
+  'asn.asn',
+  'asn.type',
+  'time_zone.name',
+  ...THREAT_FLAGS.map((f) => `threat.${f}`),
+];
 
 export interface DiffResult {
   /** Per member (`DIFF_MEMBERS`), the space whose answer changed. */
@@ -30,7 +38,12 @@ export interface DiffResult {
   readonly changed: Space;
   readonly answered: Space;
   /** The networks (AS numbers as the new build answers, else the old) whose answers changed most, at most 20. */
-  readonly networks: readonly { readonly asn: string | null; readonly name: string | null; readonly ipv4: number; readonly ipv6_48s: number }[];
+  readonly networks: readonly {
+    readonly asn: string | null;
+    readonly name: string | null;
+    readonly ipv4: number;
+    readonly ipv6_48s: number;
+  }[];
   /** Threat lists of the builds' manifests: added, removed, and those whose entries or state changed. */
   readonly lists: Changes['lists'];
 }
@@ -154,7 +167,8 @@ export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readon
   }
 
   // IPv6: 128-bit numbers.
-  const at = (s: Uint32Array, k: number) => (BigInt(s[k * 4]) << 96n) | (BigInt(s[k * 4 + 1]) << 64n) | (BigInt(s[k * 4 + 2]) << 32n) | BigInt(s[k * 4 + 3]);
+  const at = (s: Uint32Array, k: number) =>
+    (BigInt(s[k * 4]) << 96n) | (BigInt(s[k * 4 + 1]) << 64n) | (BigInt(s[k * 4 + 2]) << 32n) | BigInt(s[k * 4 + 3]);
   const LAST = (1n << 128n) - 1n;
   const n6a = a.ds.starts6.length / 4;
   const n6b = b.ds.starts6.length / 4;
@@ -264,14 +278,21 @@ export interface SampleChanges {
   readonly answered: number;
   /** Addresses whose answer changed in any member. */
   readonly changed: number;
-  readonly members: Readonly<Record<string, { readonly changed: number; readonly examples: readonly { readonly ip: string; readonly before: unknown; readonly after: unknown }[] }>>;
+  readonly members: Readonly<
+    Record<
+      string,
+      { readonly changed: number; readonly examples: readonly { readonly ip: string; readonly before: unknown; readonly after: unknown }[] }
+    >
+  >;
 }
 
 /** Looks every address of `ips` up on both sides: what changes for that traffic. */
 export function diffSample(before: DiffSide, after: DiffSide, ips: Iterable<string>): SampleChanges {
   const pa = before.pick(DIFF_MEMBERS);
   const pb = after.pick(DIFF_MEMBERS);
-  const members: Record<string, { changed: number; examples: { ip: string; before: unknown; after: unknown }[] }> = Object.fromEntries(DIFF_MEMBERS.map((m) => [m, { changed: 0, examples: [] }]));
+  const members: Record<string, { changed: number; examples: { ip: string; before: unknown; after: unknown }[] }> = Object.fromEntries(
+    DIFF_MEMBERS.map((m) => [m, { changed: 0, examples: [] }]),
+  );
   let addresses = 0;
   let answered = 0;
   let changed = 0;

@@ -119,7 +119,8 @@ export const FACT_SOURCES = {
   is_eu: "the European Union's list of its 27 members (european-union.europa.eu)",
   currency:
     "the country's currency by countries-list; its names and symbols from the Common-Currency data set (the currency-list package, MIT), else CLDR as Node's Intl gives it (scripts/gen-currencies.ts)",
-  region_code: "the first-level subdivision of ISO 3166-2 whose name (Debian's iso-codes 4.20.1, LGPL-2.1) is the region's (scripts/gen-subdivisions.ts)",
+  region_code:
+    "the first-level subdivision of ISO 3166-2 whose name (Debian's iso-codes 4.20.1, LGPL-2.1) is the region's (scripts/gen-subdivisions.ts)",
 } as const;
 
 /** Where a build's seen.bin is: its build directory's, else beside its threat.bin. */
@@ -142,18 +143,36 @@ export interface ExplainedInfo {
  * `info` says is loaded, the build's seen.bin at `seen` and the location
  * databases `compared`.
  */
-export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: ExplainedInfo, seen: string | null, compared: Compared | null): Explanation {
+export function explainRecord(
+  ip: string,
+  record: IpRecord,
+  ds: Dataset,
+  info: ExplainedInfo,
+  seen: string | null,
+  compared: Compared | null,
+): Explanation {
   const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat, facts: FACT_SOURCES };
   const a = parseIp(ip)!;
   // IPv4 in IPv6 forms (::a.b.c.d, 64:ff9b::a.b.c.d) is looked up as IPv4, and so are the lists.
   const v4 = a.version === 4 || carriesIpv4(a.words);
   const version = v4 ? 4 : 6;
   const rec = (findRange(ds, version, a.words) >>> 8) * RECORD;
-  const zone = record.time_zone === null ? null : { name: record.time_zone.name, from: ZONE_FROM[ds.locations[ds.records[rec] * LOCATION + LOC.zoneFrom]] ?? 'none' };
+  const zone =
+    record.time_zone === null
+      ? null
+      : { name: record.time_zone.name, from: ZONE_FROM[ds.locations[ds.records[rec] * LOCATION + LOC.zoneFrom]] ?? 'none' };
   const typed = readTypedBy(ds.networks[ds.records[rec + 1] * NETWORK + NET_TYPED_BY]);
   const asnType = (lists: readonly ListEvidence[] | null) => (record.asn === null ? null : typeEvidence(record.asn, typed, info, lists));
   const agreement = compared === null ? null : compared.countries(version, a.words, record.country_code);
-  const explained = (lists: readonly ListEvidence[] | null): Explanation => ({ ip, record, asn_type: asnType(lists), time_zone: zone, agreement, sources, lists });
+  const explained = (lists: readonly ListEvidence[] | null): Explanation => ({
+    ip,
+    record,
+    asn_type: asnType(lists),
+    time_zone: zone,
+    agreement,
+    sources,
+    lists,
+  });
   let bytes: Buffer;
   try {
     if (seen === null || info.threat === null) throw new Error('no feeds');
@@ -163,7 +182,9 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
   } catch {
     return explained(null);
   }
-  const address = v4 ? BigInt(a.words[3]) : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
+  const address = v4
+    ? BigInt(a.words[3])
+    : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
   const lists = seenAt(bytes, version, address, seen!).map((s): ListEvidence => ({
     name: s.list,
@@ -178,7 +199,12 @@ export function explainRecord(ip: string, record: IpRecord, ds: Dataset, info: E
 }
 
 /** What a network row's `typedBy` word says, in words. */
-function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeof readTypedBy>, info: ExplainedInfo, held: readonly ListEvidence[] | null): AsnTypeEvidence {
+function typeEvidence(
+  asn: NonNullable<IpRecord['asn']>,
+  typed: ReturnType<typeof readTypedBy>,
+  info: ExplainedInfo,
+  held: readonly ListEvidence[] | null,
+): AsnTypeEvidence {
   const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default';
   const percent = (x: number) => `${Math.round(x * 100)} %`;
   const here = (held ?? []).filter((l) => l.listed && l.categories.includes('datacenter')).map((l) => l.name);
@@ -199,7 +225,13 @@ function typeEvidence(asn: NonNullable<IpRecord['asn']>, typed: ReturnType<typeo
     places: `no word of its name states a type; ${spread}; ${lists}`,
     default: `no word of its name states a type; ${spread}; ${lists}`,
   }[typed.rule];
-  return { type: asn.type, rule: typed.rule, datacenter_share: weighed ? typed.share : null, places: weighed ? typed.places : null, evidence };
+  return {
+    type: asn.type,
+    rule: typed.rule,
+    datacenter_share: weighed ? typed.share : null,
+    places: weighed ? typed.places : null,
+    evidence,
+  };
 }
 
 /** A range as its one CIDR block, else `first - last`. */
@@ -207,5 +239,7 @@ function rangeText(version: 4 | 6, start: bigint, end: bigint): string {
   const from = { version, words: fromBigInt(version, start) } as const;
   const to = { version, words: fromBigInt(version, end) } as const;
   const cidrs = rangeToCidrs(from, to);
-  return cidrs.length === 1 ? `${formatIp(version, cidrs[0].words)}/${cidrs[0].prefix}` : `${formatIp(version, from.words)} - ${formatIp(version, to.words)}`;
+  return cidrs.length === 1
+    ? `${formatIp(version, cidrs[0].words)}/${cidrs[0].prefix}`
+    : `${formatIp(version, from.words)} - ${formatIp(version, to.words)}`;
 }

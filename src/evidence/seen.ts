@@ -113,7 +113,14 @@ export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'see
     const i = lo - 1;
     if (i < 0 || end(i) < address) continue;
     const days = base + i * width + (version === 4 ? 8 : 32);
-    out.push({ list: l.name, start: start(i), end: end(i), first: buf.readUInt32LE(days), last: buf.readUInt32LE(days + 4), latest: l.latest });
+    out.push({
+      list: l.name,
+      start: start(i),
+      end: end(i),
+      first: buf.readUInt32LE(days),
+      last: buf.readUInt32LE(days + 4),
+      latest: l.latest,
+    });
   }
   return out;
 }
@@ -151,7 +158,8 @@ export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList
     const v4 = new Uint32Array(l.n4 * 4);
     for (let i = 0; i < v4.length; i++) v4[i] = buf.readUInt32LE(l.v4 + i * 4);
     const v6: [bigint, bigint, number, number][] = [];
-    for (let i = 0, at = l.v6; i < l.n6; i++, at += 40) v6.push([read128(buf, at), read128(buf, at + 16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
+    for (let i = 0, at = l.v6; i < l.n6; i++, at += 40)
+      v6.push([read128(buf, at), read128(buf, at + 16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
     out.set(l.name, { name: l.name, latest: l.latest, v4, v6 });
   }
   return out;

@@ -115,6 +115,7 @@ function cidrsOf(version: IpVersion, first: bigint, last: bigint) {
 /** The last address of a CIDR block, as a number of its family. */
 function lastOf(version: IpVersion, words: ArrayLike<number>, prefix: number): bigint {
   const bits = version === 4 ? 32 : 128;
-  const first = version === 4 ? BigInt(words[3]) : (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3]);
+  const first =
+    version === 4 ? BigInt(words[3]) : (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3]);
   return first + (1n << BigInt(bits - prefix)) - 1n;
 }

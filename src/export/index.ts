@@ -82,16 +82,19 @@ function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Export options must be an object.');
   checkOptionNames(options, ['format', 'out', 'fields', 'progress'] satisfies readonly (keyof ExportOptions)[]);
-  if (!EXPORT_FORMATS.includes(options.format)) throw new InvalidOptionsError(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
+  if (!EXPORT_FORMATS.includes(options.format))
+    throw new InvalidOptionsError(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
   if (options.fields !== undefined) {
-    if (options.format !== 'csv') throw new InvalidOptionsError(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
+    if (options.format !== 'csv')
+      throw new InvalidOptionsError(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
     checkCsvFields(options.fields);
   }
   const info = engine.info();
   // The bytes the engine answers from, not a second copy read from the file (which a reload may have replaced).
   const ds = compiledDataset(engine);
   if (options.out === '-') {
-    if (options.format !== 'csv') throw new InvalidOptionsError(`a ${options.format} export is written to a file, not to standard output (-)`);
+    if (options.format !== 'csv')
+      throw new InvalidOptionsError(`a ${options.format} export is written to a file, not to standard output (-)`);
     const { ranges, rows, bytes } = await writeCsv(engine, walk(ds, options), process.stdout, false, csvFields(options));
     return { ranges, rows, bytes, manifest: null };
   }
@@ -101,7 +104,8 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const temps = exportTempFiles(options);
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    if (options.format === 'csv') written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
+    if (options.format === 'csv')
+      written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
     else if (options.format === 'mmdb') {
       written = await writeMmdb(engine, ds, walk(ds, options), temps[0]);
       options.progress?.('writing the file', 1);
@@ -114,7 +118,9 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   } catch (e) {
     for (const t of temps) rmSync(t, { force: true });
     // A system's error (ENOSPC, EIO, ...) names no file: this one does.
-    throw (e as NodeJS.ErrnoException).code === undefined ? e : new ExportError(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
+    throw (e as NodeJS.ErrnoException).code === undefined
+      ? e
+      : new ExportError(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
   }
   const { ranges, rows, bytes } = written;
   const manifest = `${options.out}.manifest.json`;
@@ -142,7 +148,8 @@ function checkTarget(path: string): void {
   try {
     st = lstatSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new ExportError(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ExportError(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
     const parent = dirname(path);
     if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new ExportError(`cannot write ${path}: ${parent} is not a folder`);
     return;
@@ -165,7 +172,13 @@ function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ra
     rows,
     ...(options.format === 'csv' ? { columns: ['network', 'start_ip', 'end_ip', ...csvFields(options)] } : {}),
     dataset: info.dataset,
-    sources: info.databases.map((d) => ({ role: d.role, origin: d.origin, from: d.from, dataDate: d.dataDate, databaseType: d.databaseType })),
+    sources: info.databases.map((d) => ({
+      role: d.role,
+      origin: d.origin,
+      from: d.from,
+      dataDate: d.dataDate,
+      databaseType: d.databaseType,
+    })),
     feeds: info.feeds.map((f) => ({ name: f.name, state: f.state, source: f.source, dataDate: f.dataDate, entries: f.entries })),
     licences: [
       'Location data: DB-IP Lite, CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). Attribution required: "IP Geolocation by DB-IP" with a link to https://db-ip.com/.',

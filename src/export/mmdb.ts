@@ -63,7 +63,12 @@ const CHUNK = 1 << 24;
  * turns every 50 ms, so that a signal is heard and a server in the same
  * process keeps answering.
  */
-export async function writeMmdb(engine: Engine, ds: Dataset, walked: Iterable<ExportRange>, path: string): Promise<{ ranges: { v4: number; v6: number }; rows: number; bytes: number }> {
+export async function writeMmdb(
+  engine: Engine,
+  ds: Dataset,
+  walked: Iterable<ExportRange>,
+  path: string,
+): Promise<{ ranges: { v4: number; v6: number }; rows: number; bytes: number }> {
   const w = new MmdbWriter({
     databaseType: 'iprecord-Record',
     description: { en: 'iprecord records (ip, count and the clock of time_zone left out)' },

@@ -12,11 +12,17 @@ import type { IpVersion } from '../ip/parse.js';
 import { writeFamily } from './parquet.js';
 import { compiledDataset } from '../engine/inside.js';
 
-const { options, dataset, file, version } = workerData as { options: OpenOptions; dataset: EngineInfo['dataset']; file: string; version: IpVersion };
+const { options, dataset, file, version } = workerData as {
+  options: OpenOptions;
+  dataset: EngineInfo['dataset'];
+  file: string;
+  version: IpVersion;
+};
 const engine = openSync(options);
 const own = engine.info().dataset;
 // The files are opened again here: a build swapped in between would make the two families' files disagree.
-if (own.path !== dataset.path || own.builtAt !== dataset.builtAt) throw new Error(`the data changed while the export started (${dataset.path}, then ${own.path})`);
+if (own.path !== dataset.path || own.builtAt !== dataset.builtAt)
+  throw new Error(`the data changed while the export started (${dataset.path}, then ${own.path})`);
 const written = await writeFamily(engine, compiledDataset(engine), version, file, (done) => parentPort?.postMessage({ done }));
 engine.close();
 parentPort?.postMessage({ written });

@@ -103,7 +103,8 @@ export class ParquetOut {
 
   constructor(path: string, version: IpVersion) {
     this.version = version;
-    const address: Omit<SchemaElement, 'name'> = version === 4 ? { type: 'INT64', converted_type: 'UINT_64' } : { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16 };
+    const address: Omit<SchemaElement, 'name'> =
+      version === 4 ? { type: 'INT64', converted_type: 'UINT_64' } : { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16 };
     const own: SchemaElement[] = [
       { name: 'start', ...address, repetition_type: 'REQUIRED' },
       { name: 'end', ...address, repetition_type: 'REQUIRED' },
@@ -128,7 +129,8 @@ export class ParquetOut {
     const endIp = formatIp(v, fromBigInt(v, last));
     // One CIDR block: a power of two in size, starting at a multiple of it.
     const size = last - first + 1n;
-    const network = (size & (size - 1n)) === 0n && (first & (size - 1n)) === 0n ? `${startIp}/${(v === 4 ? 33 : 129) - size.toString(2).length}` : null;
+    const network =
+      (size & (size - 1n)) === 0n && (first & (size - 1n)) === 0n ? `${startIp}/${(v === 4 ? 33 : 129) - size.toString(2).length}` : null;
     const r = record as unknown as Record<string, unknown>;
     // A range's rows share its bounds.
     const start = v === 4 ? first : bytes16(first);
@@ -152,7 +154,9 @@ export class ParquetOut {
   private flush(): void {
     if (this.columns.get('start')!.length === 0) return;
     // Statistics where an engine prunes row groups by them (rows are in address order); elsewhere they cost time and say little.
-    const columnData: ColumnSource[] = [...this.columns].map(([name, data]) => ({ name, data, statistics: PRUNED.has(name) }) as ColumnSource);
+    const columnData: ColumnSource[] = [...this.columns].map(
+      ([name, data]) => ({ name, data, statistics: PRUNED.has(name) }) as ColumnSource,
+    );
     this.writer.write({ columnData, rowGroupSize: GROUP });
     for (const data of this.columns.values()) data.length = 0;
   }
@@ -185,7 +189,13 @@ export interface FamilyWritten {
  * `told` the share of the dataset's ranges walked, a few hundred times;
  * lets other work of the thread run as it does.
  */
-export async function writeFamily(engine: Engine, ds: Dataset, version: IpVersion, path: string, told: (share: number) => void): Promise<FamilyWritten> {
+export async function writeFamily(
+  engine: Engine,
+  ds: Dataset,
+  version: IpVersion,
+  path: string,
+  told: (share: number) => void,
+): Promise<FamilyWritten> {
   const out = new ParquetOut(path, version);
   const records = new PerRoute((v, first) => recordAt(engine, v, first));
   let ranges = 0;
@@ -212,7 +222,13 @@ export async function writeFamily(engine: Engine, ds: Dataset, version: IpVersio
  * being heard. Where a worker thread does not start, its family is
  * written here.
  */
-export async function writeParquet(engine: Engine, ds: Dataset, options: ExportOptions, v4: string, v6: string): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
+export async function writeParquet(
+  engine: Engine,
+  ds: Dataset,
+  options: ExportOptions,
+  v4: string,
+  v6: string,
+): Promise<{ ranges: ExportResult['ranges']; rows: number; bytes: number }> {
   const tell = options.progress;
   // Each family's share of the walk done; the two are told as one figure.
   const done = { 4: 0, 6: 0 };
@@ -230,7 +246,11 @@ export async function writeParquet(engine: Engine, ds: Dataset, options: ExportO
     ] as const
   ).map(([version, file]) => ({ version, file, worker: startFamilyWorker(engine, file, version, (share) => told(version, share)) }));
   try {
-    const [four, six] = await Promise.all(workers.map(({ version, file, worker }) => worker?.written ?? writeFamily(engine, ds, version, file, (share) => told(version, share))));
+    const [four, six] = await Promise.all(
+      workers.map(
+        ({ version, file, worker }) => worker?.written ?? writeFamily(engine, ds, version, file, (share) => told(version, share)),
+      ),
+    );
     tell?.('reading the ranges', 1);
     return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
   } finally {
@@ -239,7 +259,12 @@ export async function writeParquet(engine: Engine, ds: Dataset, options: ExportO
 }
 
 /** A worker thread writing one family's Parquet file; null when none starts. */
-function startFamilyWorker(engine: Engine, file: string, version: IpVersion, told: (share: number) => void): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
+function startFamilyWorker(
+  engine: Engine,
+  file: string,
+  version: IpVersion,
+  told: (share: number) => void,
+): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
   let worker: Worker;
   try {
     worker = startWorker(ownEntry(import.meta.url, './parquet-worker.ts', 'parquet-worker'), {

@@ -112,7 +112,9 @@ export function* exportRanges(ds: Dataset, family?: IpVersion): Generator<Export
     }
   }
   const n4 = ds.starts4.length;
-  if (family !== 6) for (let i = 0; i < n4; i++) yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i], i);
+  if (family !== 6)
+    for (let i = 0; i < n4; i++)
+      yield* emit(4, BigInt(ds.starts4[i]), i + 1 < n4 ? BigInt(ds.starts4[i + 1]) - 1n : V4_LAST, ds.refs4[i], i);
   if (family === 4) return;
   const s = ds.starts6;
   const n6 = s.length / 4;

@@ -42,7 +42,9 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** The columns of a static record, in the record's key order; lists (`languages`, `threat.blocklists`) are one column of JSON. */
-export const EXPORT_COLUMNS: readonly string[] = FIELD_NAMES.filter((f) => f !== 'ip' && f !== 'count').flatMap((f) => MEMBERS[f]?.map((m) => `${f}.${m}`) ?? [f]);
+export const EXPORT_COLUMNS: readonly string[] = FIELD_NAMES.filter((f) => f !== 'ip' && f !== 'count').flatMap(
+  (f) => MEMBERS[f]?.map((m) => `${f}.${m}`) ?? [f],
+);
 
 /** A record's values by dotted path: scalars as they are, lists as JSON text; a member of a missing or null object is null. */
 export function flatten(r: StaticRecord): Map<string, string | number | boolean | null> {
@@ -57,20 +59,30 @@ export function flatten(r: StaticRecord): Map<string, string | number | boolean 
 }
 
 /** The names a CSV export's `fields` may give: a column of `EXPORT_COLUMNS`, a top-level key (its value, objects and lists as JSON), or `record` (the whole record's JSON). */
-export const CSV_FIELDS: readonly string[] = [...new Set([...EXPORT_COLUMNS, ...FIELD_NAMES.filter((f) => f !== 'ip' && f !== 'count'), 'record'])];
+export const CSV_FIELDS: readonly string[] = [
+  ...new Set([...EXPORT_COLUMNS, ...FIELD_NAMES.filter((f) => f !== 'ip' && f !== 'count'), 'record']),
+];
 
 /** Checks chosen CSV fields; the error names the first unknown one and why. */
 export function checkCsvFields(fields: readonly string[]): void {
-  if (fields.length === 0) throw new InvalidOptionsError('fields is empty: name at least one field (or leave it out for every column and record)');
+  if (fields.length === 0)
+    throw new InvalidOptionsError('fields is empty: name at least one field (or leave it out for every column and record)');
   for (const f of fields) {
     if (CSV_FIELDS.includes(f)) continue;
-    if (f === 'ip' || f === 'count' || f.startsWith('time_zone.')) throw new InvalidOptionsError(`${f} depends on the address or the moment and is not exported (time_zone.name is)`);
-    throw new InvalidOptionsError(`${f} is not an exported field (a dotted column such as asn.name, a top-level key such as asn, or record)`);
+    if (f === 'ip' || f === 'count' || f.startsWith('time_zone.'))
+      throw new InvalidOptionsError(`${f} depends on the address or the moment and is not exported (time_zone.name is)`);
+    throw new InvalidOptionsError(
+      `${f} is not an exported field (a dotted column such as asn.name, a top-level key such as asn, or record)`,
+    );
   }
 }
 
 /** A record's cells for chosen fields, by `flatten()`'s values: a top-level object or list as JSON, `record` as the whole record's JSON. */
-export function fieldValues(r: StaticRecord, flat: Map<string, string | number | boolean | null>, fields: readonly string[]): (string | number | boolean | null)[] {
+export function fieldValues(
+  r: StaticRecord,
+  flat: Map<string, string | number | boolean | null>,
+  fields: readonly string[],
+): (string | number | boolean | null)[] {
   return fields.map((f) => {
     if (f === 'record') return JSON.stringify(r);
     if (flat.has(f)) return flat.get(f)!;

@@ -55,7 +55,12 @@ async function getOnce(url: string, last: Validators | null, o: DownloadOptions,
     res = await fetch(url, { headers, signal, redirect: 'follow' });
   } catch (e) {
     const err = e as Error;
-    throw new HttpError(err.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : `request failed: ${(err.cause as Error | undefined)?.message ?? err.message}`, true);
+    throw new HttpError(
+      err.name === 'TimeoutError'
+        ? `no answer within ${o.timeoutMs} ms`
+        : `request failed: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      true,
+    );
   }
   try {
     return await readBody(res, o, sink);
@@ -91,7 +96,10 @@ async function readBody(res: Response, o: DownloadOptions, sink: () => Sink): Pr
     const err = e as NodeJS.ErrnoException;
     // The sink's own failure (a full disk) is not the server's: another attempt would not help.
     if (err.code !== undefined && err.syscall !== undefined) throw new HttpError(`cannot keep the download: ${err.message}`, false);
-    throw new HttpError(err.name === 'TimeoutError' ? `body not received within ${o.timeoutMs} ms` : `body cut short: ${err.message}`, true);
+    throw new HttpError(
+      err.name === 'TimeoutError' ? `body not received within ${o.timeoutMs} ms` : `body cut short: ${err.message}`,
+      true,
+    );
   }
   await out.end();
   return { etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };

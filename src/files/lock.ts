@@ -168,7 +168,12 @@ function writtenAt(path: string): number {
  * Runs `work` holding the lock of `dir`.
  * @throws InvalidOptionsError when another process still holds it after `waitMs`
  */
-export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, waitMs = 600_000, onWait?: (pid: number) => void): Promise<T> {
+export async function withDirectoryLock<T>(
+  dir: string,
+  work: () => Promise<T>,
+  waitMs = 600_000,
+  onWait?: (pid: number) => void,
+): Promise<T> {
   const path = join(dir, '.lock');
   const until = Date.now() + waitMs;
   const owner: Owner = { token: randomBytes(12).toString('hex'), pid: process.pid, boot: bootId(), start: startOf(process.pid) };
@@ -209,7 +214,10 @@ export async function withDirectoryLock<T>(dir: string, work: () => Promise<T>, 
           onWait?.(other.pid);
           told = true;
         }
-        if (Date.now() >= until) throw new InvalidOptionsError(`Another build or update of ${dir} is running (process ${other?.pid ?? 'unknown'}, lock file ${path}).`);
+        if (Date.now() >= until)
+          throw new InvalidOptionsError(
+            `Another build or update of ${dir} is running (process ${other?.pid ?? 'unknown'}, lock file ${path}).`,
+          );
         await sleep(100);
       } finally {
         rmSync(mine, { force: true });

@@ -56,7 +56,8 @@ export function openRegular(path: string): { fd: number; stat: BigIntStats } {
 export function readRegular(path: string, maxBytes = Number.MAX_SAFE_INTEGER): Buffer {
   const { fd, stat } = openRegular(path);
   try {
-    if (stat.size > BigInt(maxBytes)) throw Object.assign(new Error(`${path} holds ${stat.size} bytes, more than the ${maxBytes} it may`), { code: 'ETOOBIG' });
+    if (stat.size > BigInt(maxBytes))
+      throw Object.assign(new Error(`${path} holds ${stat.size} bytes, more than the ${maxBytes} it may`), { code: 'ETOOBIG' });
     return readRange(fd, (n) => Buffer.alloc(n), 0, Number(stat.size));
   } finally {
     closeSync(fd);

@@ -4,7 +4,14 @@
  * Reuses its buffers: one per engine, whose lookups are synchronous.
  */
 
-import { InvalidIpError, invalidIpMessage, PrivateIpError, privateIpMessage, ReservedIpError, reservedIpMessage } from '../contract/errors.js';
+import {
+  InvalidIpError,
+  invalidIpMessage,
+  PrivateIpError,
+  privateIpMessage,
+  ReservedIpError,
+  reservedIpMessage,
+} from '../contract/errors.js';
 import { carriesIpv4 } from './embedded.js';
 import { formatIp, isFormatV6 } from './format.js';
 import { parseIpInto, type IpVersion } from './parse.js';
@@ -82,7 +89,11 @@ export class AddressCheck {
 
   /** The service's message for what `check(ip)` found (the address as parsed in `parsed`). */
   message(bad: Bad, ip: unknown): string {
-    return bad === Bad.Invalid ? invalidIpMessage(ip) : bad === Bad.Private ? privateIpMessage(this.parsed.text) : reservedIpMessage(this.parsed.text);
+    return bad === Bad.Invalid
+      ? invalidIpMessage(ip)
+      : bad === Bad.Private
+        ? privateIpMessage(this.parsed.text)
+        : reservedIpMessage(this.parsed.text);
   }
 
   /** What `check(ip)` found as a value, as `bulk()` answers a bad entry (`tryLookup()`, a selection's `try()`). */

@@ -84,7 +84,8 @@ export function isFormatV6(text: string, words: ArrayLike<number>): boolean {
     if (!first && text.charCodeAt(at++) !== COLON) return false;
     first = false;
     const g = group(words, i);
-    for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4) if (text.charCodeAt(at++) !== HEX_CODES[(g >>> shift) & 15]) return false;
+    for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4)
+      if (text.charCodeAt(at++) !== HEX_CODES[(g >>> shift) & 15]) return false;
   }
   return at === text.length;
 }

@@ -21,10 +21,34 @@ export class Unshared {
   constructor(readonly text: string) {}
 }
 
-export type WritableValue = string | number | bigint | boolean | Uint8Array | Typed | Pointer | Unshared | readonly WritableValue[] | { readonly [key: string]: WritableValue };
+export type WritableValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | Uint8Array
+  | Typed
+  | Pointer
+  | Unshared
+  | readonly WritableValue[]
+  | { readonly [key: string]: WritableValue };
 
 /** Type numbers of the format. */
-const T = { pointer: 1, string: 2, double: 3, bytes: 4, uint16: 5, uint32: 6, map: 7, int32: 8, uint64: 9, uint128: 10, array: 11, boolean: 14, float: 15 } as const;
+const T = {
+  pointer: 1,
+  string: 2,
+  double: 3,
+  bytes: 4,
+  uint16: 5,
+  uint32: 6,
+  map: 7,
+  int32: 8,
+  uint64: 9,
+  uint128: 10,
+  array: 11,
+  boolean: 14,
+  float: 15,
+} as const;
 
 /** The bytes of a control byte (and its size bytes) for a value of a type and size. */
 export function controlBytes(type: number, size: number): number[] {

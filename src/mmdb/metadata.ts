@@ -23,7 +23,8 @@ export interface MmdbMetadata {
 }
 
 /** A map of decoded values (not a list, bytes or a scalar). */
-const isMap = (v: MmdbValue | undefined): v is { [key: string]: MmdbValue } => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isMap = (v: MmdbValue | undefined): v is { [key: string]: MmdbValue } =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 /**
  * The metadata of an MMDB file, and where its marker begins (the end of the data section).
@@ -31,7 +32,8 @@ const isMap = (v: MmdbValue | undefined): v is { [key: string]: MmdbValue } => v
  */
 export function readMetadata(buf: Buffer, name: string): { metadata: MmdbMetadata; markerAt: number } {
   const markerAt = buf.lastIndexOf(METADATA_MARKER);
-  if (markerAt < 0 || markerAt < buf.length - METADATA_MAX_SIZE) throw new InvalidDatasetError(`${name} is not an MMDB file: no metadata marker in its last 128 KiB.`);
+  if (markerAt < 0 || markerAt < buf.length - METADATA_MAX_SIZE)
+    throw new InvalidDatasetError(`${name} is not an MMDB file: no metadata marker in its last 128 KiB.`);
   const metaStart = markerAt + METADATA_MARKER.length;
   const meta = new Decoder(buf, metaStart, buf.length, name, 'metadata').decode(metaStart);
   if (!isMap(meta)) throw new InvalidDatasetError(`${name}: the MMDB metadata is not a map.`);
@@ -40,9 +42,11 @@ export function readMetadata(buf: Buffer, name: string): { metadata: MmdbMetadat
   const ipVersion = meta.ip_version;
   if (ipVersion !== 4 && ipVersion !== 6) throw new InvalidDatasetError(`${name}: invalid ip_version ${String(ipVersion)}.`);
   const recordSize = meta.record_size;
-  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) throw new InvalidDatasetError(`${name}: invalid record_size ${String(recordSize)}.`);
+  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32)
+    throw new InvalidDatasetError(`${name}: invalid record_size ${String(recordSize)}.`);
   const nodeCount = meta.node_count;
-  if (typeof nodeCount !== 'number' || !Number.isSafeInteger(nodeCount) || nodeCount <= 0) throw new InvalidDatasetError(`${name}: invalid node_count.`);
+  if (typeof nodeCount !== 'number' || !Number.isSafeInteger(nodeCount) || nodeCount <= 0)
+    throw new InvalidDatasetError(`${name}: invalid node_count.`);
   const epoch = meta.build_epoch;
   const buildEpoch = new Date(typeof epoch === 'number' ? epoch * 1000 : NaN);
   if (Number.isNaN(buildEpoch.getTime())) throw new InvalidDatasetError(`${name}: invalid build_epoch.`);

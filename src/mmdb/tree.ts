@@ -10,7 +10,16 @@
  * at `record - nodeCount - 16` in the data section.
  */
 
-export type Walk = (buf: Buffer, node: number, words: ArrayLike<number>, firstWord: number, depth: number, bits: number, nodeCount: number, leaf: number) => number;
+export type Walk = (
+  buf: Buffer,
+  node: number,
+  words: ArrayLike<number>,
+  firstWord: number,
+  depth: number,
+  bits: number,
+  nodeCount: number,
+  leaf: number,
+) => number;
 
 /**
  * Where the last walk ended: the depth reached, and its last step (node

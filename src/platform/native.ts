@@ -34,7 +34,9 @@ export function memoryMapper(): Mapper | { readonly reason: string } {
       } catch {
         // The install script did not run.
       }
-      addon = { reason: `the memory-map addon is not available: ${missingAddon(e as NodeJS.ErrnoException, install)}; files are read into memory` };
+      addon = {
+        reason: `the memory-map addon is not available: ${missingAddon(e as NodeJS.ErrnoException, install)}; files are read into memory`,
+      };
     }
   }
   return addon;
@@ -44,7 +46,8 @@ export function memoryMapper(): Mapper | { readonly reason: string } {
 export function missingAddon(e: { code?: string; message: string }, install: unknown): string {
   if (e.code !== 'MODULE_NOT_FOUND') return e.message.split('\n')[0];
   const said = install as { built?: unknown; reason?: unknown } | null;
-  if (said === null || typeof said !== 'object') return 'the install scripts did not run (npm install --ignore-scripts, or a package manager that skips them); `npm rebuild iprecord` builds it';
+  if (said === null || typeof said !== 'object')
+    return 'the install scripts did not run (npm install --ignore-scripts, or a package manager that skips them); `npm rebuild iprecord` builds it';
   if (said.built === true) return 'it was built at install but is gone';
   return `it was not built at install: ${typeof said.reason === 'string' ? said.reason : 'no reason given'}`;
 }

@@ -45,7 +45,8 @@ function cellWriter(path: string, json: JsonCell): CellWriter {
         break;
       }
       case 'threats':
-        return (r, out) => r.ds.writeCsv(r.ds.threats, r.ds.records[(r.ref >>> 8) * RECORD + 2] * THREAT + (r.basic ? THR.basic : THR.object), out);
+        return (r, out) =>
+          r.ds.writeCsv(r.ds.threats, r.ds.records[(r.ref >>> 8) * RECORD + 2] * THREAT + (r.basic ? THR.basic : THR.object), out);
       case 'clock':
         return (r, out) => {
           const zone = r.ds.locations[loc(r) + LOC.zone];

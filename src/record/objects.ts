@@ -15,7 +15,20 @@ import type { IpVersion } from '../ip/parse.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier, IpRecord, Threat } from '../contract/types.js';
 import { Countries } from './countries.js';
-import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from '../dataset/format.js';
+import {
+  CARRIER_AT,
+  LOC,
+  LOCATION,
+  NET,
+  NETWORK,
+  NO_ROUTE,
+  NO_STRING,
+  NO_ZONE,
+  PL,
+  PLACE,
+  RECORD,
+  type Dataset,
+} from '../dataset/format.js';
 import type { ByteWriter } from '../text/writer.js';
 import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
 
@@ -34,7 +47,11 @@ export function asnObject(ds: Dataset, net: number, version: IpVersion, words: A
 /** The `carrier` object of a network row (at `net`) that has one. */
 export function carrierObject(ds: Dataset, net: number): Carrier {
   const networks = ds.networks;
-  return { name: ds.string(networks, net + CARRIER_AT.name), mcc: ds.string(networks, net + CARRIER_AT.mcc) as string, mnc: ds.string(networks, net + CARRIER_AT.mnc) as string };
+  return {
+    name: ds.string(networks, net + CARRIER_AT.name),
+    mcc: ds.string(networks, net + CARRIER_AT.mcc) as string,
+    mnc: ds.string(networks, net + CARRIER_AT.mnc) as string,
+  };
 }
 
 /** Records as objects, text and bytes from one dataset. */
@@ -48,7 +65,15 @@ export class RecordObjects {
   }
 
   /** The record of the address in `words` (in range `ref`); `threat` is its threat object, `flagBase` the flag's base URL. */
-  record(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, threat: Threat, flagBase: string): IpRecord {
+  record(
+    clock: ZoneClock,
+    version: IpVersion,
+    words: ArrayLike<number>,
+    ref: number,
+    s: RenderState,
+    threat: Threat,
+    flagBase: string,
+  ): IpRecord {
     const { ds } = this;
     const rec = (ref >>> 8) * RECORD;
     const loc = ds.records[rec] * LOCATION;

@@ -14,7 +14,21 @@ import { ByteWriter } from '../text/writer.js';
 import type { Words } from '../text/words.js';
 import type { ZoneClock } from '../time/zone.js';
 import type { Countries, CountryRow } from './countries.js';
-import { LOC, LOCATION, NET, NET_PART, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PART_UTF8, RECORD, THR, THREAT, type Dataset } from '../dataset/format.js';
+import {
+  LOC,
+  LOCATION,
+  NET,
+  NET_PART,
+  NETWORK,
+  NO_ROUTE,
+  NO_STRING,
+  NO_ZONE,
+  PART_UTF8,
+  RECORD,
+  THR,
+  THREAT,
+  type Dataset,
+} from '../dataset/format.js';
 
 /** What a record is written with besides the address. */
 export interface RenderState {
@@ -62,7 +76,16 @@ export interface RecordSink {
  * the country's runs and the rows' parts (`dataset/parts.ts`) in the template's
  * order, what changes per lookup between them.
  */
-export function writeRecord(ds: Dataset, countries: Countries, clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState, out: RecordSink): void {
+export function writeRecord(
+  ds: Dataset,
+  countries: Countries,
+  clock: ZoneClock,
+  version: IpVersion,
+  words: ArrayLike<number>,
+  ref: number,
+  s: RenderState,
+  out: RecordSink,
+): void {
   const rec = (ref >>> 8) * RECORD;
   const { records, locations, networks } = ds;
   // The rows first, then the start of each part: on addresses not seen before each is a read from memory, and these

@@ -9,13 +9,34 @@
 import { InvalidFieldError } from '../contract/errors.js';
 import { formatCidr } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, RECORD_MEMBERS, RECORD_TEMPLATE, type AsnMember, type PlaceMember, type RecordMember } from '../contract/template.js';
+import {
+  ASN_MEMBERS,
+  CARRIER_MEMBERS,
+  RECORD_MEMBERS,
+  RECORD_TEMPLATE,
+  type AsnMember,
+  type PlaceMember,
+  type RecordMember,
+} from '../contract/template.js';
 import { threatOf } from './threat.js';
 import { nowMicros, type ZoneClock } from '../time/zone.js';
 import type { FieldName, IpRecord, Threat } from '../contract/types.js';
 import type { Countries, CountryRow } from './countries.js';
 import { asnObject, carrierObject } from './objects.js';
-import { CARRIER_AT, LOC, LOCATION, NET, NETWORK, NO_ROUTE, NO_STRING, NO_ZONE, PL, PLACE, RECORD, type Dataset } from '../dataset/format.js';
+import {
+  CARRIER_AT,
+  LOC,
+  LOCATION,
+  NET,
+  NETWORK,
+  NO_ROUTE,
+  NO_STRING,
+  NO_ZONE,
+  PL,
+  PLACE,
+  RECORD,
+  type Dataset,
+} from '../dataset/format.js';
 
 /** What a path's reader reads: the range of the address and what changes per lookup (reused from lookup to lookup). */
 export interface Reading {
@@ -161,7 +182,10 @@ export function pathReader(path: string): Reader {
  * of the record, written as JSON strings.
  * @throws InvalidFieldError naming a path the record has not; for a selection of nothing
  */
-export function compileSelection(paths: string | readonly string[], carrierOnlyWhenPresent = false): (r: Reading) => Record<string, unknown> {
+export function compileSelection(
+  paths: string | readonly string[],
+  carrierOnlyWhenPresent = false,
+): (r: Reading) => Record<string, unknown> {
   if (typeof paths !== 'string' && !Array.isArray(paths)) throw new InvalidFieldError(String(paths));
   const list: string[] = [];
   for (const raw of typeof paths === 'string' ? paths.split(',') : paths) {
@@ -173,9 +197,15 @@ export function compileSelection(paths: string | readonly string[], carrierOnlyW
   const readers = list.map(pathReader);
   const carrier = carrierOnlyWhenPresent ? list.indexOf('carrier') : -1;
   /** The object literal: every path but `carrier` when it has none, `carrier` read once before (`c`). */
-  const literal = (withCarrier: boolean) => list.flatMap((p, i) => (i !== carrier ? [`${JSON.stringify(p)}: f${i}(r)`] : withCarrier ? [`${JSON.stringify(p)}: c`] : [])).join(', ');
+  const literal = (withCarrier: boolean) =>
+    list
+      .flatMap((p, i) => (i !== carrier ? [`${JSON.stringify(p)}: f${i}(r)`] : withCarrier ? [`${JSON.stringify(p)}: c`] : []))
+      .join(', ');
   // As a whole record has it: `carrier` only where the range has one (the object then has one shape or the other).
-  const body = carrier < 0 ? `return (r) => ({ ${literal(true)} });` : `return (r) => { const c = f${carrier}(r); return c === null ? ({ ${literal(false)} }) : ({ ${literal(true)} }); };`;
+  const body =
+    carrier < 0
+      ? `return (r) => ({ ${literal(true)} });`
+      : `return (r) => { const c = f${carrier}(r); return c === null ? ({ ${literal(false)} }) : ({ ${literal(true)} }); };`;
   const make = new Function(...readers.map((_, i) => `f${i}`), body) as (...f: Reader[]) => (r: Reading) => Record<string, unknown>;
   return make(...readers);
 }

@@ -87,7 +87,10 @@ export function buildThreat(e: Evidence, extra: number, blocklists: readonly Blo
     is_known_abuser: abuser,
     is_threat: attacker || abuser,
     is_bogon: (flags & ThreatFlag.Bogon) !== 0,
-    blocklists: blocklists.length === 0 ? EMPTY_LISTS : Object.freeze(blocklists.map((b) => Object.freeze({ name: b.name, site: b.site, type: b.type }))),
+    blocklists:
+      blocklists.length === 0
+        ? EMPTY_LISTS
+        : Object.freeze(blocklists.map((b) => Object.freeze({ name: b.name, site: b.site, type: b.type }))),
     scores: scoresOf(e, extra),
   });
 }
@@ -106,7 +109,8 @@ export interface LabelSource {
  * routing says announced. The IANA registries' ranges come as flags and
  * stay.
  */
-export const staleBogon = (tree: LabelSource, label: number, routed: boolean): boolean => routed && (tree.flags(label) & ThreatFlag.Bogon) !== 0;
+export const staleBogon = (tree: LabelSource, label: number, routed: boolean): boolean =>
+  routed && (tree.flags(label) & ThreatFlag.Bogon) !== 0;
 
 /** The frozen threat object of a feed label (not 0) with single-source flags, the label's bogon listing left out where `staleBogon`. */
 export function labelledThreat(tree: LabelSource, label: number, extra: number, routed: boolean): Threat {

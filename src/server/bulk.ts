@@ -47,7 +47,13 @@ export function readBody(ctx: Exchange, limit: number, out: Responder, then: (te
  * place with its message.
  * @throws InvalidFieldError for a bad `fields` (the request fails)
  */
-export function bulkJson(engine: Engine, ips: readonly string[], fields: string | null, count: string, basicThreat: boolean): { json: string; bytes: boolean } {
+export function bulkJson(
+  engine: Engine,
+  ips: readonly string[],
+  fields: string | null,
+  count: string,
+  basicThreat: boolean,
+): { json: string; bytes: boolean } {
   let body = '[';
   if (fields === null) {
     // No error made for a bad address: bad rows are many.

@@ -35,7 +35,11 @@ const RESTART_WINDOW_MS = 10_000;
 const MAX_RESTARTS = 5;
 
 type Minutes = Record<string, [number, number][]>;
-type Message = { iprecord: 'counts'; counts: Minutes; final?: boolean } | { iprecord: 'hello' } | { iprecord: 'offsets'; offsets: Record<string, number> } | { iprecord: 'stop' };
+type Message =
+  | { iprecord: 'counts'; counts: Minutes; final?: boolean }
+  | { iprecord: 'hello' }
+  | { iprecord: 'offsets'; offsets: Record<string, number> }
+  | { iprecord: 'stop' };
 
 function isMessage(m: unknown): m is Message {
   return typeof m === 'object' && m !== null && typeof (m as { iprecord?: unknown }).iprecord === 'string';
@@ -191,7 +195,8 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
   cluster.setupPrimary({ execArgv: workerExecArgv() });
   for (let i = 0; i < workers; i++) fork();
   const broadcast = setInterval(() => {
-    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: counts.offsetsFor(w) });
+    for (const w of Object.values(cluster.workers ?? {}))
+      if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: counts.offsetsFor(w) });
   }, REPORT_MS);
   const saver = setInterval(() => counts.save(), SAVE_MS);
   return superviseWorkers(workers, fork, counts, log, () => {
@@ -205,7 +210,13 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
  * and stops them all on SIGTERM or SIGINT (SIGHUP: each reloads its data);
  * the exit code once every worker has stopped and the counts are saved.
  */
-function superviseWorkers(workers: number, fork: () => void, counts: PrimaryCounts, log: (line: string) => void, done: () => void): Promise<number> {
+function superviseWorkers(
+  workers: number,
+  fork: () => void,
+  counts: PrimaryCounts,
+  log: (line: string) => void,
+  done: () => void,
+): Promise<number> {
   let stopping = false;
   let failed = false;
   /** Exits of workers in the last RESTART_WINDOW_MS: too many and the primary gives up. */

@@ -174,7 +174,10 @@ redis.call('EXPIRE', l, tonumber(ARGV[8]))
 return {'ok', grant, left - grant}
 `;
 
-type Client = Redis & { iprecordCounts(...args: (string | number)[]): Promise<unknown[]>; iprecordLease(...args: (string | number)[]): Promise<unknown[]> };
+type Client = Redis & {
+  iprecordCounts(...args: (string | number)[]): Promise<unknown[]>;
+  iprecordLease(...args: (string | number)[]): Promise<unknown[]>;
+};
 
 const redis = new Redis((workerData as { url: string }).url.replace(/^valkey(s?):/, 'redis$1:'), {
   // A command while Redis is away fails at once: the batch is sent again at the next second.
@@ -204,7 +207,9 @@ parentPort?.on('message', async (task: { args: (string | number)[]; lease?: true
   }
   await ready;
   try {
-    parentPort?.postMessage({ result: { reply: await (task.lease ? redis.iprecordLease(...task.args) : redis.iprecordCounts(...task.args)) } });
+    parentPort?.postMessage({
+      result: { reply: await (task.lease ? redis.iprecordLease(...task.args) : redis.iprecordCounts(...task.args)) },
+    });
   } catch (e) {
     const error = redis.status === 'ready' ? (e as Error).message : `not connected: ${lastError || redis.status}`;
     parentPort?.postMessage({ result: { error } });

@@ -60,7 +60,14 @@ const LOOKUP_METHODS = 'GET, HEAD, OPTIONS';
 const BULK_METHODS = 'POST, OPTIONS';
 const COUNTS_EVERY_MS = 60_000;
 /** The `operation` label of each route (`/<ip>/threat` is told from other fields when answered). */
-const OPERATIONS: Record<Op, Operation> = { [Op.Lookup]: 'lookup', [Op.Field]: 'field', [Op.Bulk]: 'bulk', [Op.Health]: 'health', [Op.Flag]: 'flag', [Op.Explain]: 'explain' };
+const OPERATIONS: Record<Op, Operation> = {
+  [Op.Lookup]: 'lookup',
+  [Op.Field]: 'field',
+  [Op.Bulk]: 'bulk',
+  [Op.Health]: 'health',
+  [Op.Flag]: 'flag',
+  [Op.Explain]: 'explain',
+};
 
 /** Starts a server listening; resolves with its address. */
 function listening(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -80,15 +87,26 @@ function listening(server: Server, port: number, host: string): Promise<AddressI
  */
 export async function createServer(options: ServerOptions = {}): Promise<IprecordServer> {
   const config = checkOptions(options);
-  const keys = options.keys === undefined ? KeyStore.none() : typeof options.keys === 'string' ? KeyStore.read(options.keys) : KeyStore.of(options.keys);
+  const keys =
+    options.keys === undefined
+      ? KeyStore.none()
+      : typeof options.keys === 'string'
+        ? KeyStore.read(options.keys)
+        : KeyStore.of(options.keys);
   if (options.countsFile !== undefined) keys.restoreCounts(options.countsFile);
   // Counts shared through Redis, else (a cluster's worker) through the cluster's primary.
   const link =
     options.counts !== undefined
-      ? await SharedCounts.connect(options.counts, keys, (line) => process.stderr.write(`iprecord server: ${line}\n`), options.countsSyncEvery, {
-          lease: options.quotaLease,
-          whenDown: options.quotaWhenRedisDown,
-        })
+      ? await SharedCounts.connect(
+          options.counts,
+          keys,
+          (line) => process.stderr.write(`iprecord server: ${line}\n`),
+          options.countsSyncEvery,
+          {
+            lease: options.quotaLease,
+            whenDown: options.quotaWhenRedisDown,
+          },
+        )
       : options.clusterWorker === true
         ? await WorkerLink.connect(keys)
         : null;
@@ -142,7 +160,9 @@ class ApiServer implements IprecordServer {
     );
     this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.out.clientError(err, socket));
     // CONNECT is no method of the API: 405 as JSON, where Node would close the socket without a word.
-    this.http.on('connect', (req: IncomingMessage, socket: Socket) => this.out.refuseRaw(socket, 405, MESSAGES.method, req, ['Allow', LOOKUP_METHODS]));
+    this.http.on('connect', (req: IncomingMessage, socket: Socket) =>
+      this.out.refuseRaw(socket, 405, MESSAGES.method, req, ['Allow', LOOKUP_METHODS]),
+    );
     if (options.countsFile !== undefined) {
       this.countsTimer = setInterval(() => this.saveCountsQuietly(), COUNTS_EVERY_MS);
       this.countsTimer.unref();
@@ -211,7 +231,14 @@ class ApiServer implements IprecordServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const ctx: Exchange = { req, res, started: this.log === null && this.counters === null ? 0 : performance.now(), account: null, callback: null, op: 'other' };
+    const ctx: Exchange = {
+      req,
+      res,
+      started: this.log === null && this.counters === null ? 0 : performance.now(),
+      account: null,
+      callback: null,
+      op: 'other',
+    };
     try {
       this.route(ctx);
     } catch (e) {
@@ -223,12 +250,14 @@ class ApiServer implements IprecordServer {
     const { req } = ctx;
     const method = req.method ?? 'GET';
     // HTTP/1.1 requires Host (RFC 9112, 3.2).
-    if (req.headers.host === undefined && req.httpVersion === '1.1') return this.out.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
+    if (req.headers.host === undefined && req.httpVersion === '1.1')
+      return this.out.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
     if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.out.fail(ctx, 404, MESSAGES.host);
     let target = req.url ?? '/';
     if (target.charCodeAt(0) !== 47 /* / */) {
       const path = absolutePath(target);
-      if (path === null) return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.out.fail(ctx, 404, MESSAGES.notFound);
+      if (path === null)
+        return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.out.fail(ctx, 404, MESSAGES.notFound);
       target = path;
     }
     const q = target.indexOf('?');
@@ -241,14 +270,27 @@ class ApiServer implements IprecordServer {
       ctx.op = 'preflight';
       return this.preflight(ctx, allowed);
     }
-    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
+    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD')
+      return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
     if (route.op === Op.Health) {
-      if (this.engine.damaged !== null) return this.out.send(ctx, 503, JSON_TYPE, JSON.stringify({ status: 'damaged', message: this.engine.damaged.message }), ['Cache-Control', 'no-store']);
-      return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), ['Cache-Control', 'no-store']);
+      if (this.engine.damaged !== null)
+        return this.out.send(ctx, 503, JSON_TYPE, JSON.stringify({ status: 'damaged', message: this.engine.damaged.message }), [
+          'Cache-Control',
+          'no-store',
+        ]);
+      return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), [
+        'Cache-Control',
+        'no-store',
+      ]);
     }
     if (route.op === Op.Flag) {
       const image = this.flags.get(route.name);
-      if (image === null) return this.out.fail(ctx, 404, this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).');
+      if (image === null)
+        return this.out.fail(
+          ctx,
+          404,
+          this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).',
+        );
       return this.out.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
     }
 
@@ -316,7 +358,8 @@ class ApiServer implements IprecordServer {
       return this.out.sendJson(ctx, this.engine.lookupJson(ip, { fields: query.fields, count, basicThreat }));
     }
     if (route.name === 'threat') ctx.op = 'threat';
-    const value = route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
+    const value =
+      route.name === 'threat' ? this.engine.threat(ip, { basicThreat }) : this.engine.field(ip, route.name as 'ip', { count, basicThreat });
     // A string field is plain text, anything else JSON (CONTRACT.md); JSONP always wraps JSON.
     if (typeof value === 'string' && ctx.callback === null) return this.out.send(ctx, 200, TEXT_TYPE, value);
     this.out.sendJson(ctx, JSON.stringify(value));
@@ -358,13 +401,21 @@ class ApiServer implements IprecordServer {
   }
 
   private preflight(ctx: Exchange, methods: string): void {
-    this.out.send(ctx, 204, TEXT_TYPE, '', ['Access-Control-Allow-Methods', methods, 'Access-Control-Allow-Headers', 'api-key, content-type, accept', 'Access-Control-Max-Age', '86400']);
+    this.out.send(ctx, 204, TEXT_TYPE, '', [
+      'Access-Control-Allow-Methods',
+      methods,
+      'Access-Control-Allow-Headers',
+      'api-key, content-type, accept',
+      'Access-Control-Max-Age',
+      '86400',
+    ]);
   }
 
   /** The path without a base path it is served under; null when it is under none. */
   private unmount(path: string): string | null {
     for (const base of this.config.basePaths) {
-      if (path.startsWith(base) && (path.length === base.length || path.charCodeAt(base.length) === 47)) return path.length === base.length ? '/' : path.slice(base.length);
+      if (path.startsWith(base) && (path.length === base.length || path.charCodeAt(base.length) === 47))
+        return path.length === base.length ? '/' : path.slice(base.length);
     }
     return path;
   }

@@ -237,7 +237,13 @@ export class KeyStore {
     } catch (cause) {
       throw new InvalidOptionsError(`The counts file ${path} cannot be read: ${(cause as Error).message}`, { cause });
     }
-    if (saved === null || typeof saved !== 'object' || saved.version !== COUNTS_VERSION || typeof saved.accounts !== 'object' || saved.accounts === null) {
+    if (
+      saved === null ||
+      typeof saved !== 'object' ||
+      saved.version !== COUNTS_VERSION ||
+      typeof saved.accounts !== 'object' ||
+      saved.accounts === null
+    ) {
       throw new InvalidOptionsError(`The counts file ${path} is not a counts file of version ${COUNTS_VERSION}.`);
     }
     for (const [id, minutes] of Object.entries(saved.accounts as Record<string, unknown>)) {
@@ -245,7 +251,9 @@ export class KeyStore {
       const account = this.byId(id);
       if (account === undefined) continue;
       account.window.restore(
-        minutes.filter((m): m is [number, number] => Array.isArray(m) && m.length === 2 && Number.isSafeInteger(m[0]) && Number.isSafeInteger(m[1])),
+        minutes.filter(
+          (m): m is [number, number] => Array.isArray(m) && m.length === 2 && Number.isSafeInteger(m[0]) && Number.isSafeInteger(m[1]),
+        ),
         nowMs,
       );
     }
@@ -262,12 +270,15 @@ function checkKeys(config: unknown, source: string): KeysConfig {
     const at = `keys[${i}]`;
     if (k === null || typeof k !== 'object') throw bad(`${at} is not an object`);
     const { key, plan, quota, name } = k as Record<string, unknown>;
-    if (typeof key !== 'string' || key.length < 8 || key.trim() !== key) throw bad(`${at}.key must be a string of at least 8 characters without surrounding spaces`);
+    if (typeof key !== 'string' || key.length < 8 || key.trim() !== key)
+      throw bad(`${at}.key must be a string of at least 8 characters without surrounding spaces`);
     if (seen.has(key)) throw bad(`${at}.key appears twice`);
     seen.add(key);
     if (!PLANS.includes(plan as Plan)) throw bad(`${at}.plan must be one of ${PLANS.join(', ')}`);
-    if (quota !== undefined && !(Number.isSafeInteger(quota) && (quota as number) > 0)) throw bad(`${at}.quota must be a positive whole number`);
-    if (name !== undefined && (typeof name !== 'string' || !/^[\w.@-]{1,64}$/.test(name))) throw bad(`${at}.name must be 1 to 64 letters, digits or . _ @ -`);
+    if (quota !== undefined && !(Number.isSafeInteger(quota) && (quota as number) > 0))
+      throw bad(`${at}.quota must be a positive whole number`);
+    if (name !== undefined && (typeof name !== 'string' || !/^[\w.@-]{1,64}$/.test(name)))
+      throw bad(`${at}.name must be 1 to 64 letters, digits or . _ @ -`);
   });
   return config as KeysConfig;
 }

@@ -28,14 +28,25 @@ export class AccessLog {
     private readonly isKey: (text: string) => boolean = () => false,
   ) {}
 
-  request(remote: string, label: string, method: string, target: string, httpVersion: string, status: number, bytes: number, ms: number): void {
+  request(
+    remote: string,
+    label: string,
+    method: string,
+    target: string,
+    httpVersion: string,
+    status: number,
+    bytes: number,
+    ms: number,
+  ): void {
     const now = Date.now();
     const s = Math.floor(now / 1000);
     if (s !== this.second) {
       this.second = s;
       this.stamp = new Date(s * 1000).toISOString().slice(0, 19) + 'Z';
     }
-    this.push(`${remote} ${label} [${this.stamp}] "${clean(method)} ${redact(target, this.isKey)} HTTP/${httpVersion}" ${status} ${bytes} ${ms.toFixed(2)}ms\n`);
+    this.push(
+      `${remote} ${label} [${this.stamp}] "${clean(method)} ${redact(target, this.isKey)} HTTP/${httpVersion}" ${status} ${bytes} ${ms.toFixed(2)}ms\n`,
+    );
   }
 
   private push(line: string): void {

@@ -32,7 +32,12 @@ export class ServerMetrics {
 
   constructor(engine: Engine) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: 'iprecord_requests_total', help: 'Requests answered, by operation and HTTP status.', labelNames: ['operation', 'status'], registers });
+    this.requests = new Counter({
+      name: 'iprecord_requests_total',
+      help: 'Requests answered, by operation and HTTP status.',
+      labelNames: ['operation', 'status'],
+      registers,
+    });
     this.latency = new Histogram({
       name: 'iprecord_request_duration_seconds',
       help: 'Time from a request to its response written, by operation.',
@@ -40,9 +45,18 @@ export class ServerMetrics {
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
-    this.bulkSizes = new Histogram({ name: 'iprecord_bulk_addresses', help: 'Addresses in each bulk request answered.', buckets: [1, 5, 10, 25, 50, 100], registers });
+    this.bulkSizes = new Histogram({
+      name: 'iprecord_bulk_addresses',
+      help: 'Addresses in each bulk request answered.',
+      buckets: [1, 5, 10, 25, 50, 100],
+      registers,
+    });
     this.reloads = new Counter({ name: 'iprecord_reloads_total', help: 'Reloads of the data that swapped it in.', registers });
-    this.failedReloads = new Counter({ name: 'iprecord_reload_failures_total', help: 'Reloads of the data that failed (the data in use kept).', registers });
+    this.failedReloads = new Counter({
+      name: 'iprecord_reload_failures_total',
+      help: 'Reloads of the data that failed (the data in use kept).',
+      registers,
+    });
     engine.on('reload', () => this.reloads.inc());
     engine.on('error', () => this.failedReloads.inc());
     // Read from the engine when scraped: the data in use, whatever reloads did.
@@ -89,7 +103,8 @@ export class ServerMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'iprecord_' });
     // Three of prom-client's are gauges named as counters (`*_total`), which Prometheus's own check (promtool check
     // metrics) refuses: their sums, kept by type in iprecord_nodejs_active_{handles,requests,resources}.
-    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) this.registry.removeSingleMetric(`iprecord_nodejs_${name}`);
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total'])
+      this.registry.removeSingleMetric(`iprecord_nodejs_${name}`);
   }
 
   /** Counts a response: its operation, status and time (seconds). */
@@ -126,7 +141,8 @@ export function metricsServer(text: () => Promise<string>, contentType: string):
     }
     text().then(
       (body) => res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(body),
-      (e: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`Cannot collect the metrics: ${(e as Error).message}\n`),
+      (e: unknown) =>
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`Cannot collect the metrics: ${(e as Error).message}\n`),
     );
   });
 }

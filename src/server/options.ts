@@ -126,41 +126,65 @@ export function checkOptions(o: ServerOptions): Config {
   if (o === null || typeof o !== 'object') throw new InvalidOptionsError('Server options must be an object.');
   checkOptionNames(o, SERVER_OPTION_NAMES);
   const bodyLimit = o.bodyLimit ?? 64 * 1024;
-  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2) throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 2)
+    throw new InvalidOptionsError('Option "bodyLimit" must be a whole number of bytes (at least 2).');
   const trustProxy = o.trustProxy ?? false;
   if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
     throw new InvalidOptionsError('Option "trustProxy" must be true, false or a number of proxies.');
   }
   const strings = (v: unknown, name: string): readonly string[] | undefined => {
     if (v === undefined) return undefined;
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) throw new InvalidOptionsError(`Option "${name}" must be an array of strings.`);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== ''))
+      throw new InvalidOptionsError(`Option "${name}" must be an array of strings.`);
     return v;
   };
   const e = o.engine as Partial<Engine> | null | undefined;
-  if (e !== undefined && (typeof e?.lookupJson !== 'function' || typeof e.writeJson !== 'function' || typeof e.reload !== 'function' || typeof e.info !== 'function'))
+  if (
+    e !== undefined &&
+    (typeof e?.lookupJson !== 'function' ||
+      typeof e.writeJson !== 'function' ||
+      typeof e.reload !== 'function' ||
+      typeof e.info !== 'function')
+  )
     throw new InvalidOptionsError('Option "engine" must be an engine from open() or openSync().');
-  if (o.open !== undefined && (o.open === null || typeof o.open !== 'object')) throw new InvalidOptionsError('Option "open" must be the options of open().');
-  if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === '')) throw new InvalidOptionsError('Option "countsFile" must be a path.');
+  if (o.open !== undefined && (o.open === null || typeof o.open !== 'object'))
+    throw new InvalidOptionsError('Option "open" must be the options of open().');
+  if (o.countsFile !== undefined && (typeof o.countsFile !== 'string' || o.countsFile === ''))
+    throw new InvalidOptionsError('Option "countsFile" must be a path.');
   if (o.counts !== undefined && (typeof o.counts !== 'string' || !isRedisUrl(o.counts)))
     throw new InvalidOptionsError('Option "counts" must be a redis://, rediss:// or valkey:// URL (a file is "countsFile").');
-  if (o.counts !== undefined && o.countsFile !== undefined) throw new InvalidOptionsError('Options "counts" and "countsFile" cannot both be given: counts are kept in Redis or in a file.');
+  if (o.counts !== undefined && o.countsFile !== undefined)
+    throw new InvalidOptionsError('Options "counts" and "countsFile" cannot both be given: counts are kept in Redis or in a file.');
   const basePaths = (strings(o.basePaths, 'basePaths') ?? []).map((p) => {
-    if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p)) throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
+    if (typeof p !== 'string' || !/^(\/[\w.~-]+)+\/?$/.test(p))
+      throw new InvalidOptionsError(`Base path ${JSON.stringify(p)} must look like /eu (letters, digits, . _ ~ -).`);
     return p.replace(/\/$/, '');
   });
   // Longer paths first: /eu/v1 before /eu.
   basePaths.sort((a, b) => b.length - a.length);
-  for (const t of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout', 'checkDataEvery', 'verifyDataEvery', 'countsSyncEvery'] as const) {
+  for (const t of [
+    'headersTimeout',
+    'requestTimeout',
+    'keepAliveTimeout',
+    'checkDataEvery',
+    'verifyDataEvery',
+    'countsSyncEvery',
+  ] as const) {
     const v = o[t];
-    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0))
+      throw new InvalidOptionsError(`Option "${t}" must be a positive number of milliseconds.`);
   }
-  if (o.quotaLease !== undefined && !(Number.isSafeInteger(o.quotaLease) && o.quotaLease > 0)) throw new InvalidOptionsError('Option "quotaLease" must be a positive whole number of requests.');
+  if (o.quotaLease !== undefined && !(Number.isSafeInteger(o.quotaLease) && o.quotaLease > 0))
+    throw new InvalidOptionsError('Option "quotaLease" must be a positive whole number of requests.');
   if (o.quotaWhenRedisDown !== undefined && o.quotaWhenRedisDown !== 'open' && o.quotaWhenRedisDown !== 'closed')
     throw new InvalidOptionsError('Option "quotaWhenRedisDown" must be "open" or "closed".');
   if ((o.quotaLease !== undefined || o.quotaWhenRedisDown !== undefined) && (o.counts === undefined || !isRedisUrl(o.counts)))
-    throw new InvalidOptionsError('Options "quotaLease" and "quotaWhenRedisDown" are for counts in Redis (counts: "redis://host:port/db").');
+    throw new InvalidOptionsError(
+      'Options "quotaLease" and "quotaWhenRedisDown" are for counts in Redis (counts: "redis://host:port/db").',
+    );
   const log = o.accessLog as { write?: unknown } | null | undefined;
-  if (log != null && typeof log.write !== 'function') throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
+  if (log != null && typeof log.write !== 'function')
+    throw new InvalidOptionsError('Option "accessLog" must be a writable stream (process.stdout, a file stream) or null.');
   if (o.metricsPort !== undefined && !(Number.isSafeInteger(o.metricsPort) && o.metricsPort >= 0 && o.metricsPort < 65536))
     throw new InvalidOptionsError('Option "metricsPort" must be a port number (0 to 65535).');
   const hostList = strings(o.hosts, 'hosts');

@@ -85,5 +85,9 @@ export function parseQuery(text: string): Query {
   if (text === '') return NO_QUERY;
   const params = new URLSearchParams(text);
   const fields = params.get('fields');
-  return { key: params.get('api-key'), fields: fields === null || selectsNothing(fields) ? null : fields, callback: params.get('callback') };
+  return {
+    key: params.get('api-key'),
+    fields: fields === null || selectsNothing(fields) ? null : fields,
+    callback: params.get('callback'),
+  };
 }

@@ -74,7 +74,12 @@ export class Responder {
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    this.refuseRaw(socket, status, status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.', null);
+    this.refuseRaw(
+      socket,
+      status,
+      status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long.' : 'Bad request.',
+      null,
+    );
   }
 
   /** A JSON error written on the socket itself (no response object: the request was refused or is CONNECT), logged, then the socket closed. */
@@ -119,7 +124,16 @@ export class Responder {
     if (this.log !== null) {
       const { req } = ctx;
       const remote = clientAddress(req.socket.remoteAddress, req.headers, this.trustProxy);
-      this.log.request(remote, ctx.account?.label ?? '-', req.method ?? '-', req.url ?? '', req.httpVersion, status, length, performance.now() - ctx.started);
+      this.log.request(
+        remote,
+        ctx.account?.label ?? '-',
+        req.method ?? '-',
+        req.url ?? '',
+        req.httpVersion,
+        status,
+        length,
+        performance.now() - ctx.started,
+      );
     }
   }
 

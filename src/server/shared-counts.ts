@@ -125,11 +125,20 @@ export class SharedCounts {
    * once and tried again every second.
    * @throws Error for a URL that is not redis://, rediss:// or valkey://
    */
-  static async connect(url: string, keys: KeyStore, log: (line: string) => void, syncMs = SYNC_MS, quota: { readonly lease?: number; readonly whenDown?: QuotaWhenDown } = {}): Promise<SharedCounts> {
+  static async connect(
+    url: string,
+    keys: KeyStore,
+    log: (line: string) => void,
+    syncMs = SYNC_MS,
+    quota: { readonly lease?: number; readonly whenDown?: QuotaWhenDown } = {},
+  ): Promise<SharedCounts> {
     const where = redisLabel(url);
     const worker = startWorker(WORKER, { workerData: { url } });
     worker.unref();
-    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log, syncMs, { lease: quota.lease ?? QUOTA_LEASE, whenDown: quota.whenDown ?? 'open' });
+    const shared = new SharedCounts(new PoolWorker(worker), keys, where, log, syncMs, {
+      lease: quota.lease ?? QUOTA_LEASE,
+      whenDown: quota.whenDown ?? 'open',
+    });
     // The first call learns the epoch and which keys are in use; the second reads their totals.
     await shared.sync();
     if (!shared.down) await shared.sync();
@@ -206,7 +215,10 @@ export class SharedCounts {
     batch.accounts.forEach((a, i) => {
       const total = Number(totals[i]);
       if (total < 0) {
-        if (!this.broken.has(a)) this.log(`counts: the Redis key ${HASH_PREFIX}${a.id} is not a count hash; key ${a.label} is counted on each instance alone until it is removed`);
+        if (!this.broken.has(a))
+          this.log(
+            `counts: the Redis key ${HASH_PREFIX}${a.id} is not a count hash; key ${a.label} is counted on each instance alone until it is removed`,
+          );
         this.broken.add(a);
         return;
       }
@@ -273,7 +285,10 @@ export class SharedCounts {
 
   private whileDown(a: Account, n: number, now: number): boolean | 'unavailable' {
     if (this.quota.whenDown === 'closed') return 'unavailable';
-    if (!this.saidOpen) this.log(`counts: quota keys are answered as this instance counts them until Redis at ${this.where} answers (quotaWhenRedisDown: open)`);
+    if (!this.saidOpen)
+      this.log(
+        `counts: quota keys are answered as this instance counts them until Redis at ${this.where} answers (quotaWhenRedisDown: open)`,
+      );
     this.saidOpen = true;
     return a.allows(n, now);
   }
@@ -302,7 +317,20 @@ export class SharedCounts {
       try {
         answer = await this.redis.run<LeaseAnswer>({
           lease: true,
-          args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, need, a.quota!, LEASE_SHARE, this.quota.lease, this.epoch, this.leaseTtl, TTL_S, this.firstMinute()],
+          args: [
+            HASH_PREFIX + a.id,
+            LEASE_PREFIX + a.id,
+            EPOCH_KEY,
+            this.instance,
+            need,
+            a.quota!,
+            LEASE_SHARE,
+            this.quota.lease,
+            this.epoch,
+            this.leaseTtl,
+            TTL_S,
+            this.firstMinute(),
+          ],
         });
       } catch (e) {
         answer = { error: (e as Error).message };
@@ -350,11 +378,21 @@ export class SharedCounts {
     if (!this.down && held.length > 0)
       await Promise.race([
         Promise.all(
-          held.map((a) => this.redis.run({ lease: true, args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, -1, 0, 1, 0, this.epoch, 0, 0, 0] }).catch(() => undefined)),
+          held.map((a) =>
+            this.redis
+              .run({
+                lease: true,
+                args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, -1, 0, 1, 0, this.epoch, 0, 0, 0],
+              })
+              .catch(() => undefined),
+          ),
         ),
         new Promise((r) => setTimeout(r, waitMs).unref()),
       ]);
-    if ((this.batch !== null && this.batch.triples.length > 0) || [...this.keys.accounts()].some((a) => a.pending !== null && a.pending.size > 0))
+    if (
+      (this.batch !== null && this.batch.triples.length > 0) ||
+      [...this.keys.accounts()].some((a) => a.pending !== null && a.pending.size > 0)
+    )
       this.log(`counts: Redis at ${this.where} did not take the last counts of this instance`);
     this.redis.close();
   }

@@ -56,7 +56,10 @@ const MAX_CSV_BYTES = 512 * 1024 * 1024;
  * or a `#` comment (null when a quoted field does not close on the line);
  * `bad` reports that line. Returns the lines reported.
  */
-export function forEachCsvRow(files: readonly string[], row: (fields: string[] | null, bad: (reason: string) => void) => void): CsvBadLine[] {
+export function forEachCsvRow(
+  files: readonly string[],
+  row: (fields: string[] | null, bad: (reason: string) => void) => void,
+): CsvBadLine[] {
   const badLines: CsvBadLine[] = [];
   for (const file of files) {
     const lines = readRegular(file, MAX_CSV_BYTES).toString('utf8').split('\n');

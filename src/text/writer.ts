@@ -54,7 +54,8 @@ export class ByteWriter {
     if (buf !== this.buf) {
       this.buf = buf;
       const v = this.view;
-      if (v.buffer !== buf.buffer || v.byteOffset !== buf.byteOffset || v.byteLength !== buf.length) this.view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+      if (v.buffer !== buf.buffer || v.byteOffset !== buf.byteOffset || v.byteLength !== buf.length)
+        this.view = new DataView(buf.buffer, buf.byteOffset, buf.length);
     }
     this.used = at;
   }
@@ -272,7 +273,8 @@ export class ByteWriter {
     for (let i = from; i < to; i++) {
       if (i !== from) buf[at++] = COLON;
       const g = group(words, i);
-      for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4) buf[at++] = HEX_DIGITS[(g >>> shift) & 15];
+      for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4)
+        buf[at++] = HEX_DIGITS[(g >>> shift) & 15];
     }
     this.used = at;
   }

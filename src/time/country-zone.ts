@@ -63,7 +63,12 @@ export function locateZone(
   // By name first: each other name asked of Intl costs a formatter. A zone of one of the country's territories fits too.
   const overseas = country === null ? [] : (OVERSEAS[country] ?? []);
   const fits = (z: string | null): z is string =>
-    z !== null && valid(z) && (zones === undefined || zones.some(([name]) => name === z) || overseas.some((t) => ZONES[t]?.some(([name]) => name === z)) || zones.some(([name]) => sameZone(name, z)));
+    z !== null &&
+    valid(z) &&
+    (zones === undefined ||
+      zones.some(([name]) => name === z) ||
+      overseas.some((t) => ZONES[t]?.some(([name]) => name === z)) ||
+      zones.some(([name]) => sameZone(name, z)));
   const none = { zone: null, zoneFrom: 'none' } as const;
   if (fits(given)) return { zone: given, zoneFrom: 'data' };
   let found: string | null = null;
@@ -111,7 +116,8 @@ function zoneAround(latitude: number, longitude: number, fits: (z: string | null
       const bearing = (2 * Math.PI * i) / RING_POINTS;
       const lat1 = latitude * r;
       const lat2 = Math.asin(Math.sin(lat1) * Math.cos(d) + Math.cos(lat1) * Math.sin(d) * Math.cos(bearing));
-      const lon2 = longitude * r + Math.atan2(Math.sin(bearing) * Math.sin(d) * Math.cos(lat1), Math.cos(d) - Math.sin(lat1) * Math.sin(lat2));
+      const lon2 =
+        longitude * r + Math.atan2(Math.sin(bearing) * Math.sin(d) * Math.cos(lat1), Math.cos(d) - Math.sin(lat1) * Math.sin(lat2));
       let z: string | null = null;
       try {
         z = tzLookup(lat2 / r, ((((lon2 / r + 540) % 360) + 360) % 360) - 180);

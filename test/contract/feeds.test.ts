@@ -149,7 +149,11 @@ d('engine with the shared feeds compiled', () => {
     const path = join(own, 'threat.bin');
     copyFileSync(join(dir, 'threat.bin'), path);
     // Fixture databases: each reload merges the feeds into their small dataset (into the default data's, it takes seconds).
-    const e = await open({ threat: path, geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'), asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture') });
+    const e = await open({
+      threat: path,
+      geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'),
+      asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture'),
+    });
     try {
       const before = e.threat('77.90.185.20');
       expect(before.is_known_attacker).toBe(true);
@@ -178,7 +182,11 @@ d('evidence counted once across the FireHOL levels', () => {
       await buildDataset(levels, dirs[0], dirs[0], { dataset: false });
       await buildDataset(only(['dshield']), dirs[1], dirs[1], { dataset: false });
       // Scores come from the feeds alone: fixture databases keep the two merges small.
-      const [withLevels, alone] = await Promise.all(dirs.map((data) => open({ data, geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'), asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture') })));
+      const [withLevels, alone] = await Promise.all(
+        dirs.map((data) =>
+          open({ data, geo: testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture'), asn: testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture') }),
+        ),
+      );
       const listed = readFileSync(join(FEEDS, 'attacker/dshield.netset'), 'utf8')
         .split('\n')
         .filter((l) => /^\d/.test(l))

@@ -194,7 +194,12 @@ describe.each(SUITES)('$label', (suite) => {
       (ip, source) => {
         const t = engine.threat(ip);
         // A hosting network is a datacenter; others may be one by their ASN as well.
-        return { is_tor: t.is_tor, is_vpn: t.is_vpn, is_proxy: t.is_proxy, hosting: source.is_hosting_provider === true ? t.is_datacenter : false };
+        return {
+          is_tor: t.is_tor,
+          is_vpn: t.is_vpn,
+          is_proxy: t.is_proxy,
+          hosting: source.is_hosting_provider === true ? t.is_datacenter : false,
+        };
       },
     );
   });
@@ -215,7 +220,18 @@ function damaged(root: string): string[] {
   return files;
 }
 
-const probes = ['1.1.1.1', '2.125.160.216', '81.2.69.160', '216.160.83.56', '2001:218::1', '::1.1.1.1', '89.160.20.128', '67.43.156.1', '8000::1', 'c000::1'];
+const probes = [
+  '1.1.1.1',
+  '2.125.160.216',
+  '81.2.69.160',
+  '216.160.83.56',
+  '2001:218::1',
+  '::1.1.1.1',
+  '89.160.20.128',
+  '67.43.156.1',
+  '8000::1',
+  'c000::1',
+];
 for (let i = 1; i < 224; i += 3) probes.push(`${i}.1.2.3`);
 
 /**
@@ -230,7 +246,9 @@ function openAndProbe(file: string, viaChild: boolean): unknown {
   try {
     const options = { geo: [file], asn: [...SMALL.asn] };
     const sources = { ...options, anonymous: [] };
-    const engine = viaChild ? withCompilerProcess(() => openSync(options)) : openSync({ dataset: compileTo(sources, datasetKey(sources), [join(scratch, `${basename(file)}.iprd`)], () => {}) });
+    const engine = viaChild
+      ? withCompilerProcess(() => openSync(options))
+      : openSync({ dataset: compileTo(sources, datasetKey(sources), [join(scratch, `${basename(file)}.iprd`)], () => {}) });
     engine.info();
     for (const ip of probes) {
       try {
@@ -277,9 +295,12 @@ describe.each(SUITES.map((s) => ({ ...s, files: s.present ? damaged(s.root) : []
   });
 
   // MaxMind's two files here are damaged only where the tree walk notices (metadata, a tree record).
-  it.each(suite.files.filter((f) => !/last-in-metadata|corrupt-search-tree|truncated/.test(f)).map((f) => [name(f), f]))('%s: verify() finds the defect', (_name, file) => {
-    expect(() => new MmdbFile(readFileSync(file), file).verify()).toThrow(InvalidDatasetError);
-  });
+  it.each(suite.files.filter((f) => !/last-in-metadata|corrupt-search-tree|truncated/.test(f)).map((f) => [name(f), f]))(
+    '%s: verify() finds the defect',
+    (_name, file) => {
+      expect(() => new MmdbFile(readFileSync(file), file).verify()).toThrow(InvalidDatasetError);
+    },
+  );
 
   it('a database given for data it does not hold is named with its type and the role it serves', () => {
     const country = testDb(
@@ -289,9 +310,13 @@ describe.each(SUITES.map((s) => ({ ...s, files: s.present ? damaged(s.root) : []
     const asn = testDb(suite.root, suite.asn);
     const escaped = country.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     expect(() => openSync({ geo: SMALL.geo, asn: country })).toThrow(
-      new RegExp(`^${escaped} \\(database_type "[\\w-]*Country"\\) holds location data \\(geo\\), not network owner data \\(asn\\): give it as "geo"\\.$`),
+      new RegExp(
+        `^${escaped} \\(database_type "[\\w-]*Country"\\) holds location data \\(geo\\), not network owner data \\(asn\\): give it as "geo"\\.$`,
+      ),
     );
-    expect(() => openSync({ geo: asn, asn: SMALL.asn })).toThrow(/\(database_type "GeoLite2-ASN"\) holds network owner data \(asn\), not location data \(geo\): give it as "asn"\./);
+    expect(() => openSync({ geo: asn, asn: SMALL.asn })).toThrow(
+      /\(database_type "GeoLite2-ASN"\) holds network owner data \(asn\), not location data \(geo\): give it as "asn"\./,
+    );
   });
 
   it('every valid test database verifies', () => {

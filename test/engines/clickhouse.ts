@@ -65,7 +65,8 @@ writeFileSync(
     `<layout><ip_trie/></layout><structure><key><attribute><name>network</name><type>String</type></attribute></key>` +
     `<attribute><name>city</name><type>String</type><null_value></null_value></attribute></structure><lifetime>0</lifetime></dictionary></yandex>\n`,
 );
-const attribute = (name: string) => `<attribute><name>${name.replace(/\./g, '_')}</name><type>String</type><null_value></null_value></attribute>`;
+const attribute = (name: string) =>
+  `<attribute><name>${name.replace(/\./g, '_')}</name><type>String</type><null_value></null_value></attribute>`;
 for (const v of [4, 6] as const) {
   writeFileSync(
     join(dir, 'dicts', `records${v}.xml`),
@@ -114,7 +115,8 @@ try {
     const lo = toBigInt(first);
     const hi = toBigInt(parseIp(f[2])!);
     const end = first.version === 4 ? (1n << 32n) - 1n : (1n << 128n) - 1n;
-    for (const n of [lo, hi, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi < end ? hi + 1n : hi]) probes[first.version].push(formatIp(first.version, fromBigInt(first.version, n)));
+    for (const n of [lo, hi, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi < end ? hi + 1n : hi])
+      probes[first.version].push(formatIp(first.version, fromBigInt(first.version, n)));
   }
   let checked = 0;
   let none = 0;
@@ -123,7 +125,9 @@ try {
     const list = [...new Set(probes[v])];
     const fn = v === 4 ? 'IPv4StringToNum' : 'IPv6StringToNum';
     const rows = (
-      await query(`SELECT ip, dictGetString('records${v}', 'record', tuple(${fn}(ip))) FROM (SELECT arrayJoin([${list.map((ip) => `'${ip}'`).join(',')}]) AS ip) FORMAT JSONCompact`)
+      await query(
+        `SELECT ip, dictGetString('records${v}', 'record', tuple(${fn}(ip))) FROM (SELECT arrayJoin([${list.map((ip) => `'${ip}'`).join(',')}]) AS ip) FORMAT JSONCompact`,
+      )
     ).trim();
     const got = new Map((JSON.parse(rows) as { data: [string, string][] }).data);
     for (const ip of list) {
@@ -162,7 +166,8 @@ try {
     } catch {
       recipeNone++;
     }
-    if (answered.get(ip) !== want) recipeWrong.push(`${JSON.stringify(ip)}: recipe ${answered.get(ip)?.slice(0, 80)}, lookup() ${want?.slice(0, 80)}`);
+    if (answered.get(ip) !== want)
+      recipeWrong.push(`${JSON.stringify(ip)}: recipe ${answered.get(ip)?.slice(0, 80)}, lookup() ${want?.slice(0, 80)}`);
   }
   console.log(
     `clickhouse: the recipe's query over ${log.length} log addresses (${ADDRESS_FORMS.length} of fixtures/logs/address-forms.txt, ${carried.length} IPv4 in IPv6 forms; ${recipeNone} where lookup() answers an error): ${recipeWrong.length} different`,
@@ -172,15 +177,21 @@ try {
     failed = true;
   }
   const cities = (
-    await query(`SELECT dictGetString('awkward', 'city', tuple(IPv4StringToNum(concat('10.0.', toString(number), '.1')))) FROM system.numbers LIMIT ${awkward.length} FORMAT JSONCompact`)
+    await query(
+      `SELECT dictGetString('awkward', 'city', tuple(IPv4StringToNum(concat('10.0.', toString(number), '.1')))) FROM system.numbers LIMIT ${awkward.length} FORMAT JSONCompact`,
+    )
   ).trim();
   const read = (JSON.parse(cities) as { data: [string][] }).data.map((r) => r[0]);
-  console.log(`clickhouse: ${awkward.length} cells as the export quotes them read back ${read.filter((c, i) => c === awkward[i]).length} the same`);
+  console.log(
+    `clickhouse: ${awkward.length} cells as the export quotes them read back ${read.filter((c, i) => c === awkward[i]).length} the same`,
+  );
   if (JSON.stringify(read) !== JSON.stringify(awkward)) {
     console.log(`read back ${JSON.stringify(read)}, written ${JSON.stringify(awkward)}`);
     failed = true;
   }
-  console.log(`clickhouse ${version}: ${lines.length} CSV rows in two ip_trie dictionaries; ${checked} addresses checked (${none} where lookup() answers an error), ${wrong.length} different`);
+  console.log(
+    `clickhouse ${version}: ${lines.length} CSV rows in two ip_trie dictionaries; ${checked} addresses checked (${none} where lookup() answers an error), ${wrong.length} different`,
+  );
   if (wrong.length > 0) {
     console.log(wrong.slice(0, 20).join('\n'));
     failed = true;

@@ -63,7 +63,8 @@ interface Span {
   readonly first: bigint;
   readonly last: bigint;
 }
-const text = ({ version, first, last }: Span) => `${formatIp(version, fromBigInt(version, first))}-${formatIp(version, fromBigInt(version, last))}`;
+const text = ({ version, first, last }: Span) =>
+  `${formatIp(version, fromBigInt(version, first))}-${formatIp(version, fromBigInt(version, last))}`;
 
 /** `lookup()`'s record at an address less `ip`, `count` and the clock of `time_zone`, as JSON text (the export's `record`); null where it answers an error. */
 function expected(version: IpVersion, n: bigint): string | null {
@@ -86,7 +87,9 @@ function cli(args: string[], stdout: 'ignore' | 'pipe' = 'ignore') {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', stdout, 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (b: Buffer) => (errors += b.toString()));
-  const done = new Promise<string | null>((resolve) => child.on('close', (code) => resolve(code === 0 ? null : `iprecord ${args.join(' ')} exited ${code}: ${errors.trim()}`)));
+  const done = new Promise<string | null>((resolve) =>
+    child.on('close', (code) => resolve(code === 0 ? null : `iprecord ${args.join(' ')} exited ${code}: ${errors.trim()}`)),
+  );
   return { child, done };
 }
 
@@ -121,7 +124,8 @@ function* mmdbNetworks(buf: Buffer, reader: Reader<Response>, differ: (what: str
   const record = (node: number, bit: number): number => {
     const o = node * nodeBytes;
     if (recordSize === 24) return buf.readUIntBE(o + bit * 3, 3);
-    if (recordSize === 28) return bit === 0 ? ((buf[o + 3] & 0xf0) << 20) | buf.readUIntBE(o, 3) : ((buf[o + 3] & 0x0f) << 24) | buf.readUIntBE(o + 4, 3);
+    if (recordSize === 28)
+      return bit === 0 ? ((buf[o + 3] & 0xf0) << 20) | buf.readUIntBE(o, 3) : ((buf[o + 3] & 0x0f) << 24) | buf.readUIntBE(o + 4, 3);
     return buf.readUInt32BE(o + bit * 4);
   };
   let v4Node = -1;
@@ -188,7 +192,14 @@ const differ = (what: string) => {
 };
 
 /** Whether the MMDB's record at `offset`, found at a network's first address, is `want` (each data record decoded once per record text). */
-function mmdbSays(reader: Reader<Response>, verified: Map<number, number>, offset: number, version: IpVersion, first: bigint, want: string): boolean {
+function mmdbSays(
+  reader: Reader<Response>,
+  verified: Map<number, number>,
+  offset: number,
+  version: IpVersion,
+  first: bigint,
+  want: string,
+): boolean {
   if (verified.get(offset) === hash(want)) return true;
   const decoded = reader.get(formatIp(version, fromBigInt(version, first)));
   // The text without null members, else (numbers written otherwise) the values.
@@ -219,9 +230,11 @@ async function sample(): Promise<void> {
       differ(`mmdb: ${text(span)} holds a record where lookup() answers an error`);
       return null;
     }
-    if (!mmdbSays(reader, verified, offset, version, first, want)) differ(`mmdb: ${text(span)}: ${JSON.stringify(reader.get(formatIp(version, fromBigInt(version, first)))).slice(0, 200)}`);
+    if (!mmdbSays(reader, verified, offset, version, first, want))
+      differ(`mmdb: ${text(span)}: ${JSON.stringify(reader.get(formatIp(version, fromBigInt(version, first)))).slice(0, 200)}`);
     for (const n of new Set([first + ((BigInt(random()) * (last - first + 1n)) >> 32n), last])) {
-      if (n !== first && expected(version, n) !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
+      if (n !== first && expected(version, n) !== want)
+        differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
     }
     return want;
   };
@@ -235,7 +248,8 @@ async function sample(): Promise<void> {
     const adjacent = before !== null && before.span.version === version && before.span.last + 1n === first;
     if (before !== null && before.span.version === version && !adjacent) {
       gaps++;
-      if (expected(version, before.span.last + 1n) !== null) differ(`mmdb: no network at ${formatIp(version, fromBigInt(version, before.span.last + 1n))}, where lookup() gives a record`);
+      if (expected(version, before.span.last + 1n) !== null)
+        differ(`mmdb: no network at ${formatIp(version, fromBigInt(version, before.span.last + 1n))}, where lookup() gives a record`);
     }
     if (drawn !== null) {
       const want = check(net);
@@ -270,7 +284,10 @@ process.exit(different === 0 ? 0 : 1);
 async function whole(): Promise<void> {
   const mmdb = join(dir, 'records.mmdb');
   const parquet = join(dir, 'records.parquet');
-  const written = await Promise.all([cli(['export', '--format', 'mmdb', '--out', mmdb]).done, cli(['export', '--format', 'parquet', '--out', parquet]).done]);
+  const written = await Promise.all([
+    cli(['export', '--format', 'mmdb', '--out', mmdb]).done,
+    cli(['export', '--format', 'parquet', '--out', parquet]).done,
+  ]);
   for (const e of written) if (e !== null) throw new Error(e);
   console.log(`exports: MMDB and Parquet written (${secs()} s)`);
 
@@ -324,12 +341,15 @@ async function whole(): Promise<void> {
       const want = expected(version, first);
       addresses++;
       if (want === null || cell !== '"' + want.replaceAll('"', '""') + '"')
-        differ(`csv: ${text(span)}: the row says ${cell.slice(0, 200)}, lookup() at its first address ${want?.slice(0, 200) ?? 'an error'}`);
+        differ(
+          `csv: ${text(span)}: the row says ${cell.slice(0, 200)}, lookup() at its first address ${want?.slice(0, 200) ?? 'an error'}`,
+        );
       for (const n of new Set([first + ((BigInt(random()) * (last - first + 1n)) >> 32n), last])) {
         if (n === first) continue;
         addresses++;
         const there = expected(version, n);
-        if (there !== want) differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
+        if (there !== want)
+          differ(`${text(span)}: lookup() gives one record at ${formatIp(version, fromBigInt(version, n))}, another at its first address`);
       }
       // The MMDB: the block is the next piece of a network (blocks side by side with one record are one network), which holds the same record.
       if (net === null || net.span.version !== version || first !== netNext || last > net.span.last) {

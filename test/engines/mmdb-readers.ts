@@ -38,7 +38,8 @@ const GO_PATH = '/usr/share/gocode';
 /** The first of the paths that exists. */
 const which = (...paths: string[]) => paths.find((p) => existsSync(p));
 /** The name of the package under `root` whose name starts with `prefix`, or null. */
-const packageDir = (root: string, prefix: string) => (existsSync(root) ? (readdirSync(root).find((n) => n.startsWith(prefix)) ?? null) : null);
+const packageDir = (root: string, prefix: string) =>
+  existsSync(root) ? (readdirSync(root).find((n) => n.startsWith(prefix)) ?? null) : null;
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-mmdb-readers-'));
 let failed = false;
@@ -80,14 +81,20 @@ try {
       .split('\n');
     const wrong = ips.filter((_ip, i) => !isDeepStrictEqual(JSON.parse(lines[i] ?? 'undefined') as unknown, want[i]));
     const records = want.filter((w) => w !== null).length;
-    console.log(`mmdb readers: ${name}: ${ips.length} addresses (${records} records, ${ips.length - records} none), ${wrong.length} different`);
-    for (const ip of wrong.slice(0, 5)) console.log(`  ${ip}: reader ${lines[ips.indexOf(ip)]?.slice(0, 200)}, lookup() ${JSON.stringify(want[ips.indexOf(ip)]).slice(0, 200)}`);
+    console.log(
+      `mmdb readers: ${name}: ${ips.length} addresses (${records} records, ${ips.length - records} none), ${wrong.length} different`,
+    );
+    for (const ip of wrong.slice(0, 5))
+      console.log(
+        `  ${ip}: reader ${lines[ips.indexOf(ip)]?.slice(0, 200)}, lookup() ${JSON.stringify(want[ips.indexOf(ip)]).slice(0, 200)}`,
+      );
     if (wrong.length > 0 || lines.length !== ips.length) failed = true;
   };
 
   const go = which('/usr/bin/go', '/usr/lib/go/bin/go');
   const goReader = packageDir(join(GO_PATH, 'src', 'github.com', 'oschwald'), 'maxminddb-golang');
-  if (go === undefined || goReader === null) console.log('mmdb readers: Go skipped (apt install golang-go golang-github-oschwald-maxminddb-golang-dev)');
+  if (go === undefined || goReader === null)
+    console.log('mmdb readers: Go skipped (apt install golang-go golang-github-oschwald-maxminddb-golang-dev)');
   else {
     const src = join(dir, 'go', 'src', 'iprecord-mmdb-read');
     mkdirSync(src, { recursive: true });
@@ -110,7 +117,10 @@ try {
     cpSync(join(HERE, 'readers', 'rust'), project, { recursive: true });
     mkdirSync(join(project, '.cargo'));
     // Debian's crates, offline.
-    writeFileSync(join(project, '.cargo', 'config.toml'), `[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "${CARGO_REGISTRY}"\n[net]\noffline = true\n`);
+    writeFileSync(
+      join(project, '.cargo', 'config.toml'),
+      `[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "${CARGO_REGISTRY}"\n[net]\noffline = true\n`,
+    );
     execFileSync(cargo, ['build', '--release', '--quiet'], { cwd: project, stdio: 'inherit' });
     check(`Rust ${crate} (Debian, the crate of Vector's mmdb table)`, join(project, 'target', 'release', 'iprecord-mmdb-read'));
   }

@@ -21,7 +21,17 @@ import { ROOT } from './env.js';
 const run = globalThis as { iprecordBuiltEntries?: string };
 
 async function buildEntries(dir: string): Promise<void> {
-  await build({ entry: ENTRIES, format: ['esm'], splitting: true, target: TARGET, outDir: dir, dts: false, config: false, silent: true, clean: true });
+  await build({
+    entry: ENTRIES,
+    format: ['esm'],
+    splitting: true,
+    target: TARGET,
+    outDir: dir,
+    dts: false,
+    config: false,
+    silent: true,
+    clean: true,
+  });
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {

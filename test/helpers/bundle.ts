@@ -11,6 +11,15 @@ import { build } from 'tsup';
 
 /** The `file:` URL of `source` (a path from the package root) bundled into `dir` (the test's scratch folder). */
 export async function bundled(source: string, dir: string): Promise<string> {
-  await build({ entry: { module: source }, format: ['esm'], target: 'node20', outDir: dir, dts: false, config: false, silent: true, splitting: false });
+  await build({
+    entry: { module: source },
+    format: ['esm'],
+    target: 'node20',
+    outDir: dir,
+    dts: false,
+    config: false,
+    silent: true,
+    splitting: false,
+  });
   return pathToFileURL(join(dir, 'module.js')).href;
 }

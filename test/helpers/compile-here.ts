@@ -18,7 +18,10 @@ let setCompiler: ((compile: ((job: import('../../src/dataset/locate.js').Compile
 let compileHere: ((job: import('../../src/dataset/locate.js').CompileJob) => string) | null = null;
 
 beforeAll(async () => {
-  const [{ compileInThisProcess }, { compileTo }] = await Promise.all([import('../../src/dataset/locate.js'), import('../../src/compile/run.js')]);
+  const [{ compileInThisProcess }, { compileTo }] = await Promise.all([
+    import('../../src/dataset/locate.js'),
+    import('../../src/compile/run.js'),
+  ]);
   setCompiler = compileInThisProcess;
   compileHere = (job) => compileTo(job.sources, job.key, job.places, () => {});
   setCompiler(compileHere);

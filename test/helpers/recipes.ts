@@ -25,6 +25,9 @@ export const statements = (sql: string): string[] =>
     .filter((s) => s !== '');
 
 /** `fixtures/logs/address-forms.txt`: address text as logs hold it, as written (surrounding spaces kept), comments and blank lines left out. */
-export const ADDRESS_FORMS: readonly string[] = readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'logs', 'address-forms.txt'), 'utf8')
+export const ADDRESS_FORMS: readonly string[] = readFileSync(
+  join(import.meta.dirname, '..', '..', 'fixtures', 'logs', 'address-forms.txt'),
+  'utf8',
+)
   .split('\n')
   .filter((l) => l !== '' && !l.startsWith('#'));

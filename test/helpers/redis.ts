@@ -13,7 +13,8 @@ import { ROOT } from './env.js';
 
 /** Whether redis-server is installed; IPRECORD_REQUIRE_REDIS=1 (CI) makes its absence an error. */
 export const HAS_REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!HAS_REDIS && process.env.IPRECORD_REQUIRE_REDIS === '1') throw new Error('IPRECORD_REQUIRE_REDIS=1: redis-server is required (apt install redis-server)');
+if (!HAS_REDIS && process.env.IPRECORD_REQUIRE_REDIS === '1')
+  throw new Error('IPRECORD_REQUIRE_REDIS=1: redis-server is required (apt install redis-server)');
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -41,7 +42,11 @@ export class RedisProcess {
   }
 
   async start(): Promise<void> {
-    this.child = spawn('redis-server', [...this.args, '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', ''], { stdio: 'ignore' });
+    this.child = spawn(
+      'redis-server',
+      [...this.args, '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', ''],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; ; i++) {
       const client = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       client.on('error', () => {});
@@ -81,7 +86,10 @@ export interface ServeProcess {
 
 /** `iprecord serve` (the built CLI) with these arguments; resolves once it listens. */
 export async function serveProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, IPRECORD_QUIET: '1', ...env } });
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, IPRECORD_QUIET: '1', ...env },
+  });
   let err = '';
   const port = await new Promise<number>((resolve, reject) => {
     child.stderr!.on('data', (c: Buffer) => {
@@ -113,7 +121,12 @@ export const get = (port: number, path: string, agent?: Agent) =>
  * server's keep-alive timeout (5 s) until a later load could be closed by
  * the server as it was sent a request again (ECONNRESET).
  */
-export async function load(ports: readonly number[], key: string, n: number, during?: (sent: number) => Promise<void> | void): Promise<Map<number, number>> {
+export async function load(
+  ports: readonly number[],
+  key: string,
+  n: number,
+  during?: (sent: number) => Promise<void> | void,
+): Promise<Map<number, number>> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   const statuses = new Map<number, number>();
   let next = 0;

@@ -28,7 +28,12 @@ const special = specialTable();
 type Database<T> = { file: { find: (v: 4 | 6, w: ArrayLike<number>, f: Found) => number }; at: (o: number) => T | null };
 
 /** What the first database with a record at the address gives (`found`: where it was found). */
-function first<T>(dbs: readonly Database<T>[], version: 4 | 6, words: ArrayLike<number>, found: Found = { offset: -1, prefix: 0 }): T | null {
+function first<T>(
+  dbs: readonly Database<T>[],
+  version: 4 | 6,
+  words: ArrayLike<number>,
+  found: Found = { offset: -1, prefix: 0 },
+): T | null {
   for (const db of dbs) {
     db.file.find(version, words, found);
     const value = found.offset < 0 ? null : db.at(found.offset);
@@ -47,7 +52,10 @@ export class Reference {
     private readonly threat: ThreatTree | null,
     flagBaseUrl?: string,
   ) {
-    this.sources = new Sources({ geo: files.geo, asn: files.asn, anonymous: files.anonymous ?? [], networks: files.networks ?? [] }, flagBaseUrl);
+    this.sources = new Sources(
+      { geo: files.geo, asn: files.asn, anonymous: files.anonymous ?? [], networks: files.networks ?? [] },
+      flagBaseUrl,
+    );
     this.spread = this.spreadOf();
   }
 
@@ -70,7 +78,8 @@ export class Reference {
       const words = [0, 0, 0, from];
       const owner = first(this.sources.asn, 4, words);
       const count = (i + 1 < points.length ? points[i + 1] : 2 ** 32) - from;
-      if (owner !== null) spread.add(owner.asn, spread.place(first(this.sources.geo, 4, words)), count, listed(this.threat?.find(4, words) ?? 0) ? count : 0);
+      if (owner !== null)
+        spread.add(owner.asn, spread.place(first(this.sources.geo, 4, words)), count, listed(this.threat?.find(4, words) ?? 0) ? count : 0);
     });
     return spread;
   }

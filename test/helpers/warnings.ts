@@ -7,5 +7,6 @@
 
 process.removeAllListeners('warning');
 process.on('warning', (w: Error & { code?: string }) => {
-  if (w.code !== 'IPRECORD_MISSING_LISTS') process.stderr.write(`(node:${process.pid}) ${w.code === undefined ? '' : `[${w.code}] `}${w.name}: ${w.message}\n`);
+  if (w.code !== 'IPRECORD_MISSING_LISTS')
+    process.stderr.write(`(node:${process.pid}) ${w.code === undefined ? '' : `[${w.code}] `}${w.name}: ${w.message}\n`);
 });

@@ -14,7 +14,8 @@ import { gunzipSync } from 'node:zlib';
 import { zoneinfoRelease } from '../../src/time/zoneinfo.js';
 import { ROOT } from './env.js';
 
-const find = (name: string) => ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/bin'].map((d) => join(d, name)).find((p) => existsSync(p));
+const find = (name: string) =>
+  ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/bin'].map((d) => join(d, name)).find((p) => existsSync(p));
 export const ZIC = find('zic');
 export const ZDUMP = find('zdump');
 

@@ -18,7 +18,10 @@ vi.mock('../../src/contract/template.js', async (importOriginal) => {
   const t = await importOriginal<typeof import('../../src/contract/template.js')>();
   const entries = Object.entries(t.RECORD_TEMPLATE);
   const after = entries.findIndex(([k]) => k === 'region_type') + 1;
-  const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['district', 'places'], ...entries.slice(after)]) as Record<string, string>;
+  const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['district', 'places'], ...entries.slice(after)]) as Record<
+    string,
+    string
+  >;
   const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE));
   const of = (source: string) => Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === source));
   return { ...t, RECORD_TEMPLATE, RECORD_MEMBERS, PLACE_MEMBERS: of('places'), LOCATION_MEMBERS: of('locations') };
@@ -37,21 +40,60 @@ const { PACKAGE_ZONES } = await import('../../src/time/zone.js');
 describe('a member added to the template', () => {
   it('is in every output derived from it, in its place', () => {
     const intern = new Interner();
-    const place = { city: 'Berlin', region: 'Land Berlin', region_code: 'BE', region_type: 'state', district: 'Mitte, "Zentrum"', latitude: 52.52, longitude: 13.4, postal: '10115' };
-    const location = { ...place, country: new CountryTable('https://flagcdn.com/w320').get('DE'), zone: 'Europe/Berlin', zoneFrom: 'data' } as const;
-    const owner = { asn: 'AS3320', name: 'Deutsche Telekom AG', domain: null, type: 'isp', carrier: null, flags: 0, typedBy: 'name', share: null, places: 0 } as const;
+    const place = {
+      city: 'Berlin',
+      region: 'Land Berlin',
+      region_code: 'BE',
+      region_type: 'state',
+      district: 'Mitte, "Zentrum"',
+      latitude: 52.52,
+      longitude: 13.4,
+      postal: '10115',
+    };
+    const location = {
+      ...place,
+      country: new CountryTable('https://flagcdn.com/w320').get('DE'),
+      zone: 'Europe/Berlin',
+      zoneFrom: 'data',
+    } as const;
+    const owner = {
+      asn: 'AS3320',
+      name: 'Deutsche Telekom AG',
+      domain: null,
+      type: 'isp',
+      carrier: null,
+      flags: 0,
+      typedBy: 'name',
+      share: null,
+      places: 0,
+    } as const;
     const record = intern.record(intern.location(location), intern.network(owner), intern.threat(null, 0, 0, true));
     const family = (width: number) => ({ starts: new Uint32Array(width), refs: Uint32Array.of(((record << 8) | 8) >>> 0), length: 1 });
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-member-'));
     try {
       const file = join(dir, 'x.iprd');
-      const ds = new CompiledDataset(family(1), family(4), internedSections(intern), { zones: intern.zones.list, timeZones: PACKAGE_ZONES, builtAt: '', key: '', sources: [] });
+      const ds = new CompiledDataset(family(1), family(4), internedSections(intern), {
+        zones: intern.zones.list,
+        timeZones: PACKAGE_ZONES,
+        builtAt: '',
+        key: '',
+        sources: [],
+      });
       writeFileSync(file, ds.toBuffer());
       const engine = openSync({ dataset: file });
       // JSON text and bytes: the member after region_type, its value the source's.
       const json = engine.lookupJson('1.2.3.4');
       const parsed = JSON.parse(json) as Record<string, unknown>;
-      expect(Object.keys(parsed).slice(0, 8)).toEqual(['ip', 'is_eu', 'city', 'region', 'region_code', 'region_type', 'district', 'country_name']);
+      expect(Object.keys(parsed).slice(0, 8)).toEqual([
+        'ip',
+        'is_eu',
+        'city',
+        'region',
+        'region_code',
+        'region_type',
+        'district',
+        'country_name',
+      ]);
       expect(parsed.district).toBe(place.district);
       const target = Buffer.alloc(4096);
       const bytes = target.toString('utf8', 0, engine.writeJson('1.2.3.4', target));

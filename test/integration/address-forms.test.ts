@@ -31,7 +31,13 @@ describe('address forms', () => {
     fc.assert(
       fc.property(fc.ipV4(), (v4) => {
         const want = answer(v4);
-        for (const form of [`::ffff:${v4}`, `::FFFF:${hex(v4)}`, `64:ff9b::${v4}`, `64:FF9B::${hex(v4)}`, ...(v4.startsWith('0.0.0.') ? [] : [`::${v4}`, `::${hex(v4)}`])]) {
+        for (const form of [
+          `::ffff:${v4}`,
+          `::FFFF:${hex(v4)}`,
+          `64:ff9b::${v4}`,
+          `64:FF9B::${hex(v4)}`,
+          ...(v4.startsWith('0.0.0.') ? [] : [`::${v4}`, `::${hex(v4)}`]),
+        ]) {
           equal(answer(form), want, form);
         }
       }),
@@ -45,12 +51,20 @@ describe('address forms', () => {
     const padded = (groups: number[]) => groups.map((g) => g.toString(16).padStart(4, '0')).join(':');
     // Eight groups (half in 2000::/3, where the data has networks; runs of zeros to compress), written four ways.
     const group = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff }));
-    const groups = fc.tuple(fc.oneof(fc.integer({ min: 0x2000, max: 0x3fff }), group), fc.array(group, { minLength: 7, maxLength: 7 })).map(([g, rest]) => [g, ...rest]);
+    const groups = fc
+      .tuple(fc.oneof(fc.integer({ min: 0x2000, max: 0x3fff }), group), fc.array(group, { minLength: 7, maxLength: 7 }))
+      .map(([g, rest]) => [g, ...rest]);
     const text = fc.oneof(
       fc.ipV6(),
       fc.tuple(groups, fc.constantFrom('canonical', 'upper', 'padded', 'plain')).map(([g, form]) => {
         const canonical = urlCanonical(padded(g));
-        return form === 'canonical' ? canonical : form === 'upper' ? canonical.toUpperCase() : form === 'padded' ? padded(g) : g.map((x) => x.toString(16)).join(':');
+        return form === 'canonical'
+          ? canonical
+          : form === 'upper'
+            ? canonical.toUpperCase()
+            : form === 'padded'
+              ? padded(g)
+              : g.map((x) => x.toString(16)).join(':');
       }),
     );
     const ipOf = engine.select(['ip']);

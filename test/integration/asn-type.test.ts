@@ -177,7 +177,9 @@ shared('asn.type by words and the data alone, on the halves of networks.tsv (est
             const r = engine.tryLookup(formatIp(4, [0, 0, 0, network.ranges[at][0] + offset]));
             if ('country_code' in r && r.country_code !== null) places.set(`${r.country_code} ${r.region} ${r.city}`, 0);
           }
-          const type = wordsType(network.name) ?? (covered(network.ranges, blocks) >= HOSTING_SHARE ? 'hosting' : places.size >= ACCESS_PLACES ? 'isp' : 'business');
+          const type =
+            wordsType(network.name) ??
+            (covered(network.ranges, blocks) >= HOSTING_SHARE ? 'hosting' : places.size >= ACCESS_PLACES ? 'isp' : 'business');
           if (type === n.type) right++;
         }
         return { right, of: networks.length };

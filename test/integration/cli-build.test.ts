@@ -28,7 +28,13 @@ function run(args: string[]): { out: string; err: string; code: number } {
   return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
 }
 
-const attackers = { name: 'mine', source: 'mine.txt', format: 'list', categories: ['attacker'], blocklist: { name: 'Mine', site: 'https://example.com/mine', type: 'attacker' } };
+const attackers = {
+  name: 'mine',
+  source: 'mine.txt',
+  format: 'list',
+  categories: ['attacker'],
+  blocklist: { name: 'Mine', site: 'https://example.com/mine', type: 'attacker' },
+};
 const proxies = { name: 'proxies', source: 'proxies.txt', format: 'list', categories: ['proxy'] };
 
 describe('iprecord build', () => {
@@ -64,7 +70,8 @@ describe('iprecord build', () => {
     }
 
     const info = run(['info', '--data', 'ds']);
-    const feeds = (JSON.parse(info.out) as { feeds: { name: string; state: string; entries: number; addresses: string; source: string }[] }).feeds;
+    const feeds = (JSON.parse(info.out) as { feeds: { name: string; state: string; entries: number; addresses: string; source: string }[] })
+      .feeds;
     const mine = feeds.find((f) => f.name === 'mine');
     expect(mine).toMatchObject({ state: 'loaded', entries: 3, source: join(dir, 'mine.txt') });
     // 1 + 256 IPv4 addresses and a /32 of IPv6.
@@ -80,7 +87,17 @@ describe('iprecord build', () => {
     const compiled = openSync({ data: join(dir, 'ds') });
     const laid = openSync({ ...SMALL_SOURCES, threat: join(build, 'threat.bin') });
     try {
-      for (const ip of ['1.2.3.4', '5.6.7.8', '5.6.7.255', '5.6.8.0', '9.9.9.9', '2a00:1450::1', '2a00:1451::1', '2.125.160.216', '81.2.69.160']) {
+      for (const ip of [
+        '1.2.3.4',
+        '5.6.7.8',
+        '5.6.7.255',
+        '5.6.8.0',
+        '9.9.9.9',
+        '2a00:1450::1',
+        '2a00:1451::1',
+        '2.125.160.216',
+        '81.2.69.160',
+      ]) {
         const text = (e: typeof laid) => e.lookupJson(ip, { count: '1' }).replace(/"current_time":"[^"]*"/, '');
         expect(text(compiled), ip).toBe(text(laid));
       }
@@ -92,7 +109,10 @@ describe('iprecord build', () => {
 
   it('a feed it cannot read is reported and the others are compiled (exit 1); a bad configuration is a usage error (exit 2)', () => {
     writeFileSync(join(dir, 'mine.txt'), '1.2.3.4\n');
-    writeFileSync(join(dir, 'partial.json'), JSON.stringify({ feeds: [attackers, { ...proxies, source: 'gone.txt' }], sources: SMALL_SOURCES }));
+    writeFileSync(
+      join(dir, 'partial.json'),
+      JSON.stringify({ feeds: [attackers, { ...proxies, source: 'gone.txt' }], sources: SMALL_SOURCES }),
+    );
     const r = run(['build', '--config', 'partial.json', '--out', 'ds2']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/proxies/);
@@ -102,7 +122,10 @@ describe('iprecord build', () => {
     // Its category has no other source: failed, saying which feed and why; one it never had (tor) is missing.
     const info = run(['info', '--data', 'ds2']);
     const lists = (JSON.parse(info.out) as { lists: { name: string; state: string; reason?: string }[] }).lists;
-    expect(lists.find((l) => l.name === 'proxy')).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^proxies: .*gone\.txt/) });
+    expect(lists.find((l) => l.name === 'proxy')).toMatchObject({
+      state: 'failed',
+      reason: expect.stringMatching(/^proxies: .*gone\.txt/),
+    });
     expect(lists.find((l) => l.name === 'tor')).toMatchObject({ state: 'missing' });
     expect(lists.find((l) => l.name === 'attacker')).toMatchObject({ state: 'loaded' });
     expect(info.err).toMatch(/^warning: proxy: failed \(proxies: /m);
@@ -113,7 +136,10 @@ describe('iprecord build', () => {
     expect(bad.err).toMatch(/categor/);
     expect(existsSync(join(dir, 'ds3', 'current'))).toBe(false);
     const none = run(['build', '--config', 'none.json', '--out', 'ds4']);
-    expect({ code: none.code, err: none.err }).toEqual({ code: 2, err: 'iprecord build: Cannot read the feed configuration none.json: it does not exist\n' });
+    expect({ code: none.code, err: none.err }).toEqual({
+      code: 2,
+      err: 'iprecord build: Cannot read the feed configuration none.json: it does not exist\n',
+    });
   });
 });
 
@@ -148,9 +174,13 @@ describe('iprecord update', () => {
     server = feeds;
     await new Promise<void>((resolve) => feeds.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}/list.txt`;
-    writeFileSync(join(dir, 'update.json'), JSON.stringify({ feeds: [{ name: 'remote', source: url, format: 'list', categories: ['abuser'] }], sources: SMALL_SOURCES }));
+    writeFileSync(
+      join(dir, 'update.json'),
+      JSON.stringify({ feeds: [{ name: 'remote', source: url, format: 'list', categories: ['abuser'] }], sources: SMALL_SOURCES }),
+    );
     const listed = Array.from({ length: 200 }, (_, i) => `8.${i}.0.1`);
-    const abuser = async (ip: string) => (JSON.parse((await runAsync([ip, '--data', 'du', '--threat'])).out) as { is_known_abuser: boolean }).is_known_abuser;
+    const abuser = async (ip: string) =>
+      (JSON.parse((await runAsync([ip, '--data', 'du', '--threat'])).out) as { is_known_abuser: boolean }).is_known_abuser;
 
     answer = { status: 200, body: listed.join('\n') + '\n' };
     const first = await runAsync(['update', '--config', 'update.json', '--data', 'du']);
@@ -218,8 +248,14 @@ describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signa
     const current = readFileSync(join(dir, 'stopped', 'current'), 'utf8');
     // As soon as it holds the directory's lock (it has begun to make things), and once it has worked a while.
     for (const after of [0, 1200]) {
-      const build = spawn(process.execPath, [CLI, 'build', '--config', 'stopped.json', '--out', 'stopped'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
-      const exited = new Promise<{ code: number | null; at: number }>((resolve) => build.on('exit', (code) => resolve({ code, at: Date.now() })));
+      const build = spawn(process.execPath, [CLI, 'build', '--config', 'stopped.json', '--out', 'stopped'], {
+        cwd: dir,
+        stdio: 'ignore',
+        env: { ...process.env, IPRECORD_DATA: '' },
+      });
+      const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+        build.on('exit', (code) => resolve({ code, at: Date.now() })),
+      );
       await until(() => existsSync(join(dir, 'stopped', '.lock')), 'the build to take the lock', HANG_MS, 10);
       await new Promise((r) => setTimeout(r, after));
       const sent = Date.now();
@@ -228,7 +264,9 @@ describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signa
       expect(code, `stopped ${after} ms in`).toBe(143);
       // A bound on a hang (the signal not heard), not a speed.
       expect(at - sent).toBeLessThan(30_000);
-      expect(readdirSync(join(dir, 'stopped')).sort(), `stopped ${after} ms in`).toEqual(['builds', 'current', 'feeds'].filter((f) => existsSync(join(dir, 'stopped', f))).sort());
+      expect(readdirSync(join(dir, 'stopped')).sort(), `stopped ${after} ms in`).toEqual(
+        ['builds', 'current', 'feeds'].filter((f) => existsSync(join(dir, 'stopped', f))).sort(),
+      );
       expect(readdirSync(join(dir, 'stopped', 'builds'))).toEqual(before);
       expect(readFileSync(join(dir, 'stopped', 'current'), 'utf8')).toBe(current);
     }
@@ -258,14 +296,23 @@ describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', 
     };
     // Killed as soon as its compile process exists (still loading), then after it has worked a while.
     for (const after of [0, 0, 0, 1500]) {
-      const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], { cwd: dir, stdio: 'ignore', env: { ...process.env, IPRECORD_DATA: '' } });
+      const build = spawn(process.execPath, [CLI, 'build', '--config', 'killed.json', '--out', 'killed'], {
+        cwd: dir,
+        stdio: 'ignore',
+        env: { ...process.env, IPRECORD_DATA: '' },
+      });
       let compile: number | undefined;
       await until(() => (compile = childrenOf(build.pid as number)[0]) !== undefined, 'the compile process to start', HANG_MS, 10);
       await new Promise((r) => setTimeout(r, after));
       build.kill('SIGKILL');
       // Left alone, the compile of the default sources runs for many seconds more: gone within the wait (a bound on a
       // hang) is gone with its parent.
-      await until(() => gone(compile!), `the compile process to end with the build, killed ${after} ms after the compile started`, HANG_MS, 10);
+      await until(
+        () => gone(compile!),
+        `the compile process to end with the build, killed ${after} ms after the compile started`,
+        HANG_MS,
+        10,
+      );
     }
   }, 60_000);
 });

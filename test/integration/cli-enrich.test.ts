@@ -28,7 +28,12 @@ afterAll(() => {
 
 /** Runs the CLI (under Node's options `node`); its output, error output and exit code. */
 function run(args: string[], input?: Buffer | string, node: string[] = []): { out: string; err: string; code: number } {
-  const r = spawnSync(process.execPath, [...node, CLI, ...args], { input, encoding: 'utf8', maxBuffer: 256 << 20, env: { ...process.env, IPRECORD_DATA: '' } });
+  const r = spawnSync(process.execPath, [...node, CLI, ...args], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    env: { ...process.env, IPRECORD_DATA: '' },
+  });
   return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
 }
 
@@ -62,7 +67,8 @@ function timeless(v: unknown): unknown {
   return JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? undefined : x));
 }
 
-const at = (v: unknown, path: string) => path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v);
+const at = (v: unknown, path: string) =>
+  path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v);
 
 describe('iprecord enrich', () => {
   it('CSV in, CSV out: the columns kept, chosen fields by dotted path, errors in their column, quoted and multi-line fields', () => {
@@ -156,13 +162,18 @@ describe('iprecord enrich', () => {
     writeFileSync(file, 'ip,n\n8.8.8.8,1\n"1.1.1.1"x,2\n9.9.9.9,3\n"unclosed,4\n');
     const r = run(['enrich', file, '--fields', 'country_code']);
     expect(r.code).toBe(1);
-    expect(r.out).toBe('ip,n,country_code,error\n8.8.8.8,1,US,\n,,,line 3: malformed CSV\n9.9.9.9,3,US,\n,,,line 5: a quoted field is not closed\n');
+    expect(r.out).toBe(
+      'ip,n,country_code,error\n8.8.8.8,1,US,\n,,,line 3: malformed CSV\n9.9.9.9,3,US,\n,,,line 5: a quoted field is not closed\n',
+    );
   });
 
   it('a stray quote costs its own line: every other row kept, each malformed line reported with its number', () => {
     // 100 000 rows (1.6 MB) with unbalanced quotes at rows 10 and 50 000: no closing quote within the 1 MiB a row may
     // span, then one whose closing quote is followed by more text (a second stray quote).
-    const rows = Array.from({ length: 100_000 }, (_, i) => `8.${i >> 16}.${(i >> 8) & 255}.${i & 255},${i === 10 || i === 50_000 ? '"x' : i === 50_010 ? 'y"z' : 'ok'}`);
+    const rows = Array.from(
+      { length: 100_000 },
+      (_, i) => `8.${i >> 16}.${(i >> 8) & 255}.${i & 255},${i === 10 || i === 50_000 ? '"x' : i === 50_010 ? 'y"z' : 'ok'}`,
+    );
     const file = join(dir, 'stray.csv');
     writeFileSync(file, ['ip,c', ...rows].join('\n') + '\n');
     const r = run(['enrich', file, '--fields', 'ip']);
@@ -280,7 +291,14 @@ describe('iprecord enrich', () => {
     const file = join(dir, 'threads.csv');
     writeFileSync(file, ['n,ip', ...ips.map((ip, i) => `${i},${ip}`)].join('\n') + '\n');
     for (const output of ['csv', 'ndjson']) {
-      const args = ['enrich', file, '--output', output, '--fields', output === 'csv' ? 'country_code,asn.asn,threat.is_datacenter' : 'country_code,asn,threat'];
+      const args = [
+        'enrich',
+        file,
+        '--output',
+        output,
+        '--fields',
+        output === 'csv' ? 'country_code,asn.asn,threat.is_datacenter' : 'country_code,asn,threat',
+      ];
       const one = run([...args, '--threads', '1']);
       // V8's options and the process's are not a worker's to take: the threads start all the same.
       const three = run([...args, '--threads', '3'], undefined, ['--max-old-space-size=2048', '--title=iprecord-test']);
@@ -305,7 +323,9 @@ describe('iprecord enrich', () => {
       if (chunk.length === 100_000) writeSync(fd, chunk.splice(0).join('\n') + '\n');
     }
     closeSync(fd);
-    const child = spawn(process.execPath, [CLI, 'enrich', file, '--output', 'csv', '--fields', 'country_code,asn.asn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'enrich', file, '--output', 'csv', '--fields', 'country_code,asn.asn'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let lines = 0;
     child.stdout.on('data', (d: Buffer) => {
       for (let i = d.indexOf(10); i >= 0; i = d.indexOf(10, i + 1)) lines++;
@@ -328,7 +348,9 @@ describe('iprecord enrich', () => {
     const half = ROWS / 2;
     const early = Math.max(...samples.filter((s) => s.lines <= half).map((s) => s.rss));
     const late = Math.max(...samples.filter((s) => s.lines > half).map((s) => s.rss));
-    console.log(`${ROWS / 1e6}M rows: resident at most ${(early / 2 ** 20).toFixed(0)} MiB for the first half, ${(late / 2 ** 20).toFixed(0)} MiB after (${samples.length} samples)`);
+    console.log(
+      `${ROWS / 1e6}M rows: resident at most ${(early / 2 ** 20).toFixed(0)} MiB for the first half, ${(late / 2 ** 20).toFixed(0)} MiB after (${samples.length} samples)`,
+    );
     expect(samples.filter((s) => s.lines > half).length).toBeGreaterThan(5);
     expect(late).toBeLessThan(early * 1.1);
   }, 300_000);
@@ -369,7 +391,10 @@ describe('iprecord enrich', () => {
     const missing = info.lists.filter((l) => l.state !== 'loaded').map((l) => l.name);
     expect(missing.length).toBeGreaterThan(0);
     // Then the age of the installed location and network data, when old.
-    const lines = [...missing.map((name) => `warning: ${name}: missing (no source of this category is loaded)`), ...info.warnings.map((w) => `warning: ${w}`)];
+    const lines = [
+      ...missing.map((name) => `warning: ${name}: missing (no source of this category is loaded)`),
+      ...info.warnings.map((w) => `warning: ${w}`),
+    ];
     expect(r.err.trim().split('\n')).toEqual(lines);
     expect(run(['info', '--help']).out).toMatch(/^Usage: iprecord info/);
   });
@@ -396,7 +421,11 @@ describe.skipIf(!existsSync('/dev/full'))('output that cannot be written', () =>
     for (const args of [['enrich', file], ['enrich', '--output', 'ndjson', file], ['8.8.8.8']]) {
       const full = openFileSync('/dev/full', 'w');
       try {
-        const r = spawnSync(process.execPath, [CLI, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+        const r = spawnSync(process.execPath, [CLI, ...args], {
+          stdio: ['ignore', full, 'pipe'],
+          encoding: 'utf8',
+          env: { ...process.env, IPRECORD_DATA: '' },
+        });
         expect(r.status, args.join(' ')).toBe(2);
         expect(
           r.stderr
@@ -415,9 +444,15 @@ describe('enrich keeps what it does not read', () => {
   it('copies the other columns of a CSV row byte for byte, bytes that are not UTF-8 among them (Latin-1 text)', () => {
     const file = join(dir, 'latin1.csv');
     // "Zürich" and "café" as Latin-1 (0xFC, 0xE9), a quoted cell with a comma, and a row of fewer cells than the header.
-    const rows = [Buffer.from('ip,city,note\n'), Buffer.from('8.8.8.8,Z\xfcrich,"caf\xe9, ""le"" bar"\n', 'latin1'), Buffer.from('1.1.1.1,only\n')];
+    const rows = [
+      Buffer.from('ip,city,note\n'),
+      Buffer.from('8.8.8.8,Z\xfcrich,"caf\xe9, ""le"" bar"\n', 'latin1'),
+      Buffer.from('1.1.1.1,only\n'),
+    ];
     writeFileSync(file, Buffer.concat(rows));
-    const r = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], { env: { ...process.env, IPRECORD_DATA: '' } });
+    const r = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], {
+      env: { ...process.env, IPRECORD_DATA: '' },
+    });
     expect(r.status, r.stderr.toString()).toBe(0);
     const lines = r.stdout.toString('latin1').split('\n');
     expect(lines[0]).toBe('ip,city,note,country_code,error');
@@ -428,12 +463,21 @@ describe('enrich keeps what it does not read', () => {
 
   it('says how many rows held bytes that are not UTF-8 where the output can only carry text (NDJSON)', () => {
     const file = join(dir, 'latin1-more.csv');
-    writeFileSync(file, Buffer.concat([Buffer.from('ip,city\n'), Buffer.from('8.8.8.8,Z\xfcrich\n1.1.1.1,Sydney\n9.9.9.9,G\xe4vle\n', 'latin1')]));
-    const ndjson = spawnSync(process.execPath, [CLI, 'enrich', '--output', 'ndjson', '--fields', 'country_code', file], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from('ip,city\n'), Buffer.from('8.8.8.8,Z\xfcrich\n1.1.1.1,Sydney\n9.9.9.9,G\xe4vle\n', 'latin1')]),
+    );
+    const ndjson = spawnSync(process.execPath, [CLI, 'enrich', '--output', 'ndjson', '--fields', 'country_code', file], {
+      encoding: 'utf8',
+      env: { ...process.env, IPRECORD_DATA: '' },
+    });
     expect(ndjson.status).toBe(0);
     expect(JSON.parse(ndjson.stdout.split('\n')[0]).city).toBe('Z\ufffdrich');
     expect(ndjson.stderr).toMatch(/^iprecord enrich: 2 rows held bytes that are not UTF-8, written with U\+FFFD in their place/m);
-    const csv = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    const csv = spawnSync(process.execPath, [CLI, 'enrich', '--fields', 'country_code', file], {
+      encoding: 'utf8',
+      env: { ...process.env, IPRECORD_DATA: '' },
+    });
     expect(csv.status).toBe(0);
     expect(csv.stderr).not.toMatch(/not UTF-8/);
   });
@@ -453,7 +497,9 @@ describe('iprecord enrich --format log', () => {
       const ip = kind === 3 ? v6 : kind === 5 ? `192.168.${a & 255}.1` : kind === 8 ? v6 : kind === 11 ? 'garbage' : unicastV4(a);
       const field = kind === 8 ? `[${ip}]:443` : kind === 13 ? `${ip}:${1024 + (a % 60000)}` : ip;
       const request = `"GET /item/${a % 9973}?q=${i} HTTP/1.1" ${[200, 304, 404, 500][a & 3]} ${a % 50000}`;
-      lines.push(`${field} - - [26/Nov/2026:10:${String(i % 60).padStart(2, '0')}:00 +0000] ${request} "https://example.com/" "${agents[a % 4]}"`);
+      lines.push(
+        `${field} - - [26/Nov/2026:10:${String(i % 60).padStart(2, '0')}:00 +0000] ${request} "https://example.com/" "${agents[a % 4]}"`,
+      );
       ips.push(ip);
     }
     // Blank lines are not rows.
@@ -475,7 +521,10 @@ describe('iprecord enrich --format log', () => {
       const row = JSON.parse(text) as { line: string; iprecord: Record<string, unknown> };
       const want = expected(log.ips[i], ['country_code', 'asn']);
       if ('record' in want) good++;
-      const same = row.line === log.lines[i] && JSON.stringify('record' in want ? row.iprecord : row.iprecord.error) === JSON.stringify('record' in want ? want.record : want.error);
+      const same =
+        row.line === log.lines[i] &&
+        JSON.stringify('record' in want ? row.iprecord : row.iprecord.error) ===
+          JSON.stringify('record' in want ? want.record : want.error);
       if (!same && wrong.push(`${log.lines[i]}\n  ${text}`) > 5) throw new Error(wrong.join('\n'));
     });
     expect(wrong).toEqual([]);
@@ -484,7 +533,10 @@ describe('iprecord enrich --format log', () => {
 
   it('finds the address with --regex (its group ip), writes CSV with the line first, and refuses --regex for other inputs', () => {
     const text = 'ts=1 client=8.8.8.8 status=200\nts=2 client=[2606:4700::1111]:443 status=200\nts=3 status=500\n';
-    const r = run(['enrich', '--format', 'log', '--regex', 'client=(?<ip>\\S+)', '--output', 'csv', '--fields', 'country_code,asn.asn'], text);
+    const r = run(
+      ['enrich', '--format', 'log', '--regex', 'client=(?<ip>\\S+)', '--output', 'csv', '--fields', 'country_code,asn.asn'],
+      text,
+    );
     expect(r.code, r.err).toBe(1);
     const rows = r.out
       .trimEnd()
@@ -493,7 +545,12 @@ describe('iprecord enrich --format log', () => {
     expect(rows[0]).toEqual(['line', 'country_code', 'asn.asn', 'error']);
     const v = (ip: string) => engine.lookup(ip);
     expect(rows[1]).toEqual(['ts=1 client=8.8.8.8 status=200', v('8.8.8.8').country_code, v('8.8.8.8').asn?.asn, '']);
-    expect(rows[2]).toEqual(['ts=2 client=[2606:4700::1111]:443 status=200', v('2606:4700::1111').country_code, v('2606:4700::1111').asn?.asn, '']);
+    expect(rows[2]).toEqual([
+      'ts=2 client=[2606:4700::1111]:443 status=200',
+      v('2606:4700::1111').country_code,
+      v('2606:4700::1111').asn?.asn,
+      '',
+    ]);
     expect(rows[3]).toEqual(['ts=3 status=500', '', '', 'no address in this row']);
     expect(run(['enrich', '--format', 'lines', '--regex', 'x'], '8.8.8.8\n').code).toBe(2);
     expect(run(['enrich', '--format', 'log', '--regex', '('], '8.8.8.8\n').err).toMatch(/--regex is not a regular expression/);

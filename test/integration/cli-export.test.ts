@@ -60,7 +60,13 @@ describe('iprecord export, failing cleanly', () => {
     // A small dataset: the default data's CSV is about 1 GB even of two columns.
     const small = join(dir, 'small-data');
     writeFileSync(join(dir, 'tor.txt'), '1.2.3.0/24\n');
-    await buildAndSwap(parseThreatConfig({ feeds: [{ name: 'tor', source: join(dir, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }, small), small);
+    await buildAndSwap(
+      parseThreatConfig(
+        { feeds: [{ name: 'tor', source: join(dir, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES },
+        small,
+      ),
+      small,
+    );
     const r = run(['--data', small, '--format', 'csv', '--fields', 'country_code,threat.is_tor', '--out', '-']);
     expect(r.code, r.err).toBe(0);
     const lines = r.out.trim().split('\n');
@@ -95,8 +101,13 @@ describe('iprecord export, failing cleanly', () => {
   async function midExport(format: string, name: string, afterMs: number) {
     const out = join(dir, `stopped-${format}-${name}`);
     mkdirSync(out);
-    const child = spawn(process.execPath, [CLI, 'export', '--format', format, '--out', join(out, `all.${format}`)], { env, stdio: 'ignore' });
-    const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+    const child = spawn(process.execPath, [CLI, 'export', '--format', format, '--out', join(out, `all.${format}`)], {
+      env,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+    );
     await until(() => readdirSync(out).some((f) => /\.tmp(\.data)?$/.test(f)), 'the export to begin its file', HANG_MS, 50);
     await new Promise((r) => setTimeout(r, afterMs));
     return { out, child, exited };

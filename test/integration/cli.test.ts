@@ -37,8 +37,12 @@ describe('iprecord', () => {
 
   it('--quiet (anywhere, any command) or IPRECORD_QUIET=1 leaves warnings out; errors are still said', () => {
     const plain = run(['8.8.8.8', '--fields', 'ip']);
-    for (const r of [run(['--quiet', '8.8.8.8', '--fields', 'ip']), run(['8.8.8.8', '--fields', 'ip', '--quiet'])]) expect(r).toEqual({ ...plain, err: '' });
-    const env = spawnSync(process.execPath, [CLI, '8.8.8.8'], { encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '', IPRECORD_QUIET: '1' } });
+    for (const r of [run(['--quiet', '8.8.8.8', '--fields', 'ip']), run(['8.8.8.8', '--fields', 'ip', '--quiet'])])
+      expect(r).toEqual({ ...plain, err: '' });
+    const env = spawnSync(process.execPath, [CLI, '8.8.8.8'], {
+      encoding: 'utf8',
+      env: { ...process.env, IPRECORD_DATA: '', IPRECORD_QUIET: '1' },
+    });
     expect(env.stderr).toBe('');
     expect(run(['--quiet', 'export', '--format', 'csv', '--out', '-', '--data', '/nonexistent']).err).toMatch(/nonexistent/);
   });
@@ -67,19 +71,43 @@ describe('iprecord', () => {
   it.each([
     [['8.8.8.8', '--feilds', 'ip'], 'iprecord: unknown option --feilds (did you mean --fields?); iprecord --help lists the options'],
     [['8.8.8.8', '--feilds=ip'], 'iprecord: unknown option --feilds (did you mean --fields?); iprecord --help lists the options'],
-    [['--field', '8.8.8.8'], 'iprecord: --field needs a field name before the address (--field country_code 8.8.8.8); iprecord --help lists the options'],
-    [['enrich', '--thread', '2'], 'iprecord enrich: unknown option --thread (did you mean --threads?); iprecord enrich --help lists its options'],
+    [
+      ['--field', '8.8.8.8'],
+      'iprecord: --field needs a field name before the address (--field country_code 8.8.8.8); iprecord --help lists the options',
+    ],
+    [
+      ['enrich', '--thread', '2'],
+      'iprecord enrich: unknown option --thread (did you mean --threads?); iprecord enrich --help lists its options',
+    ],
     [['serve', '--prot', '8080'], 'iprecord serve: unknown option --prot (did you mean --port?); iprecord serve --help lists its options'],
-    [['build', '--confg', 'x.json'], 'iprecord build: unknown option --confg (did you mean --config?); iprecord build --help lists its options'],
-    [['export', '--fromat', 'csv'], 'iprecord export: unknown option --fromat (did you mean --format?); iprecord export --help lists its options'],
+    [
+      ['build', '--confg', 'x.json'],
+      'iprecord build: unknown option --confg (did you mean --config?); iprecord build --help lists its options',
+    ],
+    [
+      ['export', '--fromat', 'csv'],
+      'iprecord export: unknown option --fromat (did you mean --format?); iprecord export --help lists its options',
+    ],
     [['info', 'extra'], 'iprecord info: unexpected argument extra; iprecord info --help lists its options'],
     // A first argument that is a word near a command is that command misspelt (a word near none is an address: bleh).
     [['enrch', 'access.csv'], 'iprecord: unknown command enrch (did you mean enrich?); iprecord --help lists the commands'],
     [['exports', '--format', 'csv'], 'iprecord: unknown command exports (did you mean export?); iprecord --help lists the commands'],
-    [['serve', '--check-data-every', '0'], 'iprecord serve: --check-data-every must be a number of seconds above 0, not 0; iprecord serve --help lists its options'],
-    [['serve', '--counts-sync-every', '0.5'], 'iprecord serve: --counts-sync-every is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
-    [['serve', '--quota-when-redis-down', 'closed'], 'iprecord serve: --quota-when-redis-down is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options'],
-    [['serve', '--counts', 'redis://127.0.0.1:1/0', '--quota-lease', '0'], 'iprecord serve: --quota-lease must be a whole number of at least 1, not 0; iprecord serve --help lists its options'],
+    [
+      ['serve', '--check-data-every', '0'],
+      'iprecord serve: --check-data-every must be a number of seconds above 0, not 0; iprecord serve --help lists its options',
+    ],
+    [
+      ['serve', '--counts-sync-every', '0.5'],
+      'iprecord serve: --counts-sync-every is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options',
+    ],
+    [
+      ['serve', '--quota-when-redis-down', 'closed'],
+      'iprecord serve: --quota-when-redis-down is for counts in Redis (--counts redis://host:port/db); iprecord serve --help lists its options',
+    ],
+    [
+      ['serve', '--counts', 'redis://127.0.0.1:1/0', '--quota-lease', '0'],
+      'iprecord serve: --quota-lease must be a whole number of at least 1, not 0; iprecord serve --help lists its options',
+    ],
     [
       ['serve', '--counts', 'redis://127.0.0.1:1/0', '--quota-when-redis-down', 'shut'],
       'iprecord serve: --quota-when-redis-down must be open or closed, not shut; iprecord serve --help lists its options',

@@ -65,7 +65,9 @@ function replay(client: Client, r: Replay, base: string): Promise<{ status: numb
     const req = request({ host: '127.0.0.1', port, method: r.method, path: base + r.target.replace('{key}', KEY), headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] ?? '', body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] ?? '', body: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -113,7 +115,10 @@ describe('the Node client, as docs/server.md points it at the server', () => {
     const block = /<!-- node-client -->\s*```js\n([\s\S]*?)```/.exec(doc);
     expect(block, 'docs/server.md has no node-client block').not.toBeNull();
     // The block as written, but for its indentation, this server's port and key.
-    const code = (block as RegExpExecArray)[1].replace(/^ {2}/gm, '').replace('http://127.0.0.1:8080', `http://127.0.0.1:${port}`).replace("'KEY'", `'${KEY}'`);
+    const code = (block as RegExpExecArray)[1]
+      .replace(/^ {2}/gm, '')
+      .replace('http://127.0.0.1:8080', `http://127.0.0.1:${port}`)
+      .replace("'KEY'", `'${KEY}'`);
     // Not spawnSync: the server answering it runs in this process.
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
     const want = engine.lookup('8.8.8.8');

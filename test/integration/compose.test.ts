@@ -77,7 +77,15 @@ describe.skipIf(!HAS_REDIS)('compose.yaml', () => {
     for (const [, s] of iprecord) {
       // The keys file where the service mounts it, Redis where the service names it, this machine's loopback for 0.0.0.0.
       const keysAt = s.volumes!.map((v) => v.split(':')).find(([from]) => from === './keys.json')![1];
-      const args = s.command.slice(1).map((a) => (a === keysAt ? join(dir, 'keys.json') : a === '0.0.0.0' ? '127.0.0.1' : a.replace(`//${redisName}:6379`, `//127.0.0.1:${redis!.port}`)));
+      const args = s.command
+        .slice(1)
+        .map((a) =>
+          a === keysAt
+            ? join(dir, 'keys.json')
+            : a === '0.0.0.0'
+              ? '127.0.0.1'
+              : a.replace(`//${redisName}:6379`, `//127.0.0.1:${redis!.port}`),
+        );
       const metrics = args.indexOf('--metrics-port');
       args[metrics + 1] = '0';
       started.push(await serveProcess([...args, '--access-log', 'off'], { PORT: '0', XDG_DATA_HOME: data }));
@@ -107,13 +115,25 @@ describe.skipIf(!HAS_REDIS)('compose.yaml', () => {
     const [shell, flag, loop] = updater!.command;
     expect(loop).toMatch(/^while true; do iprecord update; sleep \d+; done$/);
     const listed = '185.220.101.1';
-    const isTor = async (port: number) => (JSON.parse((await get(port, `/${listed}?api-key=${OTHER_KEY}`)).body) as { threat: { is_tor: boolean } }).threat.is_tor;
+    const isTor = async (port: number) =>
+      (JSON.parse((await get(port, `/${listed}?api-key=${OTHER_KEY}`)).body) as { threat: { is_tor: boolean } }).threat.is_tor;
     for (const s of started) expect(await isTor(s.port)).toBe(false);
     // The loop as a process: its update on a configuration of local files (the public lists are not reached from
     // here), a second's sleep for six hours'.
     writeFileSync(join(dir, 'tor.txt'), `${listed}\n`);
-    writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'tor', source: join(dir, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
-    const script = loop.replace('iprecord update', `'${process.execPath}' '${join(ROOT, 'dist', 'cli.js')}' update --quiet --config '${join(dir, 'feeds.json')}'`).replace(/sleep \d+/, 'sleep 1');
+    writeFileSync(
+      join(dir, 'feeds.json'),
+      JSON.stringify({
+        feeds: [{ name: 'tor', source: join(dir, 'tor.txt'), format: 'list', categories: ['tor'] }],
+        sources: SMALL_SOURCES,
+      }),
+    );
+    const script = loop
+      .replace(
+        'iprecord update',
+        `'${process.execPath}' '${join(ROOT, 'dist', 'cli.js')}' update --quiet --config '${join(dir, 'feeds.json')}'`,
+      )
+      .replace(/sleep \d+/, 'sleep 1');
     const child = spawn(shell, [flag, script], { env: { ...process.env, XDG_DATA_HOME: data }, stdio: 'ignore', detached: true });
     try {
       for (const s of started) {

@@ -20,13 +20,25 @@ const PATHS = [
   ...['name', 'mcc', 'mnc'].map((k) => `carrier.${k}`),
   ...['name', 'code', 'symbol', 'native', 'plural'].map((k) => `currency.${k}`),
   ...['name', 'abbr', 'offset', 'is_dst', 'current_time'].map((k) => `time_zone.${k}`),
-  ...['is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon', 'blocklists', 'scores'].map(
-    (k) => `threat.${k}`,
-  ),
+  ...[
+    'is_tor',
+    'is_vpn',
+    'is_icloud_relay',
+    'is_proxy',
+    'is_datacenter',
+    'is_anonymous',
+    'is_known_attacker',
+    'is_known_abuser',
+    'is_threat',
+    'is_bogon',
+    'blocklists',
+    'scores',
+  ].map((k) => `threat.${k}`),
   ...['vpn_score', 'proxy_score', 'threat_score', 'trust_score'].map((k) => `threat.scores.${k}`),
 ];
 
-const at = (v: unknown, path: string) => path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v);
+const at = (v: unknown, path: string) =>
+  path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v);
 /** The clock moves between two calls: its times are left out of both sides. */
 const timeless = (s: string) => s.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}[+-]\d\d:\d\d/g, 'T');
 

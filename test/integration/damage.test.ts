@@ -114,11 +114,29 @@ describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
   it('iprecord serve --data: noticed at the next stat (--check-data-every); 503 and a damaged /healthz until the next build when there is no good build before it, else that build answers at once', async () => {
     const { ip, city } = await place();
     writeFileSync(join(dir, 'one.txt'), '1.2.3.4\n');
-    writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'mine', source: 'one.txt', format: 'list', categories: ['attacker'] }], sources: SMALL_SOURCES }));
-    const build = () => spawnSync(process.execPath, [CLI, 'build', '--config', 'feeds.json', '--out', 'ds'], { cwd: dir, encoding: 'utf8', env: { ...process.env, IPRECORD_DATA: '' } });
+    writeFileSync(
+      join(dir, 'feeds.json'),
+      JSON.stringify({ feeds: [{ name: 'mine', source: 'one.txt', format: 'list', categories: ['attacker'] }], sources: SMALL_SOURCES }),
+    );
+    const build = () =>
+      spawnSync(process.execPath, [CLI, 'build', '--config', 'feeds.json', '--out', 'ds'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, IPRECORD_DATA: '' },
+      });
     expect(build().status).toBe(0);
     // A stat each half second (5 s by default): what the test waits for is the stat, twice.
-    const server = await serveProcess(['serve', '--port', '0', '--data', join(dir, 'ds'), '--access-log', 'off', '--check-data-every', '0.5']);
+    const server = await serveProcess([
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      join(dir, 'ds'),
+      '--access-log',
+      'off',
+      '--check-data-every',
+      '0.5',
+    ]);
     try {
       expect(JSON.parse((await get(server.port, `/${ip}`)).body).city).toBe(city);
       const current = readFileSync(join(dir, 'ds', 'current'), 'utf8').trim();
@@ -137,7 +155,9 @@ describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
       // Nothing is said of a reload of the same damaged file: a pause (a busy machine can only make this pass, not fail).
       await sleep(500);
       expect((await get(server.port, `/${ip}`)).status).toBe(503);
-      expect(server.err()).toMatch(/the data failed its check: .*was written while this process answered from its pages .*no answer comes from it until good data is loaded/);
+      expect(server.err()).toMatch(
+        /the data failed its check: .*was written while this process answered from its pages .*no answer comes from it until good data is loaded/,
+      );
       expect(server.err()).not.toMatch(/serving the previous data/);
       // A new build of the directory: watched, loaded, answered.
       expect(build().status).toBe(0);

@@ -10,7 +10,18 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync as openFileSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync as openFileSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -48,17 +59,26 @@ beforeAll(async () => {
   const next = xorshift32(seed() ^ 0x5eed);
   const lists = ['attacker', 'vpn', 'abuser', 'bogon'].map((category, i) => {
     const lines = Array.from({ length: 400 }, (_, j) =>
-      j % 3 === 0 ? `${formatIp(6, [0x20010000 | (next() & 0xffff), next(), 0, 0])}/${32 + (next() % 33)}` : `${formatIp(4, [0, 0, 0, next()])}/${8 + (next() % 25)}`,
+      j % 3 === 0
+        ? `${formatIp(6, [0x20010000 | (next() & 0xffff), next(), 0, 0])}/${32 + (next() % 33)}`
+        : `${formatIp(4, [0, 0, 0, next()])}/${8 + (next() % 25)}`,
     );
     // The bogon list also lists networks the network data routes (as an old full-bogons list does).
     if (category === 'bogon') {
       const isp = new MmdbFile(readFileSync(db('GeoIP2-ISP-Fixture')), 'isp');
-      for (const version of [4, 6] as const) isp.forEachNetwork(version, (w, prefix) => void (lines.length < 460 && lines.push(`${formatIp(version, w)}/${prefix}`)));
+      for (const version of [4, 6] as const)
+        isp.forEachNetwork(version, (w, prefix) => void (lines.length < 460 && lines.push(`${formatIp(version, w)}/${prefix}`)));
     }
     writeFileSync(join(dir, `${category}.txt`), lines.join('\n'));
     blocks.push(...lines);
     if (category === 'bogon') bogons.push(...lines);
-    return { name: category, source: `${category}.txt`, format: 'list', categories: [category], ...(i !== 1 ? { blocklist: { name: category, site: `https://example.com/${category}` } } : {}) };
+    return {
+      name: category,
+      source: `${category}.txt`,
+      format: 'list',
+      categories: [category],
+      ...(i !== 1 ? { blocklist: { name: category, site: `https://example.com/${category}` } } : {}),
+    };
   });
   const built = await buildThreat(parseThreatConfig({ feeds: lists }, dir), null, { threads: 1 });
   writeFileSync(threatBin, built.buffer);
@@ -76,7 +96,8 @@ function bytesOf(engine: Engine, ip: string, options?: AnswerOptions): string {
 /** Addresses to compare: the edges of every network of the databases (first, last, and one outside each), and random ones. */
 function probes(paths: readonly string[], edgesOf: readonly string[], random: number): string[] {
   const out: string[] = [];
-  const text = (version: 4 | 6, x: bigint) => formatIp(version, version === 4 ? [0, 0, 0, Number(x)] : [0, 1, 2, 3].map((i) => Number((x >> BigInt(96 - 32 * i)) & 0xffffffffn)));
+  const text = (version: 4 | 6, x: bigint) =>
+    formatIp(version, version === 4 ? [0, 0, 0, Number(x)] : [0, 1, 2, 3].map((i) => Number((x >> BigInt(96 - 32 * i)) & 0xffffffffn)));
   for (const path of paths) {
     const file = new MmdbFile(readFileSync(path), path);
     for (const version of [4, 6] as const) {
@@ -97,7 +118,8 @@ function probes(paths: readonly string[], edgesOf: readonly string[], random: nu
     for (const x of [lo - 1n, lo, hi, hi + 1n]) if (x >= 0n && x < 1n << width) out.push(text(c.address.version, x));
   }
   const next = xorshift32(seed());
-  for (let i = 0; i < random; i++) out.push(i % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
+  for (let i = 0; i < random; i++)
+    out.push(i % 2 === 0 ? formatIp(4, [0, 0, 0, next()]) : formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]));
   return out;
 }
 
@@ -115,12 +137,26 @@ function answer(f: () => string): string {
 
 describe.each([
   ['DB-IP City Lite and GeoLite2 ASN', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] }],
-  ['GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)', { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] }],
-  ['IPinfo Lite for both, and an untyped flat geo file', { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] }],
-  ['DB-IP and GeoLite2 ASN, flags from another base URL (written per lookup)', { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], flagBaseUrl: 'https://cdn.example/"flags"' }],
+  [
+    'GeoIP2 City before GeoLite2 Country, and GeoIP2 ISP (carriers)',
+    { geo: [db('GeoIP2-City-Fixture'), db('GeoLite2-Country-Fixture')], asn: [db('GeoIP2-ISP-Fixture')] },
+  ],
+  [
+    'IPinfo Lite for both, and an untyped flat geo file',
+    { geo: [db('IPinfo-Lite-Fixture'), db('Untyped-Flat-Fixture')], asn: [db('IPinfo-Lite-Fixture')] },
+  ],
+  [
+    'DB-IP and GeoLite2 ASN, flags from another base URL (written per lookup)',
+    { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], flagBaseUrl: 'https://cdn.example/"flags"' },
+  ],
   [
     'DB-IP and GeoLite2 ASN with an Anonymous-IP database and threat feeds',
-    { geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [db('GeoIP2-Anonymous-IP-Fixture')], threat: 'threat.bin' },
+    {
+      geo: [db('DBIP-City-Lite-Fixture')],
+      asn: [db('GeoLite2-ASN-Fixture')],
+      anonymous: [db('GeoIP2-Anonymous-IP-Fixture')],
+      threat: 'threat.bin',
+    },
   ],
 ] as [string, OpenOptions][])('the dataset compiled from %s', (_name, given) => {
   it('answers as the records assembled from the databases themselves, byte for byte', () => {
@@ -128,7 +164,11 @@ describe.each([
     const geo = options.geo as string[];
     const asn = options.asn as string[];
     const anonymous = (options.anonymous as string[] | undefined) ?? [];
-    const reference = new Reference({ geo, asn, anonymous }, options.threat === undefined ? null : new ThreatTree(readFileSync(threatBin), threatBin), options.flagBaseUrl);
+    const reference = new Reference(
+      { geo, asn, anonymous },
+      options.threat === undefined ? null : new ThreatTree(readFileSync(threatBin), threatBin),
+      options.flagBaseUrl,
+    );
     const engine = openSync({ ...options, memory: 'read' });
     const ips = probes([...geo, ...asn, ...anonymous], given.threat === undefined ? [] : blocks, 3_000);
     let records = 0;
@@ -173,7 +213,9 @@ describe('threat feeds compiled into the dataset', () => {
     for (const key of ['starts4', 'starts6'] as const) expect(compiledDataset(laid)[key]).toEqual(compiledDataset(compiled)[key]);
     // Without what changes between calls; JSON text parsed first.
     const stable = (v: unknown): unknown =>
-      typeof v === 'string' && v.startsWith('{') ? stable(JSON.parse(v)) : JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? null : x));
+      typeof v === 'string' && v.startsWith('{')
+        ? stable(JSON.parse(v))
+        : JSON.parse(JSON.stringify(v), (k, x) => (k === 'current_time' || k === 'count' ? null : x));
     const outcome = (f: () => unknown) => {
       try {
         return { value: stable(f()) };
@@ -228,7 +270,12 @@ describe('threat feeds compiled into the dataset', () => {
 });
 
 describe('a dataset checked before it answers', () => {
-  const compiled = compileDataset(new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }), null, specialTable(), 'verify').toBuffer();
+  const compiled = compileDataset(
+    new Sources({ geo: [db('DBIP-City-Lite-Fixture')], asn: [db('GeoLite2-ASN-Fixture')], anonymous: [] }),
+    null,
+    specialTable(),
+    'verify',
+  ).toBuffer();
 
   it('passes on a compiled dataset, seals it, and info() names the dataset', () => {
     const file = join(dir, 'verify.iprd');
@@ -313,7 +360,11 @@ function spreadAsn(): string {
 /** A threat.bin of one datacenter list: Hostco's network (the last of `spreadBlocks`). */
 async function spreadFeeds(): Promise<string> {
   writeFileSync(join(dir, 'hosts.txt'), spreadBlocks[spreadBlocks.length - 1] + '\n');
-  const built = await buildThreat(parseThreatConfig({ feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }] }, dir), null, { threads: 1 });
+  const built = await buildThreat(
+    parseThreatConfig({ feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }] }, dir),
+    null,
+    { threads: 1 },
+  );
   const file = join(dir, 'spread-threat.bin');
   writeFileSync(file, built.buffer);
   return file;
@@ -330,7 +381,9 @@ function networkTypes(reference: Reference, engine: Engine): Record<string, stri
       const want = timeless(reference.json(ip, '7', false, Date.now()));
       const got = timeless(answer(() => engine.lookupJson(ip, { count: '7' })));
       if (got !== want) expect({ ip, got }).toEqual({ ip, got: want });
-      const r = want.startsWith('error') ? null : (JSON.parse(want) as { asn: { name: string; type: string } | null; threat: { is_datacenter: boolean } });
+      const r = want.startsWith('error')
+        ? null
+        : (JSON.parse(want) as { asn: { name: string; type: string } | null; threat: { is_datacenter: boolean } });
       if (r?.asn) types[r.asn.name] = `${r.asn.type}${r.threat.is_datacenter ? ', datacenter' : ''}`;
     }
   } finally {
@@ -365,13 +418,27 @@ describe('network types the network registry states', () => {
     const threat = await spreadFeeds();
     // PeeringDB's network objects: Acme says it is an enterprise, Hostco (in a datacenter list) too; Quux is not in it.
     const registry = join(dir, 'net.json');
-    writeFileSync(registry, JSON.stringify({ data: [64501, 64502].map((asn) => ({ asn, name: `AS${asn}`, info_type: 'Enterprise', info_types: ['Enterprise'] })) }));
+    writeFileSync(
+      registry,
+      JSON.stringify({
+        data: [64501, 64502].map((asn) => ({ asn, name: `AS${asn}`, info_type: 'Enterprise', info_types: ['Enterprise'] })),
+      }),
+    );
     const tree = new ThreatTree(readFileSync(threat), threat);
     const whole = join(dir, 'registry-whole.iprd');
-    writeFileSync(whole, compileDataset(new Sources({ ...files, anonymous: [], networks: [registry] }), tree, specialTable(), 'registry, whole').toBuffer());
+    writeFileSync(
+      whole,
+      compileDataset(new Sources({ ...files, anonymous: [], networks: [registry] }), tree, specialTable(), 'registry, whole').toBuffer(),
+    );
     // What iprecord build does: the databases and the registry compiled, then the feeds merged in.
     const built = join(dir, 'registry-build');
-    const config = parseThreatConfig({ feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }], sources: { ...files, networks: [registry] } }, dir);
+    const config = parseThreatConfig(
+      {
+        feeds: [{ name: 'hosts', source: 'hosts.txt', format: 'list', categories: ['datacenter'] }],
+        sources: { ...files, networks: [registry] },
+      },
+      dir,
+    );
     await buildDataset(config, built, dir);
     const reference = new Reference({ ...files, networks: [registry] }, tree);
     const answers = {

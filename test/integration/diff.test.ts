@@ -22,7 +22,11 @@ import { diffSide } from '../../src/engine/inside.js';
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function build(name: string, lists: Record<string, string>, sources: { geo: string[]; asn: string[] } = SMALL_SOURCES): Promise<string> {
+async function build(
+  name: string,
+  lists: Record<string, string>,
+  sources: { geo: string[]; asn: string[] } = SMALL_SOURCES,
+): Promise<string> {
   const feeds = Object.entries(lists).map(([list, text]) => {
     writeFileSync(join(dir, `${name}-${list}.txt`), text);
     return { name: list, source: join(dir, `${name}-${list}.txt`), format: 'list', categories: [list === 'tor' ? 'tor' : 'attacker'] };
@@ -32,7 +36,8 @@ async function build(name: string, lists: Record<string, string>, sources: { geo
   return out;
 }
 
-const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), ...args], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '1' } });
+const cli = (args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), ...args], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '1' } });
 
 describe('iprecord diff', () => {
   it('counts the space each member changed in, as lookup() answers it on either side; lists added, removed and changed', async () => {
@@ -45,10 +50,13 @@ describe('iprecord diff', () => {
       // The /24 and the /48 turned Tor (and so anonymous); nothing else of the records changed.
       expect(r.members['threat.is_tor']).toEqual({ ipv4: 256, ipv6_48s: 1 });
       expect(r.members['threat.is_anonymous']).toEqual({ ipv4: 256, ipv6_48s: 1 });
-      for (const m of DIFF_MEMBERS.filter((m) => m !== 'threat.is_tor' && m !== 'threat.is_anonymous' && m !== 'threat.is_known_attacker' && m !== 'threat.is_threat'))
+      for (const m of DIFF_MEMBERS.filter(
+        (m) => m !== 'threat.is_tor' && m !== 'threat.is_anonymous' && m !== 'threat.is_known_attacker' && m !== 'threat.is_threat',
+      ))
         expect(r.members[m], m).toEqual({ ipv4: 0, ipv6_48s: 0 });
       // The attacker list's one address went (documentation space answers no record) and another came: lookups agree.
-      for (const ip of ['5.6.7.0', '5.6.7.255', '2a0b:f4c2:1::1', '2a0b:f4c2:1:ffff::1']) expect([a.lookup(ip).threat.is_tor, b.lookup(ip).threat.is_tor], ip).toEqual([false, true]);
+      for (const ip of ['5.6.7.0', '5.6.7.255', '2a0b:f4c2:1::1', '2a0b:f4c2:1:ffff::1'])
+        expect([a.lookup(ip).threat.is_tor, b.lookup(ip).threat.is_tor], ip).toEqual([false, true]);
       for (const ip of ['5.6.6.255', '5.6.8.0', '2a0b:f4c2:2::1']) expect(a.lookup(ip).threat.is_tor, ip).toBe(b.lookup(ip).threat.is_tor);
       expect(r.lists).toEqual({ added: ['worse'], removed: ['bad'], changed: [{ name: 'tor', before: '1 entries', after: '3 entries' }] });
       expect(r.changed.ipv4).toBeGreaterThanOrEqual(256);
@@ -102,7 +110,13 @@ describe('iprecord diff', () => {
   it('on the command line: a table, --json, --previous over a directory built twice (the second build saying what changed, info() holding it), and usage errors', async () => {
     const data = join(dir, 'twice');
     // Two builds of one directory, as iprecord build makes them (builds/, current).
-    writeFileSync(join(dir, 'twice.json'), JSON.stringify({ feeds: [{ name: 'tor', source: join(dir, 'twice-tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+    writeFileSync(
+      join(dir, 'twice.json'),
+      JSON.stringify({
+        feeds: [{ name: 'tor', source: join(dir, 'twice-tor.txt'), format: 'list', categories: ['tor'] }],
+        sources: SMALL_SOURCES,
+      }),
+    );
     const said: string[] = [];
     for (const text of ['185.220.101.1\n', '185.220.101.1\n185.220.101.2\n']) {
       writeFileSync(join(dir, 'twice-tor.txt'), text);
@@ -131,8 +145,16 @@ describe('iprecord diff', () => {
     );
     const sampled = cli(['diff', join(dir, 'old'), join(dir, 'new'), '--sample', join(dir, 'access.log'), '--json']);
     expect(sampled.status, sampled.stderr).toBe(0);
-    const sample = (JSON.parse(sampled.stdout) as { sample: { addresses: number; answered: number; changed: number; members: Record<string, { changed: number; examples: { ip: string }[] }> } })
-      .sample;
+    const sample = (
+      JSON.parse(sampled.stdout) as {
+        sample: {
+          addresses: number;
+          answered: number;
+          changed: number;
+          members: Record<string, { changed: number; examples: { ip: string }[] }>;
+        };
+      }
+    ).sample;
     expect([sample.addresses, sample.answered, sample.changed]).toEqual([4, 3, 2]);
     expect(sample.members['threat.is_tor'].examples.map((e) => e.ip)).toEqual(['5.6.7.1', '2a0b:f4c2:1::5']);
     expect(sample.members.country_code.changed).toBe(0);

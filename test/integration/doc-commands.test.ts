@@ -23,7 +23,10 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 /** Commands run elsewhere, or that need what a test machine lacks; each with why. */
 const ELSEWHERE: [RegExp, string][] = [
-  [/^npm (install|ci|test)\b/, 'the README set-up test runs the set-up commands on a fresh clone (npm run test:setup); npm test is the suite itself'],
+  [
+    /^npm (install|ci|test)\b/,
+    'the README set-up test runs the set-up commands on a fresh clone (npm run test:setup); npm test is the suite itself',
+  ],
   [/^(npx )?iprecord update\b/, 'downloads from the Internet; test/integration/update*.test.ts run update against local HTTP servers'],
   [/^docker /, 'Docker is not installed here; test/package/docker.test.ts runs the Dockerfile as a script'],
   [/^\d+ \d+ \* \* \* /, 'a crontab line, not a command'],
@@ -50,14 +53,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The folder the commands run in: a project depending on this clone, and the files the commands name. */
 function sandbox(): NodeJS.ProcessEnv {
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'docs-sandbox', private: true, dependencies: { iprecord: `file:${ROOT}` } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'docs-sandbox', private: true, dependencies: { iprecord: `file:${ROOT}` } }),
+  );
   mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(ROOT, join(dir, 'node_modules', 'iprecord'));
   symlinkSync(join('..', 'iprecord', 'dist', 'cli.js'), join(dir, 'node_modules', '.bin', 'iprecord'));
   writeFileSync(join(dir, 'tor.txt'), '185.220.101.1\n');
-  writeFileSync(join(dir, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+  writeFileSync(
+    join(dir, 'feeds.json'),
+    JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }),
+  );
   writeFileSync(join(dir, 'access.csv'), 'time,ip,path\n2026-11-26T10:00:00Z,8.8.8.8,/\n2026-11-26T10:00:01Z,185.220.101.1,/login\n');
-  writeFileSync(join(dir, 'events.ndjson.gz'), gzipSync('{"request":{"client_ip":"8.8.8.8"}}\n{"request":{"client_ip":"2001:4860:4860::8888"}}\n'));
+  writeFileSync(
+    join(dir, 'events.ndjson.gz'),
+    gzipSync('{"request":{"client_ip":"8.8.8.8"}}\n{"request":{"client_ip":"2001:4860:4860::8888"}}\n'),
+  );
   writeFileSync(join(dir, 'ips.txt.gz'), gzipSync('8.8.8.8\n1.1.1.1\n'));
   writeFileSync(join(dir, 'app.log'), '2026-11-26 10:00:00 INFO client=8.8.8.8 GET /\n2026-11-26 10:00:01 INFO client=1.1.1.1 GET /x\n');
   const nginx = join(dir, 'var/log/nginx');
@@ -80,7 +92,9 @@ describe('the commands of the README and docs', () => {
     const ran: string[] = [];
     const printed = new Map<string, string>();
     // ./iprecord-data first: what the data commands read.
-    const order = [...all].sort((a, b) => Number(!a.command.includes('--out ./iprecord-data')) - Number(!b.command.includes('--out ./iprecord-data')));
+    const order = [...all].sort(
+      (a, b) => Number(!a.command.includes('--out ./iprecord-data')) - Number(!b.command.includes('--out ./iprecord-data')),
+    );
     let server: { port: number; stop: () => Promise<void> } | null = null;
     // Whether a command went through npx already.
     let throughNpx = false;
@@ -96,7 +110,10 @@ describe('the commands of the README and docs', () => {
         let line = command.replace(' /var/log/', ' var/log/');
         if (line.startsWith('npx iprecord serve ')) {
           await server?.stop();
-          server = await serve(line.replace('npx iprecord ', 'node_modules/.bin/iprecord ').replace('--port 8080', '--port 0').replace(/ &$/, ''), env);
+          server = await serve(
+            line.replace('npx iprecord ', 'node_modules/.bin/iprecord ').replace('--port 8080', '--port 0').replace(/ &$/, ''),
+            env,
+          );
           continue;
         }
         if (line.includes('npx iprecord ')) {
@@ -125,8 +142,13 @@ describe('the commands of the README and docs', () => {
       await server?.stop();
     }
     // What ran answered from the files it named: the list compiled into ./iprecord-data, the log's addresses.
-    expect(JSON.parse(printed.get('npx iprecord --data ./iprecord-data 185.220.101.1') ?? '{}')).toMatchObject({ ip: '185.220.101.1', threat: { is_tor: true } });
-    expect(printed.get("curl 'http://127.0.0.1:8080/8.8.8.8?api-key=change-me-0001&fields=ip,city'")).toMatch(/^\{"ip":"8\.8\.8\.8","city":/);
+    expect(JSON.parse(printed.get('npx iprecord --data ./iprecord-data 185.220.101.1') ?? '{}')).toMatchObject({
+      ip: '185.220.101.1',
+      threat: { is_tor: true },
+    });
+    expect(printed.get("curl 'http://127.0.0.1:8080/8.8.8.8?api-key=change-me-0001&fields=ip,city'")).toMatch(
+      /^\{"ip":"8\.8\.8\.8","city":/,
+    );
     expect(throughNpx).toBe(true);
     expect(readFileSync(join(dir, 'out.csv'), 'utf8')).toMatch(/^2026-11-26T10:00:00Z,8\.8\.8\.8,\/,US,/m);
     expect(existsSync(join(dir, 'records.mmdb'))).toBe(true);

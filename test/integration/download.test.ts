@@ -80,7 +80,9 @@ describe('downloads past their limits', () => {
   it('refuse a body declared over the cap without reading it, closing its connection at once', async () => {
     // The download's own limit is ten minutes here: a connection closed within the wait below was closed by the refusal,
     // not by that limit, however busy the machine (the wait stops a hang; it measures nothing).
-    await expect(download(`${base}/declared`, null, { ...o, timeoutMs: 600_000 })).rejects.toThrow(/body of 67108864 bytes is over the 1048576 byte cap/);
+    await expect(download(`${base}/declared`, null, { ...o, timeoutMs: 600_000 })).rejects.toThrow(
+      /body of 67108864 bytes is over the 1048576 byte cap/,
+    );
     for (let i = 0; i < 1200 && !closedAt.has('/declared'); i++) await new Promise((r) => setTimeout(r, 25));
     expect(closedAt.has('/declared')).toBe(true);
   });

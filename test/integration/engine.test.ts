@@ -62,7 +62,20 @@ const KEYS = [
   'threat',
   'count',
 ];
-const THREAT_KEYS = ['is_tor', 'is_vpn', 'is_icloud_relay', 'is_proxy', 'is_datacenter', 'is_anonymous', 'is_known_attacker', 'is_known_abuser', 'is_threat', 'is_bogon', 'blocklists', 'scores'];
+const THREAT_KEYS = [
+  'is_tor',
+  'is_vpn',
+  'is_icloud_relay',
+  'is_proxy',
+  'is_datacenter',
+  'is_anonymous',
+  'is_known_attacker',
+  'is_known_abuser',
+  'is_threat',
+  'is_bogon',
+  'blocklists',
+  'scores',
+];
 
 const strOrNull = (v: unknown) => v === null || typeof v === 'string';
 const numOrNull = (v: unknown) => v === null || (typeof v === 'number' && Number.isFinite(v));
@@ -70,7 +83,18 @@ const numOrNull = (v: unknown) => v === null || (typeof v === 'number' && Number
 /** Checks a record against CONTRACT.md: keys, order, types, and the derived flags. */
 function checkRecord(r: IpRecord): void {
   equal(Object.keys(r), r.carrier ? [...KEYS.slice(0, 18), 'carrier', ...KEYS.slice(18)] : KEYS);
-  for (const k of ['city', 'region', 'region_code', 'region_type', 'country_name', 'postal', 'calling_code', 'flag', 'emoji_flag', 'emoji_unicode'] as const) {
+  for (const k of [
+    'city',
+    'region',
+    'region_code',
+    'region_type',
+    'country_name',
+    'postal',
+    'calling_code',
+    'flag',
+    'emoji_flag',
+    'emoji_unicode',
+  ] as const) {
     same(strOrNull(r[k]), true, k);
   }
   same(numOrNull(r.latitude) && numOrNull(r.longitude), true);
@@ -210,24 +234,33 @@ describe('lookupJson', () => {
 
   it('writeJson: the UTF-8 of lookupJson() at any offset of any buffer, nothing written past its end, the length answered whether it fits or not', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), fc.nat(64), fc.nat(2000), fc.boolean(), fc.constantFrom(undefined, 'ip,city,asn'), (ip, offset, room, plain, fields) => {
-        let text: string;
-        try {
-          text = engine.lookupJson(ip, { count: '5', fields });
-        } catch (err) {
-          expect(() => engine.writeJson(ip, Buffer.alloc(4096), 0, { count: '5', fields })).toThrow((err as Error).message);
-          return;
-        }
-        const want = Buffer.from(still(text));
-        // The target is a window of a larger buffer: the bytes on either side of it are a sentinel that must stay.
-        const backing = Buffer.alloc(offset + room + 64, 0xee);
-        const target = plain ? new Uint8Array(backing.buffer, backing.byteOffset + 16, offset + room) : backing.subarray(16, 16 + offset + room);
-        const n = engine.writeJson(ip, target, offset, { count: '5', fields });
-        expect(n).toBe(Buffer.byteLength(text));
-        expect(backing.subarray(0, 16 + offset).every((b) => b === 0xee)).toBe(true);
-        expect(backing.subarray(16 + offset + room).every((b) => b === 0xee)).toBe(true);
-        if (n <= room) expect(still(backing.toString('utf8', 16 + offset, 16 + offset + n))).toBe(want.toString('utf8'));
-      }),
+      fc.property(
+        fc.oneof(fc.ipV4(), fc.ipV6()),
+        fc.nat(64),
+        fc.nat(2000),
+        fc.boolean(),
+        fc.constantFrom(undefined, 'ip,city,asn'),
+        (ip, offset, room, plain, fields) => {
+          let text: string;
+          try {
+            text = engine.lookupJson(ip, { count: '5', fields });
+          } catch (err) {
+            expect(() => engine.writeJson(ip, Buffer.alloc(4096), 0, { count: '5', fields })).toThrow((err as Error).message);
+            return;
+          }
+          const want = Buffer.from(still(text));
+          // The target is a window of a larger buffer: the bytes on either side of it are a sentinel that must stay.
+          const backing = Buffer.alloc(offset + room + 64, 0xee);
+          const target = plain
+            ? new Uint8Array(backing.buffer, backing.byteOffset + 16, offset + room)
+            : backing.subarray(16, 16 + offset + room);
+          const n = engine.writeJson(ip, target, offset, { count: '5', fields });
+          expect(n).toBe(Buffer.byteLength(text));
+          expect(backing.subarray(0, 16 + offset).every((b) => b === 0xee)).toBe(true);
+          expect(backing.subarray(16 + offset + room).every((b) => b === 0xee)).toBe(true);
+          if (n <= room) expect(still(backing.toString('utf8', 16 + offset, 16 + offset + n))).toBe(want.toString('utf8'));
+        },
+      ),
       { seed: seed(), numRuns: 1000 },
     );
     expect(() => engine.writeJson('8.8.8.8', Buffer.alloc(10), 11)).toThrow(RangeError);
@@ -272,7 +305,8 @@ describe('memory', () => {
     else if (info.mode === 'read') expect(info.reason).toMatch(/memory-map addon is not available: /);
     const other = openSync({ memory: wanted === 'read' ? 'mmap' : 'read' });
     try {
-      for (const ip of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '81.2.69.142']) expect(still(other.lookupJson(ip))).toBe(still(engine.lookupJson(ip)));
+      for (const ip of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '81.2.69.142'])
+        expect(still(other.lookupJson(ip))).toBe(still(engine.lookupJson(ip)));
     } finally {
       other.close();
     }
@@ -285,7 +319,10 @@ describe('reload', () => {
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-swap-'));
     try {
       const geo = join(dir, 'geo.mmdb');
-      const sources = [join(FIXTURES_DIR, 'test-data', 'GeoIP2-City-Fixture.mmdb'), join(FIXTURES_DIR, 'test-data', 'DBIP-City-Lite-Fixture.mmdb')];
+      const sources = [
+        join(FIXTURES_DIR, 'test-data', 'GeoIP2-City-Fixture.mmdb'),
+        join(FIXTURES_DIR, 'test-data', 'DBIP-City-Lite-Fixture.mmdb'),
+      ];
       copyFileSync(sources[0], geo);
       const e = await open({ geo, asn: SMALL.asn });
       const probes = ['81.2.69.142', '2.125.160.216', '8.8.8.8', '1.0.0.1', '2001:480::1'];
@@ -399,13 +436,21 @@ describe.skipIf(READ)('threat categories without a source', () => {
     };
     const told = run({});
     expect(told).toHaveLength(1);
-    expect(told[0]).toMatch(new RegExp(`^IPRECORD_MISSING_LISTS no loaded source answers for ${missing.join(', ')}: .*iprecord update.* @first$`));
+    expect(told[0]).toMatch(
+      new RegExp(`^IPRECORD_MISSING_LISTS no loaded source answers for ${missing.join(', ')}: .*iprecord update.* @first$`),
+    );
     expect(run({ IPRECORD_QUIET: '1' })).toEqual([]);
     // Unhandled, Node prints it: iprecord's one line, then Node's own hint, once a process (docs/library.md); Node's
     // --disable-warning with the code silences it.
-    const plain = [`import { open } from ${JSON.stringify(builtEntry('index'))};`, `(await open(${JSON.stringify(SMALL)})).lookup('8.8.8.8');`].join('\n');
+    const plain = [
+      `import { open } from ${JSON.stringify(builtEntry('index'))};`,
+      `(await open(${JSON.stringify(SMALL)})).lookup('8.8.8.8');`,
+    ].join('\n');
     const printed = (flags: string[]) => {
-      const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', plain], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '' } });
+      const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', plain], {
+        encoding: 'utf8',
+        env: { ...process.env, IPRECORD_QUIET: '' },
+      });
       expect(r.status, r.stderr).toBe(0);
       return r.stderr;
     };
@@ -421,7 +466,13 @@ describe.skipIf(READ)('threat categories without a source', () => {
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-missing-'));
     try {
       writeFileSync(join(dir, 'tor.txt'), '185.220.101.1\n');
-      await buildAndSwap(parseThreatConfig({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }, dir), dir);
+      await buildAndSwap(
+        parseThreatConfig(
+          { feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES },
+          dir,
+        ),
+        dir,
+      );
       const e = await open({ data: dir });
       const told = await warningsOf(() => expect(() => e.lookup('10.0.0.1')).toThrow(PrivateIpError));
       expect(told).toHaveLength(1);
@@ -464,7 +515,8 @@ describe.skipIf(READ)('errors', () => {
   it('tryLookup answers what lookup answers, an error as the value { message, code, status } it throws; thrown address errors carry no stack frames', () => {
     const next = xorshift32(seed());
     const ips: unknown[] = [...ADDRESS_FORMS, '', '10.0.0.1', 'fe80::1', '224.0.0.1', null, 42];
-    for (let i = 0; i < 3000; i++) ips.push(i % 3 === 0 ? formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]) : formatIp(4, [0, 0, 0, next()]));
+    for (let i = 0; i < 3000; i++)
+      ips.push(i % 3 === 0 ? formatIp(6, [0x20000000 | (next() & 0x1fffffff), next(), next(), next()]) : formatIp(4, [0, 0, 0, next()]));
     const without = (s: string) => s.replace(/"current_time":"[^"]*"/, '');
     const seen = { records: 0, errors: 0 };
     for (const ip of ips) {
@@ -503,7 +555,8 @@ describe.skipIf(READ)('errors', () => {
     ])
       expect(call).toThrow(/^Unknown option "feilds" \(did you mean "fields"\?\); options are fields, count, basicThreat\.$/);
     const basic = { basicthreat: true } as unknown as { basicThreat: boolean };
-    for (const call of [() => e.field('8.8.8.8', 'ip', basic), () => e.threat('8.8.8.8', basic), () => e.select('ip', basic)]) expect(call).toThrow(InvalidOptionsError);
+    for (const call of [() => e.field('8.8.8.8', 'ip', basic), () => e.threat('8.8.8.8', basic), () => e.select('ip', basic)])
+      expect(call).toThrow(InvalidOptionsError);
     expect(() => e.field('8.8.8.8', 'ip', { fields: 'ip' } as never)).toThrow(/Unknown option "fields"; options are count, basicThreat/);
     expect(() => e.lookup('8.8.8.8', 'ip' as never)).toThrow(/must be an object/);
     // Options it takes, and none, answer as before.

@@ -50,7 +50,9 @@ function blocks(file: string): [4 | 6, bigint, bigint][] {
 
 /** A random IPv4 address, or (`v6`) one of the IPv6 space allocated so far (2000:: to 2c0f::). */
 const drawAddress = (next: () => number, v6: boolean) =>
-  v6 ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1]) : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]);
+  v6
+    ? formatIp(6, [0x20000000 + Math.floor(next() * 0x0c100000), Math.floor(next() * 2 ** 32), 0, 1])
+    : formatIp(4, [0, 0, 0, Math.floor(next() * 2 ** 32)]);
 
 /** Without what moves between two calls: the clock (`time_zone.current_time`) and the count of lookups, refreshed each minute (and a process's own). */
 const timeless = (v: unknown) => JSON.stringify(v, (k, x) => (k === 'current_time' || k === 'count' ? null : x));
@@ -95,7 +97,9 @@ d('explain() over the shared feeds', () => {
         }
       }
     }
-    console.log(`explain: ${explained} addresses drawn from ${plain.length} plain lists, ${named} lists named as holding them checked against their files`);
+    console.log(
+      `explain: ${explained} addresses drawn from ${plain.length} plain lists, ${named} lists named as holding them checked against their files`,
+    );
     expect(wrong.slice(0, 10)).toEqual([]);
     expect(explained).toBeGreaterThan(100);
   });
@@ -104,7 +108,9 @@ d('explain() over the shared feeds', () => {
     const { dir } = await sharedFeedsData();
     const ip = formatIp(4, fromBigInt(4, blocks(join(SHARED_DATA, 'feeds/tor/tor_exits.ipset')).find(([v]) => v === 4)![1]));
     const cli = join(ROOT, 'dist', 'cli.js');
-    const printed = JSON.parse(execFileSync(process.execPath, [cli, 'explain', ip, '--data', dir, '--quiet'], { encoding: 'utf8' })) as Explanation;
+    const printed = JSON.parse(
+      execFileSync(process.execPath, [cli, 'explain', ip, '--data', dir, '--quiet'], { encoding: 'utf8' }),
+    ) as Explanation;
     expect(timeless({ ...printed, sources: null })).toBe(timeless({ ...engine.explain(ip), sources: null }));
     const r = spawnSync(process.execPath, [cli, 'explain', '10.1.2.3', '--data', dir, '--quiet'], { encoding: 'utf8' });
     expect([r.status, r.stderr.trim()]).toEqual([1, 'iprecord: 10.1.2.3: 10.1.2.3 is a private IP address']);
@@ -172,17 +178,29 @@ describe('explain() with a second location database (compare)', () => {
           continue;
         }
         const code = (reader.get(ip) as { country_code?: string } | null)?.country_code ?? null;
-        const want = [{ source: second, country_code: code, agrees: code === null || e.record.country_code === null ? null : code === e.record.country_code }];
-        if (JSON.stringify(e.agreement) !== JSON.stringify(want)) wrong.push(`${ip}: ${JSON.stringify(e.agreement)}, maxmind ${JSON.stringify(want)}`);
+        const want = [
+          {
+            source: second,
+            country_code: code,
+            agrees: code === null || e.record.country_code === null ? null : code === e.record.country_code,
+          },
+        ];
+        if (JSON.stringify(e.agreement) !== JSON.stringify(want))
+          wrong.push(`${ip}: ${JSON.stringify(e.agreement)}, maxmind ${JSON.stringify(want)}`);
         if (want[0].agrees !== null) {
           compared++;
           if (want[0].agrees) agreed++;
         }
       }
       expect(wrong.slice(0, 5)).toEqual([]);
-      console.log(`country of the default data and of geo-whois-asn-country: ${agreed} of ${compared} addresses agree (${((100 * agreed) / compared).toFixed(1)} %)`);
+      console.log(
+        `country of the default data and of geo-whois-asn-country: ${agreed} of ${compared} addresses agree (${((100 * agreed) / compared).toFixed(1)} %)`,
+      );
       expect(compared).toBeGreaterThan(1000);
-      const out = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'explain', '8.8.8.8', '--compare', second], { encoding: 'utf8', env: { ...process.env, IPRECORD_QUIET: '1' } });
+      const out = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'explain', '8.8.8.8', '--compare', second], {
+        encoding: 'utf8',
+        env: { ...process.env, IPRECORD_QUIET: '1' },
+      });
       expect(JSON.parse(out.stdout).agreement).toEqual(engine.explain('8.8.8.8').agreement);
       // A database that is not there, or not a location database, is refused at open(), named.
       await expect(open({ compare: join(ROOT, 'no-such.mmdb') })).rejects.toThrow(/Cannot read database .*no-such\.mmdb: ENOENT/);
@@ -241,7 +259,15 @@ function checkProvenance(engine: Engine, feeds: boolean, count: number, more: re
       const weighed = t.rule === 'datacenter' || t.rule === 'places' || t.rule === 'default';
       const ok =
         t.type === asn.type &&
-        { none: asn.type === null, registry: true, brand: true, name: worded === asn.type, datacenter: asn.type === 'hosting', places: asn.type === 'isp', default: asn.type === 'business' }[t.rule] &&
+        {
+          none: asn.type === null,
+          registry: true,
+          brand: true,
+          name: worded === asn.type,
+          datacenter: asn.type === 'hosting',
+          places: asn.type === 'isp',
+          default: asn.type === 'business',
+        }[t.rule] &&
         (!weighed || (worded === null && t.places !== null)) &&
         (t.rule !== 'places' || t.places! >= ACCESS_PLACES) &&
         (t.rule !== 'default' || t.places! < ACCESS_PLACES) &&
@@ -254,7 +280,8 @@ function checkProvenance(engine: Engine, feeds: boolean, count: number, more: re
     else if (e.time_zone !== null && latitude !== null && longitude !== null && e.time_zone.from !== 'data') {
       rules[`zone from ${e.time_zone.from}`] = (rules[`zone from ${e.time_zone.from}`] ?? 0) + 1;
       const there = tzLookup(latitude, longitude);
-      if ((e.time_zone.from === 'coordinates') !== (there === e.time_zone.name)) wrong.push(`${ip}: ${e.time_zone.name} from ${e.time_zone.from}, tz-lookup ${there} at ${latitude},${longitude}`);
+      if ((e.time_zone.from === 'coordinates') !== (there === e.time_zone.name))
+        wrong.push(`${ip}: ${e.time_zone.name} from ${e.time_zone.from}, tz-lookup ${there} at ${latitude},${longitude}`);
     }
   }
   expect(wrong.slice(0, 5)).toEqual([]);

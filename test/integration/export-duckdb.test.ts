@@ -34,13 +34,16 @@ describe('exportDataset: parquet in DuckDB', () => {
     const rows = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJson();
 
     // The files' types, as the issue of engines that read 128-bit integers as DOUBLE asks.
-    const types = async (file: string) => Object.fromEntries((await rows(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).map((r) => [r.column_name, r.column_type]));
+    const types = async (file: string) =>
+      Object.fromEntries((await rows(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).map((r) => [r.column_name, r.column_type]));
     const t4 = await types(files[4]);
     const t6 = await types(files[6]);
     expect([t4.start, t4.end, t6.start, t6.end]).toEqual(['UBIGINT', 'UBIGINT', 'BLOB', 'BLOB']);
     expect(t4.asn).toMatch(/^STRUCT\(asn VARCHAR, "name" VARCHAR, "?domain"? VARCHAR, "?route"? VARCHAR, "type" VARCHAR\)$/);
     expect(t4.threat).toMatch(/blocklists STRUCT\("name" VARCHAR, site VARCHAR, "type" VARCHAR\)\[\]/);
-    const counted = (await rows(`SELECT (SELECT count(*) FROM read_parquet('${files[4]}')) + (SELECT count(*) FROM read_parquet('${files[6]}')) AS n`))[0].n;
+    const counted = (
+      await rows(`SELECT (SELECT count(*) FROM read_parquet('${files[4]}')) + (SELECT count(*) FROM read_parquet('${files[6]}')) AS n`)
+    )[0].n;
     expect(Number(counted)).toBe(result.rows);
     // The nested columns hold what the record's JSON holds.
     for (const file of [files[4], files[6]]) {
@@ -54,7 +57,10 @@ describe('exportDataset: parquet in DuckDB', () => {
 
     // The log: every range's start and end, one before and one after each (each address once: the address after a range
     // is most often the next one's start), then random addresses, 30 000 in all.
-    const starts = (await rows(`SELECT DISTINCT start_ip, end_ip FROM read_parquet(['${files[4]}', '${files[6]}'])`)) as { start_ip: string; end_ip: string }[];
+    const starts = (await rows(`SELECT DISTINCT start_ip, end_ip FROM read_parquet(['${files[4]}', '${files[6]}'])`)) as {
+      start_ip: string;
+      end_ip: string;
+    }[];
     const next = xorshift32(seed());
     const log: string[] = [];
     const seen = new Set<string>();
@@ -87,12 +93,20 @@ describe('exportDataset: parquet in DuckDB', () => {
     const forms: (string | null)[] = [...ADDRESS_FORMS, '', null];
     const csv = join(dir, 'log.csv');
     writeFileSync(csv, 'id,client_ip\n' + log.map((ip, i) => `${i},${ip}`).join('\n') + '\n');
-    await c.run(`CREATE TABLE logs AS SELECT * FROM read_csv('${csv}', header = true, columns = {'id': 'INTEGER', 'client_ip': 'VARCHAR'})`);
-    await c.run(`INSERT INTO logs VALUES ${forms.map((f, i) => `(${log.length + i}, ${f === null ? 'NULL' : `'${f.replaceAll("'", "''")}'`})`).join(', ')}`);
+    await c.run(
+      `CREATE TABLE logs AS SELECT * FROM read_csv('${csv}', header = true, columns = {'id': 'INTEGER', 'client_ip': 'VARCHAR'})`,
+    );
+    await c.run(
+      `INSERT INTO logs VALUES ${forms.map((f, i) => `(${log.length + i}, ${f === null ? 'NULL' : `'${f.replaceAll("'", "''")}'`})`).join(', ')}`,
+    );
     log.push(...(forms as string[]));
     // The recipe of docs/exports.md, as a user copies it.
-    for (const sql of statements(docRecipe('duckdb'))) await c.run(sql.replaceAll("'records.ipv4.parquet'", `'${files[4]}'`).replaceAll("'records.ipv6.parquet'", `'${files[6]}'`));
-    const joined = (await rows(`SELECT id, CAST(record AS VARCHAR) AS record FROM enriched ORDER BY id`)) as { id: number; record: string | null }[];
+    for (const sql of statements(docRecipe('duckdb')))
+      await c.run(sql.replaceAll("'records.ipv4.parquet'", `'${files[4]}'`).replaceAll("'records.ipv6.parquet'", `'${files[6]}'`));
+    const joined = (await rows(`SELECT id, CAST(record AS VARCHAR) AS record FROM enriched ORDER BY id`)) as {
+      id: number;
+      record: string | null;
+    }[];
     expect(joined.length).toBe(log.length);
     let records = 0;
     let errors = 0;
@@ -106,9 +120,12 @@ describe('exportDataset: parquet in DuckDB', () => {
       } catch {
         errors++;
       }
-      if (j.record !== want && wrong.length < 10) wrong.push(`${ip}: DuckDB ${String(j.record).slice(0, 80)}, lookup() ${String(want).slice(0, 80)}`);
+      if (j.record !== want && wrong.length < 10)
+        wrong.push(`${ip}: DuckDB ${String(j.record).slice(0, 80)}, lookup() ${String(want).slice(0, 80)}`);
     }
-    console.log(`duckdb: ${log.length} log addresses (${edges} range edges) ASOF-joined to ${result.rows} Parquet rows: ${records} records, ${errors} errors, ${wrong.length} different`);
+    console.log(
+      `duckdb: ${log.length} log addresses (${edges} range edges) ASOF-joined to ${result.rows} Parquet rows: ${records} records, ${errors} errors, ${wrong.length} different`,
+    );
     expect(wrong).toEqual([]);
     expect(errors).toBeGreaterThan(0);
 
@@ -127,7 +144,9 @@ describe('exportDataset: parquet in DuckDB', () => {
     )) as { id: number; record: string | null }[];
     expect(bucketed.length).toBe(joined.length);
     const differ = bucketed.filter((b, i) => b.id !== joined[i].id || b.record !== joined[i].record);
-    console.log(`duckdb: the bucket join of the BigQuery, Snowflake and Spark recipes: ${bucketed.length} addresses, ${differ.length} different from the ASOF join`);
+    console.log(
+      `duckdb: the bucket join of the BigQuery, Snowflake and Spark recipes: ${bucketed.length} addresses, ${differ.length} different from the ASOF join`,
+    );
     expect(differ.slice(0, 5)).toEqual([]);
   }, 180_000);
 });

@@ -36,7 +36,8 @@ function walk(engine: Engine, every: number, family?: IpVersion) {
     ranges++;
     const prefix = r.ref & 255;
     const bits = BigInt((r.version === 4 ? 32 : 128) - prefix);
-    if (prefix !== NO_ROUTE && prefix !== 0 && r.first >> bits !== r.last >> bits) across.push(formatIp(r.version, fromBigInt(r.version, r.first)));
+    if (prefix !== NO_ROUTE && prefix !== 0 && r.first >> bits !== r.last >> bits)
+      across.push(formatIp(r.version, fromBigInt(r.version, r.first)));
     // A piece that continues the one before with the same ref: its range was split for its route.
     const cut = previous !== null && previous.ref === r.ref && previous.last + 1n === r.first;
     if (cut) split++;
@@ -62,7 +63,9 @@ describe('export ranges', () => {
     const engine = openSync();
     const w = walk(engine, 500, 4);
     engine.close();
-    console.log(`export ranges: ${w.ranges} of the default data's IPv4, ${w.split} pieces of ranges split for their route; lookup() at both ends of ${w.looked}`);
+    console.log(
+      `export ranges: ${w.ranges} of the default data's IPv4, ${w.split} pieces of ranges split for their route; lookup() at both ends of ${w.looked}`,
+    );
     expect({ across: w.across, differ: w.differ }).toEqual({ across: [], differ: [] });
     expect(w.split).toBeGreaterThan(0);
   }, 120_000);

@@ -79,12 +79,15 @@ describe('exportDataset: csv', () => {
       const flat = flatten(record);
       // Every value has its column (a null object is its members' nulls).
       for (const k of flat.keys()) expect(EXPORT_COLUMNS.includes(k) || flat.get(k) === null, k).toBe(true);
-      EXPORT_COLUMNS.forEach((c, i) => expect(row[3 + i], `${network} ${c}`).toBe(flat.get(c) === null || flat.get(c) === undefined ? '' : String(flat.get(c))));
+      EXPORT_COLUMNS.forEach((c, i) =>
+        expect(row[3 + i], `${network} ${c}`).toBe(flat.get(c) === null || flat.get(c) === undefined ? '' : String(flat.get(c))),
+      );
       const lo = toBigInt(first);
       const hi = toBigInt(last);
       expect(network).toBe(`${startIp}/${(first.version === 4 ? 32 : 128) - (hi - lo + 1n).toString(2).length + 1}`);
       const random = lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n);
-      for (const n of [lo, random, hi]) expect(want(formatIp(first.version, fromBigInt(first.version, n))), `${network} at ${n}`).toEqual(record);
+      for (const n of [lo, random, hi])
+        expect(want(formatIp(first.version, fromBigInt(first.version, n))), `${network} at ${n}`).toEqual(record);
       blocks[first.version].push([lo, hi]);
     }
     // Between the rows, in address order, only addresses that answer an error (or, in IPv6, those answered as IPv4: ::/96, ::ffff:0:0/96, 64:ff9b::/96).
@@ -101,11 +104,18 @@ describe('exportDataset: csv', () => {
       if (at <= end) gaps.push([at, end]);
       const v4Mirror = (n: bigint) => version === 6 && (n >> 32n === 0xffffn || carriesIpv4(fromBigInt(6, n)));
       for (const [lo, hi] of gaps) {
-        for (const n of [lo, hi]) if (!v4Mirror(n)) expect(want(formatIp(version, fromBigInt(version, n))), `gap ${formatIp(version, fromBigInt(version, n))}`).toBeNull();
+        for (const n of [lo, hi])
+          if (!v4Mirror(n))
+            expect(want(formatIp(version, fromBigInt(version, n))), `gap ${formatIp(version, fromBigInt(version, n))}`).toBeNull();
       }
       expect(gaps.length).toBeGreaterThan(3);
     }
-    const manifest = JSON.parse(readFileSync(result.manifest as string, 'utf8')) as { format: string; rows: number; sources: { role: string }[]; licences: string[] };
+    const manifest = JSON.parse(readFileSync(result.manifest as string, 'utf8')) as {
+      format: string;
+      rows: number;
+      sources: { role: string }[];
+      licences: string[];
+    };
     expect([manifest.format, manifest.rows]).toEqual(['csv', result.rows]);
     expect(manifest.sources.map((s) => s.role)).toEqual(['geo', 'asn']);
     expect(manifest.licences.join(' ')).toMatch(/IP Geolocation by DB-IP/);
@@ -183,7 +193,8 @@ describe('exportDataset: csv', () => {
     }
     const manifest = JSON.parse(readFileSync(`${out}.manifest.json`, 'utf8')) as { columns: string[] };
     expect(manifest.columns).toEqual(rows[0]);
-    for (const bad of ['ip', 'time_zone.current_time', 'asn.nope', 'nope']) expect(await runExport(['--format', 'csv', '--out', out, '--data', data, '--fields', bad]), bad).toBe(2);
+    for (const bad of ['ip', 'time_zone.current_time', 'asn.nope', 'nope'])
+      expect(await runExport(['--format', 'csv', '--out', out, '--data', data, '--fields', bad]), bad).toBe(2);
     expect(await runExport(['--format', 'mmdb', '--out', join(dir, 'x.mmdb'), '--data', data, '--fields', 'asn'])).toBe(2);
     await expect(exportDataset(t.engine, { format: 'csv', out, fields: ['count'] })).rejects.toThrow(/depends on the address/);
     await expect(exportDataset(t.engine, { format: 'parquet', out, fields: ['asn'] })).rejects.toThrow(/holds every field/);
@@ -215,17 +226,24 @@ describe('exportDataset: csv', () => {
         probes.push({ ip, want });
       }
       // IPv4-mapped, IPv4-compatible and NAT64 addresses find the IPv4 record, as iprecord answers them.
-      if (first.version === 4) for (const form of ['::ffff:', '::', '64:ff9b::']) expect(reader.get(`${form}${row[1]}`), `${form}${row[1]}`).toEqual(want);
+      if (first.version === 4)
+        for (const form of ['::ffff:', '::', '64:ff9b::']) expect(reader.get(`${form}${row[1]}`), `${form}${row[1]}`).toEqual(want);
     }
     expect(reader.get('10.0.0.1')).toBeNull();
     expect(reader.get('fe80::1')).toBeNull();
 
     const python = '/usr/bin/python3';
-    const hasPython = existsSync(python) && execFileSync(python, ['-c', 'import importlib.util; print(importlib.util.find_spec("maxminddb") is not None)']).toString().trim() === 'True';
+    const hasPython =
+      existsSync(python) &&
+      execFileSync(python, ['-c', 'import importlib.util; print(importlib.util.find_spec("maxminddb") is not None)']).toString().trim() ===
+        'True';
     if (!hasPython) console.log('mmdb export: Python maxminddb check skipped (apt install python3-maxminddb)');
     else {
-      const script = 'import json, sys, maxminddb\nr = maxminddb.open_database(sys.argv[1])\nprint(json.dumps([r.get(ip) for ip in json.load(sys.stdin)]))';
-      const got = JSON.parse(execFileSync(python, ['-c', script, out], { input: JSON.stringify(probes.map((p) => p.ip)), maxBuffer: 1 << 28 }).toString()) as unknown[];
+      const script =
+        'import json, sys, maxminddb\nr = maxminddb.open_database(sys.argv[1])\nprint(json.dumps([r.get(ip) for ip in json.load(sys.stdin)]))';
+      const got = JSON.parse(
+        execFileSync(python, ['-c', script, out], { input: JSON.stringify(probes.map((p) => p.ip)), maxBuffer: 1 << 28 }).toString(),
+      ) as unknown[];
       probes.forEach((p, i) => expect(got[i], `python ${p.ip}`).toEqual(p.want));
     }
     const mmdblookup = '/usr/bin/mmdblookup';
@@ -250,7 +268,9 @@ describe('exportDataset: csv', () => {
        * lookup); a path the record does not have is an error, which the filter answers with null.
        */
       const askAll = (queries: readonly (readonly [ip: string, path: string])[]): string[] => {
-        const script = queries.map(([ip, path]) => `${mmdblookup} --file '${out}' --ip '${ip}' ${path.split('.').join(' ')} 2>&1; printf '\\n@@%s@@\\n' $?`).join('\n');
+        const script = queries
+          .map(([ip, path]) => `${mmdblookup} --file '${out}' --ip '${ip}' ${path.split('.').join(' ')} 2>&1; printf '\\n@@%s@@\\n' $?`)
+          .join('\n');
         const said = execFileSync('sh', ['-c', script], { maxBuffer: 1 << 28 })
           .toString()
           .split(/\n@@(\d+)@@\n/);
@@ -263,14 +283,19 @@ describe('exportDataset: csv', () => {
         });
       };
       const ask = (ip: string, path: string): string => askAll([[ip, path]])[0];
-      const at = (v: unknown, path: string): unknown => path.split('.').reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v) ?? null;
+      const at = (v: unknown, path: string): unknown =>
+        path
+          .split('.')
+          .reduce<unknown>((o, k) => (o === null || typeof o !== 'object' ? undefined : (o as Record<string, unknown>)[k]), v) ?? null;
       // Every path on a quarter of a seventh of the probes.
       const queries = probes.filter((_, i) => i % 28 === 0).flatMap((p) => paths.map((path) => [p.ip, path, p.want] as const));
       const answers = askAll(queries.map(([ip, path]) => [ip, path]));
       queries.forEach(([ip, path, want], i) => {
         const value = at(want, path);
         // mmdblookup prints a double with six decimals.
-        expect(scalar(answers[i]), `${ip} ${path}`).toEqual(typeof value === 'number' && !Number.isInteger(value) ? Number(value.toFixed(6)) : value);
+        expect(scalar(answers[i]), `${ip} ${path}`).toEqual(
+          typeof value === 'number' && !Number.isInteger(value) ? Number(value.toFixed(6)) : value,
+        );
       });
       const asked = queries.length;
       console.log(`mmdb export: mmdblookup answered ${asked} Fluent Bit recipe paths as lookup() does`);

@@ -97,7 +97,10 @@ describe('metrics', () => {
     expect(m.get('iprecord_bulk_addresses_bucket{le="5"}')).toBe(2);
     expect(m.get('iprecord_dataset_built_timestamp_seconds')).toBe(Date.parse(engine.info().dataset.builtAt) / 1000);
     for (const d of engine.info().databases)
-      if (d.dataDate !== null) expect([...m.entries()].some(([k, v]) => k.includes(`role="${d.role}"`) && v === Date.parse(d.dataDate as string) / 1000)).toBe(true);
+      if (d.dataDate !== null)
+        expect([...m.entries()].some(([k, v]) => k.includes(`role="${d.role}"`) && v === Date.parse(d.dataDate as string) / 1000)).toBe(
+          true,
+        );
     expect(m.get('iprecord_process_resident_memory_bytes')).toBeGreaterThan(0);
     for (const secret of [KEY, 'not-a-key', ...addresses, '10.1.2.3']) expect(scraped.text).not.toContain(secret);
   });
@@ -110,10 +113,14 @@ describe('metrics', () => {
   });
 
   it('of iprecord serve --workers 2 are the workers added up, served by the primary', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--metrics-port', '0', '--workers', '2', '--access-log', 'off', '--quiet'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, IPRECORD_DATA: '' },
-    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--metrics-port', '0', '--workers', '2', '--access-log', 'off', '--quiet'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, IPRECORD_DATA: '' },
+      },
+    );
     let err = '';
     try {
       const ports = await new Promise<{ api: number; metrics: number }>((resolve, reject) => {

@@ -55,7 +55,9 @@ exec(recipe.replace('/data/records.mmdb', sys.argv[2]))
 out = iprecord(pandas.Series(cells, dtype=object))
 print(json.dumps([None if v is None else json.loads(v) for v in out]))
 `;
-    const got = JSON.parse(execFileSync(PYTHON, ['-c', script, JSON.stringify(cells), mmdb], { input: docRecipe('spark-udf') }).toString()) as unknown[];
+    const got = JSON.parse(
+      execFileSync(PYTHON, ['-c', script, JSON.stringify(cells), mmdb], { input: docRecipe('spark-udf') }).toString(),
+    ) as unknown[];
     const wrong: string[] = [];
     let records = 0;
     cells.forEach((ip, i) => {
@@ -68,7 +70,8 @@ print(json.dumps([None if v is None else json.loads(v) for v in out]))
       } catch {
         // an error: NULL
       }
-      if (JSON.stringify(got[i]) !== JSON.stringify(want)) wrong.push(`${JSON.stringify(ip)}: UDF ${JSON.stringify(got[i])?.slice(0, 60)}, lookup() ${JSON.stringify(want)?.slice(0, 60)}`);
+      if (JSON.stringify(got[i]) !== JSON.stringify(want))
+        wrong.push(`${JSON.stringify(ip)}: UDF ${JSON.stringify(got[i])?.slice(0, 60)}, lookup() ${JSON.stringify(want)?.slice(0, 60)}`);
     });
     engine.close();
     console.log(`recipes: the Spark UDF on ${cells.length} log forms: ${records} records, ${wrong.length} different`);

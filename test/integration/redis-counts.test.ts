@@ -30,7 +30,19 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
   const servers: ServeProcess[] = [];
   const serve = async () => {
     // Counts exchanged four times a second (once by default): the waits below are counted in syncs.
-    const s = await serveProcess(['serve', '--port', '0', '--keys', join(dir, 'keys.json'), '--counts', redis.url, '--access-log', 'off', '--counts-sync-every', String(SYNC_MS / 1000)]);
+    const s = await serveProcess([
+      'serve',
+      '--port',
+      '0',
+      '--keys',
+      join(dir, 'keys.json'),
+      '--counts',
+      redis.url,
+      '--access-log',
+      'off',
+      '--counts-sync-every',
+      String(SYNC_MS / 1000),
+    ]);
     servers.push(s);
     return s;
   };
@@ -118,11 +130,37 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     const now = Math.floor(Date.now() / 60_000);
     const client = new Redis(redis.port, '127.0.0.1');
     // Minutes as instances left them: one 25 hours old beside one of 16 hours; one of 3.5 days beside one of 10 minutes.
-    await client.hset(`{iprecord}:counts:${digest('window-key-0001')}`, String(now - 1500), '7', String(now - 1000), '5', 'total', '12', 'oldest', String(now - 1500));
-    await client.hset(`{iprecord}:counts:${digest('window-key-0002')}`, String(now - 5000), '3', String(now - 10), '4', 'total', '7', 'oldest', String(now - 5000));
+    await client.hset(
+      `{iprecord}:counts:${digest('window-key-0001')}`,
+      String(now - 1500),
+      '7',
+      String(now - 1000),
+      '5',
+      'total',
+      '12',
+      'oldest',
+      String(now - 1500),
+    );
+    await client.hset(
+      `{iprecord}:counts:${digest('window-key-0002')}`,
+      String(now - 5000),
+      '3',
+      String(now - 10),
+      '4',
+      'total',
+      '7',
+      'oldest',
+      String(now - 5000),
+    );
     // And, as they do, the keys in the set of keys by the last second counted (Redis's clock).
     const [clock] = await client.time();
-    await client.zadd('{iprecord}:active', Number(clock) - 1000 * 60, `{iprecord}:counts:${digest('window-key-0001')}`, Number(clock) - 10 * 60, `{iprecord}:counts:${digest('window-key-0002')}`);
+    await client.zadd(
+      '{iprecord}:active',
+      Number(clock) - 1000 * 60,
+      `{iprecord}:counts:${digest('window-key-0001')}`,
+      Number(clock) - 10 * 60,
+      `{iprecord}:counts:${digest('window-key-0002')}`,
+    );
     const shared = await SharedCounts.connect(redis.url, keys, () => {});
     await shared.close();
     expect([keys.find('window-key-0001')!.offset, keys.find('window-key-0002')!.offset]).toEqual([5, 4]);
@@ -165,7 +203,12 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     expect(Number(await client.hget(`{iprecord}:counts:${digest(key)}`, 'total'))).toBe(505);
     expect([a.offset, b.offset]).toEqual([200, 305]);
     // The quota sees every request again: 495 more pass on either instance, 496 do not.
-    expect([a.allows(495, Date.now()), a.allows(496, Date.now()), b.allows(495, Date.now()), b.allows(496, Date.now())]).toEqual([true, false, true, false]);
+    expect([a.allows(495, Date.now()), a.allows(496, Date.now()), b.allows(495, Date.now()), b.allows(496, Date.now())]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
     for (const l of logs) expect(l.filter((line) => line.includes('lost its counts'))).toHaveLength(1);
     client.disconnect();
     await Promise.all(shared.map((s) => s.close()));
@@ -210,7 +253,9 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     // What each process holds, collected every quarter second (not garbage of the parse a busy machine left for later).
     const collected = { NODE_OPTIONS: `--expose-gc --require ${join(ROOT, 'test/helpers/gc-often.cjs')}` };
     const [many, few] = await Promise.all(
-      ['many', 'few'].map((f) => serveProcess(['serve', '--port', '0', '--keys', join(dir, `${f}.json`), '--counts', redis.url, '--access-log', 'off'], collected)),
+      ['many', 'few'].map((f) =>
+        serveProcess(['serve', '--port', '0', '--keys', join(dir, `${f}.json`), '--counts', redis.url, '--access-log', 'off'], collected),
+      ),
     );
     try {
       const client = new Redis(redis.port, '127.0.0.1');
@@ -227,7 +272,9 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
       client.disconnect();
       const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
       const more = rss(many.child.pid!) - rss(few.child.pid!);
-      console.log(`100 000 idle keys: ${more.toFixed(1)} MB more than 3 keys; Redis ${((share / ((Date.now() - started) / 1000)) * 100).toFixed(2)} % of a core`);
+      console.log(
+        `100 000 idle keys: ${more.toFixed(1)} MB more than 3 keys; Redis ${((share / ((Date.now() - started) / 1000)) * 100).toFixed(2)} % of a core`,
+      );
       expect(more).toBeLessThan(30);
       expect(share / ((Date.now() - started) / 1000)).toBeLessThan(0.01);
       // Answering still: a key of the file, its first use.

@@ -24,7 +24,12 @@ const LEASE = Math.ceil(QUOTA / 32);
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 
 /** `n` requests of `key`, 32 at a time, request i to the instance `pick(i)` names (read at send time); `during` before each. */
-async function burst(pick: (i: number) => number, key: string, n: number, during?: (sent: number) => Promise<void> | void): Promise<Record<number, number>> {
+async function burst(
+  pick: (i: number) => number,
+  key: string,
+  n: number,
+  during?: (sent: number) => Promise<void> | void,
+): Promise<Record<number, number>> {
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const statuses: Record<number, number> = {};
   let next = 0;
@@ -56,7 +61,18 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
   let redis: RedisProcess;
   const started: ServeProcess[] = [];
   const serve = async (more: string[] = []) => {
-    const s = await serveProcess(['serve', '--port', '0', '--keys', join(dir, 'keys.json'), '--counts', redis.url, '--access-log', 'off', ...more]);
+    const s = await serveProcess([
+      'serve',
+      '--port',
+      '0',
+      '--keys',
+      join(dir, 'keys.json'),
+      '--counts',
+      redis.url,
+      '--access-log',
+      'off',
+      ...more,
+    ]);
     started.push(s);
     return s;
   };

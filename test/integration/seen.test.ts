@@ -90,10 +90,12 @@ class Replay {
 /** Documentation space: no lookup reads these lists, only seen.bin. */
 const POOL = pool([0xc6336400, 0xcb007100], ['2001:db8::', 0x20010db8n << 96n]);
 
-const at6 = (ranges: readonly (readonly [bigint, bigint, number, number])[], x: bigint) => ranges.find(([s, e]) => s <= x && x <= e) ?? null;
+const at6 = (ranges: readonly (readonly [bigint, bigint, number, number])[], x: bigint) =>
+  ranges.find(([s, e]) => s <= x && x <= e) ?? null;
 /** The range of flat IPv4 ranges (start, end, first, last) that holds `x`, as a tuple. */
 function at4(ranges: Uint32Array, x: number): [number, number, number, number] | null {
-  for (let i = 0; i < ranges.length; i += 4) if (ranges[i] <= x && x <= ranges[i + 1]) return [ranges[i], ranges[i + 1], ranges[i + 2], ranges[i + 3]];
+  for (let i = 0; i < ranges.length; i += 4)
+    if (ranges[i] <= x && x <= ranges[i + 1]) return [ranges[i], ranges[i + 1], ranges[i + 2], ranges[i + 3]];
   return null;
 }
 
@@ -137,7 +139,8 @@ describe('first and last seen across builds', () => {
       const check = (key: string, got: readonly [unknown, unknown, number, number] | null) => {
         const want = history.want(key);
         const answer = got === null ? null : { first: got[2], last: got[3] };
-        if (JSON.stringify(answer) !== JSON.stringify(want)) wrong.push(`${key} on day ${day}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(want)}`);
+        if (JSON.stringify(answer) !== JSON.stringify(want))
+          wrong.push(`${key} on day ${day}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(want)}`);
       };
       for (const a of history.probes4) check(`4:${a}`, at4(seen!.v4, a));
       for (const x of history.probes6) check(`6:${x}`, at6(seen!.v6, x));
@@ -189,7 +192,10 @@ describe('first and last seen across updates from an HTTP origin', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/drawn`;
     // Public space, so that explain() answers each probe (an address of documentation space has no record).
     const entries = pool([0x51024500, 0x59a01400], ['2a02:cf40::', 0x2a02cf40n << 96n]);
-    const config = parseThreatConfig({ sources: SMALL_SOURCES, feeds: [{ name: 'drawn', source: url, format: 'list', categories: ['attacker'] }] }, dir);
+    const config = parseThreatConfig(
+      { sources: SMALL_SOURCES, feeds: [{ name: 'drawn', source: url, format: 'list', categories: ['attacker'] }] },
+      dir,
+    );
     const next = prng(seed());
     const history = new Replay(entries);
     // Each update: days after the one before, and whether the origin's list changed (else it answers 304).
@@ -226,7 +232,8 @@ describe('first and last seen across updates from an HTTP origin', () => {
           const got = engine.explain(ip).lists?.find((l) => l.name === 'drawn') ?? null;
           const answer = got === null ? null : [got.first_seen, got.last_seen, got.listed, got.downloaded];
           const expected = want === null ? null : [dayText(want.first), dayText(want.last), want.last === day, dayText(day)];
-          if (JSON.stringify(answer) !== JSON.stringify(expected)) wrong.push(`${ip} on ${dayText(day)}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(expected)}`);
+          if (JSON.stringify(answer) !== JSON.stringify(expected))
+            wrong.push(`${ip} on ${dayText(day)}: ${JSON.stringify(answer)}, the replay ${JSON.stringify(expected)}`);
         };
         for (const a of history.probes4) check([a >>> 24, (a >>> 16) & 255, (a >>> 8) & 255, a & 255].join('.'), `4:${a}`);
         for (const x of history.probes6) check(`2a02:cf40::${(x & 0xffffn).toString(16)}`, `6:${x}`);

@@ -89,7 +89,8 @@ describe('select()', () => {
   });
 
   it('refuses a path the record has not, when compiled', () => {
-    for (const bad of ['asn.nope', 'nope', 'threat.scores.x', 'languages.name', 'city.x', '', ' , ']) expect(() => engine.select(bad)).toThrow(InvalidFieldError);
+    for (const bad of ['asn.nope', 'nope', 'threat.scores.x', 'languages.name', 'city.x', '', ' , '])
+      expect(() => engine.select(bad)).toThrow(InvalidFieldError);
     expect(() => engine.select(['country_code', 'asn.asn.x'])).toThrow(/asn\.asn\.x is not a valid field/);
   });
 

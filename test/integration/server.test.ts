@@ -132,7 +132,19 @@ describe('server: operations', () => {
   it('GET /<field> and /<ip>/<field>: strings as plain text, other values as JSON', async () => {
     const ip = '8.8.8.8';
     const record = engine.lookup(ip);
-    for (const name of ['country_name', 'city', 'ip', 'latitude', 'is_eu', 'asn', 'languages', 'currency', 'postal', 'threat', 'count'] as const) {
+    for (const name of [
+      'country_name',
+      'city',
+      'ip',
+      'latitude',
+      'is_eu',
+      'asn',
+      'languages',
+      'currency',
+      'postal',
+      'threat',
+      'count',
+    ] as const) {
       const r = await call(`/${ip}/${name}`);
       expect(r.status, name).toBe(200);
       const value = record[name];
@@ -173,7 +185,10 @@ describe('server: operations', () => {
       else expect(out[i]).toEqual({ message: want.message });
     });
     const picked = await call('/bulk?fields=ip,country_code', { method: 'POST', body: '["8.8.8.8","bleh"]' });
-    expect(JSON.parse(picked.body)).toEqual([{ ip: '8.8.8.8', country_code: 'US' }, { message: 'bleh does not appear to be an IPv4 or IPv6 address' }]);
+    expect(JSON.parse(picked.body)).toEqual([
+      { ip: '8.8.8.8', country_code: 'US' },
+      { message: 'bleh does not appear to be an IPv4 or IPv6 address' },
+    ]);
     // Text beyond ASCII in a message, beside a record's emoji flag, with the body's length in bytes.
     const mixed = await call('/bulk', { method: 'POST', body: '["8.8.8.8","bléh 🇺🇸"]' });
     const both = JSON.parse(mixed.body) as [IpRecord, unknown];
@@ -219,7 +234,9 @@ describe('server: operations', () => {
     const eu = await call('/eu/8.8.8.8?fields=ip,city');
     expect(JSON.parse(eu.body)).toEqual(JSON.parse((await call('/8.8.8.8?fields=ip,city')).body));
     expect((await call('/eu/8.8.8.8/country_code')).body).toBe('US');
-    const raw = await rawRequest(`GET http://api.example/8.8.8.8/country_code?api-key=${BIZ} HTTP/1.1\r\nHost: api.example\r\nConnection: close\r\n\r\n`);
+    const raw = await rawRequest(
+      `GET http://api.example/8.8.8.8/country_code?api-key=${BIZ} HTTP/1.1\r\nHost: api.example\r\nConnection: close\r\n\r\n`,
+    );
     expect(raw).toMatch(/^HTTP\/1\.1 200 OK/);
     expect(raw.endsWith('\r\n\r\nUS')).toBe(true);
     const head = await fetch(`${base}/8.8.8.8?api-key=${BIZ}`, { method: 'HEAD' });
@@ -246,7 +263,10 @@ describe('server: operations', () => {
     const r = await call('/8.8.8.8');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
-    const pre = await fetch(`${base}/8.8.8.8`, { method: 'OPTIONS', headers: { origin: 'https://a.example', 'access-control-request-headers': 'api-key' } });
+    const pre = await fetch(`${base}/8.8.8.8`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://a.example', 'access-control-request-headers': 'api-key' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-headers')).toContain('api-key');
   });
@@ -301,7 +321,8 @@ describe('server: errors, keys and plans', () => {
     expect((await call('/8.8.8.8', { key: '' })).status).toBe(401);
     // Once a key has matched (and is remembered), its near misses still do not.
     expect((await call('/8.8.8.8', { key: BIZ })).status).toBe(200);
-    for (const near of [BIZ + 'x', BIZ.slice(0, -1), BIZ.toUpperCase(), ` ${BIZ}`]) expect((await call('/8.8.8.8', { key: near })).status).toBe(401);
+    for (const near of [BIZ + 'x', BIZ.slice(0, -1), BIZ.toUpperCase(), ` ${BIZ}`])
+      expect((await call('/8.8.8.8', { key: near })).status).toBe(401);
     const header = await call('/8.8.8.8/country_code', { key: null, headers: { 'api-key': BIZ } });
     expect(header.body).toBe('US');
   });
@@ -328,7 +349,9 @@ describe('server: errors, keys and plans', () => {
     expect((await call('/8.8.8.8', { key })).status).toBe(200);
     const spent = await call('/8.8.8.8', { key });
     expect(spent.status).toBe(403);
-    expect(JSON.parse(spent.body)).toEqual({ message: 'You have exceeded your free quota. Upgrade to a paid plan to re-activate your account.' });
+    expect(JSON.parse(spent.body)).toEqual({
+      message: 'You have exceeded your free quota. Upgrade to a paid plan to re-activate your account.',
+    });
   });
 
   it('the access log has a line per request, the key name but never the key', async () => {
@@ -355,7 +378,13 @@ describe('server: errors, keys and plans', () => {
       await fetch(`${base}/8.8.8.8?${query}`);
     }
     // One of the server's keys under any name, inside a value, or as the path.
-    for (const target of [`/8.8.8.8?=api-key=${BIZ}`, `/8.8.8.8?k=${BIZ}`, `/8.8.8.8?q=api-key%3D${BIZ}`, `/${BIZ}`, `/${encodeURIComponent(BIZ)}?fields=ip`]) {
+    for (const target of [
+      `/8.8.8.8?=api-key=${BIZ}`,
+      `/8.8.8.8?k=${BIZ}`,
+      `/8.8.8.8?q=api-key%3D${BIZ}`,
+      `/${BIZ}`,
+      `/${encodeURIComponent(BIZ)}?fields=ip`,
+    ]) {
       await fetch(`${base}${target}`);
     }
     // A last request whose line says that every line before it is written.
@@ -370,18 +399,28 @@ describe('server: errors, keys and plans', () => {
 
   it('rejects bad options and bad keys files with a clear message', async () => {
     await expect(createServer({ engine, keys: { keys: [{ key: 'short', plan: 'free' }] } })).rejects.toThrow(/at least 8 characters/);
-    await expect(createServer({ engine, keys: { keys: [{ key: 'long-enough', plan: 'gold' as 'free' }] } })).rejects.toThrow(/plan must be one of free, paid, business/);
-    await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(`Cannot read the keys file ${join(dir, 'missing.json')}: it does not exist`);
+    await expect(createServer({ engine, keys: { keys: [{ key: 'long-enough', plan: 'gold' as 'free' }] } })).rejects.toThrow(
+      /plan must be one of free, paid, business/,
+    );
+    await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(
+      `Cannot read the keys file ${join(dir, 'missing.json')}: it does not exist`,
+    );
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
     await expect(createServer({ engine, quotaLease: 100 })).rejects.toThrow(/are for counts in Redis/);
-    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaLease: 0.5 })).rejects.toThrow(/"quotaLease" must be a positive whole number/);
-    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaWhenRedisDown: 'shut' as 'open' })).rejects.toThrow(/"open" or "closed"/);
+    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaLease: 0.5 })).rejects.toThrow(
+      /"quotaLease" must be a positive whole number/,
+    );
+    await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', quotaWhenRedisDown: 'shut' as 'open' })).rejects.toThrow(
+      /"open" or "closed"/,
+    );
     await expect(createServer({ engine, accessLog: false as never })).rejects.toThrow(/"accessLog" must be a writable stream/);
     await expect(createServer({ engine, hosts: 'api.example' as never })).rejects.toThrow(/"hosts" must be an array of strings/);
     await expect(createServer({ engine, basePaths: '/eu' as never })).rejects.toThrow(/"basePaths" must be an array of strings/);
     await expect(createServer({ engine, countsFile: 5 as never })).rejects.toThrow(/"countsFile" must be a path/);
-    await expect(createServer({ engine, counts: 'counts.json' })).rejects.toThrow(/"counts" must be a redis:\/\/, rediss:\/\/ or valkey:\/\/ URL \(a file is "countsFile"\)/);
+    await expect(createServer({ engine, counts: 'counts.json' })).rejects.toThrow(
+      /"counts" must be a redis:\/\/, rediss:\/\/ or valkey:\/\/ URL \(a file is "countsFile"\)/,
+    );
     await expect(createServer({ engine, counts: 'redis://127.0.0.1:1/0', countsFile: 'c.json' })).rejects.toThrow(/cannot both be given/);
     await expect(createServer({ engine: {} as never })).rejects.toThrow(/"engine" must be an engine/);
     await expect(createServer({ open: 'x' as never })).rejects.toThrow(/"open" must be the options of open/);
@@ -413,7 +452,18 @@ describe('server: counts, reload, fuzz, load', () => {
     // With a byte order mark, as some editors on Windows save it.
     writeFileSync(keysFile, '\uFEFF' + JSON.stringify({ keys: [{ key: 'cli-key-0001', plan: 'paid' }] }));
     const serve = async (workers: number) => {
-      const args = [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--keys', keysFile, '--access-log', 'off', '--workers', String(workers)];
+      const args = [
+        join(ROOT, 'dist', 'cli.js'),
+        'serve',
+        '--port',
+        '0',
+        '--keys',
+        keysFile,
+        '--access-log',
+        'off',
+        '--workers',
+        String(workers),
+      ];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       const port = await new Promise<number>((resolve, reject) => {
@@ -496,14 +546,58 @@ describe('server: counts, reload, fuzz, load', () => {
   it('fuzz: 10 000 random requests, no 5xx, the server stays up and its memory flat', async () => {
     const rand = prng(seed());
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
-    const pieces = ['8.8.8.8', '::1', '2001:db8::', 'bulk', 'threat', 'city', 'flags', 'us.png', 'healthz', 'eu', '%', '%ff', '..', '', 'count', '💥', 'a'.repeat(300), '1.2.3.4.5', '::ffff:1.1.1.1'];
-    const queries = ['fields=', 'fields=ip,,city', 'callback=', 'callback=x.y', 'api-key=', `api-key=${BIZ}`, `api-key=${FREE}`, 'a=%zz', '&&', 'fields=threat&fields=ip'];
+    const pieces = [
+      '8.8.8.8',
+      '::1',
+      '2001:db8::',
+      'bulk',
+      'threat',
+      'city',
+      'flags',
+      'us.png',
+      'healthz',
+      'eu',
+      '%',
+      '%ff',
+      '..',
+      '',
+      'count',
+      '💥',
+      'a'.repeat(300),
+      '1.2.3.4.5',
+      '::ffff:1.1.1.1',
+    ];
+    const queries = [
+      'fields=',
+      'fields=ip,,city',
+      'callback=',
+      'callback=x.y',
+      'api-key=',
+      `api-key=${BIZ}`,
+      `api-key=${FREE}`,
+      'a=%zz',
+      '&&',
+      'fields=threat&fields=ip',
+    ];
     const methods = ['GET', 'GET', 'GET', 'POST', 'HEAD', 'PUT', 'OPTIONS', 'DELETE'];
-    const bodies = ['', '[', '[]', '["8.8.8.8"]', '{"a":1}', JSON.stringify(Array(150).fill('1.1.1.1')), 'x'.repeat(70_000), '\u0000\u0001'];
+    const bodies = [
+      '',
+      '[',
+      '[]',
+      '["8.8.8.8"]',
+      '{"a":1}',
+      JSON.stringify(Array(150).fill('1.1.1.1')),
+      'x'.repeat(70_000),
+      '\u0000\u0001',
+    ];
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
     const statuses = new Map<number, number>();
     const one = () => {
-      const path = '/' + Array.from({ length: 1 + Math.floor(rand() * 3) }, () => encodeURIComponent(pick(pieces)).replace(/%25/g, rand() < 0.5 ? '%' : '%25')).join('/');
+      const path =
+        '/' +
+        Array.from({ length: 1 + Math.floor(rand() * 3) }, () =>
+          encodeURIComponent(pick(pieces)).replace(/%25/g, rand() < 0.5 ? '%' : '%25'),
+        ).join('/');
       const query = rand() < 0.7 ? '?' + Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(queries)).join('&') : '';
       const method = pick(methods);
       const body = method === 'POST' || method === 'PUT' ? pick(bodies) : undefined;

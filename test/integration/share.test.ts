@@ -92,9 +92,13 @@ describe('share() and open({ shared })', () => {
     const { exportDataset } = await import('../../src/export/index.js');
     const engine = openSync();
     try {
-      await expect(createServer({ engine, metricPort: 9464 } as never)).rejects.toThrow(/Unknown option "metricPort" \(did you mean "metricsPort"\?\)/);
+      await expect(createServer({ engine, metricPort: 9464 } as never)).rejects.toThrow(
+        /Unknown option "metricPort" \(did you mean "metricsPort"\?\)/,
+      );
       await expect(createServer({ engine, trustproxy: 1 } as never)).rejects.toThrow(/did you mean "trustProxy"/);
-      await expect(exportDataset(engine, { format: 'csv', out: '/nonexistent/x.csv', field: ['ip'] } as never)).rejects.toThrow(/Unknown option "field" \(did you mean "fields"\?\)/);
+      await expect(exportDataset(engine, { format: 'csv', out: '/nonexistent/x.csv', field: ['ip'] } as never)).rejects.toThrow(
+        /Unknown option "field" \(did you mean "fields"\?\)/,
+      );
     } finally {
       engine.close();
     }

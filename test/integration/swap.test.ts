@@ -28,7 +28,10 @@ function dataset(name: string): { dir: string; configFile: string } {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'tor.txt'), '1.2.3.0/24\n');
   const configFile = join(dir, 'feeds.json');
-  writeFileSync(configFile, JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({ feeds: [{ name: 'tor', source: 'tor.txt', format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }),
+  );
   return { dir, configFile };
 }
 
@@ -75,7 +78,9 @@ describe('builds swapped into a dataset directory', () => {
     const runs = [0, 1, 2].map(
       () =>
         new Promise<{ code: number | null; err: string }>((resolve) => {
-          const child = spawn(process.execPath, [CLI, 'build', '--config', configFile, '--out', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+          const child = spawn(process.execPath, [CLI, 'build', '--config', configFile, '--out', dir], {
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
           let err = '';
           child.stderr.on('data', (d: Buffer) => (err += d.toString()));
           child.on('close', (code) => resolve({ code, err }));
@@ -99,7 +104,10 @@ console.log(JSON.stringify({ path, ino: statSync(path).ino, city: e.lookup('1.0.
     const runs = [0, 1, 2].map(
       () =>
         new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-          const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CACHE_HOME: cache } });
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: { ...process.env, XDG_CACHE_HOME: cache },
+          });
           let out = '';
           let err = '';
           child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -32,14 +32,22 @@ function geoMmdb(city: string, epoch: number): Buffer {
   put('1.0.0.0/24', { city, country_code: 'AU', state1: 'Queensland', latitude: -27.5, longitude: 153 });
   put('5.145.128.0/20', { city: 'Berlin', country_code: 'DE', state1: 'Berlin', latitude: 52.5, longitude: 13.4 });
   // Each its own latitude: networks side by side with one record would be one network in the file.
-  for (let i = 0; i < 300; i++) put(`11.${i >> 8}.${i & 255}.0/24`, { city: 'Somewhere', country_code: 'US', state1: 'California', latitude: 37 + i / 1000, longitude: -122 });
+  for (let i = 0; i < 300; i++)
+    put(`11.${i >> 8}.${i & 255}.0/24`, {
+      city: 'Somewhere',
+      country_code: 'US',
+      state1: 'California',
+      latitude: 37 + i / 1000,
+      longitude: -122,
+    });
   return w.toBuffer();
 }
 
 /** ASN ranges: 1.0.0.0/24 of AS13335, then `rows - 1` more. */
 function asnCsv(rows: number): string {
   const lines = ['1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."'];
-  for (let i = 1; i < rows; i++) lines.push(`12.${i >> 8}.${i & 255}.0,12.${i >> 8}.${i & 255}.255,${64500 + (i % 10)},Example Network ${i % 10}`);
+  for (let i = 1; i < rows; i++)
+    lines.push(`12.${i >> 8}.${i & 255}.0,12.${i >> 8}.${i & 255}.255,${64500 + (i % 10)},Example Network ${i % 10}`);
   return lines.join('\n') + '\n';
 }
 
@@ -60,7 +68,8 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       const r = routes.get(req.url!);
       if (r === undefined) return void res.writeHead(404).end();
       if (r.status !== undefined) return void res.writeHead(r.status).end('failure');
-      if (r.notModifiedToAny && (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined)) return void res.writeHead(304).end();
+      if (r.notModifiedToAny && (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined))
+        return void res.writeHead(304).end();
       const etag = `"${r.body!.length}-${r.body!.subarray(0, 64).toString('hex').length}-${r.body!.readUInt32BE(r.body!.length - 4)}"`;
       if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
       const headers = { 'content-length': String(r.body!.length), etag, 'last-modified': r.lastModified ?? new Date().toUTCString() };
@@ -85,7 +94,13 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     parseThreatConfig(
       {
         feeds: [],
-        sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2, maxCsvBytes },
+        sources: {
+          geo: [`${base}/geo.mmdb`],
+          asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`],
+          checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
+          minNetworks: 2,
+          maxCsvBytes,
+        },
       },
       dir,
     );
@@ -123,8 +138,12 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     ]);
     // Old data is said: the geo MMDB says it was built in 2020, the ASN MMDB fixture in January 2026; the CSV is dated now by its Last-Modified.
     expect(info.warnings).toHaveLength(2);
-    expect(info.warnings[0]).toMatch(/^location data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/geo\.mmdb, 2020-01-01\): run iprecord update\.$/);
-    expect(info.warnings[1]).toMatch(/^network data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/asn\.mmdb\.gz, 2026-01-01\): run iprecord update\.$/);
+    expect(info.warnings[0]).toMatch(
+      /^location data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/geo\.mmdb, 2020-01-01\): run iprecord update\.$/,
+    );
+    expect(info.warnings[1]).toMatch(
+      /^network data is \d+ days old \(http:\/\/127\.0\.0\.1:\d+\/asn\.mmdb\.gz, 2026-01-01\): run iprecord update\.$/,
+    );
 
     const again = await updateDataset(config(), dir, opts);
     expect(again.sources.map((s) => s.state)).toEqual(['unchanged', 'unchanged', 'unchanged']);
@@ -136,7 +155,12 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     const answer = lookup();
     const faults: [string, Route, string, RegExp][] = [
       ['/geo.mmdb', { body: good.geo.subarray(0, good.geo.length >> 1) }, 'geo', /metadata|MaxMind|not a|invalid/i],
-      ['/geo.mmdb', { body: readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb')) }, 'geo', /holds network owner data \(asn\), not location data \(geo\)/],
+      [
+        '/geo.mmdb',
+        { body: readFileSync(join(ROOT, 'fixtures/test-data/GeoLite2-ASN-Fixture.mmdb')) },
+        'geo',
+        /holds network owner data \(asn\), not location data \(geo\)/,
+      ],
       ['/asn.csv', { body: Buffer.from(asnCsv(20)) }, 'asn', /20 networks, down from 200/],
       ['/geo.mmdb', { status: 500 }, 'geo', /HTTP 500/],
       ['/geo.mmdb', { body: geoMmdb('Elsewhere', OLD), stall: true }, 'geo', /within 1500 ms|cut short/],
@@ -251,7 +275,15 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     // The same file name at a new URL (the same place in sources/), from a server that answers any conditional request 304.
     routes.set('/v2/geo.mmdb', { body: geoMmdb('Fortitude Valley', OLD), notModifiedToAny: true });
     const moved = parseThreatConfig(
-      { feeds: [], sources: { geo: [`${base}/v2/geo.mmdb`], asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 2 } },
+      {
+        feeds: [],
+        sources: {
+          geo: [`${base}/v2/geo.mmdb`],
+          asn: [`${base}/asn.csv`, `${base}/asn.mmdb.gz`],
+          checks: [{ ip: '1.0.0.1', country: 'AU' }],
+          minNetworks: 2,
+        },
+      },
       dir,
     );
     const r = await updateDataset(moved, dir, opts);
@@ -268,8 +300,18 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       routes.set('/never.csv', { status: 304 });
       const c = parseThreatConfig({ feeds: [], sources: { asn: [`${base}/never.csv`], minNetworks: 2 } }, fresh);
       // The sources step alone: a build would compile the installed default data in its place.
-      const sources = await updateSources(c.sources, fresh, { timeoutMs: 1500, maxBytes: 1 << 20, retries: 0, backoffMs: 10, maxShrink: 0.5, maxCoverageShrink: 0.1, allowShrink: false });
-      expect(sources.map((u) => [u.state, u.error])).toEqual([['failed', 'the server answered 304 Not Modified, but there is no earlier download']]);
+      const sources = await updateSources(c.sources, fresh, {
+        timeoutMs: 1500,
+        maxBytes: 1 << 20,
+        retries: 0,
+        backoffMs: 10,
+        maxShrink: 0.5,
+        maxCoverageShrink: 0.1,
+        allowShrink: false,
+      });
+      expect(sources.map((u) => [u.state, u.error])).toEqual([
+        ['failed', 'the server answered 304 Not Modified, but there is no earlier download'],
+      ]);
     } finally {
       rmSync(fresh, { recursive: true, force: true });
     }
@@ -278,7 +320,13 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
   it('compiles the installed default data for a geo or ASN URL not downloaded yet', () => {
     const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-none-'));
     try {
-      const c = parseThreatConfig({ feeds: [], sources: { geo: ['https://example.invalid/geo.mmdb'], asn: [join(ROOT, 'x.csv')], anonymous: ['https://example.invalid/a.mmdb'] } }, fresh);
+      const c = parseThreatConfig(
+        {
+          feeds: [],
+          sources: { geo: ['https://example.invalid/geo.mmdb'], asn: [join(ROOT, 'x.csv')], anonymous: ['https://example.invalid/a.mmdb'] },
+        },
+        fresh,
+      );
       expect(localSources(c.sources, fresh)).toEqual({ geo: null, asn: [join(ROOT, 'x.csv')], anonymous: [] });
     } finally {
       rmSync(fresh, { recursive: true, force: true });
@@ -289,7 +337,16 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-registry-'));
     try {
       const c = parseThreatConfig(
-        { feeds: [], sources: { geo: [`${base}/geo.mmdb`], asn: [`${base}/asn.csv`], networks: [`${base}/net.json.gz`], checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }], minNetworks: 2 } },
+        {
+          feeds: [],
+          sources: {
+            geo: [`${base}/geo.mmdb`],
+            asn: [`${base}/asn.csv`],
+            networks: [`${base}/net.json.gz`],
+            checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
+            minNetworks: 2,
+          },
+        },
         fresh,
       );
       routes.set('/geo.mmdb', { body: good.geo });
@@ -318,7 +375,9 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       ]);
       expect(type()).toBe('isp');
       const e = openSync({ data: fresh });
-      expect(e.info().databases.filter((d) => d.role === 'networks')).toMatchObject([{ schema: 'peeringdb-net', origin: 'download', from: `${base}/net.json.gz`, nodeCount: 2 }]);
+      expect(e.info().databases.filter((d) => d.role === 'networks')).toMatchObject([
+        { schema: 'peeringdb-net', origin: 'download', from: `${base}/net.json.gz`, nodeCount: 2 },
+      ]);
       e.close();
       routes.set('/net.json.gz', { body: gzipSync('<html>rate limited</html>') });
       const second = await updateDataset(c, fresh, opts);

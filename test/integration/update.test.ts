@@ -22,7 +22,8 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 const present = hasSharedData();
 const d = present ? describe : describe.skip;
 
-type Fault = 'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304' | 'everything' | 'ninths';
+type Fault =
+  'ok' | 'timeout' | '500' | '404' | 'truncated' | 'garbage' | 'shrunk' | 'gzip' | 'gzip-truncated' | '304' | 'everything' | 'ninths';
 
 const FEEDS = [
   { name: 'tor', file: 'tor/tor_exits.ipset', format: 'list', categories: ['tor'] },
@@ -49,8 +50,11 @@ d('iprecord update against a faulty server', () => {
       // `moved-<name>`: another list at a new URL, from a server that answers any conditional request 304 (as one whose
       // files all carry one date would answer the old download's validators).
       if (name.startsWith('moved-')) {
-        if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return void res.writeHead(304).end();
-        return void res.writeHead(200, { 'last-modified': 'Mon, 02 Nov 2026 10:00:00 GMT' }).end(readFileSync(join(SHARED_DATA, 'feeds', FEEDS[1].file)));
+        if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined)
+          return void res.writeHead(304).end();
+        return void res
+          .writeHead(200, { 'last-modified': 'Mon, 02 Nov 2026 10:00:00 GMT' })
+          .end(readFileSync(join(SHARED_DATA, 'feeds', FEEDS[1].file)));
       }
       const feed = FEEDS.find((f) => f.name === name);
       if (!feed) return void res.writeHead(404).end();
@@ -100,7 +104,10 @@ d('iprecord update against a faulty server', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     dir = mkdtempSync(join(tmpdir(), 'iprecord-update-'));
-    config = parseThreatConfig({ feeds: FEEDS.map(({ file: _f, ...f }) => ({ ...f, source: `${base}/${f.name}` })), sources: SMALL_SOURCES }, dir);
+    config = parseThreatConfig(
+      { feeds: FEEDS.map(({ file: _f, ...f }) => ({ ...f, source: `${base}/${f.name}` })), sources: SMALL_SOURCES },
+      dir,
+    );
   });
   afterAll(async () => {
     server.closeAllConnections();
@@ -135,7 +142,9 @@ d('iprecord update against a faulty server', () => {
     faults.set('tor', '304');
     try {
       const r = await updateDataset({ ...config, feeds: config.feeds.filter((f) => f.name === 'tor') }, fresh, options);
-      expect(r.feeds.map((f) => [f.state, f.error])).toEqual([['failed', 'the server answered 304 Not Modified, but there is no earlier download']]);
+      expect(r.feeds.map((f) => [f.state, f.error])).toEqual([
+        ['failed', 'the server answered 304 Not Modified, but there is no earlier download'],
+      ]);
       expect(r.ok).toBe(false);
     } finally {
       faults.delete('tor');
@@ -157,7 +166,10 @@ d('iprecord update against a faulty server', () => {
     const before = readFileSync(feedCachePath(copy, 'tor'));
     faults.set('tor', 'timeout');
     try {
-      const r = await updateDataset({ ...config, feeds: config.feeds.filter((f) => f.name === 'tor') }, copy, { ...options, timeoutMs: 300 });
+      const r = await updateDataset({ ...config, feeds: config.feeds.filter((f) => f.name === 'tor') }, copy, {
+        ...options,
+        timeoutMs: 300,
+      });
       const tor = r.feeds.find((f) => f.name === 'tor')!;
       expect(tor.state).toBe('failed');
       expect(tor.error).toMatch(/no answer within 300 ms/);
@@ -208,9 +220,16 @@ d('iprecord update against a faulty server', () => {
     faults.clear();
     const relay = r.feeds.find((f) => f.name === 'relay')!;
     expect(relay.state, relay.error).toBe('updated');
-    expect(readFileSync(feedCachePath(dir, 'relay')).equals(readFileSync(join(SHARED_DATA, 'feeds', FEEDS.find((f) => f.name === 'relay')!.file)))).toBe(true);
+    expect(
+      readFileSync(feedCachePath(dir, 'relay')).equals(
+        readFileSync(join(SHARED_DATA, 'feeds', FEEDS.find((f) => f.name === 'relay')!.file)),
+      ),
+    ).toBe(true);
     expect(requests.get('relay')).toBe(1);
-    expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'failed', error: expect.stringMatching(/kept the last good download/) });
+    expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/kept the last good download/),
+    });
     expect(readFileSync(feedCachePath(dir, 'tor')).equals(before)).toBe(true);
   }, 30_000);
 
@@ -237,9 +256,14 @@ d('iprecord update against a faulty server', () => {
     expect(r.ok).toBe(false);
     expect(r.feeds.find((f) => f.name === 'tor')).toMatchObject({
       state: 'failed',
-      error: expect.stringMatching(/^refused: the entry 0\.0\.0\.0-255\.255\.255\.255 covers \d+ public IPv4 addresses, more than a \/8 .*kept the last good download$/),
+      error: expect.stringMatching(
+        /^refused: the entry 0\.0\.0\.0-255\.255\.255\.255 covers \d+ public IPv4 addresses, more than a \/8 .*kept the last good download$/,
+      ),
     });
-    expect(r.feeds.find((f) => f.name === 'relay')).toMatchObject({ state: 'failed', error: expect.stringMatching(/^refused: the entry ::-ffff:.* covers public IPv6 space wider than a \/16/) });
+    expect(r.feeds.find((f) => f.name === 'relay')).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^refused: the entry ::-ffff:.* covers public IPv6 space wider than a \/16/),
+    });
     for (const name of ['tor', 'relay']) expect(readFileSync(feedCachePath(dir, name)).equals(before.get(name)!), name).toBe(true);
     // Addresses on no list answer as before: nothing flagged them.
     expect(answers()).toEqual(good);
@@ -262,7 +286,9 @@ d('iprecord update against a faulty server', () => {
     const r = await updateDataset(config, dir, options);
     expect(r.feeds.find((f) => f.name === 'blocklist_de')).toMatchObject({
       state: 'failed',
-      error: expect.stringMatching(/^its IPv4 entries cover \d+ addresses, up from \d+ \(more than 10 times; --allow-growth takes it\); kept the last good download$/),
+      error: expect.stringMatching(
+        /^its IPv4 entries cover \d+ addresses, up from \d+ \(more than 10 times; --allow-growth takes it\); kept the last good download$/,
+      ),
     });
     expect(readFileSync(feedCachePath(dir, 'blocklist_de')).equals(before)).toBe(true);
     // Every other feed, as it was, passed the same rule.

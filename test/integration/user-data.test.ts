@@ -19,7 +19,11 @@ import { SMALL, SMALL_SOURCES } from '../helpers/maxmind.js';
 const CLI = join(ROOT, 'dist', 'cli.js');
 const TOR = '185.220.101.1';
 const home = mkdtempSync(join(tmpdir(), 'iprecord-user-data-'));
-const config = (dir: string) => parseThreatConfig({ feeds: [{ name: 'tor', source: join(home, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }, dir);
+const config = (dir: string) =>
+  parseThreatConfig(
+    { feeds: [{ name: 'tor', source: join(home, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES },
+    dir,
+  );
 
 beforeAll(() => {
   // This process's own: the set-up's XDG_DATA_HOME is shared by every test file.
@@ -34,7 +38,9 @@ describe("the user's dataset directory", () => {
     expect(userDataDir({}, 'linux', '/home/u')).toBe('/home/u/.local/share/iprecord');
     expect(userDataDir({ XDG_DATA_HOME: '/d' }, 'linux', '/home/u')).toBe('/d/iprecord');
     expect(userDataDir({ XDG_DATA_HOME: '/d' }, 'darwin', '/Users/u')).toBe('/Users/u/Library/Application Support/iprecord');
-    expect(userDataDir({ LOCALAPPDATA: 'C:/Users/u/AppData/Local' }, 'win32', 'C:/Users/u')).toBe(join('C:/Users/u/AppData/Local', 'iprecord'));
+    expect(userDataDir({ LOCALAPPDATA: 'C:/Users/u/AppData/Local' }, 'win32', 'C:/Users/u')).toBe(
+      join('C:/Users/u/AppData/Local', 'iprecord'),
+    );
     expect(userDataDir({ IPRECORD_DATA: '/srv/ip', XDG_DATA_HOME: '/d' }, 'linux', '/home/u')).toBe('/srv/ip');
     // Read only when a build is there; IPRECORD_DATA set empty: none.
     expect(defaultDataDir({ XDG_DATA_HOME: join(home, 'none') }, 'linux', home)).toBeUndefined();
@@ -62,7 +68,8 @@ describe("the user's dataset directory", () => {
     const named = openSync(SMALL);
     expect(named.lookup(TOR).threat.is_tor).toBe(false);
     named.close();
-    const cli = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [CLI, '--quiet', TOR], { encoding: 'utf8', env: { ...process.env, ...env } });
+    const cli = (env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, [CLI, '--quiet', TOR], { encoding: 'utf8', env: { ...process.env, ...env } });
     const found = cli({});
     expect(found.status, found.stderr).toBe(0);
     expect(JSON.parse(found.stdout).threat.is_tor).toBe(true);
@@ -72,10 +79,20 @@ describe("the user's dataset directory", () => {
 
   it('is where iprecord build writes when not told where', () => {
     const share = join(home, 'other-share');
-    writeFileSync(join(home, 'feeds.json'), JSON.stringify({ feeds: [{ name: 'tor', source: join(home, 'tor.txt'), format: 'list', categories: ['tor'] }], sources: SMALL_SOURCES }));
+    writeFileSync(
+      join(home, 'feeds.json'),
+      JSON.stringify({
+        feeds: [{ name: 'tor', source: join(home, 'tor.txt'), format: 'list', categories: ['tor'] }],
+        sources: SMALL_SOURCES,
+      }),
+    );
     const env: NodeJS.ProcessEnv = { ...process.env, XDG_DATA_HOME: share };
     delete env.IPRECORD_DATA;
-    const r = spawnSync(process.execPath, [CLI, 'build', '--quiet', '--config', join(home, 'feeds.json')], { cwd: home, encoding: 'utf8', env });
+    const r = spawnSync(process.execPath, [CLI, 'build', '--quiet', '--config', join(home, 'feeds.json')], {
+      cwd: home,
+      encoding: 'utf8',
+      env,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(join(share, 'iprecord', 'current'))).toBe(true);
     expect(existsSync(join(home, 'iprecord-data'))).toBe(false);

@@ -72,7 +72,9 @@ d('watched dataset swapped under load', () => {
       }
     }
     engine.close();
-    console.log(`watch: ${swaps} swaps, ${reloads.length} reloads, ${lookups} lookups (${seen.A} rounds on build A, ${seen.B} on B), ${errors.length} errors`);
+    console.log(
+      `watch: ${swaps} swaps, ${reloads.length} reloads, ${lookups} lookups (${seen.A} rounds on build A, ${seen.B} on B), ${errors.length} errors`,
+    );
     expect(errors).toEqual([]);
     expect(reloads.length).toBeGreaterThanOrEqual(4);
     expect(seen.A).toBeGreaterThan(0);
@@ -104,7 +106,11 @@ d('watched dataset swapped under load', () => {
     const probe = '1.0.0.1';
     expect(engine.field(probe, 'city')).toBe('South Brisbane');
     // The record less its clock and its count (lookups of the minutes before: it moves when a minute ends during the loop).
-    const answer = (): Record<string, unknown> => ({ ...(JSON.parse(engine.lookupJson(probe)) as Record<string, unknown>), time_zone: null, count: null });
+    const answer = (): Record<string, unknown> => ({
+      ...(JSON.parse(engine.lookupJson(probe)) as Record<string, unknown>),
+      time_zone: null,
+      count: null,
+    });
     const before = answer();
     const city = before.city as string;
     const failed = new Promise<Error>((r) => engine.once('error', r));

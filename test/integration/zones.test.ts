@@ -19,7 +19,8 @@ import { SMALL } from '../helpers/maxmind.js';
 
 const SYSTEM = '/usr/share/zoneinfo';
 const HAS_ZONEINFO = existsSync(join(SYSTEM, 'Europe', 'London')) && existsSync(join(SYSTEM, 'Asia', 'Tokyo'));
-if (!HAS_ZONEINFO && process.env.IPRECORD_REQUIRE_ZONEINFO === '1') throw new Error('IPRECORD_REQUIRE_ZONEINFO=1: the system zoneinfo is required');
+if (!HAS_ZONEINFO && process.env.IPRECORD_REQUIRE_ZONEINFO === '1')
+  throw new Error('IPRECORD_REQUIRE_ZONEINFO=1: the system zoneinfo is required');
 if (!HAS_ZONEINFO) console.warn(`skipping the zoneinfo choice tests: they need the system's zoneinfo in ${SYSTEM} (apt install tzdata)`);
 
 /** An address of the fixture databases in Australia/Brisbane, and one in Africa/Cairo. */
@@ -36,7 +37,8 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
     rmSync(zoneinfo, { recursive: true, force: true });
     mkdirSync(join(zoneinfo, 'Australia'), { recursive: true });
     for (const e of readdirSync(SYSTEM)) if (e !== 'Australia' && e !== 'tzdata.zi') symlinkSync(join(SYSTEM, e), join(zoneinfo, e));
-    for (const e of readdirSync(join(SYSTEM, 'Australia'))) symlinkSync(e === 'Brisbane' ? brisbane : join(SYSTEM, 'Australia', e), join(zoneinfo, 'Australia', e));
+    for (const e of readdirSync(join(SYSTEM, 'Australia')))
+      symlinkSync(e === 'Brisbane' ? brisbane : join(SYSTEM, 'Australia', e), join(zoneinfo, 'Australia', e));
     writeFileSync(join(zoneinfo, 'tzdata.zi'), `# version ${release}\n# the rest of the file is not read\n`);
   }
 
@@ -91,7 +93,17 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
     types.writeInt32BE(3600, 0);
     types.writeInt32BE(7200, 6);
     types[11] = 4;
-    return Buffer.concat([head([0, 0, 0, 0, 1, 1]), Buffer.alloc(6), Buffer.alloc(1), head([0, 0, 0, changes, 2, chars.length]), times, index, types, chars, Buffer.from('\nAAA-1\n')]);
+    return Buffer.concat([
+      head([0, 0, 0, 0, 1, 1]),
+      Buffer.alloc(6),
+      Buffer.alloc(1),
+      head([0, 0, 0, changes, 2, chars.length]),
+      times,
+      index,
+      types,
+      chars,
+      Buffer.from('\nAAA-1\n'),
+    ]);
   }
 
   // Each must give way quickly: a FIFO read would wait forever, /dev/zero would fill memory.
@@ -121,7 +133,13 @@ describe.skipIf(!HAS_ZONEINFO)("the dataset's zone rules", () => {
       const started = Date.now();
       const { zone, info, cairo } = await answer();
       // The directory's release for every other zone (Cairo read from its file), the package's for Brisbane.
-      expect(info).toEqual({ tzdata: release, source: zoneinfo, from: PACKAGE_ZONES.from, to: PACKAGE_ZONES.to, fromPackage: ['Australia/Brisbane'] });
+      expect(info).toEqual({
+        tzdata: release,
+        source: zoneinfo,
+        from: PACKAGE_ZONES.from,
+        to: PACKAGE_ZONES.to,
+        fromPackage: ['Australia/Brisbane'],
+      });
       expect(zone).toMatchObject({ name: 'Australia/Brisbane', abbr: 'AEST', offset: '+1000' });
       expect(cairo).toMatchObject({ name: 'Africa/Cairo' });
       // A bound on a hang (a crafted file walked for ever), not a speed.

@@ -67,7 +67,10 @@ describe.skipIf(!isClone)('the Dockerfile', () => {
         const from = parts[0].startsWith('--from=') ? stages.get(parts.shift()?.slice(7) ?? '') : undefined;
         const [src, dst] = parts;
         const target = dst.startsWith('/') ? mapped(dst) : join(cwd, dst);
-        cpSync(from === undefined ? join(context, src) : under(from, src), target, { recursive: true, filter: (p) => !p.includes(`${context}/.git`) });
+        cpSync(from === undefined ? join(context, src) : under(from, src), target, {
+          recursive: true,
+          filter: (p) => !p.includes(`${context}/.git`),
+        });
       } else if (op === 'RUN') {
         const script = mapped(args)
           .split('&&')
@@ -105,11 +108,16 @@ describe.skipIf(!isClone)('the Dockerfile', () => {
         });
         server.once('exit', (code) => reject(new Error(`the CMD exited ${code}: ${err}`)));
       });
-      const record = (await (await fetch(`http://127.0.0.1:${ports.api}/8.8.8.8`)).json()) as { country_code: string; asn: { asn: string } };
+      const record = (await (await fetch(`http://127.0.0.1:${ports.api}/8.8.8.8`)).json()) as {
+        country_code: string;
+        asn: { asn: string };
+      };
       expect(record).toMatchObject({ country_code: 'US', asn: { asn: 'AS15169' } });
       const check = spawnSync('sh', ['-c', health], { env: { ...env, PORT: String(ports.api) }, encoding: 'utf8' });
       expect(check.status, check.stderr).toBe(0);
-      expect(await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text()).toMatch(/^iprecord_requests_total\{operation="lookup",status="200"\} 1$/m);
+      expect(await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text()).toMatch(
+        /^iprecord_requests_total\{operation="lookup",status="200"\} 1$/m,
+      );
     } finally {
       const exit = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGTERM');

@@ -89,7 +89,10 @@ describe('package', () => {
     const dir = mkdtempSync(join(tmpdir(), 'iprecord-pkg-threads-'));
     try {
       const list = join(dir, 'list.txt');
-      writeFileSync(list, Array.from({ length: 30_000 }, (_, i) => `${(i * 7919) % 223}.${i % 256}.${(i >> 8) % 256}.${i % 199}`).join('\n'));
+      writeFileSync(
+        list,
+        Array.from({ length: 30_000 }, (_, i) => `${(i * 7919) % 223}.${i % 256}.${(i >> 8) % 256}.${i % 199}`).join('\n'),
+      );
       const script = `${load}.then(async (m) => {
         const config = m.parseThreatConfig({ feeds: [{ name: 'l', source: ${JSON.stringify(list)}, format: 'list', categories: ['attacker'] }] }, '.');
         const now = new Date(0);
@@ -106,7 +109,9 @@ describe('package', () => {
 
   it('types: the Engine class has no member for the package itself (marked @internal), and no public constructor (open() makes engines)', () => {
     // The type file that declares Engine (a chunk the entries share).
-    const file = readdirSync(DIST).find((f) => f.endsWith('.d.ts') && readFileSync(join(DIST, f), 'utf8').includes('declare class Engine '));
+    const file = readdirSync(DIST).find(
+      (f) => f.endsWith('.d.ts') && readFileSync(join(DIST, f), 'utf8').includes('declare class Engine '),
+    );
     expect(file).toBeDefined();
     const text = readFileSync(join(DIST, file!), 'utf8');
     const body = text.slice(text.indexOf('declare class Engine '));
@@ -114,7 +119,22 @@ describe('package', () => {
     expect(engine).not.toMatch(/@internal/);
     expect(engine).toMatch(/^ {4}private constructor\(\);$/m);
     // What a user calls: the lookups, the bytes path, the engine's state.
-    for (const method of ['lookup', 'tryLookup', 'lookupJson', 'writeJson', 'select', 'bulk', 'field', 'threat', 'share', 'info', 'reload', 'checkData', 'verifyInBackground', 'close'])
+    for (const method of [
+      'lookup',
+      'tryLookup',
+      'lookupJson',
+      'writeJson',
+      'select',
+      'bulk',
+      'field',
+      'threat',
+      'share',
+      'info',
+      'reload',
+      'checkData',
+      'verifyInBackground',
+      'close',
+    ])
       expect(engine, method).toMatch(new RegExp(`^ {4}${method}[<(]`, 'm'));
   });
 
@@ -136,8 +156,14 @@ describe('package', () => {
     const [, major, minor, patch] = /^node:(\d+)\.(\d+)\.(\d+)-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/.exec(images[0]) ?? [];
     expect(major, `${images[0]}: node:<major>.<minor>.<patch>-<debian>-slim`).toBeDefined();
     expect(Number(major) % 2, `${images[0]}: an odd major is never a long-term support line`).toBe(0);
-    const [need, needMinor] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node.replace('>=', '').split('.').map(Number);
-    expect(Number(major) > need || (Number(major) === need && Number(minor) >= needMinor), `${major}.${minor}.${patch} against engines ${need}.${needMinor}`).toBe(true);
+    const [need, needMinor] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node
+      .replace('>=', '')
+      .split('.')
+      .map(Number);
+    expect(
+      Number(major) > need || (Number(major) === need && Number(minor) >= needMinor),
+      `${major}.${minor}.${patch} against engines ${need}.${needMinor}`,
+    ).toBe(true);
   });
 
   it('bin: iprecord prints the record that the library answers', () => {
@@ -151,11 +177,27 @@ describe('package', () => {
   });
 
   it(`publishes only what users need, within ${UNPACKED_BUDGET} bytes unpacked`, () => {
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const [packed] = JSON.parse(out) as { unpackedSize: number; files: { path: string }[] }[];
     for (const f of packed.files)
-      expect(f.path).toMatch(/^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/(postinstall|build-native)\.mjs|binding\.gyp|native\/mmap\.c)$/);
-    expect(packed.files.map((f) => f.path)).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli.js', 'dist/threat-worker.js']));
+      expect(f.path).toMatch(
+        /^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json|scripts\/(postinstall|build-native)\.mjs|binding\.gyp|native\/mmap\.c)$/,
+      );
+    expect(packed.files.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'dist/index.js',
+        'dist/index.cjs',
+        'dist/index.d.ts',
+        'dist/cli.js',
+        'dist/threat-worker.js',
+      ]),
+    );
     expect(packed.unpackedSize).toBeLessThan(UNPACKED_BUDGET);
   });
 });

@@ -77,25 +77,44 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
     // The clone of the test above holds the build (npm pack packs dist/ as it is).
     const clone = join(dir, 'iprecord');
     // With its scripts (prepare builds again): standard output is npm's JSON alone, the build's output on standard error.
-    const [{ filename: packed }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as [
-      { filename: string },
-    ];
+    const [{ filename: packed }] = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
+        cwd: clone,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    ) as [{ filename: string }];
     const app = join(dir, 'app');
     const cache = join(dir, 'cache');
     mkdirSync(app);
     execFileSync('npm', ['init', '-y'], { cwd: app, stdio: 'ignore' });
     const started = performance.now();
-    execFileSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed)], { cwd: app, stdio: 'ignore' });
+    execFileSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed)], {
+      cwd: app,
+      stdio: 'ignore',
+    });
     const installed = performance.now();
     const script = `const { lookup, openSync } = await import('iprecord'); const r = lookup('8.8.8.8'); console.log(JSON.stringify(r)); lookup('1.1.1.1'); console.error('memory: ' + JSON.stringify(openSync().info().memory));`;
-    const run = () => spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cache, IPRECORD_DATA: '' } });
+    const run = () =>
+      spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: app,
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CACHE_HOME: cache, IPRECORD_DATA: '' },
+      });
     const first = run();
     const compiled = performance.now();
     expect(first.status, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' }, time_zone: { name: 'America/Los_Angeles' } });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      ip: '8.8.8.8',
+      country_code: 'US',
+      asn: { asn: 'AS15169' },
+      time_zone: { name: 'America/Los_Angeles' },
+    });
     expect(first.stderr.match(/compiling the default data/g)).toHaveLength(1);
     // No addon, and info() says why: the install scripts did not run.
-    expect(first.stderr).toMatch(/memory: \{"mode":"read","reason":"the memory-map addon is not available: the install scripts did not run/);
+    expect(first.stderr).toMatch(
+      /memory: \{"mode":"read","reason":"the memory-map addon is not available: the install scripts did not run/,
+    );
     // Written into the installed package's own folder, found there by the next process.
     expect(existsSync(join(app, 'node_modules', 'iprecord', 'data', 'default.iprd'))).toBe(true);
     const second = run();

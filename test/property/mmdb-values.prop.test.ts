@@ -24,7 +24,12 @@ const scalar: fc.Arbitrary<WritableValue> = fc.oneof(
 );
 
 const value: fc.Arbitrary<WritableValue> = fc.letrec<{ v: WritableValue }>((tie) => ({
-  v: fc.oneof({ depthSize: 'small', maxDepth: 4 }, scalar, fc.array(tie('v'), { maxLength: 6 }), fc.dictionary(fc.string({ maxLength: 12 }), tie('v'), { maxKeys: 6 })),
+  v: fc.oneof(
+    { depthSize: 'small', maxDepth: 4 },
+    scalar,
+    fc.array(tie('v'), { maxLength: 6 }),
+    fc.dictionary(fc.string({ maxLength: 12 }), tie('v'), { maxKeys: 6 }),
+  ),
 })).v;
 
 /** What a reader gives back for a written value (integers as numbers when safe). */
@@ -89,7 +94,12 @@ describe('MMDB writer value types', () => {
   });
 
   it('writes the metadata that readers require', () => {
-    const writer = new MmdbWriter({ databaseType: 'meta-test', description: { en: 'd', de: 'b' }, languages: ['en', 'de'], buildEpoch: 1_700_000_000 });
+    const writer = new MmdbWriter({
+      databaseType: 'meta-test',
+      description: { en: 'd', de: 'b' },
+      languages: ['en', 'de'],
+      buildEpoch: 1_700_000_000,
+    });
     writer.insert(6, [0x20010db8, 0, 0, 0], 32, 'x');
     const m = new Reader(writer.toBuffer()).metadata;
     expect(m).toMatchObject({

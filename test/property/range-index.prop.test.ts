@@ -26,7 +26,11 @@ function family(starts: readonly number[]) {
 
 /** Starts of 1 to 3 000 ranges: 0, then distinct addresses, some packed into one block, in order. */
 const starts = fc
-  .tuple(fc.uniqueArray(fc.integer({ min: 1, max: 0xffffffff }), { maxLength: 3000 }), fc.integer({ min: 0, max: 0xffffffff }), fc.uniqueArray(fc.integer({ min: 0, max: 4095 }), { maxLength: 200 }))
+  .tuple(
+    fc.uniqueArray(fc.integer({ min: 1, max: 0xffffffff }), { maxLength: 3000 }),
+    fc.integer({ min: 0, max: 0xffffffff }),
+    fc.uniqueArray(fc.integer({ min: 0, max: 4095 }), { maxLength: 200 }),
+  )
   .map(([spread, base, near]) => [...new Set([0, ...spread, ...near.map((d) => (base + d) >>> 0)])].sort((a, b) => a - b));
 
 const scan = (s: readonly number[], ip: number) => {
@@ -55,7 +59,12 @@ describe('the dataset index', () => {
   it('IPv6: the same by the first word (the rest zero), through the IPv6 index', () => {
     fc.assert(
       fc.property(starts, fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 50 }), (s, probes) => {
-        const v6 = { shift6: 32 - indexBits(s.length), index6: rangeIndex(s.length, (i) => s[i]), starts6: new Uint32Array(s.flatMap((a) => [a, 0, 0, 0])), refs6: Uint32Array.from(s, (_, i) => i) };
+        const v6 = {
+          shift6: 32 - indexBits(s.length),
+          index6: rangeIndex(s.length, (i) => s[i]),
+          starts6: new Uint32Array(s.flatMap((a) => [a, 0, 0, 0])),
+          refs6: Uint32Array.from(s, (_, i) => i),
+        };
         for (const ip of [...s, ...probes]) expect(Dataset.prototype.find6.call(v6, [ip, 0xffffffff, 0, 1]), `${ip}`).toBe(scan(s, ip));
       }),
       params,

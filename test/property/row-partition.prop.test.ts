@@ -48,7 +48,9 @@ function spliceReference(rows: readonly Piece[]): Piece[] {
 /** Rows over a small space, so that they nest, touch and overlap often. */
 const rowsArb = fc
   .array(
-    fc.tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 5 })).map(([lo, len, id]) => ({ lo: BigInt(lo), hi: BigInt(lo + len), id })),
+    fc
+      .tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 5 }))
+      .map(([lo, len, id]) => ({ lo: BigInt(lo), hi: BigInt(lo + len), id })),
     { maxLength: 30 },
   )
   .map((rs) => rs.map((r, order) => ({ ...r, order })));

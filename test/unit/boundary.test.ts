@@ -65,38 +65,41 @@ describe('the runtime and the compiler', () => {
   });
 
   const DIST = join(ROOT, 'dist');
-  it.skipIf(!existsSync(join(DIST, 'index.js')))('the published front door (dist/index.js), the chunk that defines openSync, and every chunk they load, hold none of the compiler', () => {
-    const chunks = readdirSync(DIST).filter((f) => f.endsWith('.js'));
-    const text = (f: string) => readFileSync(join(DIST, f), 'utf8');
-    const home = chunks.filter((f) => /\bfunction openSync\(/.test(text(f)));
-    expect(home).toHaveLength(1);
-    const seen = new Set([...home, 'index.js', 'export.js']);
-    const queue = [...seen];
-    while (queue.length > 0) {
-      const f = queue.shift()!;
-      for (const m of text(f).matchAll(/^import\s[^;]*?['"]\.\/([\w.-]+\.js)['"]/gm)) {
-        if (!seen.has(m[1])) {
-          seen.add(m[1]);
-          queue.push(m[1]);
+  it.skipIf(!existsSync(join(DIST, 'index.js')))(
+    'the published front door (dist/index.js), the chunk that defines openSync, and every chunk they load, hold none of the compiler',
+    () => {
+      const chunks = readdirSync(DIST).filter((f) => f.endsWith('.js'));
+      const text = (f: string) => readFileSync(join(DIST, f), 'utf8');
+      const home = chunks.filter((f) => /\bfunction openSync\(/.test(text(f)));
+      expect(home).toHaveLength(1);
+      const seen = new Set([...home, 'index.js', 'export.js']);
+      const queue = [...seen];
+      while (queue.length > 0) {
+        const f = queue.shift()!;
+        for (const m of text(f).matchAll(/^import\s[^;]*?['"]\.\/([\w.-]+\.js)['"]/gm)) {
+          if (!seen.has(m[1])) {
+            seen.add(m[1]);
+            queue.push(m[1]);
+          }
         }
       }
-    }
-    // Functions only the compiler defines: the dataset compiler, the merge, the feed parser and builder, the source readers.
-    const compiler = /\bfunction (compileDataset|mergeThreat|parseFeed|buildDataset|openSources)\(/;
-    expect([...seen].filter((f) => compiler.test(text(f)))).toEqual([]);
-    expect(chunks.some((f) => compiler.test(text(f)))).toBe(true);
-    // What the front door loads, in chunks and bytes (the closing note of the record compiled counts them).
-    const index = new Set(['index.js']);
-    for (const q = ['index.js']; q.length > 0;) {
-      for (const m of text(q.shift()!).matchAll(/^import\s[^;]*?['"]\.\/([\w.-]+\.js)['"]/gm)) {
-        if (!index.has(m[1])) {
-          index.add(m[1]);
-          q.push(m[1]);
+      // Functions only the compiler defines: the dataset compiler, the merge, the feed parser and builder, the source readers.
+      const compiler = /\bfunction (compileDataset|mergeThreat|parseFeed|buildDataset|openSources)\(/;
+      expect([...seen].filter((f) => compiler.test(text(f)))).toEqual([]);
+      expect(chunks.some((f) => compiler.test(text(f)))).toBe(true);
+      // What the front door loads, in chunks and bytes (the closing note of the record compiled counts them).
+      const index = new Set(['index.js']);
+      for (const q = ['index.js']; q.length > 0;) {
+        for (const m of text(q.shift()!).matchAll(/^import\s[^;]*?['"]\.\/([\w.-]+\.js)['"]/gm)) {
+          if (!index.has(m[1])) {
+            index.add(m[1]);
+            q.push(m[1]);
+          }
         }
       }
-    }
-    console.log(`import 'iprecord' loads ${index.size} files of dist/, ${[...index].reduce((n, f) => n + text(f).length, 0)} bytes`);
-  });
+      console.log(`import 'iprecord' loads ${index.size} files of dist/, ${[...index].reduce((n, f) => n + text(f).length, 0)} bytes`);
+    },
+  );
 });
 
 /**
@@ -127,7 +130,9 @@ const ROOMS = [
 
 /** Every .ts file under a folder. */
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The room of a source file: its first folder under src/, or `.` for the root. */
@@ -158,7 +163,8 @@ describe('the rooms of src/', () => {
         if (!target.startsWith(SRC + '/') || !existsSync(target)) continue;
         seen++;
         const [from, to] = [roomOf(file), roomOf(target)];
-        if (from !== to && rank.get(to)! <= rank.get(from)!) up.push(`${relative(SRC, file)} (${from}) -> ${relative(SRC, target)} (${to})`);
+        if (from !== to && rank.get(to)! <= rank.get(from)!)
+          up.push(`${relative(SRC, file)} (${from}) -> ${relative(SRC, target)} (${to})`);
       }
     }
     expect(up).toEqual([]);

@@ -32,7 +32,10 @@ describe('worker options', () => {
 
   it('leave out, after Node refused them, the options a thread cannot take', () => {
     const argv = ['--max-old-space-size=2048', '--enable-source-maps', '--title=x', '--conditions=dev'];
-    expect(threadOptions(argv, 'Initiated Worker with invalid execArgv flags: --max-old-space-size=2048, --title=x')).toEqual(['--enable-source-maps', '--conditions=dev']);
+    expect(threadOptions(argv, 'Initiated Worker with invalid execArgv flags: --max-old-space-size=2048, --title=x')).toEqual([
+      '--enable-source-maps',
+      '--conditions=dev',
+    ]);
     // A message that names none of them: no options at all.
     expect(threadOptions(argv, 'something else')).toEqual([]);
     expect(threadOptions(argv, 'flags: --other')).toEqual([]);
@@ -45,9 +48,13 @@ describe('ownEntry', () => {
     try {
       delete process.env[BUILT_ENTRIES];
       expect(ownEntry('file:///pkg/dist/chunk-AB12.js', './worker.ts', 'threat-worker').href).toBe('file:///pkg/dist/threat-worker.js');
-      expect(ownEntry('file:///pkg/src/compile/feeds/build.ts', './worker.ts', 'threat-worker').href).toBe('file:///pkg/src/compile/feeds/worker.ts');
+      expect(ownEntry('file:///pkg/src/compile/feeds/build.ts', './worker.ts', 'threat-worker').href).toBe(
+        'file:///pkg/src/compile/feeds/worker.ts',
+      );
       process.env[BUILT_ENTRIES] = '/pkg/.test-dist-x';
-      expect(ownEntry('file:///pkg/src/compile/feeds/build.ts', './worker.ts', 'threat-worker').href).toBe(pathToFileURL('/pkg/.test-dist-x/threat-worker.js').href);
+      expect(ownEntry('file:///pkg/src/compile/feeds/build.ts', './worker.ts', 'threat-worker').href).toBe(
+        pathToFileURL('/pkg/.test-dist-x/threat-worker.js').href,
+      );
       // A built module's entry is beside it whatever the variable says.
       expect(ownEntry('file:///pkg/dist/chunk-AB12.js', './worker.ts', 'threat-worker').href).toBe('file:///pkg/dist/threat-worker.js');
     } finally {

@@ -30,13 +30,18 @@ describe('types', () => {
     expectTypeOf<A['text']>().toEqualTypeOf<Pick<IpRecord, 'ip' | 'country_code'>>();
     expectTypeOf<A['list']>().toEqualTypeOf<Pick<IpRecord, 'ip' | 'asn'>>();
     expectTypeOf<A['runtime']>().toEqualTypeOf<Partial<IpRecord>>();
-    expectTypeOf<A['tried']>().toEqualTypeOf<Pick<IpRecord, 'city'> | { readonly message: string; readonly code: string; readonly status: number }>();
-    expectTypeOf<A['many'][number]>().toEqualTypeOf<Pick<IpRecord, 'threat'> | { readonly message: string; readonly code: string; readonly status: number }>();
+    expectTypeOf<A['tried']>().toEqualTypeOf<
+      Pick<IpRecord, 'city'> | { readonly message: string; readonly code: string; readonly status: number }
+    >();
+    expectTypeOf<A['many'][number]>().toEqualTypeOf<
+      Pick<IpRecord, 'threat'> | { readonly message: string; readonly code: string; readonly status: number }
+    >();
     expect(typeof answers).toBe('function');
   });
 
   it("give each selected path its value's type, null where an object on the way may be missing", () => {
-    const chosen = (e: Engine) => e.select(['country_code', 'asn.asn', 'threat.is_tor', 'threat.scores.trust_score', 'carrier', 'latitude'])('8.8.8.8');
+    const chosen = (e: Engine) =>
+      e.select(['country_code', 'asn.asn', 'threat.is_tor', 'threat.scores.trust_score', 'carrier', 'latitude'])('8.8.8.8');
     expectTypeOf<ReturnType<typeof chosen>>().toEqualTypeOf<{
       country_code: string | null;
       'asn.asn': string | null;
@@ -49,7 +54,9 @@ describe('types', () => {
   });
 
   it('mark what basicThreat leaves out as optional', () => {
-    expectTypeOf<Threat['scores']>().toEqualTypeOf<{ readonly vpn_score: number; readonly proxy_score: number; readonly threat_score: number; readonly trust_score: number } | undefined>();
+    expectTypeOf<Threat['scores']>().toEqualTypeOf<
+      { readonly vpn_score: number; readonly proxy_score: number; readonly threat_score: number; readonly trust_score: number } | undefined
+    >();
     expectTypeOf<Threat['is_vpn']>().toEqualTypeOf<boolean | undefined>();
   });
 });

@@ -112,7 +112,10 @@ const BRANDS: readonly (readonly [RegExp, AsnType])[] = [
     'education',
   ],
   [/\bdod\b|usaisc|^usda$|postal service|aeronautics and space|egovnet/i, 'government'],
-  [/constant company|huawei (?:international|cloud)|unified layer|interserver|b2 net solutions|clouvider|latitude\.sh|^uk-2\b|hivelocity|xneelo|hostdime|wowrack|volcano engine/i, 'hosting'],
+  [
+    /constant company|huawei (?:international|cloud)|unified layer|interserver|b2 net solutions|clouvider|latitude\.sh|^uk-2\b|hivelocity|xneelo|hostdime|wowrack|volcano engine/i,
+    'hosting',
+  ],
 ];
 
 const HOSTING = new RegExp(

@@ -106,7 +106,8 @@ export class PlaceSpread {
     const places = this.places(owner.asn);
     const share = feeds && id !== undefined && this.totals[id] > 0 ? this.datacenter[id] / this.totals[id] : null;
     const weighed = { ...owner, share, places };
-    if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id])) return { ...weighed, type: 'hosting', typedBy: 'datacenter', flags: owner.flags | ThreatFlag.Datacenter };
+    if (id !== undefined && hostedBy(this.datacenter[id], this.totals[id]))
+      return { ...weighed, type: 'hosting', typedBy: 'datacenter', flags: owner.flags | ThreatFlag.Datacenter };
     return places >= ACCESS_PLACES ? { ...weighed, type: 'isp', typedBy: 'places' } : { ...weighed, typedBy: 'default' };
   }
 }

@@ -62,11 +62,16 @@ export function readRegistry(paths: readonly string[]): { types: Map<number, Asn
     try {
       doc = JSON.parse(withoutBom(readRegular(path, MAX_REGISTRY_BYTES).toString('utf8')));
     } catch (e) {
-      throw new InvalidDatasetError(`${path}: cannot be read as a network registry (PeeringDB's JSON): ${(e as Error).message}`, { cause: e });
+      throw new InvalidDatasetError(`${path}: cannot be read as a network registry (PeeringDB's JSON): ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     const root = doc as { data?: unknown; net?: { data?: unknown } } | null;
     const list = root?.data ?? root?.net?.data;
-    if (!Array.isArray(list)) throw new InvalidDatasetError(`${path}: not a network registry: expected PeeringDB's network objects ({ "data": [...] } or { "net": { "data": [...] } }).`);
+    if (!Array.isArray(list))
+      throw new InvalidDatasetError(
+        `${path}: not a network registry: expected PeeringDB's network objects ({ "data": [...] } or { "net": { "data": [...] } }).`,
+      );
     for (const net of list) {
       const asn = (net as { asn?: unknown } | null)?.asn;
       if (!Number.isInteger(asn) || (asn as number) < 0 || (asn as number) > 0xffffffff) continue;

@@ -126,7 +126,11 @@ export interface BuildOptions {
  * parsed Azure's JSON). A feed whose worker fails is prepared here.
  * @internal Exported for tests.
  */
-export async function prepareAll(tasks: readonly (PrepareTask | null)[], workers: readonly PoolWorker[], sizes: readonly number[]): Promise<(Prepared | null)[]> {
+export async function prepareAll(
+  tasks: readonly (PrepareTask | null)[],
+  workers: readonly PoolWorker[],
+  sizes: readonly number[],
+): Promise<(Prepared | null)[]> {
   const order = tasks.map((_, i) => i).sort((a, b) => sizes[b] - sizes[a]);
   const results: (Prepared | null)[] = tasks.map(() => null);
   let next = 0;
@@ -190,7 +194,8 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   const owner: number[] = [];
   config.feeds.forEach((f, i) => {
     const file = files[i];
-    const task: PrepareTask | null = file === null ? null : { file, format: f.format, options: f.options, fetched: isUrl(f.source), widest: widestOf(f) };
+    const task: PrepareTask | null =
+      file === null ? null : { file, format: f.format, options: f.options, fetched: isUrl(f.source), widest: widestOf(f) };
     const parts = task !== null && f.format === 'list' ? splitList(task.file, threads, options.partBytes ?? PART_BYTES) : [];
     for (const part of parts.length > 1 ? parts : [undefined]) {
       tasks.push(task === null || part === undefined ? task : { ...task, part });
@@ -206,7 +211,10 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   });
   const total = sizes.reduce((a, b) => a + b, 0);
   const parted = tasks.some((t) => t?.part !== undefined);
-  const workers = startPool(total < WORKER_THRESHOLD && !parted ? 0 : threads - 1, ownEntry(import.meta.url, './worker.ts', 'threat-worker'));
+  const workers = startPool(
+    total < WORKER_THRESHOLD && !parted ? 0 : threads - 1,
+    ownEntry(import.meta.url, './worker.ts', 'threat-worker'),
+  );
   try {
     const results = await prepareAll(tasks, workers, sizes);
     return await compileAll(config, files, owner, results, workers, now);
@@ -240,9 +248,22 @@ async function compileAll(
     const url = isUrl(feed.source);
     if (p === null || !p.ok) {
       const missing = p === null || (p.missing && url);
-      const error = p === null ? 'a URL feed with no dataset directory to hold its download' : missing ? 'not downloaded yet (run iprecord update)' : p.error;
+      const error =
+        p === null
+          ? 'a URL feed with no dataset directory to hold its download'
+          : missing
+            ? 'not downloaded yet (run iprecord update)'
+            : p.error;
       // Feeds the configuration names but that could not be read are listed too, as not loaded.
-      reports.push({ name: feed.name, source: feed.source, state: missing ? 'missing' : 'failed', entries: 0, skipped: 0, badLines: [], error });
+      reports.push({
+        name: feed.name,
+        source: feed.source,
+        state: missing ? 'missing' : 'failed',
+        entries: 0,
+        skipped: 0,
+        badLines: [],
+        error,
+      });
       return;
     }
     let bl = -1;
@@ -255,7 +276,14 @@ async function compileAll(
       }
     }
     // A list prepared in parts is counted by the compiler, on both threads.
-    compileFeeds.push({ categories: feed.categories, except: feed.except ?? [], blocklist: bl, v4: p.v4, v6: p.v6, count: p.addresses === '' });
+    compileFeeds.push({
+      categories: feed.categories,
+      except: feed.except ?? [],
+      blocklist: bl,
+      v4: p.v4,
+      v6: p.v6,
+      count: p.addresses === '',
+    });
     compiled.push(feed);
     metas.push({
       name: feed.name,
@@ -271,7 +299,14 @@ async function compileAll(
     // What the list holds, for seen.bin: read before the compile, which may hand the ranges to its thread.
     held.push({ name: feed.name, day: dayOf((p.fetchedAt === null ? now : new Date(p.fetchedAt)).getTime()), ...coveredBy(p) });
     const file = files[i] as string;
-    reports.push({ name: feed.name, source: feed.source, state: 'ok', entries: p.entries, skipped: p.skipped, badLines: p.badLines.map((b) => ({ file, ...b })) });
+    reports.push({
+      name: feed.name,
+      source: feed.source,
+      state: 'ok',
+      entries: p.entries,
+      skipped: p.skipped,
+      badLines: p.badLines.map((b) => ({ file, ...b })),
+    });
   });
   // Each feed's origins, numbered by name: its own and the lists it aggregates (loaded or not).
   const origin = new Map<string, number>();

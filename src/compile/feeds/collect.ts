@@ -78,7 +78,9 @@ export function commentDate(comment: string): string | null {
   // "Sat Aug 22 00:54:28 UTC 2026" (date(1) output), which Date.parse does not take everywhere.
   const unix = /^\w{3} (\w{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) UTC (\d{4})$/.exec(text);
   if (unix && MONTHS[unix[1].toLowerCase()] !== undefined) {
-    return new Date(Date.UTC(Number(unix[6]), MONTHS[unix[1].toLowerCase()], Number(unix[2]), Number(unix[3]), Number(unix[4]), Number(unix[5]))).toISOString();
+    return new Date(
+      Date.UTC(Number(unix[6]), MONTHS[unix[1].toLowerCase()], Number(unix[2]), Number(unix[3]), Number(unix[4]), Number(unix[5])),
+    ).toISOString();
   }
   const iso = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)/.exec(text);
   const ms = iso ? Date.parse(`${iso[1]}T${iso[2]}Z`) : Date.parse(text);
@@ -165,7 +167,15 @@ export class Collector {
   lines = 0;
 
   result(): ParsedFeed {
-    return { v4: this.v4, v6: this.v6, entries: this.entries, skipped: this.skipped, badLines: this.badLines, dataDate: this.dataDate, lines: this.lines };
+    return {
+      v4: this.v4,
+      v6: this.v6,
+      entries: this.entries,
+      skipped: this.skipped,
+      badLines: this.badLines,
+      dataDate: this.dataDate,
+      lines: this.lines,
+    };
   }
 }
 

@@ -218,7 +218,12 @@ export async function compileThreat(
 ): Promise<{ buffer: Buffer; meta: ThreatMeta; stats: CompileStats }> {
   // A feed with no origins stated has one of its own, numbered past every stated one.
   const own = Math.max(0, ...feeds.flatMap((f) => f.origins ?? [])) + 1;
-  const rules: Rules[] = feeds.map((f, k) => ({ categories: f.categories, except: f.except, origins: f.origins ?? [own + k], blocklist: f.blocklist }));
+  const rules: Rules[] = feeds.map((f, k) => ({
+    categories: f.categories,
+    except: f.except,
+    origins: f.origins ?? [own + k],
+    blocklist: f.blocklist,
+  }));
   const layers4: (Layer & Layer4)[] = [];
   feeds.forEach((f, feed) => {
     for (const l of f.v4) if (l.start.length > 0) layers4.push({ feed, hits: l.hits, start: l.start, end: l.end });
@@ -287,7 +292,8 @@ export async function compileThreat(
   // A range across the split is one merged range, written as two pieces (the split is a bucket edge).
   const t = lowOut.slice.tail;
   const h = high.slice.head;
-  const across = t !== null && h !== null && t.at === mid * 4096 - 1 && h.at === mid * 4096 && rank[lowIds[t.label]] === rank[highIds[h.label]];
+  const across =
+    t !== null && h !== null && t.at === mid * 4096 - 1 && h.at === mid * 4096 && rank[lowIds[t.label]] === rank[highIds[h.label]];
   const ranges4 = lowOut.slice.ranges + high.slice.ranges - (across ? 1 : 0);
 
   const v6 = new RangeList6(Math.max(16, byRank.length));
@@ -300,5 +306,9 @@ export async function compileThreat(
   });
   const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: metaFeeds };
   const buffer = encodeThreat({ v4: { index, count: e4, wide, fill, ranges: ranges4 }, v6, labels: table, refs, meta: final });
-  return { buffer, meta: final, stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } } };
+  return {
+    buffer,
+    meta: final,
+    stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } },
+  };
 }

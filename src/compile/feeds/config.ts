@@ -105,7 +105,8 @@ function fail(where: string, what: string): never {
 }
 
 function categories(v: unknown, where: string, field: string): Category[] {
-  if (!Array.isArray(v) || v.some((c) => !CATEGORIES.includes(c as Category))) fail(where, `"${field}" must be a list of ${CATEGORIES.join(', ')}.`);
+  if (!Array.isArray(v) || v.some((c) => !CATEGORIES.includes(c as Category)))
+    fail(where, `"${field}" must be a list of ${CATEGORIES.join(', ')}.`);
   return v as Category[];
 }
 
@@ -114,7 +115,8 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
   if (v === null || typeof v !== 'object') fail(where, 'must be an object.');
   const f = v as Record<string, unknown>;
   // The name is a file name under feeds/: not "." or ".." nor hidden.
-  if (typeof f.name !== 'string' || !/^[\w-][\w.-]{0,63}$/.test(f.name)) fail(where, '"name" must be 1-64 letters, digits, "_", "." or "-", not starting with ".".');
+  if (typeof f.name !== 'string' || !/^[\w-][\w.-]{0,63}$/.test(f.name))
+    fail(where, '"name" must be 1-64 letters, digits, "_", "." or "-", not starting with ".".');
   if (typeof f.source !== 'string' || f.source === '') fail(where, '"source" must be a URL or a path.');
   if (!FEED_FORMATS.includes(f.format as FeedFormat)) fail(where, `"format" must be one of ${FEED_FORMATS.join(', ')}.`);
   const cats = categories(f.categories, where, 'categories');
@@ -122,31 +124,52 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
   let blocklist: Blocklist | undefined;
   if (f.blocklist !== undefined) {
     const b = f.blocklist as Record<string, unknown>;
-    if (b === null || typeof b !== 'object' || typeof b.name !== 'string' || typeof b.site !== 'string' || (b.type !== undefined && typeof b.type !== 'string')) {
+    if (
+      b === null ||
+      typeof b !== 'object' ||
+      typeof b.name !== 'string' ||
+      typeof b.site !== 'string' ||
+      (b.type !== undefined && typeof b.type !== 'string')
+    ) {
       fail(where, '"blocklist" must be { name, site, type }.');
     }
     blocklist = { name: b.name, site: b.site, type: (b.type as string | undefined) ?? 'general' };
   }
   const except = f.except === undefined ? undefined : categories(f.except, where, 'except');
-  if (f.includes !== undefined && (!Array.isArray(f.includes) || f.includes.some((n) => typeof n !== 'string'))) fail(where, '"includes" must be a list of feed names.');
+  if (f.includes !== undefined && (!Array.isArray(f.includes) || f.includes.some((n) => typeof n !== 'string')))
+    fail(where, '"includes" must be a list of feed names.');
   const includes = f.includes as string[] | undefined;
   const o = (f.options ?? {}) as Record<string, unknown>;
   if (typeof o !== 'object') fail(where, '"options" must be an object.');
-  if (o.column !== undefined && typeof o.column !== 'string' && !(Number.isInteger(o.column) && (o.column as number) >= 0)) fail(where, '"options.column" must be a name or an index.');
+  if (o.column !== undefined && typeof o.column !== 'string' && !(Number.isInteger(o.column) && (o.column as number) >= 0))
+    fail(where, '"options.column" must be a name or an index.');
   if (o.header !== undefined && typeof o.header !== 'boolean') fail(where, '"options.header" must be true or false.');
-  if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0)) fail(where, '"options.minHits" must be a whole number.');
+  if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0))
+    fail(where, '"options.minHits" must be a whole number.');
   const w = (f.widest === undefined ? {} : f.widest) as Record<string, unknown>;
-  if (w === null || typeof w !== 'object' || Object.keys(w).some((k) => k !== 'ipv4' && k !== 'ipv6')) fail(where, '"widest" must be { "ipv4": a prefix length, "ipv6": a prefix length }.');
+  if (w === null || typeof w !== 'object' || Object.keys(w).some((k) => k !== 'ipv4' && k !== 'ipv6'))
+    fail(where, '"widest" must be { "ipv4": a prefix length, "ipv6": a prefix length }.');
   for (const [family, most] of [
     ['ipv4', 32],
     ['ipv6', 128],
   ] as const) {
     const v = w[family];
-    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= most)) fail(where, `"widest.${family}" must be a prefix length from 0 (any entry) to ${most}.`);
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= most))
+      fail(where, `"widest.${family}" must be a prefix length from 0 (any entry) to ${most}.`);
   }
   const widest = f.widest === undefined ? {} : { widest: w as Partial<Widest> };
   const source = isUrl(f.source) || isAbsolute(f.source) ? f.source : resolve(base, f.source);
-  return { name: f.name, source, format: f.format as FeedFormat, categories: cats, blocklist, except, ...(includes === undefined ? {} : { includes }), options: o as ParseOptions, ...widest };
+  return {
+    name: f.name,
+    source,
+    format: f.format as FeedFormat,
+    categories: cats,
+    blocklist,
+    except,
+    ...(includes === undefined ? {} : { includes }),
+    options: o as ParseOptions,
+    ...widest,
+  };
 }
 
 /**
@@ -190,7 +213,15 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
 /** The default `sources.maxCsvBytes`: bounds update's memory near 2.5 GB, four times the default ASN data's CSV. */
 export const MAX_CSV_SOURCE_BYTES = 128 << 20;
 
-export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], networks: [], checks: DEFAULT_CHECKS, minNetworks: 1000, maxCsvBytes: MAX_CSV_SOURCE_BYTES };
+export const NO_SOURCES: SourcesConfig = {
+  geo: null,
+  asn: null,
+  anonymous: [],
+  networks: [],
+  checks: DEFAULT_CHECKS,
+  minNetworks: 1000,
+  maxCsvBytes: MAX_CSV_SOURCE_BYTES,
+};
 
 /**
  * The `sources` member: `{ "geo": [...], "asn": [...], "anonymous": [...],
@@ -200,26 +231,38 @@ export const NO_SOURCES: SourcesConfig = { geo: null, asn: null, anonymous: [], 
  */
 function sourcesOf(value: unknown, base: string): SourcesConfig {
   if (value === undefined) return NO_SOURCES;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('', '"sources" must be an object of "geo", "asn", "anonymous" and "networks" lists.');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    fail('', '"sources" must be an object of "geo", "asn", "anonymous" and "networks" lists.');
   const v = value as Record<string, unknown>;
-  for (const k of Object.keys(v)) if (!['geo', 'asn', 'anonymous', 'networks', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k)) fail('', `"sources" has an unknown member "${k}".`);
+  for (const k of Object.keys(v))
+    if (!['geo', 'asn', 'anonymous', 'networks', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k))
+      fail('', `"sources" has an unknown member "${k}".`);
   const entries = (k: string): string[] | null => {
     const list = v[k];
     if (list === undefined) return null;
-    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string' || p === '')) fail('', `"sources.${k}" must be a list of URLs or file paths.`);
+    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string' || p === ''))
+      fail('', `"sources.${k}" must be a list of URLs or file paths.`);
     return (list as string[]).map((p) => (isUrl(p) || isAbsolute(p) ? p : resolve(base, p)));
   };
   let checks = DEFAULT_CHECKS;
   if (v.checks !== undefined) {
     const ok = (c: unknown) => {
       const e = c as Record<string, unknown>;
-      return c !== null && typeof c === 'object' && typeof e.ip === 'string' && (e.country === undefined || typeof e.country === 'string') && (e.asn === undefined || Number.isInteger(e.asn));
+      return (
+        c !== null &&
+        typeof c === 'object' &&
+        typeof e.ip === 'string' &&
+        (e.country === undefined || typeof e.country === 'string') &&
+        (e.asn === undefined || Number.isInteger(e.asn))
+      );
     };
     if (!Array.isArray(v.checks) || !v.checks.every(ok)) fail('', '"sources.checks" must be a list of { "ip", "country", "asn" }.');
     checks = v.checks as SourceCheck[];
   }
-  if (v.minNetworks !== undefined && !(Number.isInteger(v.minNetworks) && (v.minNetworks as number) >= 0)) fail('', '"sources.minNetworks" must be a whole number.');
-  if (v.maxCsvBytes !== undefined && !(Number.isInteger(v.maxCsvBytes) && (v.maxCsvBytes as number) > 0)) fail('', '"sources.maxCsvBytes" must be a whole number of bytes.');
+  if (v.minNetworks !== undefined && !(Number.isInteger(v.minNetworks) && (v.minNetworks as number) >= 0))
+    fail('', '"sources.minNetworks" must be a whole number.');
+  if (v.maxCsvBytes !== undefined && !(Number.isInteger(v.maxCsvBytes) && (v.maxCsvBytes as number) > 0))
+    fail('', '"sources.maxCsvBytes" must be a whole number of bytes.');
   return {
     geo: entries('geo'),
     asn: entries('asn'),
@@ -241,7 +284,10 @@ function overlay(inherited: ReadonlyMap<string, Record<string, unknown>>, entry:
   const e = entry as Record<string, unknown>;
   const d = typeof e.name === 'string' ? inherited.get(e.name) : undefined;
   if (d === undefined) return entry;
-  const options = d.options !== undefined && e.options !== null && typeof e.options === 'object' ? { ...(d.options as object), ...e.options } : (e.options ?? d.options);
+  const options =
+    d.options !== undefined && e.options !== null && typeof e.options === 'object'
+      ? { ...(d.options as object), ...e.options }
+      : (e.options ?? d.options);
   return { ...d, ...e, ...(options === undefined ? {} : { options }) };
 }
 

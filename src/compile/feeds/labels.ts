@@ -111,7 +111,14 @@ export class Labels {
     order.forEach((id, at) => {
       rank[id] = at;
       const { flags, counts: c, hits, blocklists } = this.parts[id];
-      words.push(flags, refs.length, blocklists.length, hits, c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24), c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24));
+      words.push(
+        flags,
+        refs.length,
+        blocklists.length,
+        hits,
+        c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24),
+        c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24),
+      );
       refs.push(...blocklists);
     });
     return { labels: Uint32Array.from(words, (w) => w >>> 0), refs: Uint32Array.from(refs), rank };

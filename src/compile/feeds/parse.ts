@@ -118,7 +118,11 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
  * it is, as a function (the text of a place is made only for a bad one:
  * Azure's file has 90 000 prefixes).
  */
-function parseJson(text: string, collect: (root: Json, add: (cidr: unknown, where: () => string) => void) => void, date: (root: Json) => unknown): ParsedFeed {
+function parseJson(
+  text: string,
+  collect: (root: Json, add: (cidr: unknown, where: () => string) => void) => void,
+  date: (root: Json) => unknown,
+): ParsedFeed {
   const c = new Collector();
   let root: Json;
   try {
@@ -185,13 +189,19 @@ export function parseFeed(input: string | Uint8Array, format: FeedFormat, option
     case 'azure-json':
       return parseJson(
         text,
-        (root, add) => arr(obj(root).values).forEach((v, i) => arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, () => `values[${i}].properties.addressPrefixes[${j}]`))),
+        (root, add) =>
+          arr(obj(root).values).forEach((v, i) =>
+            arr(obj(obj(v).properties).addressPrefixes).forEach((p, j) => add(p, () => `values[${i}].properties.addressPrefixes[${j}]`)),
+          ),
         () => null,
       );
     case 'oracle-json':
       return parseJson(
         text,
-        (root, add) => arr(obj(root).regions).forEach((r, i) => arr(obj(r).cidrs).forEach((c, j) => add(obj(c).cidr, () => `regions[${i}].cidrs[${j}]`))),
+        (root, add) =>
+          arr(obj(root).regions).forEach((r, i) =>
+            arr(obj(r).cidrs).forEach((c, j) => add(obj(c).cidr, () => `regions[${i}].cidrs[${j}]`)),
+          ),
         (root) => obj(root).last_updated_timestamp,
       );
   }

@@ -258,7 +258,10 @@ export function joinParts(parts: readonly Prepared[]): Prepared {
     entries: ok.reduce((a, p) => a + p.entries, 0),
     skipped: ok.reduce((a, p) => a + p.skipped, 0),
     badLines,
-    dataDate: ok.reduce<string | null>((newest, p) => (p.dataDate !== null && (newest === null || p.dataDate > newest) ? p.dataDate : newest), null),
+    dataDate: ok.reduce<string | null>(
+      (newest, p) => (p.dataDate !== null && (newest === null || p.dataDate > newest) ? p.dataDate : newest),
+      null,
+    ),
     fetchedAt: ok[0].fetchedAt,
     addresses: '',
     lines: before,

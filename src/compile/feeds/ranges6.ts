@@ -92,7 +92,13 @@ export class Ranks6 {
     for (let x = 0; x < n; x++) {
       const k = order[x] * 4;
       const b = r * 4;
-      if (r < 0 || keys[k] !== bounds[b] || keys[k + 1] !== bounds[b + 1] || keys[k + 2] !== bounds[b + 2] || keys[k + 3] !== bounds[b + 3]) {
+      if (
+        r < 0 ||
+        keys[k] !== bounds[b] ||
+        keys[k + 1] !== bounds[b + 1] ||
+        keys[k + 2] !== bounds[b + 2] ||
+        keys[k + 3] !== bounds[b + 3]
+      ) {
         r++;
         bounds[b + 4] = keys[k];
         bounds[b + 5] = keys[k + 1];
@@ -107,7 +113,8 @@ export class Ranks6 {
     g = 0;
     for (const l of input) {
       const out = new RangeList(Math.max(16, l.length));
-      for (let i = 0; i < l.length; i++, g++) out.push(rank[2 * g], present[2 * g + 1] === 1 ? rank[2 * g + 1] - 1 : this.count - 1, l.value[i]);
+      for (let i = 0; i < l.length; i++, g++)
+        out.push(rank[2 * g], present[2 * g + 1] === 1 ? rank[2 * g + 1] - 1 : this.count - 1, l.value[i]);
       this.lists.push(out);
     }
   }

@@ -95,7 +95,11 @@ function sweep4(old: Uint32Array, now: readonly number[], day: number): Uint32Ar
  * given its days, neighbours with the same days joined (`sweep4`, on
  * bigints: IPv6 lists are a tenth of the ranges).
  */
-function sweep6(old: readonly (readonly [bigint, bigint, number, number])[], now: readonly (readonly [bigint, bigint])[], day: number): [bigint, bigint, number, number][] {
+function sweep6(
+  old: readonly (readonly [bigint, bigint, number, number])[],
+  now: readonly (readonly [bigint, bigint])[],
+  day: number,
+): [bigint, bigint, number, number][] {
   // Each input's edges (start, end + 1, ...) are in order already: merged, not sorted.
   const a: bigint[] = [];
   for (const [s, e] of old) a.push(s, e + 1n);

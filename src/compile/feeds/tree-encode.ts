@@ -6,7 +6,22 @@
 import { wholeFileCrc } from '../../files/checksum.js';
 import type { RangeList } from './ranges.js';
 import type { RangeList6 } from './ranges6.js';
-import { CRC_AT, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE, type Slice4, type ThreatTables } from './tree-format.js';
+import {
+  CRC_AT,
+  END4,
+  END6,
+  HEADER,
+  INDEX_WORDS,
+  LABEL_WORDS,
+  LOW,
+  requireLittleEndian,
+  SHIFT,
+  THREAT_FORMAT_VERSION,
+  THREAT_MAGIC,
+  WIDE,
+  type Slice4,
+  type ThreatTables,
+} from './tree-format.js';
 
 /**
  * Encodes the IPv4 ranges of buckets `from` to `to` (exclusive): values
@@ -45,7 +60,14 @@ export function encodeSlice4(part: RangeList, labelOf: (value: number) => number
   if (label !== 0) out.put(first, last, label);
   out.finish(to);
   const n = out.n;
-  return { index: out.index, keys: out.keys.subarray(0, n), labels: out.labels.subarray(0, n), ranges: out.ranges, head, tail: label === 0 ? null : { at: last, label } };
+  return {
+    index: out.index,
+    keys: out.keys.subarray(0, n),
+    labels: out.labels.subarray(0, n),
+    ranges: out.ranges,
+    head,
+    tail: label === 0 ? null : { at: last, label },
+  };
 }
 
 /** The entries of a slice as they are written: each range cut at bucket edges, the index filled as buckets are passed. */

@@ -8,7 +8,22 @@ import { InvalidDatasetError } from '../../contract/errors.js';
 import type { IpVersion } from '../../ip/parse.js';
 import type { Blocklist } from '../../contract/types.js';
 import type { ThreatMeta } from '../../dataset/threat-meta.js';
-import { BLOCK, BUCKETS, CRC_AT, END4, END6, HEADER, INDEX_WORDS, LABEL_WORDS, LOW, requireLittleEndian, SHIFT, THREAT_FORMAT_VERSION, THREAT_MAGIC, WIDE } from './tree-format.js';
+import {
+  BLOCK,
+  BUCKETS,
+  CRC_AT,
+  END4,
+  END6,
+  HEADER,
+  INDEX_WORDS,
+  LABEL_WORDS,
+  LOW,
+  requireLittleEndian,
+  SHIFT,
+  THREAT_FORMAT_VERSION,
+  THREAT_MAGIC,
+  WIDE,
+} from './tree-format.js';
 
 /** A loaded `threat.bin`: lookups over typed arrays on the file's bytes. */
 export class ThreatTree {
@@ -37,7 +52,8 @@ export class ThreatTree {
     };
     if (buf.length < HEADER || buf.toString('latin1', 0, 8) !== THREAT_MAGIC) bad('bad magic');
     const version = buf.readUInt32LE(8);
-    if (version !== THREAT_FORMAT_VERSION) bad(`format version ${version}, this iprecord reads ${THREAT_FORMAT_VERSION} (run iprecord build or update again)`);
+    if (version !== THREAT_FORMAT_VERSION)
+      bad(`format version ${version}, this iprecord reads ${THREAT_FORMAT_VERSION} (run iprecord build or update again)`);
     requireLittleEndian();
     const e4 = buf.readUInt32LE(12);
     const e6 = buf.readUInt32LE(16);
@@ -74,7 +90,8 @@ export class ThreatTree {
     } catch {
       // reported below
     }
-    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.feeds) || !Array.isArray(meta.blocklists)) bad('unreadable metadata');
+    if (meta === null || typeof meta !== 'object' || !Array.isArray(meta.feeds) || !Array.isArray(meta.blocklists))
+      bad('unreadable metadata');
     this.meta = meta as ThreatMeta;
     // Every index into another section in range, checked once here, so that lookups need not (a pass of a few ms over millions of entries).
     const index = this.index4;

@@ -97,7 +97,8 @@ const GROWTH_FLOOR = { v4: 2 ** 16, v6: 2n ** 96n };
 /** Why a download's covered addresses grew too much against the last good one's, or null. */
 function grewTooMuch(now: { v4: number; v6: bigint }, last: NonNullable<FeedState['addresses']>, factor: number): string | null {
   const lastV6 = BigInt(last.v6);
-  if (now.v4 > GROWTH_FLOOR.v4 + last.v4 * factor) return `its IPv4 entries cover ${now.v4} addresses, up from ${last.v4} (more than ${factor} times; --allow-growth takes it)`;
+  if (now.v4 > GROWTH_FLOOR.v4 + last.v4 * factor)
+    return `its IPv4 entries cover ${now.v4} addresses, up from ${last.v4} (more than ${factor} times; --allow-growth takes it)`;
   if (now.v6 > GROWTH_FLOOR.v6 + lastV6 * BigInt(Math.ceil(factor)))
     return `its IPv6 entries cover ${now.v6} addresses, up from ${lastV6} (more than ${Math.ceil(factor)} times; --allow-growth takes it)`;
   return null;
@@ -126,7 +127,8 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   }
   if (got === null) {
     // A 304 answers a conditional request; with no earlier download there was none to answer.
-    if (state === null) return { ...base, state: 'failed', error: 'the server answered 304 Not Modified, but there is no earlier download' };
+    if (state === null)
+      return { ...base, state: 'failed', error: 'the server answered 304 Not Modified, but there is no earlier download' };
     // The source says its list is still the one downloaded: held today, for first and last seen and for staleness.
     checked(feedCachePath(dir, feed.name), { ...state, fetchedAt: new Date().toISOString() });
     return { ...base, state: 'unchanged', entries: state.entries };
@@ -134,7 +136,12 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const text = got.body.toString('utf8');
   const parsed = parseFeed(text, feed.format, feed.options);
   const lines = parsed.entries + parsed.badLines.length + parsed.skipped;
-  const reject = (why: string): FeedUpdate => ({ ...base, state: 'failed', entries: parsed.entries, error: why + (kept ? '; kept the last good download' : '') });
+  const reject = (why: string): FeedUpdate => ({
+    ...base,
+    state: 'failed',
+    entries: parsed.entries,
+    error: why + (kept ? '; kept the last good download' : ''),
+  });
   if (parsed.entries < o.minEntries) return reject(`${parsed.entries} entries, fewer than the minimum ${o.minEntries}`);
   const wide = tooWide(parsed.v4, parsed.v6, widestOf(feed));
   if (wide !== null) return reject(refusal(wide));
@@ -143,7 +150,8 @@ async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptio
   const addresses = coveredAddresses(parsed.v4, parsed.v6);
   const grew = state?.addresses !== undefined && !o.allowGrowth ? grewTooMuch(addresses, state.addresses, o.maxGrowth) : null;
   if (grew !== null) return reject(grew);
-  if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare) return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
+  if (lines > 0 && parsed.badLines.length / lines > o.maxBadShare)
+    return reject(`${parsed.badLines.length} of ${lines} lines bad (over ${Math.round(o.maxBadShare * 100)} %)`);
   const path = feedCachePath(dir, feed.name);
   writeAtomic(path, got.body);
   checked(path, {
@@ -214,7 +222,8 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     };
     await Promise.all([worker(), worker()]);
     const { build, buildDir } = await swap(config, dir);
-    const ok = sources.every((s) => s.state !== 'failed') && feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok');
+    const ok =
+      sources.every((s) => s.state !== 'failed') && feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok');
     return { ok, sources, feeds, build, buildDir };
   });
 }
@@ -230,7 +239,11 @@ const BUILD_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-\d+$/;
  * which builds stay is decided by what `current` names, never by the
  * order of names, and other entries of `builds/` are left alone.
  */
-export async function buildAndSwap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
+export async function buildAndSwap(
+  config: ThreatConfig,
+  dir: string,
+  options: BuildOptions = {},
+): Promise<{ build: BuildResult; buildDir: string }> {
   mkdirSync(join(dir, 'builds'), { recursive: true });
   return withDirectoryLock(dir, () => swap(config, dir, options));
 }

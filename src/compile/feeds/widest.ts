@@ -44,7 +44,8 @@ const V4_NOT_PUBLIC = notPublic(IPV4_REGISTRY);
 const V6_NOT_PUBLIC = notPublic(IPV6_REGISTRY);
 const V6_UNICAST: [bigint, bigint] = [0x2n << 124n, (0x4n << 124n) - 1n];
 
-const overlap = (a: bigint, b: bigint, [c, d]: readonly [bigint, bigint]): bigint => (a > d || b < c ? 0n : (b < d ? b : d) - (a > c ? a : c) + 1n);
+const overlap = (a: bigint, b: bigint, [c, d]: readonly [bigint, bigint]): bigint =>
+  a > d || b < c ? 0n : (b < d ? b : d) - (a > c ? a : c) + 1n;
 
 /** Addresses of [first, last] in public space (`unicast`: the family's public part before the registry's ranges are taken out). */
 function publicSize(first: bigint, last: bigint, unicast: readonly [bigint, bigint], excluded: readonly [bigint, bigint][]): bigint {
@@ -55,7 +56,8 @@ function publicSize(first: bigint, last: bigint, unicast: readonly [bigint, bigi
 }
 
 /** `first-last` as addresses. */
-const span = (version: IpVersion, first: bigint, last: bigint) => `${formatIp(version, fromBigInt(version, first))}-${formatIp(version, fromBigInt(version, last))}`;
+const span = (version: IpVersion, first: bigint, last: bigint) =>
+  `${formatIp(version, fromBigInt(version, first))}-${formatIp(version, fromBigInt(version, last))}`;
 
 /**
  * The first entry wider than `widest` allows, said in words, or null.

@@ -27,10 +27,17 @@ export function localSources(s: SourcesConfig, dir: string | null): DatasetSourc
   const local = (role: Role | 'networks', list: readonly string[] | null): string[] | null => {
     if (list === null) return null;
     // A path stands as it is (a missing one is an error when compiled); a URL by its download, if there is one.
-    const files = list.map((entry, i) => (!isUrl(entry) ? entry : dir === null ? null : sourcePath(dir, role, i, entry))).map((f, i) => (f !== null && (!isUrl(list[i]) || existsSync(f)) ? f : null));
+    const files = list
+      .map((entry, i) => (!isUrl(entry) ? entry : dir === null ? null : sourcePath(dir, role, i, entry)))
+      .map((f, i) => (f !== null && (!isUrl(list[i]) || existsSync(f)) ? f : null));
     const present = files.filter((f): f is string => f !== null);
     return present.length === files.length || role === 'anonymous' || role === 'networks' ? present : null;
   };
   const networks = local('networks', s.networks) ?? [];
-  return { geo: local('geo', s.geo), asn: local('asn', s.asn), anonymous: local('anonymous', s.anonymous) ?? [], ...(networks.length === 0 ? {} : { networks }) };
+  return {
+    geo: local('geo', s.geo),
+    asn: local('asn', s.asn),
+    anonymous: local('anonymous', s.anonymous) ?? [],
+    ...(networks.length === 0 ? {} : { networks }),
+  };
 }

@@ -46,7 +46,8 @@ function packageOf(path: string): { name: string; version: string; license?: str
   for (let i = 0; i < 4; i++, dir = dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string; license?: unknown };
-      if (pkg.name && pkg.version) return { name: pkg.name, version: pkg.version, ...(typeof pkg.license === 'string' ? { license: pkg.license } : {}) };
+      if (pkg.name && pkg.version)
+        return { name: pkg.name, version: pkg.version, ...(typeof pkg.license === 'string' ? { license: pkg.license } : {}) };
     } catch {
       // Not here: one folder up.
     }

@@ -20,7 +20,18 @@
  * old one of another (a geo source's IPv4 and IPv6 files, say).
  */
 
-import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
@@ -79,12 +90,21 @@ async function gunzipFile(from: string, to: string, maxBytes: number): Promise<v
  * Checks a downloaded database for its role: its networks, or why it is
  * refused. @throws Error with the reason
  */
-export function validateSource(path: string, role: SourceRole, s: SourcesConfig, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+export function validateSource(
+  path: string,
+  role: SourceRole,
+  s: SourcesConfig,
+  last: DownloadState | null,
+  rules: ShrinkRules,
+): { networks: number; space: { 4: number; 6: number } } {
   if (role === 'networks') return validateRegistry(path, last, rules);
   if (/\.csv$/i.test(path)) {
     const size = statSync(path).size;
     // Its rows are held in memory to be checked and compiled (the default ASN data's 32.6 MB: 0.61 GB at peak).
-    if (size > s.maxCsvBytes) throw new Error(`${size} bytes of CSV, over sources.maxCsvBytes (${s.maxCsvBytes}): its rows are held in memory to be checked and compiled`);
+    if (size > s.maxCsvBytes)
+      throw new Error(
+        `${size} bytes of CSV, over sources.maxCsvBytes (${s.maxCsvBytes}): its rows are held in memory to be checked and compiled`,
+      );
     if (!endsAtLineEnd(path, size)) throw new Error('the file does not end at the end of a line (cut short?)');
   }
   const db = openDatabase(path, role);
@@ -105,7 +125,9 @@ export function validateSource(path: string, role: SourceRole, s: SourcesConfig,
   if (networks < s.minNetworks) throw new Error(`${networks} networks, fewer than the minimum ${s.minNetworks}`);
   if (last !== null && !rules.allowShrink) {
     if (networks < last.networks * (1 - rules.maxShrink))
-      throw new Error(`${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`);
+      throw new Error(
+        `${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`,
+      );
     for (const v of [4, 6] as const) {
       const before = last.space?.[v] ?? 0;
       if (space[v] < before * (1 - rules.maxCoverageShrink)) {
@@ -132,11 +154,17 @@ export function validateSource(path: string, role: SourceRole, s: SourcesConfig,
 }
 
 /** Checks a downloaded network registry: it reads as one, states a type for some network, and did not shrink past the rules. */
-function validateRegistry(path: string, last: DownloadState | null, rules: ShrinkRules): { networks: number; space: { 4: number; 6: number } } {
+function validateRegistry(
+  path: string,
+  last: DownloadState | null,
+  rules: ShrinkRules,
+): { networks: number; space: { 4: number; 6: number } } {
   const { types, networks } = readRegistry([path]);
   if (types.size === 0) throw new Error(`none of its ${networks} network objects states a type (info_type)`);
   if (last !== null && !rules.allowShrink && networks < last.networks * (1 - rules.maxShrink))
-    throw new Error(`${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`);
+    throw new Error(
+      `${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`,
+    );
   return { networks, space: { 4: 0, 6: 0 } };
 }
 
@@ -165,7 +193,15 @@ interface Staged {
 }
 
 /** Downloads and validates one URL source, staging it (`commit` takes it). */
-async function updateSource(role: SourceRole, index: number, url: string, dir: string, s: SourcesConfig, o: DownloadOptions & ShrinkRules, staged: Staged[]): Promise<SourceUpdate> {
+async function updateSource(
+  role: SourceRole,
+  index: number,
+  url: string,
+  dir: string,
+  s: SourcesConfig,
+  o: DownloadOptions & ShrinkRules,
+  staged: Staged[],
+): Promise<SourceUpdate> {
   const path = sourcePath(dir, role, index, url);
   const earlier = existsSync(path) ? readDownloadState(path) : null;
   const kept = earlier !== null ? '; kept the last good download' : '';
@@ -201,7 +237,11 @@ async function updateSource(role: SourceRole, index: number, url: string, dir: s
       throw e;
     }
     const { networks, space } = found;
-    staged.push({ checked, path, state: { url, etag: got.etag, lastModified: got.lastModified, networks, space, fetchedAt: new Date().toISOString() } });
+    staged.push({
+      checked,
+      path,
+      state: { url, etag: got.etag, lastModified: got.lastModified, networks, space, fetchedAt: new Date().toISOString() },
+    });
     return { role, url, state: 'updated', networks };
   } catch (e) {
     return { role, url, state: 'failed', error: (e as Error).message + kept };

@@ -44,9 +44,12 @@ export function zoneTable(names: readonly string[], source = zoneSource()): Zone
         );
       return table;
     } catch (e) {
-      process.emitWarning(`the zoneinfo in ${source.source} (tz ${source.tzdata}) cannot be read, ${(e as Error).message}: the package's tz ${PACKAGE_ZONES.tzdata} is used`, {
-        code: 'IPRECORD_ZONEINFO',
-      });
+      process.emitWarning(
+        `the zoneinfo in ${source.source} (tz ${source.tzdata}) cannot be read, ${(e as Error).message}: the package's tz ${PACKAGE_ZONES.tzdata} is used`,
+        {
+          code: 'IPRECORD_ZONEINFO',
+        },
+      );
     }
   }
   return subset(PACKAGE_ZONES, names);
@@ -57,7 +60,12 @@ export function zoneTable(names: readonly string[], source = zoneSource()): Zone
  * `instead` answers the rules of a zone whose file cannot be read (or throws); without it, that zone is an error.
  * @throws Error for a zone without a readable file and no `instead`
  */
-export function readZoneinfo(dir: string, tzdata: string, names: readonly string[], instead?: (name: string, why: Error) => ZoneRules): ZoneTable {
+export function readZoneinfo(
+  dir: string,
+  tzdata: string,
+  names: readonly string[],
+  instead?: (name: string, why: Error) => ZoneRules,
+): ZoneTable {
   const { from, to } = PACKAGE_ZONES;
   const read = new Map<string, ZoneRules>();
   const fromPackage: string[] = [];

@@ -75,7 +75,8 @@ function readTzif(b: Buffer): { types: LocalType[]; transitions: Transition[]; f
   const skip = 44 + v1.time * 5 + v1.type * 6 + v1.char + v1.leap * 8 + v1.isstd + v1.isut;
   const h = header(skip);
   let at = skip + 44;
-  if (h.type === 0 || b.length < at + h.time * 9 + h.type * 6 + h.char + h.leap * 12 + h.isstd + h.isut) throw new Error('a TZif file cut short or with counts past its end');
+  if (h.type === 0 || b.length < at + h.time * 9 + h.type * 6 + h.char + h.leap * 12 + h.isstd + h.isut)
+    throw new Error('a TZif file cut short or with counts past its end');
   const times: number[] = [];
   for (let i = 0; i < h.time; i++, at += 8) times.push(Number(b.readBigInt64BE(at)));
   const index = [...b.subarray(at, (at += h.time))];
@@ -156,7 +157,12 @@ export function parsePosixTz(text: string): PosixTz {
     const m = /^(?:J(\d{1,3})|(\d{1,3})|M(\d{1,2})\.(\d)\.(\d))/.exec(text.slice(i)) ?? fail();
     // Jn 1 to 365, n 0 to 365, Mm.w.d with a month 1 to 12, a week 1 to 5 and a weekday 0 to 6.
     const [j, n, month, week, weekday] = m.slice(1).map((v) => (v === undefined ? null : Number(v)));
-    if ((j !== null && (j < 1 || j > 365)) || (n !== null && n > 365) || (month !== null && (month < 1 || month > 12 || week! < 1 || week! > 5 || weekday! > 6))) fail();
+    if (
+      (j !== null && (j < 1 || j > 365)) ||
+      (n !== null && n > 365) ||
+      (month !== null && (month < 1 || month > 12 || week! < 1 || week! > 5 || weekday! > 6))
+    )
+      fail();
     i += m[0].length;
     if (m[1] !== undefined) {
       // 1 to 365, February 29 never counted.

@@ -11,7 +11,12 @@ import { canonicalIp } from '../../../src/ip/address.js';
 
 /** A command with one letter dropped, doubled, changed or two swapped. */
 const misspelt = fc
-  .record({ command: fc.constantFrom(...COMMANDS), at: fc.nat(), letter: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz'), how: fc.constantFrom('drop', 'double', 'change', 'swap') })
+  .record({
+    command: fc.constantFrom(...COMMANDS),
+    at: fc.nat(),
+    letter: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz'),
+    how: fc.constantFrom('drop', 'double', 'change', 'swap'),
+  })
   .map(({ command, at, letter, how }) => {
     const i = at % command.length;
     const word =
@@ -36,7 +41,8 @@ describe('a misspelt command', () => {
   });
 
   it('names none for a word near no command, or for what an address looks like', () => {
-    for (const word of ['bleh', 'lookup', 'hello', 'localhost', 'example', 'cafe', 'beef', undefined]) expect(misspeltCommand(word), word).toBeUndefined();
+    for (const word of ['bleh', 'lookup', 'hello', 'localhost', 'example', 'cafe', 'beef', undefined])
+      expect(misspeltCommand(word), word).toBeUndefined();
     fc.assert(
       fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
         expect(canonicalIp(ip)).not.toBeNull();

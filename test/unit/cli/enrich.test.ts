@@ -41,7 +41,9 @@ describe('enrich on threads', () => {
     let calls = 0;
     // A "thread" that answers its first two chunks (later than asked), then fails every one.
     const flaky: BatchRunner = (chunk: Chunk) =>
-      calls++ < 2 ? new Promise<BatchOutput>((resolve) => setTimeout(() => resolve(enrichBatch(engine, config as RowConfig, chunk)), 5)) : Promise.reject(new Error('the worker thread exited'));
+      calls++ < 2
+        ? new Promise<BatchOutput>((resolve) => setTimeout(() => resolve(enrichBatch(engine, config as RowConfig, chunk)), 5))
+        : Promise.reject(new Error('the worker thread exited'));
     let config: RowConfig | null = null;
     const threaded = await run(bytes, (c) => {
       config = c;
@@ -65,7 +67,8 @@ describe('an address as logs write it', () => {
         expect(withoutPort(v6 ? `[${ip}]:${port}` : `${ip}:${port}`)).toBe(ip);
         if (v6) expect(withoutPort(`[${ip}]`)).toBe(ip);
         // After the colon, what is not a port: the text stays whole (and answers as a bad address).
-        if (!/^\d{1,5}$/.test(junk)) expect(withoutPort(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`)).toBe(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`);
+        if (!/^\d{1,5}$/.test(junk))
+          expect(withoutPort(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`)).toBe(v6 ? `[${ip}]:${junk}` : `${ip}:${junk}`);
       }),
       { seed: seed(), numRuns: 2000 },
     );

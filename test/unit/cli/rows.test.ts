@@ -93,7 +93,13 @@ async function byChunks(pieces: Buffer[], format: EnrichFormat, size: number): P
 
 /** Inputs built from the characters that matter: line breaks of every kind, quotes, commas, blanks, `#`, multi-byte text, byte order marks (first or anywhere). */
 const input = fc
-  .tuple(fc.boolean(), fc.array(fc.constantFrom('a', '8.8.8.8', ',', '"', '""', '\n', '\r', '\r\n', ' ', '#', 'é', '🇺🇸', '{"ip":"1.1.1.1"}', '\n\n', '\uFEFF'), { maxLength: 80 }))
+  .tuple(
+    fc.boolean(),
+    fc.array(
+      fc.constantFrom('a', '8.8.8.8', ',', '"', '""', '\n', '\r', '\r\n', ' ', '#', 'é', '🇺🇸', '{"ip":"1.1.1.1"}', '\n\n', '\uFEFF'),
+      { maxLength: 80 },
+    ),
+  )
   .map(([bom, parts]) => Buffer.from((bom ? '\uFEFF' : '') + parts.join(''), 'utf8'));
 
 /** Cuts bytes into stream pieces at the given points (multi-byte characters may be cut). */
@@ -111,9 +117,15 @@ function cut(bytes: Buffer, points: number[]): Buffer[] {
 describe('enrich input chunks', () => {
   it('give the rows and line numbers of reading line by line, however the input is cut', async () => {
     await fc.assert(
-      fc.asyncProperty(input, fc.array(fc.nat(), { maxLength: 8 }), fc.constantFrom<EnrichFormat>('csv', 'ndjson', 'lines'), fc.integer({ min: 1, max: 40 }), async (bytes, points, format, size) => {
-        expect(await byChunks(cut(bytes, points), format, size)).toEqual(await byLines(bytes, format));
-      }),
+      fc.asyncProperty(
+        input,
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.constantFrom<EnrichFormat>('csv', 'ndjson', 'lines'),
+        fc.integer({ min: 1, max: 40 }),
+        async (bytes, points, format, size) => {
+          expect(await byChunks(cut(bytes, points), format, size)).toEqual(await byLines(bytes, format));
+        },
+      ),
       { seed: seed(), numRuns: 1500 },
     );
   });

@@ -30,40 +30,54 @@ describe('geo range CSVs', () => {
   it('answer as the flat MMDB of the same rows, in both forms', () => {
     let run = 0;
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: 60_000 }), { minLength: 1, maxLength: 40 }), fc.array(place, { minLength: 40, maxLength: 40 }), (blocks, places) => {
-        run++;
-        // Each block is a /24 of 10.0.0.0/8's neighbours: 1.0.0.0 + 256 * block.
-        const rows = blocks.map((b, i) => ({ lo: 0x01000000 + b * 256, hi: 0x01000000 + b * 256 + 255, ...places[i] }));
-        const ip = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-        const q = (t: string) => (/[",]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t);
-        const ipLocationDb = rows.map((r) => [ip(r.lo), ip(r.hi), r.country, q(r.city), q(r.region), '', r.latitude, r.longitude, '', ''].join(',')).join('\n');
-        const dbip = rows.map((r) => [ip(r.lo), ip(r.hi), 'EU', r.country, q(r.region), q(r.city), r.latitude, r.longitude].join(',')).join('\n');
-        const a = join(dir, `a${run}.csv`);
-        const b = join(dir, `b${run}.csv`);
-        const m = join(dir, `m${run}.mmdb`);
-        writeFileSync(a, ipLocationDb + '\n');
-        writeFileSync(b, '# DB-IP Lite form\n' + dbip + '\n');
-        const w = new MmdbWriter({ databaseType: 'dbip-city-lite', description: { en: 'test' } });
-        for (const r of rows) {
-          const address = parseIp(ip(r.lo))!;
-          w.insert(4, address.words, 24, { country_code: r.country, city: r.city, state1: r.region, latitude: r.latitude, longitude: r.longitude });
-        }
-        writeFileSync(m, w.toBuffer());
-        const dbs = [openDatabase(a, 'geo'), openDatabase(b, 'geo'), openDatabase(m, 'geo')];
-        const found: Found = { offset: -1, prefix: 0 };
-        const at = (db: (typeof dbs)[number], n: number) => {
-          db.file.find(4, parseIp(ip(n))!.words, found);
-          return found.offset < 0 ? null : db.facts(found.offset);
-        };
-        for (const r of rows) {
-          for (const n of [r.lo, r.lo + 77, r.hi, r.hi + 1]) {
-            const want = at(dbs[2], n);
-            expect(at(dbs[0], n), `${ip(n)} (ip-location-db form)`).toEqual(want);
-            expect(at(dbs[1], n), `${ip(n)} (DB-IP form)`).toEqual(want);
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 60_000 }), { minLength: 1, maxLength: 40 }),
+        fc.array(place, { minLength: 40, maxLength: 40 }),
+        (blocks, places) => {
+          run++;
+          // Each block is a /24 of 10.0.0.0/8's neighbours: 1.0.0.0 + 256 * block.
+          const rows = blocks.map((b, i) => ({ lo: 0x01000000 + b * 256, hi: 0x01000000 + b * 256 + 255, ...places[i] }));
+          const ip = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+          const q = (t: string) => (/[",]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t);
+          const ipLocationDb = rows
+            .map((r) => [ip(r.lo), ip(r.hi), r.country, q(r.city), q(r.region), '', r.latitude, r.longitude, '', ''].join(','))
+            .join('\n');
+          const dbip = rows
+            .map((r) => [ip(r.lo), ip(r.hi), 'EU', r.country, q(r.region), q(r.city), r.latitude, r.longitude].join(','))
+            .join('\n');
+          const a = join(dir, `a${run}.csv`);
+          const b = join(dir, `b${run}.csv`);
+          const m = join(dir, `m${run}.mmdb`);
+          writeFileSync(a, ipLocationDb + '\n');
+          writeFileSync(b, '# DB-IP Lite form\n' + dbip + '\n');
+          const w = new MmdbWriter({ databaseType: 'dbip-city-lite', description: { en: 'test' } });
+          for (const r of rows) {
+            const address = parseIp(ip(r.lo))!;
+            w.insert(4, address.words, 24, {
+              country_code: r.country,
+              city: r.city,
+              state1: r.region,
+              latitude: r.latitude,
+              longitude: r.longitude,
+            });
           }
-        }
-        expect(dbs[0].info.schema).toBe('geo-csv');
-      }),
+          writeFileSync(m, w.toBuffer());
+          const dbs = [openDatabase(a, 'geo'), openDatabase(b, 'geo'), openDatabase(m, 'geo')];
+          const found: Found = { offset: -1, prefix: 0 };
+          const at = (db: (typeof dbs)[number], n: number) => {
+            db.file.find(4, parseIp(ip(n))!.words, found);
+            return found.offset < 0 ? null : db.facts(found.offset);
+          };
+          for (const r of rows) {
+            for (const n of [r.lo, r.lo + 77, r.hi, r.hi + 1]) {
+              const want = at(dbs[2], n);
+              expect(at(dbs[0], n), `${ip(n)} (ip-location-db form)`).toEqual(want);
+              expect(at(dbs[1], n), `${ip(n)} (DB-IP form)`).toEqual(want);
+            }
+          }
+          expect(dbs[0].info.schema).toBe('geo-csv');
+        },
+      ),
       { seed: seed(), numRuns: 30 },
     );
   });

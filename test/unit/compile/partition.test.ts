@@ -5,16 +5,18 @@ import { seed } from '../../helpers/env.js';
 
 /** A layer: sorted, non-overlapping ranges within 0..last, drawn as cut points and values. */
 const layer = (last: number) =>
-  fc.array(fc.tuple(fc.integer({ min: 0, max: last }), fc.integer({ min: 0, max: last }), fc.integer({ min: 0, max: 3 })), { maxLength: 8 }).map((cuts) => {
-    const ranges: [number, number, number][] = [];
-    let from = 0;
-    for (const [a, b, v] of cuts.map(([a, b, v]) => [Math.min(a, b), Math.max(a, b), v] as const).sort((x, y) => x[0] - y[0])) {
-      if (a < from) continue;
-      ranges.push([a, b, v]);
-      from = b + 1;
-    }
-    return ranges;
-  });
+  fc
+    .array(fc.tuple(fc.integer({ min: 0, max: last }), fc.integer({ min: 0, max: last }), fc.integer({ min: 0, max: 3 })), { maxLength: 8 })
+    .map((cuts) => {
+      const ranges: [number, number, number][] = [];
+      let from = 0;
+      for (const [a, b, v] of cuts.map(([a, b, v]) => [Math.min(a, b), Math.max(a, b), v] as const).sort((x, y) => x[0] - y[0])) {
+        if (a < from) continue;
+        ranges.push([a, b, v]);
+        from = b + 1;
+      }
+      return ranges;
+    });
 
 const w = (x: number) => [0, 0, 0, x];
 

@@ -10,7 +10,15 @@ import { Dataset, NO_ROUTE, THR, THREAT, TYPED_BY, ZONE_FROM } from '../../../sr
 import { formatCidr, formatIp } from '../../../src/ip/format.js';
 import { RecordObjects } from '../../../src/record/objects.js';
 import type { RenderState } from '../../../src/record/render.js';
-import { ASN_MEMBERS, CARRIER_MEMBERS, countryRuns, flagPath, RECORD_MEMBERS, RECORD_TEMPLATE, type RecordMember } from '../../../src/contract/template.js';
+import {
+  ASN_MEMBERS,
+  CARRIER_MEMBERS,
+  countryRuns,
+  flagPath,
+  RECORD_MEMBERS,
+  RECORD_TEMPLATE,
+  type RecordMember,
+} from '../../../src/contract/template.js';
 import { ByteWriter } from '../../../src/text/writer.js';
 import { textWords } from '../../../src/text/words.js';
 import { ZoneClock } from '../../../src/time/zone.js';
@@ -78,7 +86,9 @@ describe('the record template', () => {
       const c = code === null ? null : countries.get(code);
       const runs = countryRuns((k) => JSON.stringify(c === null ? null : c[k as keyof typeof c]), code);
       expect(runs).toHaveLength(5);
-      expect(runs[0] + runs[1] + runs[2] + (code === null ? '' : base) + runs[3] + runs[4], code ?? 'no country').toBe(countryMembers(code));
+      expect(runs[0] + runs[1] + runs[2] + (code === null ? '' : base) + runs[3] + runs[4], code ?? 'no country').toBe(
+        countryMembers(code),
+      );
     }
   });
 
@@ -95,8 +105,21 @@ describe('the record template', () => {
         });
         const v4 = { starts: Uint32Array.from(list, (_, i) => i * 256), refs, length: list.length };
         const refs6 = refs.map((r) => ((r & 255) === NO_ROUTE ? r : (r & ~255) | 32));
-        const v6 = { starts: new Uint32Array(list.length * 4).map((_, w) => (w % 4 === 0 ? (w >>> 2) << 16 : 0)), refs: refs6, length: list.length };
-        const ds = new Dataset(new CompiledDataset(v4, v6, internedSections(intern), { zones: intern.zones.list, timeZones: PACKAGE_ZONES, builtAt: '', key: '', sources: [] }).toBuffer(), 'made');
+        const v6 = {
+          starts: new Uint32Array(list.length * 4).map((_, w) => (w % 4 === 0 ? (w >>> 2) << 16 : 0)),
+          refs: refs6,
+          length: list.length,
+        };
+        const ds = new Dataset(
+          new CompiledDataset(v4, v6, internedSections(intern), {
+            zones: intern.zones.list,
+            timeZones: PACKAGE_ZONES,
+            builtAt: '',
+            key: '',
+            sources: [],
+          }).toBuffer(),
+          'made',
+        );
         ds.verify();
         const objects = new RecordObjects(ds);
         const out = new ByteWriter(16);
@@ -115,7 +138,9 @@ describe('the record template', () => {
               flagBase: flagBase.words,
               flagBaseEnd: flagBase.at[1],
             };
-            const threat = JSON.parse(ds.json(ds.threats, ds.records[(ref >>> 8) * 3 + 2] * THREAT + (basic ? THR.basic : THR.object))) as Threat;
+            const threat = JSON.parse(
+              ds.json(ds.threats, ds.records[(ref >>> 8) * 3 + 2] * THREAT + (basic ? THR.basic : THR.object)),
+            ) as Threat;
             const object = objects.record(clock, version, words, ref, s, threat, base);
             const text = objects.json(clock, version, words, ref, s);
             out.used = 0;
@@ -134,14 +159,24 @@ describe('the record template', () => {
               latitude: g?.latitude == null ? null : g.latitude + 0,
               longitude: g?.longitude == null ? null : g.longitude + 0,
               postal: g?.postal ?? null,
-              asn: n === null ? null : { asn: n.asn, name: n.name, domain: n.domain, route: formatCidr(version, words, version === 4 ? 24 : 32), type: n.type },
+              asn:
+                n === null
+                  ? null
+                  : {
+                      asn: n.asn,
+                      name: n.name,
+                      domain: n.domain,
+                      route: formatCidr(version, words, version === 4 ? 24 : 32),
+                      type: n.type,
+                    },
               ...(n?.carrier == null ? {} : { carrier: n.carrier }),
               time_zone: g?.zone == null ? null : clock.timeZone(g.zone, s.now),
               threat,
               count: '7',
             };
             expect(object).toMatchObject(want);
-            for (const k of RECORD_MEMBERS.filter((m) => RECORD_TEMPLATE[m] === 'countries')) expect(object[k], k).toEqual(countryValue(g?.country?.country_code ?? null, k));
+            for (const k of RECORD_MEMBERS.filter((m) => RECORD_TEMPLATE[m] === 'countries'))
+              expect(object[k], k).toEqual(countryValue(g?.country?.country_code ?? null, k));
             if (object.asn !== null) expect(Object.keys(object.asn)).toEqual(ASN_MEMBERS);
             if (object.carrier !== undefined) expect(Object.keys(object.carrier)).toEqual(CARRIER_MEMBERS);
           }

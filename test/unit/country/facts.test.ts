@@ -51,7 +51,13 @@ describe('country facts', () => {
   it("has the service's currency facts: its published samples, and Common-Currency's symbols", () => {
     // CONTRACT.md's samples (US, Egypt), and the symbols the service answers for the Australian dollar, the leu and the hryvnia.
     expect(table.get('US')!.currency).toEqual({ name: 'US Dollar', code: 'USD', symbol: '$', native: '$', plural: 'US dollars' });
-    expect(table.get('EG')!.currency).toEqual({ name: 'Egyptian Pound', code: 'EGP', symbol: 'E£', native: 'ج.م.\u200f', plural: 'Egyptian pounds' });
+    expect(table.get('EG')!.currency).toEqual({
+      name: 'Egyptian Pound',
+      code: 'EGP',
+      symbol: 'E£',
+      native: 'ج.م.\u200f',
+      plural: 'Egyptian pounds',
+    });
     expect(table.get('AU')!.currency!.symbol).toBe('AU$');
     expect(table.get('RO')!.currency!.symbol).toBe('RON');
     expect(table.get('UA')!.currency!.symbol).toBe('₴');
@@ -74,14 +80,19 @@ describe('country facts', () => {
 
 /** world-countries' region as a continent code (the Americas split at South America). */
 const continentOf = (c: (typeof WORLD)[number]): string =>
-  c.region === 'Americas' ? (c.subregion === 'South America' ? 'SA' : 'NA') : ({ Europe: 'EU', Asia: 'AS', Africa: 'AF', Oceania: 'OC', Antarctic: 'AN' } as Record<string, string>)[c.region];
+  c.region === 'Americas'
+    ? c.subregion === 'South America'
+      ? 'SA'
+      : 'NA'
+    : ({ Europe: 'EU', Asia: 'AS', Africa: 'AF', Oceania: 'OC', Antarctic: 'AN' } as Record<string, string>)[c.region];
 
 /**
  * CLDR's territory containment (UN M49) as a continent code per country: the continent whose regions hold it, the
  * Americas split at South America; of CLDR's Outlying Oceania, Antarctica alone (as Antarctica).
  */
 const M49 = (() => {
-  const contains = (CONTAINMENT as { supplemental: { territoryContainment: Record<string, { _contains?: string[] }> } }).supplemental.territoryContainment;
+  const contains = (CONTAINMENT as { supplemental: { territoryContainment: Record<string, { _contains?: string[] }> } }).supplemental
+    .territoryContainment;
   const out = new Map<string, string>();
   const walk = (region: string, continent: string) => {
     for (const r of contains[region]?._contains ?? []) {
@@ -91,7 +102,17 @@ const M49 = (() => {
       else out.set(r, continent);
     }
   };
-  for (const [region, continent] of Object.entries({ '002': 'AF', '142': 'AS', '150': 'EU', '009': 'OC', '005': 'SA', '013': 'NA', '021': 'NA', '029': 'NA' })) walk(region, continent);
+  for (const [region, continent] of Object.entries({
+    '002': 'AF',
+    '142': 'AS',
+    '150': 'EU',
+    '009': 'OC',
+    '005': 'SA',
+    '013': 'NA',
+    '021': 'NA',
+    '029': 'NA',
+  }))
+    walk(region, continent);
   return out;
 })();
 
@@ -99,7 +120,12 @@ const M49 = (() => {
 const KEPT: Record<string, string> = {
   'UM calling_code': '1: no permanent population, US numbering (libphonenumber has no entry; world-countries: 268)',
   // countries-list lists languages spoken in the country, world-countries its official ones.
-  ...Object.fromEntries(['AF', 'AM', 'BF', 'CD', 'CY', 'ES', 'FJ', 'GN', 'IQ', 'PH'].map((cc) => [`${cc} languages`, 'spoken there, not official (world-countries lists official languages)'])),
+  ...Object.fromEntries(
+    ['AF', 'AM', 'BF', 'CD', 'CY', 'ES', 'FJ', 'GN', 'IQ', 'PH'].map((cc) => [
+      `${cc} languages`,
+      'spoken there, not official (world-countries lists official languages)',
+    ]),
+  ),
   'AT languages': 'German (world-countries codes the local variety, bar)',
   'CH languages': 'German (world-countries codes the local variety, gsw)',
   'NO languages': 'Norwegian: no is the macrolanguage of nb and nn',
@@ -142,21 +168,32 @@ describe('country facts against outside references', () => {
       const idd = w && w.idd.suffixes.length === 1 ? (w.idd.root + w.idd.suffixes[0]).slice(1) : w?.idd.root.slice(1);
       const phone = isSupportedCountry(cc) ? getCountryCallingCode(cc as CountryCode) : undefined;
       // NANP countries: libphonenumber gives 1, the country lists 1 and the area code; they are decided only where the lists also disagree.
-      check(cc, 'calling_code', f.calling_code, { 'world-countries': idd || undefined, libphonenumber: phone === '1' && idd !== '1' ? undefined : phone });
+      check(cc, 'calling_code', f.calling_code, {
+        'world-countries': idd || undefined,
+        libphonenumber: phone === '1' && idd !== '1' ? undefined : phone,
+      });
       // Each language iprecord lists is one the country's people speak (world-countries' ISO 639-3 codes, made canonical by Intl).
       const spoken = new Set(Object.keys(w?.languages ?? {}).flatMap((c) => Intl.getCanonicalLocales(c)));
-      if (w !== undefined && spoken.size > 0) for (const l of f.languages) check(cc, 'languages', l.code, { 'world-countries': spoken.has(l.code) ? undefined : [...spoken].join(',') });
+      if (w !== undefined && spoken.size > 0)
+        for (const l of f.languages)
+          check(cc, 'languages', l.code, { 'world-countries': spoken.has(l.code) ? undefined : [...spoken].join(',') });
       // The EU's list: is-eu-member keys Greece by the EU's EL.
       check(cc, 'is_eu', f.is_eu, { 'is-eu-member': isEuMember(cc === 'GR' ? 'EL' : cc) });
     }
-    console.log(`country facts: ${CODES.length} countries, ${disagreements.length} disagreements with world-countries, libphonenumber and is-eu-member:\n${disagreements.join('\n')}`);
+    console.log(
+      `country facts: ${CODES.length} countries, ${disagreements.length} disagreements with world-countries, libphonenumber and is-eu-member:\n${disagreements.join('\n')}`,
+    );
     expect([...kept].filter((k) => KEPT[k] === undefined)).toEqual([]);
     expect(Object.keys(KEPT).filter((k) => !kept.has(k))).toEqual([]);
     expect(table.get('GR')!.is_eu).toBe(true);
     expect(table.get('RU')).toMatchObject({ continent_code: 'EU', continent_name: 'Europe' });
     expect(table.get('CW')).toMatchObject({ calling_code: '599' });
     expect(table.get('CW')!.languages.map((l) => l.code)).toEqual(['nl', 'pap', 'en']);
-    expect([table.get('TL')!.continent_name, table.get('IO')!.continent_name, table.get('CC')!.continent_name]).toEqual(['Asia', 'Africa', 'Oceania']);
+    expect([table.get('TL')!.continent_name, table.get('IO')!.continent_name, table.get('CC')!.continent_name]).toEqual([
+      'Asia',
+      'Africa',
+      'Oceania',
+    ]);
     expect(table.get('MF')!.languages[0].code).toBe('fr');
   });
 
@@ -164,8 +201,12 @@ describe('country facts against outside references', () => {
     const dir = join(SHARED_DATA, 'maxmind-test', 'source-data');
     const seen = new Map<string, string>();
     for (const file of ['GeoIP2-City-Test.json', 'GeoIP2-Country-Test.json', 'GeoLite2-City-Test.json', 'GeoIP2-Enterprise-Test.json']) {
-      for (const entry of JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, { continent?: { code: string }; country?: { iso_code?: string } }>[]) {
-        for (const v of Object.values(entry)) if (v?.continent !== undefined && v.country?.iso_code !== undefined) seen.set(v.country.iso_code, v.continent.code);
+      for (const entry of JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<
+        string,
+        { continent?: { code: string }; country?: { iso_code?: string } }
+      >[]) {
+        for (const v of Object.values(entry))
+          if (v?.continent !== undefined && v.country?.iso_code !== undefined) seen.set(v.country.iso_code, v.continent.code);
       }
     }
     const wrong = [...seen].filter(([cc, continent]) => table.get(cc)?.continent_code !== continent);

@@ -23,7 +23,10 @@ import { formatIp } from '../../../src/ip/format.js';
 import { ROOT } from '../../helpers/env.js';
 
 type Entry = [code: string, name: string, type: string, parent: string | null, english: string | null];
-const reference = JSON.parse(gunzipSync(readFileSync(`${ROOT}/fixtures/reference/iso-3166-2.json.gz`)).toString('utf8')) as { source: string; subdivisions: Entry[] };
+const reference = JSON.parse(gunzipSync(readFileSync(`${ROOT}/fixtures/reference/iso-3166-2.json.gz`)).toString('utf8')) as {
+  source: string;
+  subdivisions: Entry[];
+};
 
 const byCode = new Map(reference.subdivisions.map((e) => [e[0], e]));
 const parentOf = (e: Entry) => (e[3] === null ? undefined : byCode.get(e[3].includes('-') ? e[3] : `${e[0].slice(0, 2)}-${e[3]}`));
@@ -80,7 +83,12 @@ function pairs(): Map<string, Answered> {
         p = null;
         if (cc !== null && region !== null) {
           const key = `${cc}|${region}`;
-          p = out.get(key) ?? { addresses: 0, sample: sample(), code: ds.string(places, place + PL.region_code), type: ds.string(places, place + PL.region_type) };
+          p = out.get(key) ?? {
+            addresses: 0,
+            sample: sample(),
+            code: ds.string(places, place + PL.region_code),
+            type: ds.string(places, place + PL.region_type),
+          };
           out.set(key, p);
         }
         byLocation[loc] = p;
@@ -92,7 +100,9 @@ function pairs(): Map<string, Answered> {
       if (p !== null) p.addresses += (i + 1 < starts4.length ? starts4[i + 1] : 2 ** 32) - starts4[i];
     }
     // Pairs only IPv6 addresses have (their addresses not counted).
-    for (let i = 0; i < refs6.length; i++) if (byLocation[records[(refs6[i] >>> 8) * RECORD]] === undefined) pairOf(refs6[i], () => formatIp(6, Array.from(starts6.subarray(i * 4, i * 4 + 4))));
+    for (let i = 0; i < refs6.length; i++)
+      if (byLocation[records[(refs6[i] >>> 8) * RECORD]] === undefined)
+        pairOf(refs6[i], () => formatIp(6, Array.from(starts6.subarray(i * 4, i * 4 + 4))));
   } finally {
     engine.close();
   }

@@ -88,7 +88,11 @@ describe('region matching', () => {
 
   it('encodes and decodes a country line without loss', () => {
     const word = fc.stringMatching(/^[a-z0-9 ]{1,20}$/);
-    const row = fc.tuple(fc.stringMatching(/^[A-Z0-9]{1,3}$/), fc.option(fc.stringMatching(/^[a-z ]{1,15}$/)), fc.array(word, { maxLength: 5 }));
+    const row = fc.tuple(
+      fc.stringMatching(/^[A-Z0-9]{1,3}$/),
+      fc.option(fc.stringMatching(/^[a-z ]{1,15}$/)),
+      fc.array(word, { maxLength: 5 }),
+    );
     fc.assert(
       fc.property(fc.array(row, { minLength: 1, maxLength: 20 }), (rows) => {
         const flat = rows.map(([code, type, names]) => [code, type, ...names] as const);

@@ -36,7 +36,11 @@ import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
 
 const compiled = compileDataset(
-  new Sources({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], anonymous: [] }),
+  new Sources({
+    geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')],
+    asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')],
+    anonymous: [],
+  }),
   null,
   specialTable(),
   'fixtures',
@@ -74,7 +78,16 @@ describe('dataset file', () => {
     const family = (width: number) => ({ starts: new Uint32Array(width), refs: Uint32Array.of(ref), length: 1 });
     const sections = internedSections(intern);
     expect(sections.other.length).toBe(0);
-    new Dataset(new CompiledDataset(family(1), family(4), sections, { zones: [], timeZones: PACKAGE_ZONES, builtAt: '', key: '', sources: [] }).toBuffer(), 'ascii only').verify();
+    new Dataset(
+      new CompiledDataset(family(1), family(4), sections, {
+        zones: [],
+        timeZones: PACKAGE_ZONES,
+        builtAt: '',
+        key: '',
+        sources: [],
+      }).toBuffer(),
+      'ascii only',
+    ).verify();
   });
 
   it('opens what the compiler writes', () => {
@@ -174,8 +187,16 @@ describe('dataset file', () => {
     refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << indexBits(c.v4)) * 4), /IPv4 index says block/);
     refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << indexBits(c.v6)) * 4), /IPv6 index says block/);
     refuses('starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts4 + 4), /IPv4 range \d+ does not start after/);
-    refuses('v6 starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts6 + 16 * (c.v6 - 2)), /IPv6 range .* does not start after/);
-    refuses('route prefix past 32', (b) => b.writeUInt32LE((b.readUInt32LE(at.refs4 + 4 * (c.v4 - 1)) & ~255) | 33, at.refs4 + 4 * (c.v4 - 1)), /prefix of 33 bits|route where/);
+    refuses(
+      'v6 starts out of order',
+      (b) => b.writeUInt32LE(0xffffffff, at.starts6 + 16 * (c.v6 - 2)),
+      /IPv6 range .* does not start after/,
+    );
+    refuses(
+      'route prefix past 32',
+      (b) => b.writeUInt32LE((b.readUInt32LE(at.refs4 + 4 * (c.v4 - 1)) & ~255) | 33, at.refs4 + 4 * (c.v4 - 1)),
+      /prefix of 33 bits|route where/,
+    );
   });
 
   it('refuses at verify() rows that would write a record that is not JSON', () => {
@@ -183,7 +204,11 @@ describe('dataset file', () => {
     const meta = at.meta;
     const metaText = good.toString('utf8', meta, good.length);
     const zone = JSON.parse(metaText).zones[0] as string;
-    refuses('zone', (b) => b.write(metaText.replace(JSON.stringify(zone), JSON.stringify('X'.repeat(zone.length))), meta, 'utf8'), /zone "X+" is not a time zone/);
+    refuses(
+      'zone',
+      (b) => b.write(metaText.replace(JSON.stringify(zone), JSON.stringify('X'.repeat(zone.length))), meta, 'utf8'),
+      /zone "X+" is not a time zone/,
+    );
     // Rules the clock could not answer from: periods ending out of order, an offset of a day.
     const withRules = (edit: (r: { o: number[]; u: number[] }) => void) => (b: Buffer) => {
       const m = JSON.parse(metaText);
@@ -218,7 +243,11 @@ describe('dataset file', () => {
     );
     // A network's text as a value of another kind: a number where a string without escapes is said.
     const row = ds.networks.findIndex((v, i) => i % NETWORK === NET.name && v !== NO_STRING);
-    refuses('name', (b) => b.writeUInt32LE(ds.locations[LOC.latitude], at.networks + row * 4), /networks row .* refers to text that is not a JSON value/);
+    refuses(
+      'name',
+      (b) => b.writeUInt32LE(ds.locations[LOC.latitude], at.networks + row * 4),
+      /networks row .* refers to text that is not a JSON value/,
+    );
   });
 
   it('refuses at verify() a part that is not its row values rendered, wherever it differs', () => {
@@ -238,7 +267,11 @@ describe('dataset file', () => {
       refuses(`${c.table} part end`, (b) => b.writeUInt32LE(end - 1, word + 4), where);
       refuses(`${c.table} part start`, (b) => b.writeUInt32LE(start + 4, word), where);
       refuses(`${c.table} part past the section`, (b) => b.writeUInt32LE(ds.partBytes.length + 8, word + 4), where);
-      refuses(`${c.table} part said to be ASCII or not wrongly`, (b) => b.writeUInt32LE((b.readUInt32LE(word + 4) ^ PART_UTF8) >>> 0, word + 4), where);
+      refuses(
+        `${c.table} part said to be ASCII or not wrongly`,
+        (b) => b.writeUInt32LE((b.readUInt32LE(word + 4) ^ PART_UTF8) >>> 0, word + 4),
+        where,
+      );
     }
     expect(checked.length).toBe(PART_COLUMNS.length - 1);
   });

@@ -18,7 +18,11 @@ import { seed } from '../../helpers/env.js';
 import { testDb } from '../../helpers/maxmind.js';
 
 const good = compileDataset(
-  new Sources({ geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')], asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')], anonymous: [] }),
+  new Sources({
+    geo: [testDb(FIXTURES_DIR, 'DBIP-City-Lite-Fixture')],
+    asn: [testDb(FIXTURES_DIR, 'GeoLite2-ASN-Fixture')],
+    anonymous: [],
+  }),
   null,
   specialTable(),
   'fixtures',

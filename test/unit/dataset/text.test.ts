@@ -14,7 +14,13 @@ function read(pool: TextPool): DatasetText {
 
 describe('the text of a dataset', () => {
   it('gives back every value as its JSON text, each stored once, across chunks and in both parts', () => {
-    const value = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('Zürich', 'Київ', '"quoted"\\', 'tab\there'), fc.double({ noNaN: true }), fc.constant(null));
+    const value = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom('Zürich', 'Київ', '"quoted"\\', 'tab\there'),
+      fc.double({ noNaN: true }),
+      fc.constant(null),
+    );
     fc.assert(
       fc.property(fc.nat(200_000), fc.array(value, { minLength: 1, maxLength: 200 }), (filler, values) => {
         const pool = new TextPool();

@@ -32,43 +32,51 @@ describe('directory lock', () => {
     await expect(take(fresh(JSON.stringify({ token: 'other', pid: process.pid, boot: bootId(), start: '' })))).resolves.toBe('held');
   });
 
-  it.skipIf(process.platform !== 'linux')('takes over a lock of a live process id that started at another time (the id reused), or from another boot', async () => {
-    const child = spawn('sleep', ['30']);
-    try {
-      await expect(take(fresh(JSON.stringify({ token: 'a', pid: child.pid, boot: bootId(), start: '1' })))).resolves.toBe('held');
-      await expect(take(fresh(JSON.stringify({ token: 'b', pid: child.pid, boot: 'another-boot', start: '' })))).resolves.toBe('held');
-      // The same process as it is: waited for, then refused naming it.
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-      await expect(take(fresh(JSON.stringify({ token: 'c', pid: child.pid, boot: bootId(), start })))).rejects.toThrow(new RegExp(`process ${child.pid}`));
-    } finally {
-      child.kill();
-    }
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'takes over a lock of a live process id that started at another time (the id reused), or from another boot',
+    async () => {
+      const child = spawn('sleep', ['30']);
+      try {
+        await expect(take(fresh(JSON.stringify({ token: 'a', pid: child.pid, boot: bootId(), start: '1' })))).resolves.toBe('held');
+        await expect(take(fresh(JSON.stringify({ token: 'b', pid: child.pid, boot: 'another-boot', start: '' })))).resolves.toBe('held');
+        // The same process as it is: waited for, then refused naming it.
+        const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+        const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+        await expect(take(fresh(JSON.stringify({ token: 'c', pid: child.pid, boot: bootId(), start })))).rejects.toThrow(
+          new RegExp(`process ${child.pid}`),
+        );
+      } finally {
+        child.kill();
+      }
+    },
+  );
 
-  it.skipIf(process.platform !== 'linux')('a lock of the format before tokens (a bare id) is waited for while its Node process runs, taken over when the id names another process', async () => {
-    // Another program under the id: not the lock's maker.
-    const sleeper = spawn('sleep', ['30']);
-    // A Node process that started before the lock was written: its maker, as far as the lock can say.
-    const node = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
-    try {
-      await new Promise((r) => setTimeout(r, 100));
-      await expect(take(fresh(String(sleeper.pid)))).resolves.toBe('held');
-      await expect(take(fresh(String(node.pid)))).rejects.toThrow(new RegExp(`process ${node.pid}`));
-      // The same id on a lock written an hour before that process started: the id was reused. The time is the
-      // kernel's (boot time and the process's start in /proc), not Date.now(), which a moved clock may fake.
-      const old = fresh(String(node.pid));
-      const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1]);
-      const stat = readFileSync(`/proc/${node.pid}/stat`, 'utf8');
-      const started = btime * 1000 + (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100) * 1000;
-      const hourBefore = new Date(started - 3_600_000);
-      utimesSync(join(old, '.lock'), hourBefore, hourBefore);
-      await expect(take(old)).resolves.toBe('held');
-    } finally {
-      sleeper.kill();
-      node.kill();
-    }
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'a lock of the format before tokens (a bare id) is waited for while its Node process runs, taken over when the id names another process',
+    async () => {
+      // Another program under the id: not the lock's maker.
+      const sleeper = spawn('sleep', ['30']);
+      // A Node process that started before the lock was written: its maker, as far as the lock can say.
+      const node = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+      try {
+        await new Promise((r) => setTimeout(r, 100));
+        await expect(take(fresh(String(sleeper.pid)))).resolves.toBe('held');
+        await expect(take(fresh(String(node.pid)))).rejects.toThrow(new RegExp(`process ${node.pid}`));
+        // The same id on a lock written an hour before that process started: the id was reused. The time is the
+        // kernel's (boot time and the process's start in /proc), not Date.now(), which a moved clock may fake.
+        const old = fresh(String(node.pid));
+        const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1]);
+        const stat = readFileSync(`/proc/${node.pid}/stat`, 'utf8');
+        const started = btime * 1000 + (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100) * 1000;
+        const hourBefore = new Date(started - 3_600_000);
+        utimesSync(join(old, '.lock'), hourBefore, hourBefore);
+        await expect(take(old)).resolves.toBe('held');
+      } finally {
+        sleeper.kill();
+        node.kill();
+      }
+    },
+  );
 
   it('waits for a lock this process holds, and removes only its own', async () => {
     const dir = fresh();
@@ -108,7 +116,10 @@ describe('directory lock', () => {
       { length: 8 },
       () =>
         new Promise<number | null>((resolve) => {
-          const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+            cwd: ROOT,
+            stdio: ['ignore', 'ignore', 'inherit'],
+          });
           child.on('close', resolve);
         }),
     );

@@ -18,7 +18,8 @@ const ref6 = IPV6_REGISTRY.map((e) => ({ entry: e, range: IPv6CidrRange.fromCidr
 const KIND: Record<Entry[1], SpecialKind> = { private: SpecialKind.Private, reserved: SpecialKind.Reserved, global: SpecialKind.None };
 
 function reference(version: 4 | 6, n: bigint): { kind: SpecialKind; name: string | null } {
-  const hits = version === 4 ? ref4.filter((r) => r.range.contains(IPv4.fromNumber(n))) : ref6.filter((r) => r.range.contains(IPv6.fromBigInt(n)));
+  const hits =
+    version === 4 ? ref4.filter((r) => r.range.contains(IPv4.fromNumber(n))) : ref6.filter((r) => r.range.contains(IPv6.fromBigInt(n)));
   if (hits.length > 0) {
     const best = hits.reduce((a, b) => (b.prefix > a.prefix ? b : a));
     return { kind: KIND[best.entry[1]], name: best.entry[2] };
@@ -31,15 +32,17 @@ function reference(version: 4 | 6, n: bigint): { kind: SpecialKind; name: string
 function addressIn(version: 4 | 6): fc.Arbitrary<bigint> {
   const width = version === 4 ? 32 : 128;
   const registry = version === 4 ? IPV4_REGISTRY : IPV6_REGISTRY;
-  const inside = fc.tuple(fc.constantFrom(...registry), fc.bigInt({ min: 0n, max: 2n ** BigInt(width) - 1n }), fc.integer({ min: -1, max: 1 })).map(([[cidr], host, edge]) => {
-    const [base, len] = cidr.split('/');
-    const a = parseIp(base)!;
-    const start = version === 4 ? BigInt(a.words[3]) : a.words.reduce((acc, w) => (acc << 32n) | BigInt(w), 0n);
-    const size = 1n << BigInt(width - Number(len));
-    // Just before, inside, or just past the range.
-    const n = edge === 0 ? start + (host % size) : edge < 0 ? start - 1n : start + size;
-    return ((n % 2n ** BigInt(width)) + 2n ** BigInt(width)) % 2n ** BigInt(width);
-  });
+  const inside = fc
+    .tuple(fc.constantFrom(...registry), fc.bigInt({ min: 0n, max: 2n ** BigInt(width) - 1n }), fc.integer({ min: -1, max: 1 }))
+    .map(([[cidr], host, edge]) => {
+      const [base, len] = cidr.split('/');
+      const a = parseIp(base)!;
+      const start = version === 4 ? BigInt(a.words[3]) : a.words.reduce((acc, w) => (acc << 32n) | BigInt(w), 0n);
+      const size = 1n << BigInt(width - Number(len));
+      // Just before, inside, or just past the range.
+      const n = edge === 0 ? start + (host % size) : edge < 0 ? start - 1n : start + size;
+      return ((n % 2n ** BigInt(width)) + 2n ** BigInt(width)) % 2n ** BigInt(width);
+    });
   return fc.oneof(inside, fc.bigInt({ min: 0n, max: 2n ** BigInt(width) - 1n }));
 }
 

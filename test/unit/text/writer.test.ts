@@ -19,17 +19,30 @@ const step = fc.oneof(
   anyText.map((s) => ({ write: (w: ByteWriter) => w.jsonString(s), bytes: Buffer.from(JSON.stringify(s), 'utf8') })),
   anyText.map((s) => ({ write: (w: ByteWriter) => w.latin1(byteText(s)), bytes: Buffer.from(s, 'utf8') })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ write: (w: ByteWriter) => w.bytes(b), bytes: Buffer.from(b) })),
-  fc.integer({ min: 0, max: 999_999 }).map((n) => ({ write: (w: ByteWriter) => w.digits6(n), bytes: Buffer.from(String(n).padStart(6, '0')) })),
+  fc
+    .integer({ min: 0, max: 999_999 })
+    .map((n) => ({ write: (w: ByteWriter) => w.digits6(n), bytes: Buffer.from(String(n).padStart(6, '0')) })),
   fc.integer({ min: 0, max: 999 }).map((n) => ({ write: (w: ByteWriter) => w.small(n), bytes: Buffer.from(String(n)) })),
-  fc.ipV4().map((ip) => ({ write: (w: ByteWriter) => w.dottedQuad(ip.split('.').reduce((v, o) => v * 256 + Number(o), 0)), bytes: Buffer.from(ip) })),
+  fc
+    .ipV4()
+    .map((ip) => ({
+      write: (w: ByteWriter) => w.dottedQuad(ip.split('.').reduce((v, o) => v * 256 + Number(o), 0)),
+      bytes: Buffer.from(ip),
+    })),
   // A JSON value's text (with bytes around it) as a CSV cell: what csvField makes of the value.
-  fc.tuple(fc.oneof(fc.jsonValue(), anyText, fc.constantFrom('a,b', 'a, "b"', ',', '', '\\')), fc.uint8Array({ maxLength: 3 }), fc.uint8Array({ maxLength: 3 })).map(([v, before, after]) => {
-    const json = Buffer.concat([before, Buffer.from(JSON.stringify(v) ?? 'null', 'utf8'), after]);
-    return {
-      write: (w: ByteWriter) => w.csvJson(json, before.length, json.length - after.length),
-      bytes: Buffer.from(csvField(JSON.parse(json.subarray(before.length, json.length - after.length).toString()) as unknown), 'utf8'),
-    };
-  }),
+  fc
+    .tuple(
+      fc.oneof(fc.jsonValue(), anyText, fc.constantFrom('a,b', 'a, "b"', ',', '', '\\')),
+      fc.uint8Array({ maxLength: 3 }),
+      fc.uint8Array({ maxLength: 3 }),
+    )
+    .map(([v, before, after]) => {
+      const json = Buffer.concat([before, Buffer.from(JSON.stringify(v) ?? 'null', 'utf8'), after]);
+      return {
+        write: (w: ByteWriter) => w.csvJson(json, before.length, json.length - after.length),
+        bytes: Buffer.from(csvField(JSON.parse(json.subarray(before.length, json.length - after.length).toString()) as unknown), 'utf8'),
+      };
+    }),
 );
 
 describe('ByteWriter', () => {

@@ -46,7 +46,9 @@ describe.skipIf(!present)('time zones', () => {
       if (!allowed) wrong.push(`${r.ip} ${r.country_code} ${r.time_zone.name}`);
     }
     engine.close();
-    console.log(`time zones: ${checked} addresses with a country and a zone, ${wrong.length} in a zone zone.tab does not list for their country`);
+    console.log(
+      `time zones: ${checked} addresses with a country and a zone, ${wrong.length} in a zone zone.tab does not list for their country`,
+    );
     expect(checked).toBeGreaterThan(40_000);
     expect(wrong).toEqual([]);
   });
@@ -71,7 +73,8 @@ describe.skipIf(!present)('time zones', () => {
     expect(zoneOf(null, 48.85, 2.35, 'FR', valid)).toBe('Europe/Paris');
     // Every territory is a country of zone.tab, with zones of its own.
     for (const [country, territories] of Object.entries(OVERSEAS))
-      for (const t of territories) expect([...(tab.get(t) ?? [])].filter((z) => !tab.get(country)?.has(z)).length, `${country} ${t}`).toBeGreaterThan(0);
+      for (const t of territories)
+        expect([...(tab.get(t) ?? [])].filter((z) => !tab.get(country)?.has(z)).length, `${country} ${t}`).toBeGreaterThan(0);
   });
 
   it("near a border: the country's nearest zone, not the neighbour's", () => {

@@ -7,7 +7,15 @@ import { isoLocal, PACKAGE_ZONES, ZoneClock, type ZoneTable } from '../../../src
 import { readZoneinfo } from '../../../src/compile/zones/table.js';
 import ZONE_TABLE from '../../../src/time/zones.json';
 import { seed } from '../../helpers/env.js';
-import { compileRelease, FIXTURE_RELEASES, type Period, systemZoneinfo, zdumpPeriods, type Zoneinfo, zoneToolsMissing } from '../../helpers/zoneinfo.js';
+import {
+  compileRelease,
+  FIXTURE_RELEASES,
+  type Period,
+  systemZoneinfo,
+  zdumpPeriods,
+  type Zoneinfo,
+  zoneToolsMissing,
+} from '../../helpers/zoneinfo.js';
 
 const params = { seed: seed(), numRuns: 400 };
 const ZONES = Object.keys(ZONE_TABLE.zones);
@@ -26,12 +34,17 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
  */
 const TOOLS_MISSING = zoneToolsMissing();
 if (TOOLS_MISSING !== null) console.warn(`skipping the zoneinfo references (zdump against iprecord): ${TOOLS_MISSING}`);
-if (!FIXTURE_RELEASES.includes(PACKAGE_ZONES.tzdata)) throw new Error(`fixtures/tz has no tzdata-${PACKAGE_ZONES.tzdata}.zi.gz, the release of src/time/zones.json: add it (fixtures/README.md)`);
+if (!FIXTURE_RELEASES.includes(PACKAGE_ZONES.tzdata))
+  throw new Error(
+    `fixtures/tz has no tzdata-${PACKAGE_ZONES.tzdata}.zi.gz, the release of src/time/zones.json: add it (fixtures/README.md)`,
+  );
 const scratch = mkdtempSync(join(tmpdir(), 'iprecord-zoneinfo-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const RELEASES: readonly Zoneinfo[] = TOOLS_MISSING !== null ? [] : FIXTURE_RELEASES.map((r) => compileRelease(r, scratch)).concat(systemZoneinfo() ?? []);
+const RELEASES: readonly Zoneinfo[] =
+  TOOLS_MISSING !== null ? [] : FIXTURE_RELEASES.map((r) => compileRelease(r, scratch)).concat(systemZoneinfo() ?? []);
 const PACKAGE_RELEASE = RELEASES.find((z) => z.release === PACKAGE_ZONES.tzdata && z.dir.startsWith(scratch));
-if (TOOLS_MISSING === null && systemZoneinfo() === null) console.warn('the system has no zoneinfo: the fixture releases alone are the references');
+if (TOOLS_MISSING === null && systemZoneinfo() === null)
+  console.warn('the system has no zoneinfo: the fixture releases alone are the references');
 
 /** The period in effect at `ms`. */
 const periodAt = (periods: readonly Period[], ms: number): Period => periods.filter((p) => p.from <= ms).at(-1) ?? periods[0];
@@ -97,16 +110,21 @@ function againstZdump(label: string, table: ZoneTable, zi: Zoneinfo, abbrDecided
 
     it('stays right across transitions while it caches (time going forward, and set back)', () => {
       fc.assert(
-        fc.property(fc.constantFrom(...zones), fc.array(instant, { minLength: 2, maxLength: 30 }), fc.boolean(), (zone, times, backwards) => {
-          const clock = new ZoneClock(table);
-          times.sort((a, b) => (backwards ? at(b) - at(a) : at(a) - at(b)));
-          for (const t of times) {
-            const tz = clock.timeZone(zone, at(t));
-            const want = expected(periodAt(system.get(zone)!, t[0]), t);
-            expect(tz.offset).toBe(want.offset);
-            expect(tz.current_time).toBe(want.current_time);
-          }
-        }),
+        fc.property(
+          fc.constantFrom(...zones),
+          fc.array(instant, { minLength: 2, maxLength: 30 }),
+          fc.boolean(),
+          (zone, times, backwards) => {
+            const clock = new ZoneClock(table);
+            times.sort((a, b) => (backwards ? at(b) - at(a) : at(a) - at(b)));
+            for (const t of times) {
+              const tz = clock.timeZone(zone, at(t));
+              const want = expected(periodAt(system.get(zone)!, t[0]), t);
+              expect(tz.offset).toBe(want.offset);
+              expect(tz.current_time).toBe(want.current_time);
+            }
+          },
+        ),
         { ...params, numRuns: 100 },
       );
     });
@@ -135,7 +153,11 @@ function againstZdump(label: string, table: ZoneTable, zi: Zoneinfo, abbrDecided
             expect(tz.is_dst, `${where}: is_dst ${tz.is_dst}, zoneinfo ${p.abbr} isdst=${Number(p.isdst)}`).toBe(flag);
             if (flag !== p.isdst) negative.add(zone);
             dstChecked++;
-          } else if (ms + HORIZON < Date.UTC(2038, 0, 1) && periods.some((n) => n.from > ms && n.from <= ms + HORIZON && n.gmtoff !== p.gmtoff)) undefinedByFlag.add(zone);
+          } else if (
+            ms + HORIZON < Date.UTC(2038, 0, 1) &&
+            periods.some((n) => n.from > ms && n.from <= ms + HORIZON && n.gmtoff !== p.gmtoff)
+          )
+            undefinedByFlag.add(zone);
           checked++;
         }
       }
@@ -152,7 +174,8 @@ function againstZdump(label: string, table: ZoneTable, zi: Zoneinfo, abbrDecided
   });
 }
 
-if (PACKAGE_RELEASE !== undefined) againstZdump(`the package's table (tz ${PACKAGE_ZONES.tzdata})`, PACKAGE_ZONES, PACKAGE_RELEASE, ABBR_DECIDED);
+if (PACKAGE_RELEASE !== undefined)
+  againstZdump(`the package's table (tz ${PACKAGE_ZONES.tzdata})`, PACKAGE_ZONES, PACKAGE_RELEASE, ABBR_DECIDED);
 for (const zi of RELEASES) {
   const present = ZONES.filter((z) => existsSync(join(zi.dir, z)));
   againstZdump(`the zoneinfo reader (compile/zones: TZif files and their TZ rules)`, readZoneinfo(zi.dir, zi.release, present), zi, {});
@@ -161,7 +184,9 @@ for (const zi of RELEASES) {
 describe.skipIf(PACKAGE_RELEASE === undefined)("The package's table and zoneinfo of the same release", () => {
   it('give every zone the same periods from 2020 to 2038 (two packings of one release), but where decided', () => {
     const read = readZoneinfo(PACKAGE_RELEASE!.dir, PACKAGE_RELEASE!.release, ZONES);
-    const differ = ZONES.filter((z) => JSON.stringify(PACKAGE_ZONES.rules[PACKAGE_ZONES.zones[z]]) !== JSON.stringify(read.rules[read.zones[z]]));
+    const differ = ZONES.filter(
+      (z) => JSON.stringify(PACKAGE_ZONES.rules[PACKAGE_ZONES.zones[z]]) !== JSON.stringify(read.rules[read.zones[z]]),
+    );
     expect(differ).toEqual(Object.keys(ABBR_DECIDED));
   });
 });
@@ -171,11 +196,26 @@ describe('ZoneClock', () => {
     const clock = new ZoneClock();
     // US daylight saving time began 2026-03-08 at 02:00 PST = 10:00 UTC.
     const t = Date.UTC(2026, 2, 8, 10);
-    expect(clock.timeZone('America/Los_Angeles', t - 1)).toMatchObject({ abbr: 'PST', offset: '-0800', is_dst: false, current_time: '2026-03-08T01:59:59.999000-08:00' });
-    expect(clock.timeZone('America/Los_Angeles', t)).toMatchObject({ abbr: 'PDT', offset: '-0700', is_dst: true, current_time: '2026-03-08T03:00:00.000000-07:00' });
+    expect(clock.timeZone('America/Los_Angeles', t - 1)).toMatchObject({
+      abbr: 'PST',
+      offset: '-0800',
+      is_dst: false,
+      current_time: '2026-03-08T01:59:59.999000-08:00',
+    });
+    expect(clock.timeZone('America/Los_Angeles', t)).toMatchObject({
+      abbr: 'PDT',
+      offset: '-0700',
+      is_dst: true,
+      current_time: '2026-03-08T03:00:00.000000-07:00',
+    });
     // EU summer time ends 2026-10-25 at 01:00 UTC.
     const e = Date.UTC(2026, 9, 25, 1);
-    expect(clock.timeZone('Europe/Berlin', e - 0.001)).toMatchObject({ abbr: 'CEST', offset: '+0200', is_dst: true, current_time: '2026-10-25T02:59:59.999999+02:00' });
+    expect(clock.timeZone('Europe/Berlin', e - 0.001)).toMatchObject({
+      abbr: 'CEST',
+      offset: '+0200',
+      is_dst: true,
+      current_time: '2026-10-25T02:59:59.999999+02:00',
+    });
     expect(clock.timeZone('Europe/Berlin', e)).toMatchObject({ abbr: 'CET', offset: '+0100', is_dst: false });
   });
 
@@ -197,8 +237,16 @@ describe('ZoneClock', () => {
   });
 
   it('knows which zones its table has; British Columbia is on Mountain Standard Time all year from November 2026', () => {
-    expect(new ZoneClock().timeZone('America/Vancouver', Date.UTC(2026, 10, 26))).toMatchObject({ abbr: 'MST', offset: '-0700', is_dst: false });
-    expect(new ZoneClock().timeZone('America/Vancouver', Date.UTC(2027, 6, 1))).toMatchObject({ abbr: 'MST', offset: '-0700', is_dst: false });
+    expect(new ZoneClock().timeZone('America/Vancouver', Date.UTC(2026, 10, 26))).toMatchObject({
+      abbr: 'MST',
+      offset: '-0700',
+      is_dst: false,
+    });
+    expect(new ZoneClock().timeZone('America/Vancouver', Date.UTC(2027, 6, 1))).toMatchObject({
+      abbr: 'MST',
+      offset: '-0700',
+      is_dst: false,
+    });
     const clock = new ZoneClock();
     expect(clock.isValid('Europe/Paris')).toBe(true);
     expect(clock.isValid('Mars/Olympus_Mons')).toBe(false);

@@ -47,31 +47,35 @@ describe('ASN CSV compiler', () => {
     });
     const row = fc.tuple(range, fc.integer({ min: 1, max: 2 ** 32 - 1 }), fc.stringMatching(/^[A-Za-z0-9 .,&"-]{0,20}$/));
     fc.assert(
-      fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }), (raw, extra) => {
-        const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
-        const quote = (s: string) => (/[",]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-        const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${quote(r.name)}`).join('\n') + '\n');
-        const result = compileAsnCsv([path], 'test');
-        expect(result.badLines).toEqual([]);
-        expect(result.ranges).toBe(rows.length);
-        const file = new MmdbFile(result.buffer, path);
-        const found = { offset: -1, prefix: 0 };
-        const probes = [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n);
-        for (const n of probes) {
-          const want = scan(rows, n);
-          file.find(4, fromBigInt(4, n), found);
-          if (want === null) {
-            same(found.offset, -1);
-            continue;
+      fc.property(
+        fc.array(row, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }),
+        (raw, extra) => {
+          const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
+          const quote = (s: string) => (/[",]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+          const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${quote(r.name)}`).join('\n') + '\n');
+          const result = compileAsnCsv([path], 'test');
+          expect(result.badLines).toEqual([]);
+          expect(result.ranges).toBe(rows.length);
+          const file = new MmdbFile(result.buffer, path);
+          const found = { offset: -1, prefix: 0 };
+          const probes = [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n);
+          for (const n of probes) {
+            const want = scan(rows, n);
+            file.find(4, fromBigInt(4, n), found);
+            if (want === null) {
+              same(found.offset, -1);
+              continue;
+            }
+            const v = file.decode(found.offset) as { autonomous_system_number: number; autonomous_system_organization: string };
+            equal(v, { autonomous_system_number: want.asn, autonomous_system_organization: want.name });
+            // The matched block lies inside the row and holds the address.
+            const size = 1n << BigInt(32 - found.prefix);
+            const start = n - (n % size);
+            same(start >= want.lo && start + size - 1n <= want.hi, true);
           }
-          const v = file.decode(found.offset) as { autonomous_system_number: number; autonomous_system_organization: string };
-          equal(v, { autonomous_system_number: want.asn, autonomous_system_organization: want.name });
-          // The matched block lies inside the row and holds the address.
-          const size = 1n << BigInt(32 - found.prefix);
-          const start = n - (n % size);
-          same(start >= want.lo && start + size - 1n <= want.hi, true);
-        }
-      }),
+        },
+      ),
       { seed: seed(), numRuns: 150 },
     );
   });
@@ -83,47 +87,54 @@ describe('ASN CSV compiler', () => {
     });
     const row = fc.tuple(range, fc.integer({ min: 1, max: 2 ** 32 - 1 }), fc.constantFrom('A', 'B', 'C'));
     fc.assert(
-      fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }), (raw, extra) => {
-        const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
-        const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${r.name}`).join('\n') + '\n');
-        const table = new RangeCsv(readRangeCsv([path], readAsnRows));
-        expect(table.rows).toBe(rows.length);
-        // The networks: in order, disjoint, each inside one row that wins on all of it, together covering the rows' union.
-        let covered = 0n;
-        let last = -1n;
-        table.forEachNetwork(4, (words, prefix, offset) => {
-          const lo = BigInt(words[3]);
-          const hi = lo + (1n << BigInt(32 - prefix)) - 1n;
-          same(lo > last, true);
-          same(lo % (1n << BigInt(32 - prefix)), 0n);
-          last = hi;
-          covered += hi - lo + 1n;
-          for (const n of [lo, hi, (lo + hi) / 2n]) equal(table.owners[offset], { asn: scan(rows, n)!.asn, name: scan(rows, n)!.name });
-        });
-        const points = [...new Set(rows.flatMap((r) => [r.lo, r.hi + 1n]))].sort((a, b) => (a < b ? -1 : 1));
-        let union = 0n;
-        for (let i = 0; i + 1 < points.length; i++) if (scan(rows, points[i]) !== null) union += points[i + 1] - points[i];
-        expect(covered).toBe(union);
-        // IPv4 rows answer at ::/96 of IPv6 too.
-        let six = 0n;
-        table.forEachNetwork(6, (words, prefix) => {
-          same(words[0] | words[1] | words[2], 0);
-          six += 1n << BigInt(128 - prefix);
-        });
-        expect(six).toBe(union);
-        const found = { offset: -1, prefix: 0 };
-        for (const n of [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n)) {
-          const want = scan(rows, n);
-          table.find(4, fromBigInt(4, n), found);
-          equal(found.offset < 0 ? null : table.owners[found.offset], want === null ? null : { asn: want.asn, name: want.name });
-        }
-      }),
+      fc.property(
+        fc.array(row, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }), { maxLength: 20 }),
+        (raw, extra) => {
+          const rows: Row[] = raw.map(([[lo, hi], asn, name]) => ({ lo, hi, asn, name }));
+          const path = csv(rows.map((r) => `${text4(r.lo)},${text4(r.hi)},${r.asn},${r.name}`).join('\n') + '\n');
+          const table = new RangeCsv(readRangeCsv([path], readAsnRows));
+          expect(table.rows).toBe(rows.length);
+          // The networks: in order, disjoint, each inside one row that wins on all of it, together covering the rows' union.
+          let covered = 0n;
+          let last = -1n;
+          table.forEachNetwork(4, (words, prefix, offset) => {
+            const lo = BigInt(words[3]);
+            const hi = lo + (1n << BigInt(32 - prefix)) - 1n;
+            same(lo > last, true);
+            same(lo % (1n << BigInt(32 - prefix)), 0n);
+            last = hi;
+            covered += hi - lo + 1n;
+            for (const n of [lo, hi, (lo + hi) / 2n]) equal(table.owners[offset], { asn: scan(rows, n)!.asn, name: scan(rows, n)!.name });
+          });
+          const points = [...new Set(rows.flatMap((r) => [r.lo, r.hi + 1n]))].sort((a, b) => (a < b ? -1 : 1));
+          let union = 0n;
+          for (let i = 0; i + 1 < points.length; i++) if (scan(rows, points[i]) !== null) union += points[i + 1] - points[i];
+          expect(covered).toBe(union);
+          // IPv4 rows answer at ::/96 of IPv6 too.
+          let six = 0n;
+          table.forEachNetwork(6, (words, prefix) => {
+            same(words[0] | words[1] | words[2], 0);
+            six += 1n << BigInt(128 - prefix);
+          });
+          expect(six).toBe(union);
+          const found = { offset: -1, prefix: 0 };
+          for (const n of [...extra, ...rows.flatMap((r) => [r.lo, r.hi, r.lo - 1n, r.hi + 1n])].filter((n) => n >= 0n && n < 2n ** 32n)) {
+            const want = scan(rows, n);
+            table.find(4, fromBigInt(4, n), found);
+            equal(found.offset < 0 ? null : table.owners[found.offset], want === null ? null : { asn: want.asn, name: want.name });
+          }
+        },
+      ),
       { seed: seed(), numRuns: 200 },
     );
   });
 
   it('read on a worker thread (large files) as on the calling thread, and its errors', () => {
-    const lines = Array.from({ length: 3000 }, (_, i) => `${i >> 8}.${i & 255}.0.0,${i >> 8}.${i & 255}.255.255,${64500 + (i % 7)},Net ${i % 5}`);
+    const lines = Array.from(
+      { length: 3000 },
+      (_, i) => `${i >> 8}.${i & 255}.0.0,${i >> 8}.${i & 255}.255.255,${64500 + (i % 7)},Net ${i % 5}`,
+    );
     lines.push('2001:db8::,2001:db8::ffff,64496,"Doc, Inc."', 'garbage');
     const path = csv(lines.join('\n') + '\n');
     const here = readRangeCsv([path], readAsnRows);

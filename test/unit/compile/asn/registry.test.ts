@@ -38,7 +38,13 @@ const INFO_TYPES: [string, string | undefined][] = [
 
 describe('readRegistry', () => {
   it('reads each info_type of the API shape ({ data }) and of a dump ({ net: { data } })', () => {
-    const nets = INFO_TYPES.map(([t], i) => ({ id: i + 1, asn: 64500 + i, name: `net ${i}`, info_type: t, info_types: t === '' ? [] : [t] }));
+    const nets = INFO_TYPES.map(([t], i) => ({
+      id: i + 1,
+      asn: 64500 + i,
+      name: `net ${i}`,
+      info_type: t,
+      info_types: t === '' ? [] : [t],
+    }));
     for (const body of [
       { data: nets, meta: {} },
       { org: { data: [] }, net: { data: nets } },

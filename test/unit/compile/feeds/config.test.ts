@@ -13,9 +13,16 @@ describe('feed configuration extending the default', () => {
   });
 
   it('options change member by member; other members replace the default whole', () => {
-    const config = parseThreatConfig({ extends: 'default', feeds: [{ name: 'ipsum', options: { minHits: 5 }, categories: ['abuser'] }] }, '/conf');
+    const config = parseThreatConfig(
+      { extends: 'default', feeds: [{ name: 'ipsum', options: { minHits: 5 }, categories: ['abuser'] }] },
+      '/conf',
+    );
     const ipsum = DEFAULT_FEEDS.feeds.find((f) => f.name === 'ipsum') as { options: object; source: string };
-    expect(byName(config, 'ipsum')).toMatchObject({ source: ipsum.source, categories: ['abuser'], options: { ...ipsum.options, minHits: 5 } });
+    expect(byName(config, 'ipsum')).toMatchObject({
+      source: ipsum.source,
+      categories: ['abuser'],
+      options: { ...ipsum.options, minHits: 5 },
+    });
   });
 
   it('every default feed stated again unchanged gives the default configuration', () => {
@@ -28,20 +35,29 @@ describe('feed configuration extending the default', () => {
     const config = parseThreatConfig({ extends: 'default', disable: ['tor_exits'], feeds: [feed] }, '/conf');
     expect(config.feeds.at(-1)).toMatchObject(feed);
     expect(byName(config, 'tor_exits')).toBeUndefined();
-    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'mine', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'mine', source: 'x.txt' }] }, '/conf')).toThrow(
+      /feeds\[0\]: "format"/,
+    );
     // Without "extends", a default feed's name is just a name.
     expect(() => parseThreatConfig({ feeds: [{ name: 'tor_exits', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
   });
 
   it('a feed name is a file name under feeds/: "..", "." and hidden names are refused', () => {
     for (const name of ['..', '.', '.hidden', 'a/b', '']) {
-      expect(() => parseThreatConfig({ feeds: [{ name, source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf'), name).toThrow(/feeds\[0\]: "name" must be/);
+      expect(() => parseThreatConfig({ feeds: [{ name, source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf'), name).toThrow(
+        /feeds\[0\]: "name" must be/,
+      );
     }
-    expect(parseThreatConfig({ feeds: [{ name: 'tor.v2-list_1', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0].name).toBe('tor.v2-list_1');
+    expect(
+      parseThreatConfig({ feeds: [{ name: 'tor.v2-list_1', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0]
+        .name,
+    ).toBe('tor.v2-list_1');
   });
 
   it('a bad value stated over a default feed is refused with its place', () => {
-    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(/feeds\[0\]: "categories"/);
+    expect(() => parseThreatConfig({ extends: 'default', feeds: [{ name: 'tor_exits', categories: ['nope'] }] }, '/conf')).toThrow(
+      /feeds\[0\]: "categories"/,
+    );
   });
 });
 
@@ -71,7 +87,10 @@ describe('the databases a build compiles the feeds with', () => {
       minNetworks: 1000,
       maxCsvBytes: 128 << 20,
     });
-    const own = parseThreatConfig({ feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5, maxCsvBytes: 1e9 } }, '/conf').sources;
+    const own = parseThreatConfig(
+      { feeds: [], sources: { geo: ['g.mmdb'], checks: [{ ip: '1.0.0.1', country: 'AU' }], minNetworks: 5, maxCsvBytes: 1e9 } },
+      '/conf',
+    ).sources;
     expect([own.checks, own.minNetworks, own.maxCsvBytes]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5, 1e9]);
   });
 
@@ -79,7 +98,9 @@ describe('the databases a build compiles the feeds with', () => {
     const inherited = parseThreatConfig({ extends: 'default', feeds: [] }, '/conf').sources;
     expect(inherited).toEqual(defaultThreatConfig().sources);
     expect(inherited.geo?.every((u) => u.startsWith('https://github.com/sapics/ip-location-db/releases/'))).toBe(true);
-    expect(parseThreatConfig({ extends: 'default', feeds: [], sources: { geo: ['g.mmdb'] } }, '/conf').sources.geo).toEqual(['/conf/g.mmdb']);
+    expect(parseThreatConfig({ extends: 'default', feeds: [], sources: { geo: ['g.mmdb'] } }, '/conf').sources.geo).toEqual([
+      '/conf/g.mmdb',
+    ]);
   });
 
   it.each([
@@ -99,15 +120,24 @@ describe('the databases a build compiles the feeds with', () => {
 
 describe('feeds that aggregate others', () => {
   it('name them in "includes"; the default configuration names only feeds it loads', () => {
-    const config = parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: ['part'] }] }, '/conf');
-    expect(config.feeds[0].includes).toEqual(['part']);
-    expect(() => parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: 'part' }] }, '/conf')).toThrow(
-      /"includes" must be a list of feed names/,
+    const config = parseThreatConfig(
+      { feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: ['part'] }] },
+      '/conf',
     );
+    expect(config.feeds[0].includes).toEqual(['part']);
+    expect(() =>
+      parseThreatConfig({ feeds: [{ name: 'agg', source: 'a.txt', format: 'list', categories: ['attacker'], includes: 'part' }] }, '/conf'),
+    ).toThrow(/"includes" must be a list of feed names/);
     const defaults = defaultThreatConfig();
     const names = new Set(defaults.feeds.map((f) => f.name));
     const aggregators = defaults.feeds.filter((f) => f.includes !== undefined);
-    expect(aggregators.map((f) => f.name)).toEqual(['firehol_level1', 'firehol_level2', 'firehol_level3', 'firehol_level4', 'firehol_abusers_30d']);
+    expect(aggregators.map((f) => f.name)).toEqual([
+      'firehol_level1',
+      'firehol_level2',
+      'firehol_level3',
+      'firehol_level4',
+      'firehol_abusers_30d',
+    ]);
     for (const f of aggregators) for (const n of f.includes ?? []) expect(names.has(n), `${f.name} includes ${n}`).toBe(true);
   });
 
@@ -115,7 +145,10 @@ describe('feeds that aggregate others', () => {
     const feed = (widest: unknown) => ({ feeds: [{ name: 'f', source: 'x.txt', format: 'list', categories: ['bogon'], widest }] });
     const [f] = parseThreatConfig(feed({ ipv4: 0 }), '/conf').feeds;
     expect(widestOf(f)).toEqual({ ipv4: 0, ipv6: 4 });
-    expect(widestOf(parseThreatConfig({ feeds: [{ name: 'g', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0])).toEqual({ ipv4: 8, ipv6: 16 });
-    for (const bad of [{ ipv4: 33 }, { ipv6: -1 }, { ipv6: 1.5 }, { ipv5: 8 }, 'wide', null]) expect(() => parseThreatConfig(feed(bad), '/conf'), JSON.stringify(bad)).toThrow(/feeds\[0\]: "widest/);
+    expect(
+      widestOf(parseThreatConfig({ feeds: [{ name: 'g', source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf').feeds[0]),
+    ).toEqual({ ipv4: 8, ipv6: 16 });
+    for (const bad of [{ ipv4: 33 }, { ipv6: -1 }, { ipv6: 1.5 }, { ipv5: 8 }, 'wide', null])
+      expect(() => parseThreatConfig(feed(bad), '/conf'), JSON.stringify(bad)).toThrow(/feeds\[0\]: "widest/);
   });
 });

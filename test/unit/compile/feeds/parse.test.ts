@@ -21,18 +21,30 @@ const cidrs = (text: string, format: Parameters<typeof parseFeed>[1], options = 
   const { v4, v6 } = parseFeed(text, format, options);
   const out: string[] = [];
   for (let i = 0; i < v4.length; i++) {
-    for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, v4.start[i]] }, { version: 4, words: [0, 0, 0, v4.end[i]] })) out.push(formatCidr(4, c.words, c.prefix));
+    for (const c of rangeToCidrs({ version: 4, words: [0, 0, 0, v4.start[i]] }, { version: 4, words: [0, 0, 0, v4.end[i]] }))
+      out.push(formatCidr(4, c.words, c.prefix));
   }
   for (let i = 0; i < v6.length; i++) {
     const w = Array.from(v6.words.subarray(i * 8, i * 8 + 8));
-    for (const c of rangeToCidrs({ version: 6, words: [w[0], w[1], w[2], w[3]] }, { version: 6, words: [w[4], w[5], w[6], w[7]] })) out.push(formatCidr(6, c.words, c.prefix));
+    for (const c of rangeToCidrs({ version: 6, words: [w[0], w[1], w[2], w[3]] }, { version: 6, words: [w[4], w[5], w[6], w[7]] }))
+      out.push(formatCidr(6, c.words, c.prefix));
   }
   return out;
 };
 
 describe('feed parsers', () => {
   it('list: addresses, CIDRs (host bits cleared), ranges, comments of both kinds', () => {
-    const text = ['# FireHOL header', '; Spamhaus header', '1.2.3.4', '10.0.0.77/8', '2001:db8::/32', '5.6.7.0 - 5.6.7.255', '8.8.8.0/24 ; SBL123', '', '   9.9.9.9   '].join('\n');
+    const text = [
+      '# FireHOL header',
+      '; Spamhaus header',
+      '1.2.3.4',
+      '10.0.0.77/8',
+      '2001:db8::/32',
+      '5.6.7.0 - 5.6.7.255',
+      '8.8.8.0/24 ; SBL123',
+      '',
+      '   9.9.9.9   ',
+    ].join('\n');
     expect(cidrs(text, 'list')).toEqual(['1.2.3.4/32', '10.0.0.0/8', '5.6.7.0/24', '8.8.8.0/24', '9.9.9.9/32', '2001:db8::/32']);
   });
 
@@ -65,12 +77,19 @@ describe('feed parsers', () => {
     expect(r.badLines.map((b) => b.line)).toEqual([3]);
     expect(cidrs('IPRange,Country\n10.0.0.0/25,US\n', 'csv', { column: 'IPRange' })).toEqual(['10.0.0.0/25']);
     // A geofeed: no header, '#' comments.
-    expect(cidrs('# geofeed\n2600:3c00::/32,US,US-TX,Richardson,\n5.101.96.0/21,NL,NL-NH,Amsterdam,1098 XH\n', 'csv')).toEqual(['5.101.96.0/21', '2600:3c00::/32']);
+    expect(cidrs('# geofeed\n2600:3c00::/32,US,US-TX,Richardson,\n5.101.96.0/21,NL,NL-NH,Amsterdam,1098 XH\n', 'csv')).toEqual([
+      '5.101.96.0/21',
+      '2600:3c00::/32',
+    ]);
     expect(parseFeed('Name,Other\n1.1.1.1,x\n', 'csv', { column: 'ExitIP' }).badLines[0].reason).toMatch(/no column named/);
   });
 
   it('range-csv: start,end split into CIDR blocks', () => {
-    expect(cidrs('3.0.0.0,3.1.255.255,Amazon AWS,http://aws\n5.34.240.0,5.34.244.255,x,y\n', 'range-csv')).toEqual(['3.0.0.0/15', '5.34.240.0/22', '5.34.244.0/24']);
+    expect(cidrs('3.0.0.0,3.1.255.255,Amazon AWS,http://aws\n5.34.240.0,5.34.244.255,x,y\n', 'range-csv')).toEqual([
+      '3.0.0.0/15',
+      '5.34.240.0/22',
+      '5.34.244.0/24',
+    ]);
     expect(parseFeed('3.0.0.0,2.0.0.0,x\n', 'range-csv').badLines).toHaveLength(1);
   });
 
@@ -81,13 +100,26 @@ describe('feed parsers', () => {
   });
 
   it('cloud JSON files', () => {
-    expect(cidrs(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [{ ip_prefix: '3.5.140.0/22' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }), 'aws-json')).toEqual([
-      '3.5.140.0/22',
-      '2600:1f00::/24',
+    expect(
+      cidrs(
+        JSON.stringify({
+          createDate: '2025-07-24-21-43-06',
+          prefixes: [{ ip_prefix: '3.5.140.0/22' }],
+          ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }],
+        }),
+        'aws-json',
+      ),
+    ).toEqual(['3.5.140.0/22', '2600:1f00::/24']);
+    expect(parseFeed(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [] }), 'aws-json').dataDate).toBe(
+      '2025-07-24T21:43:06.000Z',
+    );
+    expect(cidrs(JSON.stringify({ prefixes: [{ ipv4Prefix: '34.1.208.0/20' }, { ipv6Prefix: '2600:1900::/28' }] }), 'gcp-json')).toEqual([
+      '34.1.208.0/20',
+      '2600:1900::/28',
     ]);
-    expect(parseFeed(JSON.stringify({ createDate: '2025-07-24-21-43-06', prefixes: [] }), 'aws-json').dataDate).toBe('2025-07-24T21:43:06.000Z');
-    expect(cidrs(JSON.stringify({ prefixes: [{ ipv4Prefix: '34.1.208.0/20' }, { ipv6Prefix: '2600:1900::/28' }] }), 'gcp-json')).toEqual(['34.1.208.0/20', '2600:1900::/28']);
-    expect(cidrs(JSON.stringify({ values: [{ properties: { addressPrefixes: ['13.66.60.119/32', '2603:1030::/48'] } }] }), 'azure-json')).toEqual(['13.66.60.119/32', '2603:1030::/48']);
+    expect(
+      cidrs(JSON.stringify({ values: [{ properties: { addressPrefixes: ['13.66.60.119/32', '2603:1030::/48'] } }] }), 'azure-json'),
+    ).toEqual(['13.66.60.119/32', '2603:1030::/48']);
     expect(cidrs(JSON.stringify({ regions: [{ cidrs: [{ cidr: '129.146.0.0/21' }] }] }), 'oracle-json')).toEqual(['129.146.0.0/21']);
     const bad = parseFeed(JSON.stringify({ prefixes: [{ ip_prefix: 'x' }, { ip_prefix: 5 }] }), 'aws-json');
     expect(bad.badLines.map((b) => b.text)).toEqual(['prefixes[0]: x', 'prefixes[1]: 5']);
@@ -151,10 +183,16 @@ describe('list parser on bytes', () => {
       '2001:db8::\u0010',
     ),
     fc
-      .tuple(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 9 }), fc.constantFrom('', '::'), fc.constantFrom('', '/48', '/128', '/0', '/200'))
+      .tuple(
+        fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 9 }),
+        fc.constantFrom('', '::'),
+        fc.constantFrom('', '/48', '/128', '/0', '/200'),
+      )
       .map(([g, gap, p]) => g.map((x) => x.toString(16)).join(':') + gap + p),
     // IPv6 in every spelling (upper case, `::` anywhere, IPv4 tails), with prefixes right and wrong.
-    fc.tuple(fc.ipV6(), fc.boolean(), fc.constantFrom('', '', '/64', '/0', '/128', '/129', '/048', '/0128', '/', '/6a', ':', '::', ':1')).map(([a, upper, p]) => (upper ? a.toUpperCase() : a) + p),
+    fc
+      .tuple(fc.ipV6(), fc.boolean(), fc.constantFrom('', '', '/64', '/0', '/128', '/129', '/048', '/0128', '/', '/6a', ':', '::', ':1'))
+      .map(([a, upper, p]) => (upper ? a.toUpperCase() : a) + p),
     fc.constantFrom(
       '::',
       '::/0',
@@ -177,15 +215,26 @@ describe('list parser on bytes', () => {
 
   it('reads every line as the text reader does', () => {
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 30 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), fc.integer({ min: 0, max: 5 }), (ls, eol, last, minHits) => {
-        const bytes = Buffer.from(ls.join(eol) + (last ? eol : ''));
-        const fast = parseList(bytes, { minHits });
-        const slow = textReader(bytes, minHits);
-        const ranges = (r: typeof fast) => [Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i], r.v4.value[i]]), Array.from(r.v6.value.subarray(0, r.v6.length))];
-        expect(ranges(fast)).toEqual(ranges(slow));
-        expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
-        expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)));
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 30 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 5 }),
+        (ls, eol, last, minHits) => {
+          const bytes = Buffer.from(ls.join(eol) + (last ? eol : ''));
+          const fast = parseList(bytes, { minHits });
+          const slow = textReader(bytes, minHits);
+          const ranges = (r: typeof fast) => [
+            Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i], r.v4.value[i]]),
+            Array.from(r.v6.value.subarray(0, r.v6.length)),
+          ];
+          expect(ranges(fast)).toEqual(ranges(slow));
+          expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
+          expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(
+            Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)),
+          );
+        },
+      ),
       { seed: seed(), numRuns: 1500 },
     );
   });
@@ -196,7 +245,24 @@ describe('CSV parser', () => {
     fc.ipV4(),
     fc.ipV6(),
     fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 33 })).map(([a, p]) => `${a}/${p}`),
-    fc.constantFrom('', ' ', 'US', 'New York', 'ip', 'IPRange', 'x', '1.2.3', ' 10.0.0.1 ', '10.0.0.0-10.0.0.9', '"q,uoted"', '"a ""b"""', '"open', 'a"b', '\t', '#x'),
+    fc.constantFrom(
+      '',
+      ' ',
+      'US',
+      'New York',
+      'ip',
+      'IPRange',
+      'x',
+      '1.2.3',
+      ' 10.0.0.1 ',
+      '10.0.0.0-10.0.0.9',
+      '"q,uoted"',
+      '"a ""b"""',
+      '"open',
+      'a"b',
+      '\t',
+      '#x',
+    ),
   );
   const line = fc.oneof(
     fc.array(field, { minLength: 1, maxLength: 5 }).map((f) => f.join(',')),
@@ -209,7 +275,15 @@ describe('CSV parser', () => {
       fc.property(
         fc.array(line, { maxLength: 25 }),
         fc.constantFrom('\n', '\r\n'),
-        fc.constantFrom<{ column?: number | string; header?: boolean }>({}, { column: 1 }, { column: 2 }, { column: 'ip' }, { column: 'IPRange' }, { header: false }, { header: true, column: 0 }),
+        fc.constantFrom<{ column?: number | string; header?: boolean }>(
+          {},
+          { column: 1 },
+          { column: 2 },
+          { column: 'ip' },
+          { column: 'IPRange' },
+          { header: false },
+          { header: true, column: 0 },
+        ),
         fc.boolean(),
         (ls, eol, options, ranges) => {
           const text = ls.join(eol) + eol;
@@ -217,7 +291,9 @@ describe('CSV parser', () => {
           const slow = parseCsv(text, options, ranges, false);
           const ranges4 = (r: typeof fast) => Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i], r.v4.value[i]]);
           expect(ranges4(fast)).toEqual(ranges4(slow));
-          expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)));
+          expect(Array.from(fast.v6.words.subarray(0, fast.v6.length * 8))).toEqual(
+            Array.from(slow.v6.words.subarray(0, slow.v6.length * 8)),
+          );
           expect({ ...fast, v4: null, v6: null }).toEqual({ ...slow, v4: null, v6: null });
         },
       ),

@@ -23,7 +23,9 @@ const meta = (n: number) => ({
 const MAX4 = 2n ** 32n - 1n;
 const MAX6 = 2n ** 128n - 1n;
 const words = (version: 4 | 6, n: bigint): [number, number, number, number] =>
-  version === 4 ? [0, 0, 0, Number(n)] : [Number((n >> 96n) & 0xffffffffn), Number((n >> 64n) & 0xffffffffn), Number((n >> 32n) & 0xffffffffn), Number(n & 0xffffffffn)];
+  version === 4
+    ? [0, 0, 0, Number(n)]
+    : [Number((n >> 96n) & 0xffffffffn), Number((n >> 64n) & 0xffffffffn), Number((n >> 32n) & 0xffffffffn), Number(n & 0xffffffffn)];
 
 /** A feed as plain data: ranges [start, end, hits] per family. */
 interface Plain {
@@ -56,8 +58,12 @@ const originsOf = (f: Plain, place: number): number[] => [place, ...[0, 1, 2, 3,
 
 /** Reference: a scan of every feed's entries, `except` applied, then feeds sharing an origin (directly or through another) counted once, as counts, flags, hits and blocklists. */
 function reference(feeds: Plain[], version: 4 | 6, n: bigint) {
-  const listing = feeds.map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) })).filter((x) => x.hits.length > 0);
-  const kept = listing.filter(({ f, id }) => f.except.length === 0 || !listing.some((g) => g.id !== id && g.f.categories.some((c) => f.except.includes(c))));
+  const listing = feeds
+    .map((f, id) => ({ f, id, hits: (version === 4 ? f.v4 : f.v6).filter(([s, e]) => s <= n && n <= e).map(([, , h]) => h) }))
+    .filter((x) => x.hits.length > 0);
+  const kept = listing.filter(
+    ({ f, id }) => f.except.length === 0 || !listing.some((g) => g.id !== id && g.f.categories.some((c) => f.except.includes(c))),
+  );
   // Pieces of evidence: feeds joined while any two of different pieces share an origin.
   let units = kept.map((k) => [k]);
   for (let joined = true; joined;) {
@@ -82,11 +88,13 @@ function reference(feeds: Plain[], version: 4 | 6, n: bigint) {
 const hitsArb = fc.constantFrom(1, 1, 1, 2, 5, 12);
 /** A CIDR block, an arbitrary range, or a short range (across a /16 edge or at the ends of the space, often). */
 function rangeArb(max: bigint, width: number): fc.Arbitrary<[bigint, bigint, number]> {
-  const block = fc.tuple(fc.bigInt({ min: 0n, max }), fc.integer({ min: 0, max: width }), hitsArb).map(([a, p, h]): [bigint, bigint, number] => {
-    const size = 1n << BigInt(width - p);
-    const s = (a / size) * size;
-    return [s, s + size - 1n, h];
-  });
+  const block = fc
+    .tuple(fc.bigInt({ min: 0n, max }), fc.integer({ min: 0, max: width }), hitsArb)
+    .map(([a, p, h]): [bigint, bigint, number] => {
+      const size = 1n << BigInt(width - p);
+      const s = (a / size) * size;
+      return [s, s + size - 1n, h];
+    });
   const edge = fc.constantFrom(0n, max, 65535n, 65536n, 0xffff0000n, 0x0a00ffffn, 0x8000ffffn, 0xc0a7ffffn);
   const near = fc
     .tuple(fc.oneof(edge, fc.bigInt({ min: 0n, max })), fc.bigInt({ min: -300n, max: 300n }), fc.bigInt({ min: 0n, max: 70000n }), hitsArb)
@@ -94,7 +102,9 @@ function rangeArb(max: bigint, width: number): fc.Arbitrary<[bigint, bigint, num
       const s = c + d < 0n ? 0n : c + d > max ? max : c + d;
       return [s, s + len > max ? max : s + len, h];
     });
-  const any = fc.tuple(fc.bigInt({ min: 0n, max }), fc.bigInt({ min: 0n, max }), hitsArb).map(([a, b, h]): [bigint, bigint, number] => (a <= b ? [a, b, h] : [b, a, h]));
+  const any = fc
+    .tuple(fc.bigInt({ min: 0n, max }), fc.bigInt({ min: 0n, max }), hitsArb)
+    .map(([a, b, h]): [bigint, bigint, number] => (a <= b ? [a, b, h] : [b, a, h]));
   return fc.oneof(block, near, any);
 }
 
@@ -121,32 +131,44 @@ const feedArb = fc.record({
 describe('threat tree', () => {
   it('answers each address like a scan of every feed (compact and wide labels): union of covering entries, except and includes applied', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(feedArb, { minLength: 1, maxLength: 6 }), fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }), fc.boolean(), async (plain, probes, wide) => {
-        const { buffer, stats } = await compileThreat(
-          plain.map((f, i) => toFeed(f, i)),
-          meta(3),
-          { compactLabels: wide ? 1 : undefined },
-        );
-        const tree = new ThreatTree(buffer, 'prop');
-        expect(stats.labels).toBe(tree.labelCount);
-        // Random addresses, and the edges of every entry: first, last, one before, one past.
-        const addrs: [4 | 6, bigint][] = probes.map((p) => [4, p]);
-        for (const f of plain) {
-          for (const [version, list, max] of [[4, f.v4, MAX4] as const, [6, f.v6, MAX6] as const]) {
-            for (const [s, e] of list) for (const n of [s, e, s - 1n, e + 1n]) if (n >= 0n && n <= max) addrs.push([version, n]);
+      fc.asyncProperty(
+        fc.array(feedArb, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.bigInt({ min: 0n, max: MAX4 }), { maxLength: 20 }),
+        fc.boolean(),
+        async (plain, probes, wide) => {
+          const { buffer, stats } = await compileThreat(
+            plain.map((f, i) => toFeed(f, i)),
+            meta(3),
+            { compactLabels: wide ? 1 : undefined },
+          );
+          const tree = new ThreatTree(buffer, 'prop');
+          expect(stats.labels).toBe(tree.labelCount);
+          // Random addresses, and the edges of every entry: first, last, one before, one past.
+          const addrs: [4 | 6, bigint][] = probes.map((p) => [4, p]);
+          for (const f of plain) {
+            for (const [version, list, max] of [[4, f.v4, MAX4] as const, [6, f.v6, MAX6] as const]) {
+              for (const [s, e] of list) for (const n of [s, e, s - 1n, e + 1n]) if (n >= 0n && n <= max) addrs.push([version, n]);
+            }
           }
-        }
-        // The batch form answers as the single one (blocks of 64, so more than one block).
-        const v4 = Uint32Array.from([...addrs.filter(([v]) => v === 4), ...addrs.filter(([v]) => v === 4)].flatMap(([, n]) => [Number(n), Number(n) ^ 0x80000000]));
-        const many = new Uint32Array(v4.length);
-        tree.find4Many(v4, many);
-        expect(Array.from(many)).toEqual(Array.from(v4, (ip) => tree.find4(ip)));
-        for (const [version, n] of addrs) {
-          const label = tree.find(version, words(version, n));
-          const want = reference(plain, version, n);
-          expect({ counts: tree.counts(label), flags: tree.flags(label), hits: tree.hits(label), blocklists: tree.blocklists(label).map((b) => b.name) }).toEqual(want);
-        }
-      }),
+          // The batch form answers as the single one (blocks of 64, so more than one block).
+          const v4 = Uint32Array.from(
+            [...addrs.filter(([v]) => v === 4), ...addrs.filter(([v]) => v === 4)].flatMap(([, n]) => [Number(n), Number(n) ^ 0x80000000]),
+          );
+          const many = new Uint32Array(v4.length);
+          tree.find4Many(v4, many);
+          expect(Array.from(many)).toEqual(Array.from(v4, (ip) => tree.find4(ip)));
+          for (const [version, n] of addrs) {
+            const label = tree.find(version, words(version, n));
+            const want = reference(plain, version, n);
+            expect({
+              counts: tree.counts(label),
+              flags: tree.flags(label),
+              hits: tree.hits(label),
+              blocklists: tree.blocklists(label).map((b) => b.name),
+            }).toEqual(want);
+          }
+        },
+      ),
       // Each run compiles a threat.bin (0.1-0.2 s by the machine's phase): 25 runs, both labelling modes drawn (a new
       // seed each CI run).
       { ...params, numRuns: 25 },
@@ -154,7 +176,13 @@ describe('threat tree', () => {
   });
 
   it('refuses damaged files with a typed error', async () => {
-    const feed: Plain = { categories: ['tor'], except: [], blocklist: 0, v4: [[0x01020300n, 0x010203ffn, 1]], v6: [[0x20010db8n << 96n, (0x20010db8n << 96n) + 255n, 1]] };
+    const feed: Plain = {
+      categories: ['tor'],
+      except: [],
+      blocklist: 0,
+      v4: [[0x01020300n, 0x010203ffn, 1]],
+      v6: [[0x20010db8n << 96n, (0x20010db8n << 96n) + 255n, 1]],
+    };
     const good = (await compileThreat([toFeed(feed, 0)], meta(1))).buffer;
     expect(new ThreatTree(good, 'good').find(4, [0, 0, 0, 0x01020304])).toBeGreaterThan(0);
     /** The good file changed in place by `f`, or what `f` gives instead. */
@@ -247,29 +275,42 @@ describe('threat tree', () => {
       return total;
     };
     fc.assert(
-      fc.property(fc.array(rangeArb(MAX4, 32), { maxLength: 40 }), fc.array(rangeArb(MAX6, 128), { maxLength: 40 }), fc.boolean(), (r4, r6, sort) => {
-        const order = (rs: [bigint, bigint, number][]) => (sort ? [...rs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : rs);
-        const v4 = new RangeList(4);
-        for (const [s, e, h] of order(r4)) v4.push(Number(s), Number(e), h);
-        const v6 = new RangeList6(4);
-        for (const [s, e, h] of order(r6)) v6.push(words(6, s), words(6, e), h);
-        expect(coveredAddresses(v4, v6)).toEqual({ v4: Number(covered(r4)), v6: covered(r6) });
-        // The layers, built in the parsed list's own arrays, cover the same addresses.
-        const layers = layers4(v4, true);
-        const all = layers.flatMap((l) => Array.from(l.start, (s, i): [bigint, bigint, number] => [BigInt(s), BigInt(l.end[i]), 1]));
-        expect(covered(all)).toBe(covered(r4));
-        for (const l of layers) for (let i = 1; i < l.start.length; i++) expect(l.start[i]).toBeGreaterThan(l.end[i - 1] + 1);
-      }),
+      fc.property(
+        fc.array(rangeArb(MAX4, 32), { maxLength: 40 }),
+        fc.array(rangeArb(MAX6, 128), { maxLength: 40 }),
+        fc.boolean(),
+        (r4, r6, sort) => {
+          const order = (rs: [bigint, bigint, number][]) => (sort ? [...rs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : rs);
+          const v4 = new RangeList(4);
+          for (const [s, e, h] of order(r4)) v4.push(Number(s), Number(e), h);
+          const v6 = new RangeList6(4);
+          for (const [s, e, h] of order(r6)) v6.push(words(6, s), words(6, e), h);
+          expect(coveredAddresses(v4, v6)).toEqual({ v4: Number(covered(r4)), v6: covered(r6) });
+          // The layers, built in the parsed list's own arrays, cover the same addresses.
+          const layers = layers4(v4, true);
+          const all = layers.flatMap((l) => Array.from(l.start, (s, i): [bigint, bigint, number] => [BigInt(s), BigInt(l.end[i]), 1]));
+          expect(covered(all)).toBe(covered(r4));
+          for (const l of layers) for (let i = 1; i < l.start.length; i++) expect(l.start[i]).toBeGreaterThan(l.end[i - 1] + 1);
+        },
+      ),
       params,
     );
   });
 });
 
 describe('scores', () => {
-  const evidence = fc.record({ counts: fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 8, maxLength: 8 }), hits: fc.integer({ min: 0, max: 12 }) });
+  const evidence = fc.record({
+    counts: fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 8, maxLength: 8 }),
+    hits: fc.integer({ min: 0, max: 12 }),
+  });
 
   it('no evidence: 0, 0, 0 and trust 100', () => {
-    expect(scoresOf({ counts: [0, 0, 0, 0, 0, 0, 0, 0], hits: 0 }, 0)).toEqual({ vpn_score: 0, proxy_score: 0, threat_score: 0, trust_score: 100 });
+    expect(scoresOf({ counts: [0, 0, 0, 0, 0, 0, 0, 0], hits: 0 }, 0)).toEqual({
+      vpn_score: 0,
+      proxy_score: 0,
+      threat_score: 0,
+      trust_score: 100,
+    });
   });
 
   it('are integers 0..100; a VPN source gives a high vpn_score; trust is 100 minus the highest risk', () => {
@@ -288,16 +329,26 @@ describe('scores', () => {
 
   it('more evidence never lowers vpn, proxy or threat scores', () => {
     fc.assert(
-      fc.property(evidence, fc.integer({ min: 0, max: 7 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 255 }), (e, bit, more, extra) => {
-        const a = scoresOf(e, extra);
-        const counts = [...e.counts];
-        counts[bit] += more;
-        for (const b of [scoresOf({ counts, hits: e.hits }, extra), scoresOf({ counts: e.counts, hits: e.hits + more }, extra), scoresOf(e, extra | (1 << bit))]) {
-          expect(b.vpn_score).toBeGreaterThanOrEqual(a.vpn_score);
-          expect(b.proxy_score).toBeGreaterThanOrEqual(a.proxy_score);
-          expect(b.threat_score).toBeGreaterThanOrEqual(a.threat_score);
-        }
-      }),
+      fc.property(
+        evidence,
+        fc.integer({ min: 0, max: 7 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 0, max: 255 }),
+        (e, bit, more, extra) => {
+          const a = scoresOf(e, extra);
+          const counts = [...e.counts];
+          counts[bit] += more;
+          for (const b of [
+            scoresOf({ counts, hits: e.hits }, extra),
+            scoresOf({ counts: e.counts, hits: e.hits + more }, extra),
+            scoresOf(e, extra | (1 << bit)),
+          ]) {
+            expect(b.vpn_score).toBeGreaterThanOrEqual(a.vpn_score);
+            expect(b.proxy_score).toBeGreaterThanOrEqual(a.proxy_score);
+            expect(b.threat_score).toBeGreaterThanOrEqual(a.threat_score);
+          }
+        },
+      ),
       { ...params, numRuns: 1000 },
     );
   });

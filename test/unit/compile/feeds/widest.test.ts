@@ -60,7 +60,8 @@ describe('the widest entry a feed takes', () => {
         expect(wide(`${text(Math.min(s, e))}-${text(Math.max(s, e))}`, { ipv4: prefix, ipv6: 16 })).toBeNull();
         const two = Math.floor(a / (2 * size)) * 2 * size;
         const last = two + 2 * size - 1;
-        if (prefix >= 2 && special.every(([f, l]) => l < two || f > last)) expect(wide(`${text(two)}/${prefix - 1}`, { ipv4: prefix, ipv6: 16 })).toMatch(/^the entry /);
+        if (prefix >= 2 && special.every(([f, l]) => l < two || f > last))
+          expect(wide(`${text(two)}/${prefix - 1}`, { ipv4: prefix, ipv6: 16 })).toMatch(/^the entry /);
       }),
       { seed: seed(), numRuns: 500 },
     );

@@ -25,15 +25,24 @@ describe('POSIX TZ rules (TZif footers)', () => {
 
   it('Mm.w.d is the w-th weekday d of month m (5: the last), at a time that may be negative or past 24 hours', () => {
     fc.assert(
-      fc.property(year, fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 6 }), fc.integer({ min: -167, max: 167 }), (y, m, w, d, h) => {
-        // Standard time 3 hours west: the start is given in it.
-        const rule = parsePosixTz(`<-03>3<-02>,M${m}.${w}.${d}/${h},M${m === 12 ? 1 : m + 1}.1.0`);
-        const on = rule.transitions(y).find((t) => t.abbr === '-02')!;
-        const days = Array.from({ length: 31 }, (_, i) => new Date(Date.UTC(y, m - 1, i + 1))).filter((t) => t.getUTCMonth() === m - 1 && t.getUTCDay() === d);
-        const day = days[Math.min(w, days.length) - 1];
-        expect(on.at * 1000).toBe(day.getTime() + h * 3_600_000 + 3 * 3_600_000);
-        expect(on.utoff).toBe(-2 * 3600);
-      }),
+      fc.property(
+        year,
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: -167, max: 167 }),
+        (y, m, w, d, h) => {
+          // Standard time 3 hours west: the start is given in it.
+          const rule = parsePosixTz(`<-03>3<-02>,M${m}.${w}.${d}/${h},M${m === 12 ? 1 : m + 1}.1.0`);
+          const on = rule.transitions(y).find((t) => t.abbr === '-02')!;
+          const days = Array.from({ length: 31 }, (_, i) => new Date(Date.UTC(y, m - 1, i + 1))).filter(
+            (t) => t.getUTCMonth() === m - 1 && t.getUTCDay() === d,
+          );
+          const day = days[Math.min(w, days.length) - 1];
+          expect(on.at * 1000).toBe(day.getTime() + h * 3_600_000 + 3 * 3_600_000);
+          expect(on.utoff).toBe(-2 * 3600);
+        },
+      ),
       params,
     );
   });
@@ -62,7 +71,12 @@ describe('POSIX TZ rules (TZif footers)', () => {
       'PST8PDT,M3.2.0/168,M11.1.0',
     ])
       expect(() => parsePosixTz(bad), bad).toThrow(/unreadable TZ rule/);
-    for (const good of ['<-03>3<-02>,M3.5.0/-2,M10.5.0/-1', 'AAA0BBB,J1/0,J365/167', 'AAA0BBB,0/-167,365/23', '<+1345>-13:45<+1445>,M9.5.0/2:45,M4.1.0/3:45'])
+    for (const good of [
+      '<-03>3<-02>,M3.5.0/-2,M10.5.0/-1',
+      'AAA0BBB,J1/0,J365/167',
+      'AAA0BBB,0/-167,365/23',
+      '<+1345>-13:45<+1445>,M9.5.0/2:45,M4.1.0/3:45',
+    ])
       expect(() => parsePosixTz(good), good).not.toThrow();
   });
 });
