@@ -23,12 +23,10 @@ const step = fc.oneof(
     .integer({ min: 0, max: 999_999 })
     .map((n) => ({ write: (w: ByteWriter) => w.digits6(n), bytes: Buffer.from(String(n).padStart(6, '0')) })),
   fc.integer({ min: 0, max: 999 }).map((n) => ({ write: (w: ByteWriter) => w.small(n), bytes: Buffer.from(String(n)) })),
-  fc
-    .ipV4()
-    .map((ip) => ({
-      write: (w: ByteWriter) => w.dottedQuad(ip.split('.').reduce((v, o) => v * 256 + Number(o), 0)),
-      bytes: Buffer.from(ip),
-    })),
+  fc.ipV4().map((ip) => ({
+    write: (w: ByteWriter) => w.dottedQuad(ip.split('.').reduce((v, o) => v * 256 + Number(o), 0)),
+    bytes: Buffer.from(ip),
+  })),
   // A JSON value's text (with bytes around it) as a CSV cell: what csvField makes of the value.
   fc
     .tuple(
