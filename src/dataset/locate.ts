@@ -15,6 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, readSync, realpathSync, statSync } from 'node:fs';
 import { openRegular } from '../files/read.js';
+import { killAndWait, untilDone } from '../files/stop.js';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -160,10 +161,14 @@ export function compileInChild(job: CompileJob): Promise<string> {
   const [command, args] = compilerCommand(job);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Stopped by a signal (`files/stop.ts`), the command ends its compile first: the compile makes the directory it
+    // writes into, and would make it again after the command's removal of the build being written.
+    const done = child.pid === undefined ? () => {} : untilDone(() => killAndWait(child.pid!));
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', reject);
     child.on('close', (code, signal) => {
+      done();
       try {
         resolve(compiledPath(code, out, `exit ${code ?? signal}`));
       } catch (e) {

@@ -8,6 +8,8 @@
  * does not (a server, a library user's), registering costs nothing.
  */
 
+import { readFileSync } from 'node:fs';
+
 const cleanups = new Set<() => void>();
 const NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 let installed = false;
@@ -35,5 +37,28 @@ export function stopOnSignals(): void {
       }
       process.exit(128 + n);
     });
+  }
+}
+
+/**
+ * Ends a child process at once (SIGKILL) and waits, a second at most,
+ * until it has stopped running (a zombie in /proc, or gone), so that what
+ * it writes has stopped before a removal registered before it runs. Where
+ * there is no /proc it does not wait.
+ */
+export function killAndWait(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (const until = Date.now() + 1000; Date.now() < until; Atomics.wait(pause, 0, 0, 5)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return;
+    } catch {
+      return;
+    }
   }
 }
