@@ -52,11 +52,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * (about 4 kB); 1 064 kB with IPv6 text written canonically kept as it is
  * (its comparison with the RFC 5952 text, in each bundle: about 1 kB);
  * 1 066 kB with the sources in rooms (src/engine/, evidence/, contract/,
- * platform/: the bundles' chunks cut anew, 1 065 158 bytes); 1 072 kB
+ * platform/: the bundles' chunks cut anew, 1 065 158 bytes); 1 076 kB
  * with the sources at Prettier's width of 140 (the type declarations keep
- * the sources' line breaks: 1 070 509 bytes).
+ * the sources' line breaks: 1 074 201 bytes built afresh).
  */
-const UNPACKED_BUDGET = 1_072_000;
+const UNPACKED_BUDGET = 1_076_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {
