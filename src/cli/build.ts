@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import { buildAndSwap } from '../compile/feeds/update.js';
 import { commandOptions, options } from './args.js';
-import { userDataDir } from '../dataset/store.js';
+import { THREAT_FILE, userDataDir } from '../dataset/store.js';
 import { stopOnSignals } from '../files/stop.js';
 import { defaultThreatConfig, readThreatConfig, type ThreatConfig } from '../compile/feeds/config.js';
 import { updateDataset } from '../compile/feeds/update.js';
@@ -79,7 +79,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   }
   const { ranges, labels } = result.stats;
   process.stderr.write(
-    `wrote ${join(buildDir, 'threat.bin')} (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
+    `wrote ${join(buildDir, THREAT_FILE)} (${result.buffer.length} bytes: ${ranges.v4} IPv4 and ${ranges.v6} IPv6 merged ranges, ${labels} labels) from ${result.feeds.length - failed} of ${result.feeds.length} feeds in ${Date.now() - started} ms\n`,
   );
   (await import('./diff.js')).recordChanges(out, buildDir);
   return failed > 0 ? 1 : 0;

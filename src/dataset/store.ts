@@ -17,6 +17,8 @@ export const MANIFEST_FILE = 'manifest.json';
 export const THREAT_FILE = 'threat.bin';
 /** The pointer to the build in use. */
 export const CURRENT_FILE = 'current';
+/** The folder of a data directory's builds, each a folder of its own. */
+export const BUILDS_DIR = 'builds';
 /** What changed against the build before, written by `iprecord build` and `update` into the new build (`evidence/diff.ts`). */
 export const CHANGES_FILE = 'changes.json';
 /** When each list first and last held each range (`compile/feeds/seen.ts`). */
@@ -79,13 +81,13 @@ const notDataDirectory = (dir: string, what: string) =>
 export function previousBuild(dir: string, current: string): string | null {
   let names: string[];
   try {
-    names = readdirSync(join(dir, 'builds'));
+    names = readdirSync(join(dir, BUILDS_DIR));
   } catch {
     return null;
   }
   // Build names begin with their time (`2026-11-27T23-50-46-386Z-<pid>`): the newest last.
-  const others = names.filter((n) => join(dir, 'builds', n) !== current && existsSync(join(dir, 'builds', n, MANIFEST_FILE))).sort();
-  return others.length === 0 ? null : join(dir, 'builds', others[others.length - 1]);
+  const others = names.filter((n) => join(dir, BUILDS_DIR, n) !== current && existsSync(join(dir, BUILDS_DIR, n, MANIFEST_FILE))).sort();
+  return others.length === 0 ? null : join(dir, BUILDS_DIR, others[others.length - 1]);
 }
 
 /**

@@ -175,9 +175,9 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * The record as JSON text: the same text as `JSON.stringify(lookup(ip,
-   * options))`, built from pieces cached per network, per location and per
-   * threat label (serialising whole records is most of the cost of
-   * writing them out).
+   * options))`, written from the parts the compiler rendered of the
+   * record's rows (`record/render.ts`), with what changes per lookup
+   * between them.
    */
   lookupJson(ip: string, options?: LookupOptions): string {
     checkOptions(options, LOOKUP_OPTIONS);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { bytes, bytesSync, withFile, type Loaded, type OpenedFile } from '../dataset/load.js';
 import { ensureDataset } from '../dataset/locate.js';
 import type { ResolvedOptions, SharedFiles } from './options.js';
-import { previousBuild, readManifest, resolveDataset, type Manifest } from '../dataset/store.js';
+import { previousBuild, readManifest, resolveDataset, THREAT_FILE, type Manifest } from '../dataset/store.js';
 import { Dataset } from '../dataset/format.js';
 import type { DatabaseInfo } from '../dataset/layout.js';
 import { RecordObjects } from '../record/objects.js';
@@ -59,7 +59,7 @@ function resolvePaths(options: ResolvedOptions, buildDir?: string): Paths {
   const own = options.geo === null && options.asn === null && options.anonymous.length === 0 && options.threat === null;
   if (build !== null && own && manifest?.dataset !== undefined)
     return { manifest, compiled: join(build, manifest.dataset), threat: join(build, manifest.threat), cache: false, build };
-  const threat = options.threat ?? (build === null ? null : join(build, 'threat.bin'));
+  const threat = options.threat ?? (build === null ? null : join(build, THREAT_FILE));
   const compiled = ensureDataset({
     geo: options.geo,
     asn: options.asn,

@@ -31,6 +31,7 @@ import { parseFeed } from './parse.js';
 import { coveredAddresses } from './prepare.js';
 import { download } from '../../files/http.js';
 import type { SourceUpdate } from '../origins/update.js';
+import { BUILDS_DIR, CURRENT_FILE } from '../../dataset/store.js';
 
 export interface UpdateOptions {
   /** Per request. @default 30000 */
@@ -198,7 +199,7 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
     sourceMaxBytes: options.sourceMaxBytes ?? 1 << 30,
   };
   mkdirSync(join(dir, 'feeds'), { recursive: true });
-  mkdirSync(join(dir, 'builds'), { recursive: true });
+  mkdirSync(join(dir, BUILDS_DIR), { recursive: true });
   return withDirectoryLock(dir, async () => {
     // Loaded here: checking a download needs the compiler, which a lookup never does.
     const { updateSources } = await import('../origins/update.js');
@@ -244,7 +245,7 @@ export async function buildAndSwap(
   dir: string,
   options: BuildOptions = {},
 ): Promise<{ build: BuildResult; buildDir: string }> {
-  mkdirSync(join(dir, 'builds'), { recursive: true });
+  mkdirSync(join(dir, BUILDS_DIR), { recursive: true });
   return withDirectoryLock(dir, () => swap(config, dir, options));
 }
 
@@ -252,19 +253,19 @@ export async function buildAndSwap(
 async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {}): Promise<{ build: BuildResult; buildDir: string }> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const name = `${stamp}-${process.pid}`;
-  const buildDir = join(dir, 'builds', name);
+  const buildDir = join(dir, BUILDS_DIR, name);
   const previous = currentBuild(dir);
   // Stopped before it is current, the build goes (its compile process dies with this one).
   const done = untilDone(() => rmSync(buildDir, { recursive: true, force: true }));
   let build: BuildResult;
   try {
-    build = await buildDataset(config, buildDir, dir, { ...options, previous: previous === null ? null : join(dir, 'builds', previous) });
-    writeAtomic(join(dir, 'current'), join('builds', name) + '\n');
+    build = await buildDataset(config, buildDir, dir, { ...options, previous: previous === null ? null : join(dir, BUILDS_DIR, previous) });
+    writeAtomic(join(dir, CURRENT_FILE), join(BUILDS_DIR, name) + '\n');
   } finally {
     done();
   }
-  for (const old of readdirSync(join(dir, 'builds'))) {
-    if (old !== name && old !== previous && BUILD_NAME.test(old)) rmSync(join(dir, 'builds', old), { recursive: true, force: true });
+  for (const old of readdirSync(join(dir, BUILDS_DIR))) {
+    if (old !== name && old !== previous && BUILD_NAME.test(old)) rmSync(join(dir, BUILDS_DIR, old), { recursive: true, force: true });
   }
   return { build, buildDir };
 }
@@ -272,7 +273,7 @@ async function swap(config: ThreatConfig, dir: string, options: BuildOptions = {
 /** The build that `current` names (`builds/<name>`), or null. */
 function currentBuild(dir: string): string | null {
   try {
-    const pointer = readFileSync(join(dir, 'current'), 'utf8').trim();
+    const pointer = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
     return pointer.startsWith('builds/') ? pointer.slice('builds/'.length) : null;
   } catch {
     return null;
