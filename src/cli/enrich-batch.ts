@@ -3,6 +3,8 @@
  * it runs (enrich.ts reads and orders the chunks): each row's address
  * found by the input's format, its record or error written as NDJSON or
  * CSV into the chunk's own output buffer.
+ *
+ * Over 300 lines: one chunk's reading and writing share the group's slots and the output buffer (one class, `Batch`, whose methods are each short).
  */
 
 import { csvField as csvCell, splitCsvLine } from '../text/csv.js';

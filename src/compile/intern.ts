@@ -1,6 +1,8 @@
 /**
  * Table rows, values and zone names of a dataset being compiled, each
  * stored once and numbered in the order first met. Build time only.
+ *
+ * Over 300 lines: each table's interning shares one numbering and value store.
  */
 
 import {

@@ -4,6 +4,8 @@
  * ranges compiled into one), each record resolved to what it gives a
  * record (region code and type, time zone, country facts, network type,
  * threat flags). Build time only.
+ *
+ * Over 300 lines: a record's resolution reads every source at once (geo, ASN, Anonymous-IP, registries); the adapters are in geo/ and asn/.
  */
 
 import { statSync } from 'node:fs';

@@ -3,6 +3,8 @@
  * range's static values from the compiled dataset (`dataset/`), with what
  * changes per lookup written between them: `ip`, `asn.route`,
  * `time_zone`'s clock and `count` (`contract/template.ts`).
+ *
+ * Over 300 lines: the public Engine, whose methods are the lookup API, each short; its inside is in answers.ts, snapshot.ts and held-data.ts.
  */
 
 import { EventEmitter } from 'node:events';

@@ -14,6 +14,8 @@
  * `fields` and `callback` (JSONP) query parameters; `api-key` as a query
  * parameter or header when a keys file is given. Every answer goes through
  * the engine; this file only parses requests and writes responses.
+ *
+ * Over 300 lines: the route table and a request's one path through keys, counts and answers; the parts are in the files beside it.
  */
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

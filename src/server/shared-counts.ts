@@ -34,6 +34,8 @@
  * counted on each instance alone, said once; other keys are unaffected.
  * The keys are under one hash tag (`{iprecord}`), so a Redis Cluster keeps
  * them on one node.
+ *
+ * Over 300 lines: counts, quota leases and the Redis connection's states are one protocol, kept together.
  */
 
 import { randomBytes } from 'node:crypto';

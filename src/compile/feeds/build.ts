@@ -6,6 +6,8 @@
  * `iprecord update`) waits in the dataset's `feeds/` directory. A feed that
  * cannot be read is reported and left out; a bad line is reported with its
  * file and line and never stops the build.
+ *
+ * Over 300 lines: a build is one sequence (read the feeds, compile, carry first and last seen, write threat.bin and the manifest) over the same feed reports.
  */
 
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';

@@ -21,6 +21,8 @@
  * numbered by content, so the file is the same on any number of threads.
  * IPv6 ranges are compiled the same way on ranks (`Ranks6`), beside the
  * upper part.
+ *
+ * Over 300 lines: its three steps work over one partition and its layers; each is a function of its own.
  */
 
 import type { Category } from '../../contract/template.js';
