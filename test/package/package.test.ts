@@ -54,9 +54,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * 1 066 kB with the sources in rooms (src/engine/, evidence/, contract/,
  * platform/: the bundles' chunks cut anew, 1 065 158 bytes); 1 076 kB
  * with the sources at Prettier's width of 140 (the type declarations keep
- * the sources' line breaks: 1 074 201 bytes built afresh).
+ * the sources' line breaks: 1 074 201 bytes built afresh); 1 080 kB
+ * with the reasons of the files over 300 lines, which the bundles' and
+ * declarations' module comments carry (1 076 609 bytes).
  */
-const UNPACKED_BUDGET = 1_076_000;
+const UNPACKED_BUDGET = 1_080_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {
