@@ -12,7 +12,9 @@
  * what is left of its quota taken from Redis in one atomic step, so that
  * a key passes its quota only by the leases of instances that stopped
  * without sending their counts; a request waits on Redis only when its
- * key's lease is spent, and a key without a quota never. The Redis client
+ * key's lease is spent, and a key without a quota never. A lease unused
+ * for a whole exchange goes back, so that an instance whose key went
+ * quiet holds none of what another instance may answer. The Redis client
  * runs on a thread of its own (`counts-worker.ts`).
  *
  * Work and memory follow the keys in use, not the keys listed: a call
@@ -208,6 +210,8 @@ export class SharedCounts {
 
   private answered([, clock, lately, ...totals]: ['ok', number, string[], ...number[]], batch: Batch): void {
     const caughtUp = batch.triples.length / 3;
+    const counted = new Set<Account>();
+    for (let t = 0; t < batch.triples.length; t += 3) counted.add(batch.accounts[batch.triples[t]]);
     this.batch = null;
     if (this.down) this.log(`counts: Redis at ${this.where} answers again; ${caughtUp} minute counts sent`);
     this.down = false;
@@ -240,6 +244,27 @@ export class SharedCounts {
       const a = this.keys.byId(String(hash).slice(HASH_PREFIX.length));
       if (a !== undefined) this.watched.add(a);
     }
+    // Idle since the last exchange, and every request it answered now in Redis's total: what it holds is what it keeps.
+    for (const a of batch.accounts)
+      if (a.lease > 0 && a.leasing === null && !counted.has(a) && (a.pending === null || a.pending.size === 0)) void this.giveBack(a);
+  }
+
+  /** Gives back what is left of `a`'s lease (its requests all sent): Redis frees it for every instance. */
+  private giveBack(a: Account): Promise<void> {
+    a.lease = 0;
+    a.leaseGrant = 0;
+    const given = this.redis
+      .run({ lease: true, args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, -1, 0, 1, 0, this.epoch, 0, 0, 0] })
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+    // A request meanwhile asks for a new lease after it, not before.
+    a.leasing = given;
+    void given.finally(() => {
+      if (a.leasing === given) a.leasing = null;
+    });
+    return given;
   }
 
   /** The counts since the last batch (a whole window for the accounts to send again), as a new batch naming every account in use. */
@@ -378,19 +403,7 @@ export class SharedCounts {
     // What is left of the leases goes back: the counts they answered were just sent.
     const held = [...this.keys.accounts()].filter((a) => a.leaseGrant > 0 && (a.pending === null || a.pending.size === 0));
     if (!this.down && held.length > 0)
-      await Promise.race([
-        Promise.all(
-          held.map((a) =>
-            this.redis
-              .run({
-                lease: true,
-                args: [HASH_PREFIX + a.id, LEASE_PREFIX + a.id, EPOCH_KEY, this.instance, -1, 0, 1, 0, this.epoch, 0, 0, 0],
-              })
-              .catch(() => undefined),
-          ),
-        ),
-        new Promise((r) => setTimeout(r, waitMs).unref()),
-      ]);
+      await Promise.race([Promise.all(held.map((a) => this.giveBack(a))), new Promise((r) => setTimeout(r, waitMs).unref())]);
     if (
       (this.batch !== null && this.batch.triples.length > 0) ||
       [...this.keys.accounts()].some((a) => a.pending !== null && a.pending.size > 0)

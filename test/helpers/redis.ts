@@ -5,6 +5,7 @@
  */
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
@@ -74,6 +75,17 @@ export class RedisProcess {
 
   kill(): void {
     this.child?.kill('SIGKILL');
+  }
+
+  /** What the leases of `key` hold in Redis, over every instance (`src/server/shared-counts.ts`). */
+  async leasesHeld(key: string): Promise<number> {
+    const client = new Redis(this.port, '127.0.0.1');
+    try {
+      const leases = await client.hgetall(`{iprecord}:leases:${createHash('sha256').update(key).digest('hex')}`);
+      return Object.entries(leases).reduce((n, [field, held]) => (field.endsWith(':until') ? n : n + Number(held)), 0);
+    } finally {
+      client.disconnect();
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, get, HAS_REDIS, RedisProcess, type ServeProcess, serveProcess, sleep } from '../helpers/redis.js';
+import { until } from '../helpers/wait.js';
 
 if (!HAS_REDIS) console.warn('skipping the shared quota tests: they need redis-server (apt install redis-server)');
 
@@ -122,6 +123,16 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     },
     60_000,
   );
+
+  it('answers the whole quota from a second instance once the first went quiet: the lease it held goes back', async () => {
+    const key = keys[7].key;
+    const first = await burst(() => fleet[0].port, key, QUOTA / 2);
+    expect(first[200]).toBe(QUOTA / 2);
+    await until(async () => (await redis.leasesHeld(key)) === 0, 'the quiet instance to give back its lease');
+    const second = await burst(() => fleet[1].port, key, SENT - QUOTA / 2);
+    expect(second[200]).toBe(QUOTA / 2);
+    expect(second[403]).toBe(SENT - QUOTA);
+  }, 60_000);
 
   it('passes the quota by at most the lease of an instance killed mid-burst and restarted', async () => {
     const key = keys[4].key;
