@@ -89,9 +89,9 @@ export function proportionalBytes(pid: number): number {
   }
 }
 
-export function residentBytes(pid: number): number {
+export function residentBytes(pid: number, part: 'VmRSS' | 'RssAnon' = 'VmRSS'): number {
   try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+    return Number(new RegExp(`${part}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
   } catch {
     return 0;
   }
