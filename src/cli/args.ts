@@ -43,18 +43,6 @@ export function unknownOption(arg: string, options: readonly string[]): string {
   return `unknown option ${name}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
 }
 
-/** The commands of `iprecord` (a first argument that is none of them is an address). */
-export const COMMANDS: readonly string[] = ['serve', 'enrich', 'build', 'update', 'export', 'info', 'diff', 'explain'];
-
-/**
- * The command a first argument most likely misspells (`enrch`, `exports`),
- * when it is a word that is no address; undefined for anything else (`bleh`
- * stays an address to look up, answered with the service's error).
- */
-export function misspeltCommand(arg: string | undefined): string | undefined {
-  return arg !== undefined && /^[a-z][a-z-]*$/i.test(arg) ? nearestName(arg, COMMANDS) : undefined;
-}
-
 /** A usage error: printed on one line with where the usage is; returns exit code 2. */
 export type UsageError = (message: string) => number;
 

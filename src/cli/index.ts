@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `iprecord` command: `serve` (serve.ts), every other command
- * (commands.ts). Each is imported when asked for: the primary process of
- * `serve --workers n` then holds no engine code.
+ * The `iprecord` command: a verb (`verbs.ts`, each in a file of its own)
+ * or addresses to look up (`verbs/lookup.ts`), imported when asked for.
  *
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
+
+import { isVerb, misspeltCommand, VERBS } from './verbs.js';
 
 // A reader that stopped reading (`| head`) is no failure; any other write error (a full disk, a closed or bad
 // descriptor, an I/O error) is one line and exit code 2, never a stack trace or the code of "some inputs bad".
@@ -31,8 +32,13 @@ process.on('warning', (w: Error & { code?: string }) => {
 });
 
 async function run(argv: string[]): Promise<number> {
-  if (argv[0] === 'serve') return (await import('./serve.js')).runServe(argv.slice(1));
-  return (await import('./commands.js')).main(argv);
+  if (isVerb(argv[0])) return (await VERBS[argv[0]].load()).run(argv.slice(1));
+  const verb = misspeltCommand(argv[0]);
+  if (verb !== undefined) {
+    process.stderr.write(`iprecord: unknown command ${argv[0]} (did you mean ${verb}?); iprecord --help lists the commands\n`);
+    return 2;
+  }
+  return (await import('./verbs/lookup.js')).run(argv);
 }
 
 run(argv).then(

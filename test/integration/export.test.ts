@@ -19,7 +19,7 @@ import { carriesIpv4 } from '../../src/ip/embedded.js';
 import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { splitCsvLine } from '../../src/text/csv.js';
-import { runExport } from '../../src/cli/export.js';
+import { run as runExport } from '../../src/cli/verbs/export.js';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { buildAndSwap } from '../../src/compile/feeds/update.js';
 import { seed, xorshift32 } from '../helpers/env.js';

@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS, misspeltCommand } from '../../../src/cli/args.js';
+import { COMMANDS, misspeltCommand } from '../../../src/cli/verbs.js';
 import { canonicalIp } from '../../../src/ip/address.js';
 
 /** A command with one letter dropped, doubled, changed or two swapped. */

@@ -4,10 +4,10 @@
  */
 
 import { statSync } from 'node:fs';
-import { unreadableReason } from '../files/read.js';
+import { unreadableReason } from '../../files/read.js';
 import { availableParallelism } from 'node:os';
-import { ownEntry, startPool, type PoolWorker } from '../platform/threads.js';
-import { commandOptions, dataDir, fieldList, options } from './args.js';
+import { ownEntry, startPool, type PoolWorker } from '../../platform/threads.js';
+import { commandOptions, dataDir, fieldList, options } from '../args.js';
 import {
   enrich,
   openInput,
@@ -15,13 +15,14 @@ import {
   type BatchRunner,
   type Chunk,
   type EnrichFormat,
+  type EnrichOptions,
   type EnrichSummary,
   type RowConfig,
-} from './enrich.js';
-import { openSync, type Engine } from '../engine/engine.js';
-import { warnMissingLists } from '../engine/inside.js';
+} from '../enrich.js';
+import { openSync, type Engine } from '../../engine/engine.js';
+import { warnMissingLists } from '../../engine/inside.js';
 
-const ENRICH_USAGE = `Usage: iprecord enrich [file|-] [options]
+export const USAGE = `Usage: iprecord enrich [file|-] [options]
 
 Adds the record of each row's address to a CSV, NDJSON, plain list or log
 file (gzip-compressed or not; standard input when the file is - or absent),
@@ -67,7 +68,16 @@ function formatOf(file: string | null): EnrichFormat {
   return 'lines';
 }
 
-export async function runEnrich(argv: string[]): Promise<number> {
+/** What the arguments ask for, checked: the input file (null: standard input), the rows' layout, the threads asked for. */
+interface EnrichArgs {
+  readonly file: string | null;
+  readonly config: EnrichOptions;
+  readonly threads: number | undefined;
+  readonly data: string | undefined;
+}
+
+/** The arguments, read; a number is the exit code of a usage error (or of the help, printed). */
+function enrichArgs(argv: string[]): EnrichArgs | number {
   const positional = argv.filter(
     (a, i) => (!a.startsWith('--') || a === '-') && (i === 0 || !argv[i - 1].startsWith('--') || argv[i - 1].includes('=')),
   );
@@ -75,7 +85,7 @@ export async function runEnrich(argv: string[]): Promise<number> {
   // `-h` does not start with `--`, so it is among the positional arguments.
   const parsed = commandOptions(
     'enrich',
-    ENRICH_USAGE,
+    USAGE,
     argv.includes('-h') ? 'help' : options(flags, ['format', 'column', 'path', 'output', 'fields', 'key', 'data', 'threads', 'regex']),
   );
   if (typeof parsed === 'number') return parsed;
@@ -98,11 +108,76 @@ export async function runEnrich(argv: string[]): Promise<number> {
       return usage(`--regex is not a regular expression: ${(e as Error).message}`);
     }
   }
-  const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
-  const fields = fieldList(o.fields);
   if (o.threads !== undefined && !/^[1-9]\d*$/.test(o.threads))
     return usage(`--threads must be a whole number of at least 1, not ${o.threads}`);
-  const data = dataDir(o.data);
+  const column = o.column === undefined ? undefined : /^\d+$/.test(o.column) ? Number(o.column) : o.column;
+  return {
+    file,
+    config: { input, output, column, path: o.path, fields: fieldList(o.fields), key: o.key, regex: o.regex },
+    threads: o.threads === undefined ? undefined : Number(o.threads),
+    data: dataDir(o.data),
+  };
+}
+
+/** The worker threads' runners, started once the rows' layout is known (none for one thread); `workers` holds them to close. */
+function threadRunners(engine: Engine, openOptions: { data?: string }, threads: number, workers: PoolWorker[]) {
+  return (config: RowConfig): BatchRunner[] => {
+    if (threads === 1) return [];
+    workers.push(
+      ...startPool(
+        threads,
+        ownEntry(import.meta.url, '../enrich-worker.ts', 'enrich-worker'),
+        // The workers' engines use this one's files: read ones from shared memory, not copies.
+        { options: { ...openOptions, shared: engine.share() }, config },
+      ),
+    );
+    if (workers.length < threads)
+      process.stderr.write(
+        `iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`,
+      );
+    return workers.map(
+      (w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]),
+    );
+  };
+}
+
+/** The progress line on a terminal, rewritten at most five times a second, with the time left when the input's size is known. */
+function progressLine(started: number, bytesRead: () => number, size: number): (s: EnrichSummary) => void {
+  let shown = 0;
+  return (s) => {
+    const now = Date.now();
+    if (now - shown < 200) return;
+    shown = now;
+    const secs = (now - started) / 1000;
+    const rate = s.rows / Math.max(secs, 0.001);
+    const read = bytesRead();
+    const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
+    process.stderr.write(
+      `\r\x1b[K${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}`,
+    );
+  };
+}
+
+/** What is said at the end, on standard error: what went otherwise, then the rows and the rate. */
+function sayDone(summary: EnrichSummary, started: number, threads: number): void {
+  const secs = (Date.now() - started) / 1000;
+  if (summary.redone > 0)
+    process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
+  if (summary.replaced > 0) {
+    process.stderr.write(
+      `iprecord enrich: ${summary.replaced} rows held bytes that are not UTF-8, written with U+FFFD in their place (a CSV row of as many cells as the header is copied as read; other output is text)\n`,
+    );
+  }
+  const on = threads === 0 ? 'on 1 thread' : `on ${threads} worker threads`;
+  process.stderr.write(
+    `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s, ${on})\n`,
+  );
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const args = enrichArgs(argv);
+  if (typeof args === 'number') return args;
+  const { file, data } = args;
   const openOptions = data === undefined ? {} : { data };
   let opened: Awaited<ReturnType<typeof openInput>>;
   let size: number;
@@ -113,8 +188,6 @@ export async function runEnrich(argv: string[]): Promise<number> {
     process.stderr.write(`iprecord enrich: ${file === null ? (e as Error).message : `cannot read ${file}: ${unreadableReason(e)}`}\n`);
     return 2;
   }
-  // Worker threads pay off for large files.
-  const threads = o.threads !== undefined ? Number(o.threads) : size >= 8 << 20 ? availableParallelism() : 1;
   let engine: Engine;
   try {
     engine = openSync(openOptions);
@@ -124,60 +197,22 @@ export async function runEnrich(argv: string[]): Promise<number> {
   }
   // Worker threads' engines do not tell it: said here, once.
   warnMissingLists(engine);
-  let workers: PoolWorker[] = [];
-  const startThreads = (config: RowConfig): BatchRunner[] => {
-    if (threads === 1) return [];
-    workers = startPool(
-      threads,
-      ownEntry(import.meta.url, './enrich-worker.ts', 'enrich-worker'),
-      // The workers' engines use this one's files: read ones from shared memory, not copies.
-      { options: { ...openOptions, shared: engine.share() }, config },
-    );
-    if (workers.length < threads)
-      process.stderr.write(
-        `iprecord enrich: ${workers.length} of ${threads} worker threads started; the rest of the work is done on this thread\n`,
-      );
-    return workers.map(
-      (w) => (chunk: Chunk, spare: ArrayBuffer | null) => w.run<BatchOutput>({ chunk, spare }, spare === null ? [] : [spare]),
-    );
-  };
+  // Worker threads pay off for large files.
+  const threads = args.threads ?? (size >= 8 << 20 ? availableParallelism() : 1);
+  const workers: PoolWorker[] = [];
   const started = Date.now();
   const tty = process.stderr.isTTY === true;
-  let shown = 0;
-  const progress = (s: EnrichSummary) => {
-    const now = Date.now();
-    if (!tty || now - shown < 200) return;
-    shown = now;
-    const secs = (now - started) / 1000;
-    const rate = s.rows / Math.max(secs, 0.001);
-    const read = opened.bytesRead();
-    const eta = size > 0 && read > 0 ? ` eta ${Math.max(0, Math.round((secs * (size - read)) / read))} s` : '';
-    process.stderr.write(
-      `\r\x1b[K${s.rows.toLocaleString('en')} rows, ${Math.round(rate).toLocaleString('en')} rows/s, ${s.bad} bad${eta}`,
-    );
-  };
   try {
     const summary = await enrich(
       engine,
       opened.stream,
       process.stdout,
-      { input, output, column, path: o.path, fields, key: o.key, regex: o.regex },
-      progress,
-      startThreads,
+      args.config,
+      tty ? progressLine(started, opened.bytesRead, size) : () => {},
+      threadRunners(engine, openOptions, threads, workers),
     );
-    const secs = (Date.now() - started) / 1000;
     if (tty) process.stderr.write('\r\x1b[K');
-    if (summary.redone > 0)
-      process.stderr.write(`iprecord enrich: a worker thread failed; ${summary.redone} chunks of rows were done on this thread\n`);
-    if (summary.replaced > 0) {
-      process.stderr.write(
-        `iprecord enrich: ${summary.replaced} rows held bytes that are not UTF-8, written with U+FFFD in their place (a CSV row of as many cells as the header is copied as read; other output is text)\n`,
-      );
-    }
-    const on = workers.length === 0 ? 'on 1 thread' : `on ${workers.length} worker threads`;
-    process.stderr.write(
-      `enriched ${summary.rows.toLocaleString('en')} rows (${summary.bad} bad${summary.malformed ? `, ${summary.malformed} malformed` : ''}) in ${secs.toFixed(1)} s (${Math.round(summary.rows / Math.max(secs, 0.001)).toLocaleString('en')} rows/s, ${on})\n`,
-    );
+    sayDone(summary, started, workers.length);
     return summary.bad > 0 ? 1 : 0;
   } catch (e) {
     process.stderr.write(`iprecord enrich: ${(e as Error).message}\n`);
@@ -186,5 +221,3 @@ export async function runEnrich(argv: string[]): Promise<number> {
     for (const w of workers) w.close();
   }
 }
-
-/** Every command but `serve`; the exit code. */

@@ -1,6 +1,6 @@
 /** `iprecord diff`: what changed between two builds (`evidence/diff.ts`). */
 
-import { openSync } from '../engine/engine.js';
+import { openSync } from '../../engine/engine.js';
 import {
   briefly,
   changesLine,
@@ -10,14 +10,14 @@ import {
   writeChanges,
   type DiffResult,
   type SampleChanges,
-} from '../evidence/diff.js';
-import { readRegularText } from '../files/read.js';
-import { ADDRESS_COLUMNS, logAddress } from './row-address.js';
-import { previousBuild, resolveDataset } from '../dataset/store.js';
-import { commandOptions, dataDir, options } from './args.js';
-import { diffSide } from '../engine/inside.js';
+} from '../../evidence/diff.js';
+import { readRegularText } from '../../files/read.js';
+import { ADDRESS_COLUMNS, logAddress } from '../row-address.js';
+import { previousBuild, resolveDataset } from '../../dataset/store.js';
+import { commandOptions, dataDir, options } from '../args.js';
+import { diffSide } from '../../engine/inside.js';
 
-const USAGE = `Usage: iprecord diff <old> <new> [--sample file] [--json]
+export const USAGE = `Usage: iprecord diff <old> <new> [--sample file] [--json]
        iprecord diff <old.mmdb> <new.mmdb> [--asn file] [--sample file] [--json]
        iprecord diff --previous [--data dir] [--sample file] [--json]
 
@@ -45,7 +45,7 @@ Options:
 Exit codes: 0 compared, 2 usage or data error.
 `;
 
-export function runDiff(argv: string[]): number {
+export function run(argv: string[]): number {
   const json = argv.includes('--json');
   const previous = argv.includes('--previous');
   const rest = argv.filter((a) => a !== '--json' && a !== '--previous');

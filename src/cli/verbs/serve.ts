@@ -8,17 +8,17 @@ import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { onPrimaryStop, runPrimary } from '../server/cluster.js';
-import { ensureDataset } from '../dataset/locate.js';
-import { holdsBuild } from '../dataset/store.js';
-import type { IprecordServer, ServerOptions } from '../server/index.js';
-import { KeyStore } from '../server/keys.js';
-import { isRedisUrl, redisLabel } from '../server/shared-counts.js';
-import type { OpenOptions } from '../engine/options.js';
-import { commandOptions, dataDir, options, type UsageError } from './args.js';
-import { warnMissingLists } from '../engine/inside.js';
+import { onPrimaryStop, runPrimary } from '../../server/cluster.js';
+import { ensureDataset } from '../../dataset/locate.js';
+import { holdsBuild } from '../../dataset/store.js';
+import type { IprecordServer, ServerOptions } from '../../server/index.js';
+import { KeyStore } from '../../server/keys.js';
+import { isRedisUrl, redisLabel } from '../../server/shared-counts.js';
+import type { OpenOptions } from '../../engine/options.js';
+import { commandOptions, dataDir, options, type UsageError } from '../args.js';
+import { warnMissingLists } from '../../engine/inside.js';
 
-export const SERVE_USAGE = `Usage: iprecord serve [options]
+export const USAGE = `Usage: iprecord serve [options]
 
 Answers the hosted service's HTTP API (GET /, /<ip>, /<field>, /<ip>/<field>,
 /<ip>/threat, POST /bulk, ?fields=, ?callback=) from local data, plus
@@ -73,8 +73,8 @@ const NAMES = [
   'quota-when-redis-down',
 ] as const;
 
-export async function runServe(argv: string[]): Promise<number> {
-  const parsed = commandOptions('serve', SERVE_USAGE, options(argv, NAMES));
+export async function run(argv: string[]): Promise<number> {
+  const parsed = commandOptions('serve', USAGE, options(argv, NAMES));
   if (typeof parsed === 'number') return parsed;
   const serve = serveOptions(parsed.o, parsed.usage);
   if (typeof serve === 'number') return serve;
@@ -186,7 +186,7 @@ async function servePrimary({ workers, keys: keysFile, countsFile, redis, metric
   // The workers' metrics, added up, served here (each worker keeps its own).
   let metrics: Server | null = null;
   if (metricsPort !== undefined) {
-    const { clusterMetricsServer } = await import('../server/metrics.js');
+    const { clusterMetricsServer } = await import('../../server/metrics.js');
     metrics = clusterMetricsServer();
     const m = metrics;
     await new Promise<void>((resolve, reject) => m.once('error', reject).listen(Number(metricsPort), host, resolve));
@@ -204,7 +204,7 @@ async function serveHere({ config, port, host, data }: Serve): Promise<IprecordS
     config.clusterWorker = true;
   }
   // Imported here: the cluster's primary does without the engine (less memory of its own).
-  const { createServer } = await import('../server/index.js');
+  const { createServer } = await import('../../server/index.js');
   const server = await createServer(config);
   server.engine.on('reload', ({ loadedAt }) => process.stderr.write(`iprecord serve: data reloaded (${loadedAt})\n`));
   server.engine.on('error', (e) => {

@@ -2,14 +2,14 @@
 
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { openSync } from '../engine/engine.js';
-import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../export/index.js';
-import { checkCsvFields } from '../export/record.js';
-import { stopOnSignals, untilDone } from '../files/stop.js';
-import { commandOptions, dataDir, fieldList, options } from './args.js';
-import { terminalProgress } from '../compile/progress.js';
+import { openSync } from '../../engine/engine.js';
+import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../../export/index.js';
+import { checkCsvFields } from '../../export/record.js';
+import { stopOnSignals, untilDone } from '../../files/stop.js';
+import { commandOptions, dataDir, fieldList, options } from '../args.js';
+import { terminalProgress } from '../../compile/progress.js';
 
-const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--data dir]
+export const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--data dir]
 
 Writes every range of the dataset that has a record, with the record less
 ip, count and the clock of time_zone (its name kept), and a manifest
@@ -42,7 +42,7 @@ Options:
 Exit codes: 0 written, 2 usage, data or write error (nothing left behind).
 `;
 
-export async function runExport(argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const parsed = commandOptions('export', USAGE, options(argv, ['format', 'out', 'fields', 'data']));
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
