@@ -85,62 +85,11 @@ function compileFamily(
   progress: Progress,
 ): Family {
   progress('locations', 0);
-  const bits = version === 4 ? 32 : 128;
   const last = version === 4 ? [0, 0, 0, 0xffffffff] : [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff];
-  // Geo layers: a location id per range.
-  const geoIds = snap.geo.map(() => new IdMap());
-  const geoLayers = snap.geo.map((src, i) => {
-    const layer = new Ranges();
-    // Half the networks of the default data have the record of the one before.
-    let lastOffset = -1;
-    let id = NONE;
-    src.file.forEachNetwork(version, (words, prefix, offset) => {
-      if (offset !== lastOffset) {
-        lastOffset = offset;
-        id = geoIds[i].get(offset, UNSEEN);
-        if (id === UNSEEN) {
-          const part = src.at(offset);
-          id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
-          if (id !== NONE) resolved.places[id] = resolved.spread.place(part);
-          geoIds[i].set(offset, id);
-        }
-      }
-      if (id !== NONE) layer.pushNetwork(words, prefix, bits, id);
-    });
-    return layer;
-  });
-  // ASN layers: a network ordinal per range (each network is its own range: its route), with its record and prefix.
-  const networkIds = snap.asn.map(() => new IdMap());
-  const ordinals: number[] = [];
-  const prefixes: number[] = [];
+  const geoLayers = geoLayersOf(snap, version, intern, resolved);
   progress(`network owners (${resolved.locations.length.toLocaleString('en')} locations so far)`, 0.47);
-  const asnLayers = snap.asn.map((src, i) => {
-    const layer = new Ranges();
-    src.file.forEachNetwork(version, (words, prefix, offset) => {
-      let id = networkIds[i].get(offset, UNSEEN);
-      if (id === UNSEEN) {
-        const r = src.at(offset);
-        id = r === null ? NONE : resolved.networks.push({ owner: r, row: -1, flags: r.flags }) - 1;
-        networkIds[i].set(offset, id);
-      }
-      if (id === NONE) return;
-      layer.pushNetwork(words, prefix, bits, ordinals.length);
-      ordinals.push(id);
-      prefixes.push(prefix);
-    });
-    return layer;
-  });
-  // Anonymous-IP layers: the threat flags each asserts (every database counts, not only the first).
-  const anonymousLayers = snap.anonymous.map((src) => {
-    const layer = new Ranges();
-    const flags = new Map<number, number>();
-    src.file.forEachNetwork(version, (words, prefix, offset) => {
-      let f = flags.get(offset);
-      if (f === undefined) flags.set(offset, (f = src.at(offset) ?? 0));
-      if (f !== 0) layer.pushNetwork(words, prefix, bits, f);
-    });
-    return layer;
-  });
+  const { layers: asnLayers, ordinals, prefixes } = asnLayersOf(snap, version, resolved);
+  const anonymousLayers = anonymousLayersOf(snap, version);
   // The threat feeds' labels.
   const threatLayer = new Ranges();
   threat?.forEachRange(version, (lo, hi, label) => label !== 0 && threatLayer.push(lo, hi, label));
@@ -159,6 +108,72 @@ function compileFamily(
     ordinals,
     prefixes,
   );
+}
+
+/** Geo layers: a location id per range (each location interned once, its place kept for the spread). */
+function geoLayersOf(snap: Sources, version: IpVersion, intern: Interner, resolved: Resolved): Ranges[] {
+  const bits = version === 4 ? 32 : 128;
+  return snap.geo.map((src) => {
+    const ids = new IdMap();
+    const layer = new Ranges();
+    // Half the networks of the default data have the record of the one before.
+    let lastOffset = -1;
+    let id = NONE;
+    src.file.forEachNetwork(version, (words, prefix, offset) => {
+      if (offset !== lastOffset) {
+        lastOffset = offset;
+        id = ids.get(offset, UNSEEN);
+        if (id === UNSEEN) {
+          const part = src.at(offset);
+          id = part === null ? NONE : resolved.locations.push(intern.location(part)) - 1;
+          if (id !== NONE) resolved.places[id] = resolved.spread.place(part);
+          ids.set(offset, id);
+        }
+      }
+      if (id !== NONE) layer.pushNetwork(words, prefix, bits, id);
+    });
+    return layer;
+  });
+}
+
+/** ASN layers: a network ordinal per range (each network is its own range: its route), with its record and prefix. */
+function asnLayersOf(snap: Sources, version: IpVersion, resolved: Resolved): { layers: Ranges[]; ordinals: number[]; prefixes: number[] } {
+  const bits = version === 4 ? 32 : 128;
+  const ordinals: number[] = [];
+  const prefixes: number[] = [];
+  const layers = snap.asn.map((src) => {
+    const ids = new IdMap();
+    const layer = new Ranges();
+    src.file.forEachNetwork(version, (words, prefix, offset) => {
+      let id = ids.get(offset, UNSEEN);
+      if (id === UNSEEN) {
+        const r = src.at(offset);
+        id = r === null ? NONE : resolved.networks.push({ owner: r, row: -1, flags: r.flags }) - 1;
+        ids.set(offset, id);
+      }
+      if (id === NONE) return;
+      layer.pushNetwork(words, prefix, bits, ordinals.length);
+      ordinals.push(id);
+      prefixes.push(prefix);
+    });
+    return layer;
+  });
+  return { layers, ordinals, prefixes };
+}
+
+/** Anonymous-IP layers: the threat flags each asserts (every database counts, not only the first). */
+function anonymousLayersOf(snap: Sources, version: IpVersion): Ranges[] {
+  const bits = version === 4 ? 32 : 128;
+  return snap.anonymous.map((src) => {
+    const layer = new Ranges();
+    const flags = new Map<number, number>();
+    src.file.forEachNetwork(version, (words, prefix, offset) => {
+      let f = flags.get(offset);
+      if (f === undefined) flags.set(offset, (f = src.at(offset) ?? 0));
+      if (f !== 0) layer.pushNetwork(words, prefix, bits, f);
+    });
+    return layer;
+  });
 }
 
 /** Each network's IPv4 addresses by place, and how many the feeds' `labels` list as datacenter space, into `resolved.spread`. */

@@ -84,10 +84,28 @@ function staleSources(databases: readonly DatabaseInfo[], now: number): string[]
 /** The `info()` of an engine answering from `snap`, with the count of its lookups in the last 24 hours. */
 export function describeEngine(snap: Snapshot, options: ResolvedOptions, special: SpecialTable, lookups24h: string): EngineInfo {
   const now = Date.now();
-  const staleMs = options.staleAfterDays * 86_400_000;
-  const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
   const threatMeta = snap.dataset.meta.threat ?? null;
-  const feeds: FeedState[] = (threatMeta?.feeds ?? []).map((f) => {
+  const feeds = feedStates(snap, options.staleAfterDays * 86_400_000, now);
+  const databases = snap.databases();
+  return {
+    loadedAt: snap.loadedAt.toISOString(),
+    memory: memoryState(options),
+    dataset: { path: snap.dataset.name, bytes: snap.dataset.bytes, builtAt: snap.dataset.meta.builtAt },
+    databases,
+    threat: threatMeta === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: threatMeta.builtAt },
+    lists: CATEGORIES.map((name) => categoryState(name, feeds, databases, special)),
+    feeds,
+    lookups24h: lookups24h,
+    timeZones: zoneRelease(snap.dataset.meta.timeZones),
+    warnings: staleSources(databases, now),
+    changes: readChanges(snap.build),
+  };
+}
+
+/** Each feed compiled in (stale past `staleMs`), then each the last build named but could not load. */
+function feedStates(snap: Snapshot, staleMs: number, now: number): FeedState[] {
+  const isStale = (date: string | null) => date !== null && now - Date.parse(date) > staleMs;
+  const feeds: FeedState[] = (snap.dataset.meta.threat?.feeds ?? []).map((f) => {
     // The data's own date, else when it was downloaded (a local file: last modified).
     const date = f.dataDate ?? f.fetchedAt;
     return {
@@ -114,65 +132,52 @@ export function describeEngine(snap: Snapshot, options: ResolvedOptions, special
       });
     }
   }
-  const databases = snap.databases();
+  return feeds;
+}
+
+/** A threat category's state: its feeds, and the registries and databases that answer for it too. */
+function categoryState(name: Category, feeds: readonly FeedState[], databases: readonly DatabaseInfo[], special: SpecialTable): ListState {
   const anonymous = databases.filter((d) => d.role === 'anonymous');
   const asn = databases.filter((d) => d.role === 'asn');
-  const list = (name: Category): ListState => {
-    const sources: string[] = [];
-    let entries = 0;
-    let newest: string | null = null;
-    let fresh = false;
-    for (const f of feeds) {
-      if (!f.categories.includes(name) || (f.state !== 'loaded' && f.state !== 'stale')) continue;
-      sources.push(f.name);
-      entries += f.entries;
-      if (f.dataDate !== null && (newest === null || f.dataDate > newest)) newest = f.dataDate;
-      if (f.state === 'loaded') fresh = true;
-    }
-    if (name === 'bogon') {
-      sources.push('IANA special-purpose and IPv6 address space registries');
-      entries += special.v4.length + special.v6.length;
-      fresh = true;
-    }
-    if (name === 'datacenter') {
-      sources.push('ASN classification of ' + asn.map((d) => d.path).join(', '));
-      entries += asn.reduce((a, d) => a + d.nodeCount, 0);
-      fresh = true;
-    }
-    if (anonymous.length > 0 && (name === 'tor' || name === 'vpn' || name === 'proxy' || name === 'datacenter')) {
-      for (const d of anonymous) sources.push(d.path);
-      entries += anonymous.reduce((a, d) => a + d.nodeCount, 0);
-      fresh = true;
-    }
-    if (sources.length === 0) {
-      // A feed of the category that failed, with no other source loaded: the category failed.
-      const failed = feeds.filter((f) => f.state === 'failed' && f.categories.includes(name));
-      if (failed.length > 0)
-        return {
-          name,
-          state: 'failed',
-          sources,
-          entries: 0,
-          dataDate: null,
-          reason: failed.map((f) => `${f.name}: ${f.reason ?? 'failed'}`).join('; '),
-        };
-      return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
-    }
-    return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
-  };
-  return {
-    loadedAt: snap.loadedAt.toISOString(),
-    memory: memoryState(options),
-    dataset: { path: snap.dataset.name, bytes: snap.dataset.bytes, builtAt: snap.dataset.meta.builtAt },
-    databases,
-    threat: threatMeta === null || snap.threatPath === null ? null : { path: snap.threatPath, builtAt: threatMeta.builtAt },
-    lists: CATEGORIES.map(list),
-    feeds,
-    lookups24h: lookups24h,
-    timeZones: zoneRelease(snap.dataset.meta.timeZones),
-    warnings: staleSources(databases, now),
-    changes: readChanges(snap.build),
-  };
+  const sources: string[] = [];
+  let entries = 0;
+  let newest: string | null = null;
+  let fresh = false;
+  for (const f of feeds) {
+    if (!f.categories.includes(name) || (f.state !== 'loaded' && f.state !== 'stale')) continue;
+    sources.push(f.name);
+    entries += f.entries;
+    if (f.dataDate !== null && (newest === null || f.dataDate > newest)) newest = f.dataDate;
+    if (f.state === 'loaded') fresh = true;
+  }
+  if (name === 'bogon') {
+    sources.push('IANA special-purpose and IPv6 address space registries');
+    entries += special.v4.length + special.v6.length;
+    fresh = true;
+  }
+  if (name === 'datacenter') {
+    sources.push('ASN classification of ' + asn.map((d) => d.path).join(', '));
+    entries += asn.reduce((a, d) => a + d.nodeCount, 0);
+    fresh = true;
+  }
+  if (anonymous.length > 0 && (name === 'tor' || name === 'vpn' || name === 'proxy' || name === 'datacenter')) {
+    for (const d of anonymous) sources.push(d.path);
+    entries += anonymous.reduce((a, d) => a + d.nodeCount, 0);
+    fresh = true;
+  }
+  if (sources.length > 0) return { name, state: fresh ? 'loaded' : 'stale', sources, entries, dataDate: newest };
+  // A feed of the category that failed, with no other source loaded: the category failed.
+  const failed = feeds.filter((f) => f.state === 'failed' && f.categories.includes(name));
+  if (failed.length > 0)
+    return {
+      name,
+      state: 'failed',
+      sources,
+      entries: 0,
+      dataDate: null,
+      reason: failed.map((f) => `${f.name}: ${f.reason ?? 'failed'}`).join('; '),
+    };
+  return { name, state: 'missing', sources, entries: 0, dataDate: null, reason: 'no source of this category is loaded' };
 }
 
 /** What `info()` says of a zone table. */

@@ -130,7 +130,7 @@ export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readon
   const v6 = new Array<bigint>(DIFF_MEMBERS.length).fill(0n);
   const total = { v4: 0, v6: 0n, c4: 0, c6: 0n };
   const networks = new Map<number, { asn: number; name: number; v4: number; v6: bigint }>();
-  const note = (x: number, y: number, size4: number, size6: bigint) => {
+  const note: Note = (x, y, size4, size6) => {
     let any = false;
     for (let m = 0; m < DIFF_MEMBERS.length; m++) {
       if (ra[x + m] === rb[y + m]) continue;
@@ -151,7 +151,26 @@ export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readon
     networks.set(asn, n);
   };
 
-  // IPv4: numbers.
+  walk4(a, b, note);
+  walk6(a, b, note);
+
+  const members: Record<string, Space> = {};
+  DIFF_MEMBERS.forEach((m, k) => (members[m] = { ipv4: v4[k], ipv6_48s: Number(v6[k]) }));
+  const ranked = [...networks.values()].sort((p, q) => q.v4 - p.v4 || Number(q.v6 - p.v6)).slice(0, 20);
+  return {
+    members,
+    changed: { ipv4: total.c4, ipv6_48s: Number(total.c6) },
+    answered: { ipv4: total.v4, ipv6_48s: Number(total.v6) },
+    networks: ranked.map((n) => ({ asn: values.text[n.asn], name: values.text[n.name], ipv4: n.v4, ipv6_48s: Number(n.v6) })),
+    lists: builds === undefined ? { added: [], removed: [], changed: [] } : diffLists(builds.before, builds.after),
+  };
+}
+
+/** What a walk tells of each piece of the address space on which both sides have a record: its rows, its size (IPv4 addresses, IPv6 /48s). */
+type Note = (x: number, y: number, size4: number, size6: bigint) => void;
+
+/** Walks the IPv4 space by the ranges of both sides at once (numbers). */
+function walk4(a: Side, b: Side, note: Note): void {
   const s4a = a.ds.starts4;
   const s4b = b.ds.starts4;
   for (let i = 0, j = 0, lo = 0; lo <= 0xffffffff;) {
@@ -167,8 +186,10 @@ export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readon
     if (hi === endB) j++;
     lo = hi + 1;
   }
+}
 
-  // IPv6: 128-bit numbers.
+/** Walks the IPv6 space by the ranges of both sides at once (128-bit numbers). */
+function walk6(a: Side, b: Side, note: Note): void {
   const at = (s: Uint32Array, k: number) =>
     (BigInt(s[k * 4]) << 96n) | (BigInt(s[k * 4 + 1]) << 64n) | (BigInt(s[k * 4 + 2]) << 32n) | BigInt(s[k * 4 + 3]);
   const LAST = (1n << 128n) - 1n;
@@ -199,17 +220,6 @@ export function diffEngines(before: DiffSide, after: DiffSide, builds?: { readon
     }
     lo = hi + 1n;
   }
-
-  const members: Record<string, Space> = {};
-  DIFF_MEMBERS.forEach((m, k) => (members[m] = { ipv4: v4[k], ipv6_48s: Number(v6[k]) }));
-  const ranked = [...networks.values()].sort((p, q) => q.v4 - p.v4 || Number(q.v6 - p.v6)).slice(0, 20);
-  return {
-    members,
-    changed: { ipv4: total.c4, ipv6_48s: Number(total.c6) },
-    answered: { ipv4: total.v4, ipv6_48s: Number(total.v6) },
-    networks: ranked.map((n) => ({ asn: values.text[n.asn], name: values.text[n.name], ipv4: n.v4, ipv6_48s: Number(n.v6) })),
-    lists: builds === undefined ? { added: [], removed: [], changed: [] } : diffLists(builds.before, builds.after),
-  };
 }
 
 interface ManifestFeed {

@@ -86,23 +86,7 @@ export class Decoder {
     this.need(offset, 1);
     const ctrl = buf[offset++];
     let type = ctrl >> 5;
-    if (type === Type.Pointer) {
-      const target = this.pointer(ctrl, offset);
-      const next = this.cursor;
-      const cached = this.cache.get(target);
-      let result: MmdbValue;
-      if (cached !== undefined) {
-        result = cached;
-      } else {
-        this.need(target, 1);
-        if (buf[target] >> 5 === Type.Pointer) this.fail('pointer to a pointer', target);
-        result = this.value(target, depth + 1);
-        if (this.cache.size >= POINTER_CACHE_SIZE) this.cache.clear();
-        this.cache.set(target, result);
-      }
-      this.cursor = next;
-      return result;
-    }
+    if (type === Type.Pointer) return this.followed(ctrl, offset, depth);
     if (type === Type.Extended) {
       this.need(offset, 1);
       type = buf[offset++] + 7;
@@ -118,6 +102,28 @@ export class Decoder {
       else size = 65_821 + ((buf[offset] << 16) | (buf[offset + 1] << 8) | buf[offset + 2]);
       offset += extra;
     }
+    return this.payload(type, offset, size, depth);
+  }
+
+  /** A pointer's target, decoded once (then from the cache); the cursor stays after the pointer. */
+  private followed(ctrl: number, offset: number, depth: number): MmdbValue {
+    const target = this.pointer(ctrl, offset);
+    const next = this.cursor;
+    let result = this.cache.get(target);
+    if (result === undefined) {
+      this.need(target, 1);
+      if (this.buf[target] >> 5 === Type.Pointer) this.fail('pointer to a pointer', target);
+      result = this.value(target, depth + 1);
+      if (this.cache.size >= POINTER_CACHE_SIZE) this.cache.clear();
+      this.cache.set(target, result);
+    }
+    this.cursor = next;
+    return result;
+  }
+
+  /** The value of `type` whose `size` bytes (or entries) start at `offset`, each size checked against the type. */
+  private payload(type: number, offset: number, size: number, depth: number): MmdbValue {
+    const buf = this.buf;
     switch (type) {
       case Type.Map:
         return this.map(offset, size, depth);

@@ -225,6 +225,18 @@ export async function buildThreat(config: ThreatConfig, dataDir: string | null, 
   }
 }
 
+/** The report of a feed that was not read: missing (a URL feed not downloaded, or no directory to hold it) or failed. */
+function unreadReport(feed: FeedConfig, p: Extract<Prepared, { ok: false }> | null, url: boolean): FeedReport {
+  const missing = p === null || (p.missing && url);
+  const error =
+    p === null
+      ? 'a URL feed with no dataset directory to hold its download'
+      : missing
+        ? 'not downloaded yet (run iprecord update)'
+        : p.error;
+  return { name: feed.name, source: feed.source, state: missing ? 'missing' : 'failed', entries: 0, skipped: 0, badLines: [], error };
+}
+
 /** The second stage of `buildThreat`: reports, metadata and the compilation. */
 async function compileAll(
   config: ThreatConfig,
@@ -249,33 +261,14 @@ async function compileAll(
     const p = prepared[i];
     const url = isUrl(feed.source);
     if (p === null || !p.ok) {
-      const missing = p === null || (p.missing && url);
-      const error =
-        p === null
-          ? 'a URL feed with no dataset directory to hold its download'
-          : missing
-            ? 'not downloaded yet (run iprecord update)'
-            : p.error;
       // Feeds the configuration names but that could not be read are listed too, as not loaded.
-      reports.push({
-        name: feed.name,
-        source: feed.source,
-        state: missing ? 'missing' : 'failed',
-        entries: 0,
-        skipped: 0,
-        badLines: [],
-        error,
-      });
+      reports.push(unreadReport(feed, p, url));
       return;
     }
     let bl = -1;
     if (feed.blocklist) {
-      bl = blocklistIds.get(feed.blocklist.name) ?? -1;
-      if (bl < 0) {
-        bl = blocklists.length;
-        blocklists.push(feed.blocklist);
-        blocklistIds.set(feed.blocklist.name, bl);
-      }
+      bl = blocklistIds.get(feed.blocklist.name) ?? blocklists.push(feed.blocklist) - 1;
+      blocklistIds.set(feed.blocklist.name, bl);
     }
     // A list prepared in parts is counted by the compiler, on both threads.
     compileFeeds.push({

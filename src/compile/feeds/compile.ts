@@ -246,6 +246,38 @@ export async function compileThreat(
   const high = compileSlice(sliceOf(mid, BUCKETS));
 
   // IPv6 here, while the other thread works.
+  const labels = new Labels();
+  const six = compileV6(feeds, rules, labels);
+
+  const lowOut = (low === null ? null : await low) ?? compileSlice(options.other === undefined ? lowInput : sliceOf(0, mid));
+  // One table: every slice's labels by content, numbered by content.
+  const global = (out: SliceOutput) => out.labels.map((c) => labels.add(c.flags, c.counts, c.hits, c.blocklists));
+  const lowIds = global(lowOut);
+  const highIds = global(high);
+  const { labels: table, refs, rank } = labels.table();
+  const wide = table.length / LABEL_WORDS > (options.compactLabels ?? COMPACT_LABELS);
+  const four = joinV4(lowOut, lowIds, high, highIds, rank, mid);
+
+  const { ranks, byRank } = six;
+  const v6 = new RangeList6(Math.max(16, byRank.length));
+  for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
+  // The coverage of feeds counted here: both parts, and IPv6.
+  const metaFeeds = [...meta.feeds];
+  count.forEach((f, k) => {
+    const v6 = span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value));
+    metaFeeds[f] = { ...metaFeeds[f], addresses: (BigInt(lowOut.covered[k] + high.covered[k]) + v6).toString() };
+  });
+  const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: metaFeeds };
+  const buffer = encodeThreat({ v4: { ...four, wide }, v6, labels: table, refs, meta: final });
+  return {
+    buffer,
+    meta: final,
+    stats: { layers: layers4.length + six.layers, labels: table.length / LABEL_WORDS, ranges: { v4: four.ranges, v6: v6.length } },
+  };
+}
+
+/** The IPv6 ranges of every feed, overlaid and labelled (`labels` numbers them): by rank, with the ranks to write them back. */
+function compileV6(feeds: readonly CompileFeed[], rules: readonly Rules[], labels: Labels) {
   const sets = new LayerSets();
   const layers: Layer[] = [];
   const lists6: RangeList6[] = [];
@@ -259,19 +291,24 @@ export async function compileThreat(
   });
   const ranks = new Ranks6(lists6);
   const parts6 = ranks.lists.map((l, i) => union(l, sets.intern([layers6[i]])));
-  const labels = new Labels();
-  const byRank = relabel(overlayAll(parts6, sets.union), labeller(rules, layers, sets, labels));
+  return { ranks, byRank: relabel(overlayAll(parts6, sets.union), labeller(rules, layers, sets, labels)), layers: layers6.length };
+}
 
-  const lowOut = (low === null ? null : await low) ?? compileSlice(options.other === undefined ? lowInput : sliceOf(0, mid));
-  // One table: every slice's labels by content, numbered by content.
-  const global = (out: SliceOutput) => out.labels.map((c) => labels.add(c.flags, c.counts, c.hits, c.blocklists));
-  const lowIds = global(lowOut);
-  const highIds = global(high);
-  const { labels: table, refs, rank } = labels.table();
-  const e4 = lowOut.slice.keys.length + high.slice.keys.length;
-  // Entries: key << 16 | label, labels renumbered on the way (past 16 bits of labels: key << 16, labels apart),
-  // written straight into the file's bytes (a table of their own first cost its page faults and a copy).
-  const wide = table.length / LABEL_WORDS > (options.compactLabels ?? COMPACT_LABELS);
+/**
+ * The two IPv4 slices as one table: the bucket index, the entries' count
+ * and how to write them (key << 16 | label, labels renumbered by `rank` on
+ * the way; past 16 bits of labels: key << 16, labels apart), straight into
+ * the file's bytes (a table of their own first cost its page faults and a
+ * copy), and the merged ranges (one across the split is one).
+ */
+function joinV4(
+  low: SliceOutput,
+  lowIds: readonly number[],
+  high: SliceOutput,
+  highIds: readonly number[],
+  rank: ArrayLike<number>,
+  mid: number,
+) {
   const pack = (slice: Slice4, ids: readonly number[], at: number, entries: Uint32Array, labels4: Uint32Array | null) => {
     const map = Uint32Array.from(ids, (id) => rank[id]);
     const { keys, labels: local } = slice;
@@ -284,33 +321,21 @@ export async function compileThreat(
     }
   };
   const fill = (entries: Uint32Array, labels4: Uint32Array | null) => {
-    pack(lowOut.slice, lowIds, 0, entries, labels4);
-    pack(high.slice, highIds, lowOut.slice.keys.length, entries, labels4);
+    pack(low.slice, lowIds, 0, entries, labels4);
+    pack(high.slice, highIds, low.slice.keys.length, entries, labels4);
   };
   const index = new Uint32Array(BUCKETS + 1);
-  index.set(lowOut.slice.index.subarray(0, mid));
-  const offset = lowOut.slice.keys.length;
-  copyShifted(high.slice.index, index, mid, offset);
+  index.set(low.slice.index.subarray(0, mid));
+  copyShifted(high.slice.index, index, mid, low.slice.keys.length);
   // A range across the split is one merged range, written as two pieces (the split is a bucket edge).
-  const t = lowOut.slice.tail;
+  const t = low.slice.tail;
   const h = high.slice.head;
   const across =
     t !== null && h !== null && t.at === mid * 4096 - 1 && h.at === mid * 4096 && rank[lowIds[t.label]] === rank[highIds[h.label]];
-  const ranges4 = lowOut.slice.ranges + high.slice.ranges - (across ? 1 : 0);
-
-  const v6 = new RangeList6(Math.max(16, byRank.length));
-  for (let i = 0; i < byRank.length; i++) ranks.pushRange(v6, byRank.start[i], byRank.end[i], rank[byRank.value[i]]);
-  // The coverage of feeds counted here: both parts, and IPv6.
-  const metaFeeds = [...meta.feeds];
-  count.forEach((f, k) => {
-    const v6 = span6(RangeList6.over(feeds[f].v6.words, feeds[f].v6.value));
-    metaFeeds[f] = { ...metaFeeds[f], addresses: (BigInt(lowOut.covered[k] + high.covered[k]) + v6).toString() };
-  });
-  const final: ThreatMeta = count.length === 0 ? meta : { ...meta, feeds: metaFeeds };
-  const buffer = encodeThreat({ v4: { index, count: e4, wide, fill, ranges: ranges4 }, v6, labels: table, refs, meta: final });
   return {
-    buffer,
-    meta: final,
-    stats: { layers: layers4.length + layers6.length, labels: table.length / LABEL_WORDS, ranges: { v4: ranges4, v6: v6.length } },
+    index,
+    count: low.slice.keys.length + high.slice.keys.length,
+    fill,
+    ranges: low.slice.ranges + high.slice.ranges - (across ? 1 : 0),
   };
 }

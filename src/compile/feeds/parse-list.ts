@@ -89,6 +89,78 @@ function isAscii(buf: Buffer, from: number, to: number): boolean {
 }
 
 /**
+ * A line of the commonest IPv4 forms (`a.b.c.d`, `a.b.c.d/n`,
+ * `a.b.c.d<TAB>hits`; 1 to 3 digits a part, no leading zeros, each at most
+ * 255), read from its bytes at `pos` into `c`: where the next line starts,
+ * or -1 for any other line (read by the caller).
+ */
+function quadLine(buf: Buffer, pos: number, n: number, c: Collector, minHits: number): number {
+  // Dotted quad: 1 to 3 digits per part, no leading zeros, each at most 255.
+  let p = pos;
+  let value = 0;
+  for (let part = 0; part < 4; part++) {
+    const d0 = buf[p];
+    if (!(d0 >= CH_0 && d0 <= CH_9)) return -1;
+    let v = d0 - CH_0;
+    let ch = buf[++p];
+    if (ch >= CH_0 && ch <= CH_9) {
+      if (v === 0) return -1;
+      v = v * 10 + ch - CH_0;
+      ch = buf[++p];
+      if (ch >= CH_0 && ch <= CH_9) {
+        v = v * 10 + ch - CH_0;
+        ch = buf[++p];
+        if (v > 255) return -1;
+      }
+    }
+    value = (value << 8) | v;
+    if (part < 3) {
+      if (ch !== CH_DOT) return -1;
+      p++;
+    }
+  }
+  let ch = buf[p];
+  let prefix = 32;
+  if (ch === SLASH) {
+    const d0 = buf[++p];
+    if (!(d0 >= CH_0 && d0 <= CH_9)) return -1;
+    prefix = d0 - CH_0;
+    ch = buf[++p];
+    if (ch >= CH_0 && ch <= CH_9) {
+      if (prefix === 0) return -1;
+      prefix = prefix * 10 + ch - CH_0;
+      ch = buf[++p];
+      if (prefix > 32) return -1;
+    }
+  }
+  let hits = 1;
+  let counted = false;
+  if (ch === TAB && prefix === 32) {
+    counted = true;
+    const d0 = buf[++p];
+    if (!(d0 >= CH_0 && d0 <= CH_9)) return -1;
+    hits = d0 - CH_0;
+    ch = buf[++p];
+    for (let k = 0; ch >= CH_0 && ch <= CH_9; k++) {
+      if (k === 8) return -1;
+      hits = hits * 10 + ch - CH_0;
+      ch = buf[++p];
+    }
+  }
+  if (ch === CR) ch = buf[++p];
+  if (!(ch === NL || p >= n)) return -1;
+  if (counted && hits < minHits) {
+    c.skipped++;
+    return p + 1;
+  }
+  const host = prefix === 0 ? 0xffffffff : prefix === 32 ? 0 : 0xffffffff >>> prefix;
+  const first = (value & ~host) >>> 0;
+  c.v4.push(first, (first | host) >>> 0, hits);
+  c.entries++;
+  return p + 1;
+}
+
+/**
  * A list, read from its bytes. Lines of the commonest forms (`a.b.c.d`,
  * `a.b.c.d/n`, `a.b.c.d<TAB>hits`, an IPv6 address or block alone) are
  * read from the bytes directly; any
@@ -101,75 +173,13 @@ export function parseList(bytes: Uint8Array, options: ParseOptions): ParsedFeed 
   const minHits = options.minHits ?? 0;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const n = buf.length;
-  const v4 = c.v4;
   let pos = 0;
   let line = 0;
   while (pos < n) {
     line++;
-    fastPath: {
-      // Dotted quad: 1 to 3 digits per part, no leading zeros, each at most 255.
-      let p = pos;
-      let value = 0;
-      for (let part = 0; part < 4; part++) {
-        const d0 = buf[p];
-        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
-        let v = d0 - CH_0;
-        let ch = buf[++p];
-        if (ch >= CH_0 && ch <= CH_9) {
-          if (v === 0) break fastPath;
-          v = v * 10 + ch - CH_0;
-          ch = buf[++p];
-          if (ch >= CH_0 && ch <= CH_9) {
-            v = v * 10 + ch - CH_0;
-            ch = buf[++p];
-            if (v > 255) break fastPath;
-          }
-        }
-        value = (value << 8) | v;
-        if (part < 3) {
-          if (ch !== CH_DOT) break fastPath;
-          p++;
-        }
-      }
-      let ch = buf[p];
-      let prefix = 32;
-      if (ch === SLASH) {
-        const d0 = buf[++p];
-        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
-        prefix = d0 - CH_0;
-        ch = buf[++p];
-        if (ch >= CH_0 && ch <= CH_9) {
-          if (prefix === 0) break fastPath;
-          prefix = prefix * 10 + ch - CH_0;
-          ch = buf[++p];
-          if (prefix > 32) break fastPath;
-        }
-      }
-      let hits = 1;
-      let counted = false;
-      if (ch === TAB && prefix === 32) {
-        counted = true;
-        const d0 = buf[++p];
-        if (!(d0 >= CH_0 && d0 <= CH_9)) break fastPath;
-        hits = d0 - CH_0;
-        ch = buf[++p];
-        for (let k = 0; ch >= CH_0 && ch <= CH_9; k++) {
-          if (k === 8) break fastPath;
-          hits = hits * 10 + ch - CH_0;
-          ch = buf[++p];
-        }
-      }
-      if (ch === CR) ch = buf[++p];
-      if (!(ch === NL || p >= n)) break fastPath;
-      pos = p + 1;
-      if (counted && hits < minHits) {
-        c.skipped++;
-        continue;
-      }
-      const host = prefix === 0 ? 0xffffffff : prefix === 32 ? 0 : 0xffffffff >>> prefix;
-      const first = (value & ~host) >>> 0;
-      v4.push(first, (first | host) >>> 0, hits);
-      c.entries++;
+    const next = quadLine(buf, pos, n, c, minHits);
+    if (next >= 0) {
+      pos = next;
       continue;
     }
     let end = buf.indexOf(NL, pos);

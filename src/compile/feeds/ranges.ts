@@ -4,6 +4,8 @@
  * two labelled partitions. Coordinates are uint32: IPv4 addresses as they
  * are, IPv6 addresses by rank (`ranges6.ts`), so one implementation serves
  * both families. Ends are inclusive, so 255.255.255.255 needs no 33rd bit.
+ *
+ * Over 300 lines: the list and the sort, union and overlay that work on its arrays in place are one piece.
  */
 
 import type { RangeList6 } from './ranges6.js';

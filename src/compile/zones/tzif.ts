@@ -105,42 +105,17 @@ interface PosixTz {
  * @throws Error for a string it cannot read
  */
 export function parsePosixTz(text: string): PosixTz {
-  let i = 0;
-  const fail = (): never => {
-    throw new Error(`unreadable TZ rule ${JSON.stringify(text)} at ${i}`);
-  };
-  const name = (): string => {
-    if (text[i] === '<') {
-      const end = text.indexOf('>', i);
-      if (end < 0) fail();
-      const n = text.slice(i + 1, end);
-      i = end + 1;
-      return n;
-    }
-    const m = /^[A-Za-z]{3,}/.exec(text.slice(i)) ?? fail();
-    i += m[0].length;
-    return m[0];
-  };
-  /** `[+-]hh[:mm[:ss]]` in seconds, its hours at most `most` (an offset 24, a transition time 167), minutes and seconds under 60. */
-  const hms = (most: number): number => {
-    const m = /^([+-]?)(\d{1,3})(?::(\d{2}))?(?::(\d{2}))?/.exec(text.slice(i)) ?? fail();
-    if (Number(m[2]) > most || Number(m[3] ?? 0) > 59 || Number(m[4] ?? 0) > 59) fail();
-    i += m[0].length;
-    const s = Number(m[2]) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
-    return m[1] === '-' ? -s : s;
-  };
+  const r = new TzReader(text);
   // POSIX offsets are west of UTC.
-  const std = { abbr: name(), utoff: -hms(24) };
-  if (i === text.length) return { std, transitions: () => [] };
-  const dst = { abbr: name(), utoff: std.utoff + 3600 };
-  if (text[i] !== ',' && i < text.length) dst.utoff = -hms(24);
-  if (text[i] !== ',') fail();
-  i++;
-  const start = dateRule();
-  if (text[i] !== ',') fail();
-  i++;
-  const end = dateRule();
-  if (i !== text.length) fail();
+  const std = { abbr: r.name(), utoff: -r.hms(24) };
+  if (r.done()) return { std, transitions: () => [] };
+  const dst = { abbr: r.name(), utoff: std.utoff + 3600 };
+  if (!r.done() && r.peek() !== ',') dst.utoff = -r.hms(24);
+  r.comma();
+  const start = r.dateRule();
+  r.comma();
+  const end = r.dateRule();
+  if (!r.done()) r.fail();
   return {
     std,
     transitions(year) {
@@ -150,11 +125,53 @@ export function parsePosixTz(text: string): PosixTz {
       return on.at < off.at ? [on, off] : [off, on];
     },
   };
+}
+
+/** A TZ string read from its start: each method reads one part at `i`, or throws naming where the string stopped making sense. */
+class TzReader {
+  private i = 0;
+
+  constructor(private readonly text: string) {}
+
+  done = (): boolean => this.i === this.text.length;
+  peek = (): string | undefined => this.text[this.i];
+
+  fail(): never {
+    throw new Error(`unreadable TZ rule ${JSON.stringify(this.text)} at ${this.i}`);
+  }
+
+  comma(): void {
+    if (this.text[this.i] !== ',') this.fail();
+    this.i++;
+  }
+
+  /** An abbreviation: `<...>` or three letters or more. */
+  name(): string {
+    const { text } = this;
+    if (text[this.i] === '<') {
+      const end = text.indexOf('>', this.i);
+      if (end < 0) this.fail();
+      const n = text.slice(this.i + 1, end);
+      this.i = end + 1;
+      return n;
+    }
+    const m = /^[A-Za-z]{3,}/.exec(text.slice(this.i)) ?? this.fail();
+    this.i += m[0].length;
+    return m[0];
+  }
+
+  /** `[+-]hh[:mm[:ss]]` in seconds, its hours at most `most` (an offset 24, a transition time 167), minutes and seconds under 60. */
+  hms(most: number): number {
+    const m = /^([+-]?)(\d{1,3})(?::(\d{2}))?(?::(\d{2}))?/.exec(this.text.slice(this.i)) ?? this.fail();
+    if (Number(m[2]) > most || Number(m[3] ?? 0) > 59 || Number(m[4] ?? 0) > 59) this.fail();
+    this.i += m[0].length;
+    const s = Number(m[2]) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
+    return m[1] === '-' ? -s : s;
+  }
 
   /** `Jn`, `n` or `Mm.w.d`, then `/time` (default 02:00): the day of a year (days since the epoch) and the time. */
-  function dateRule(): { day(year: number): number; time: number } {
-    let day: (year: number) => number;
-    const m = /^(?:J(\d{1,3})|(\d{1,3})|M(\d{1,2})\.(\d)\.(\d))/.exec(text.slice(i)) ?? fail();
+  dateRule(): { day(year: number): number; time: number } {
+    const m = /^(?:J(\d{1,3})|(\d{1,3})|M(\d{1,2})\.(\d)\.(\d))/.exec(this.text.slice(this.i)) ?? this.fail();
     // Jn 1 to 365, n 0 to 365, Mm.w.d with a month 1 to 12, a week 1 to 5 and a weekday 0 to 6.
     const [j, n, month, week, weekday] = m.slice(1).map((v) => (v === undefined ? null : Number(v)));
     if (
@@ -162,34 +179,34 @@ export function parsePosixTz(text: string): PosixTz {
       (n !== null && n > 365) ||
       (month !== null && (month < 1 || month > 12 || week! < 1 || week! > 5 || weekday! > 6))
     )
-      fail();
-    i += m[0].length;
-    if (m[1] !== undefined) {
-      // 1 to 365, February 29 never counted.
-      const n = Number(m[1]);
-      day = (y) => daysFromCivil(y, 1, 1) + n - 1 + (isLeap(y) && n >= 60 ? 1 : 0);
-    } else if (m[2] !== undefined) {
-      const n = Number(m[2]);
-      day = (y) => daysFromCivil(y, 1, 1) + n;
-    } else {
-      const [month, week, weekday] = [Number(m[3]), Number(m[4]), Number(m[5])];
-      day = (y) => {
-        const first = daysFromCivil(y, month, 1);
-        // 1970-01-01 was a Thursday (4).
-        let d = first + ((weekday - ((first + 4) % 7) + 7) % 7) + (week - 1) * 7;
-        const next = month === 12 ? daysFromCivil(y + 1, 1, 1) : daysFromCivil(y, month + 1, 1);
-        while (d >= next) d -= 7;
-        return d;
-      };
-    }
+      this.fail();
+    this.i += m[0].length;
     let time = 7200;
-    if (text[i] === '/') {
-      i++;
-      time = hms(167);
+    if (this.text[this.i] === '/') {
+      this.i++;
+      time = this.hms(167);
     }
-    return { day, time };
+    return { day: j !== null ? julianDay(j) : n !== null ? (y) => daysFromCivil(y, 1, 1) + n : weekdayOf(month!, week!, weekday!), time };
   }
 }
+
+/** `Jn`: day 1 to 365 of the year, February 29 never counted. */
+const julianDay =
+  (n: number) =>
+  (y: number): number =>
+    daysFromCivil(y, 1, 1) + n - 1 + (isLeap(y) && n >= 60 ? 1 : 0);
+
+/** `Mm.w.d`: weekday `d` of week `w` of month `m` (week 5: the last). */
+const weekdayOf =
+  (month: number, week: number, weekday: number) =>
+  (y: number): number => {
+    const first = daysFromCivil(y, month, 1);
+    // 1970-01-01 was a Thursday (4).
+    let d = first + ((weekday - ((first + 4) % 7) + 7) % 7) + (week - 1) * 7;
+    const next = month === 12 ? daysFromCivil(y + 1, 1, 1) : daysFromCivil(y, month + 1, 1);
+    while (d >= next) d -= 7;
+    return d;
+  };
 
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
