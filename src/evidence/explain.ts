@@ -123,6 +123,14 @@ export const FACT_SOURCES = {
     "the first-level subdivision of ISO 3166-2 whose name (Debian's iso-codes 4.20.1, LGPL-2.1) is the region's (scripts/gen-subdivisions.ts)",
 } as const;
 
+const warned = new Set<string>();
+/** A process warning (code `IPRECORD_SEEN_DAMAGED`), once per text. */
+function warnOnce(text: string): void {
+  if (warned.has(text)) return;
+  warned.add(text);
+  process.emitWarning(text, { code: 'IPRECORD_SEEN_DAMAGED' });
+}
+
 /** Where a build's seen.bin is: its build directory's, else beside its threat.bin. */
 export function seenPath(build: string | null, threatPath: string | null): string | null {
   if (build !== null) return join(build, SEEN_FILE);
@@ -186,7 +194,15 @@ export function explainRecord(
     ? BigInt(a.words[3])
     : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
-  const lists = seenAt(bytes, version, address, seen!).map((s): ListEvidence => ({
+  let held: ReturnType<typeof seenAt>;
+  try {
+    held = seenAt(bytes, version, address, seen!);
+  } catch (e) {
+    // A damaged history is no history: the record is answered as without one, and the damage said once.
+    warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);
+    return explained(null);
+  }
+  const lists = held.map((s): ListEvidence => ({
     name: s.list,
     categories: categories.get(s.list) ?? [],
     listed: s.last === s.latest,

@@ -9,7 +9,7 @@
  *   POST /bulk          records of a JSON array of at most 100 addresses
  *   GET  /healthz       for load balancers
  *   GET  /flags/<cc>.png|.svg   the flag images records link to
- *   GET  /explain/<ip>  outside the service's API: the record and the evidence behind it
+ *   GET  /explain/<ip>  outside the service's API: the record and the evidence behind it (a request of the quota)
  *
  * `fields` and `callback` (JSONP) query parameters; `api-key` as a query
  * parameter or header when a keys file is given. Every answer goes through
@@ -32,6 +32,7 @@ import { AccessLog } from './log.js';
 import { JSON_TYPE, MAX_BULK, MESSAGES, Responder, TEXT_TYPE, type Exchange } from './respond.js';
 import { metricsServer, ServerMetrics, type Operation } from './metrics.js';
 import { bulkJson, readBody } from './bulk.js';
+import { publicExplanation } from './explain.js';
 
 export type { KeyConfig, KeysConfig, Plan } from './keys.js';
 export type { TrustProxy } from './client.js';
@@ -249,77 +250,27 @@ class ApiServer implements IprecordServer {
   }
 
   private route(ctx: Exchange): void {
-    const { req } = ctx;
-    const method = req.method ?? 'GET';
-    // HTTP/1.1 requires Host (RFC 9112, 3.2).
-    if (req.headers.host === undefined && req.httpVersion === '1.1')
-      return this.out.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
-    if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) return this.out.fail(ctx, 404, MESSAGES.host);
-    let target = req.url ?? '/';
-    if (target.charCodeAt(0) !== 47 /* / */) {
-      const path = absolutePath(target);
-      if (path === null)
-        return method === 'OPTIONS' && target === '*' ? this.preflight(ctx, LOOKUP_METHODS) : this.out.fail(ctx, 404, MESSAGES.notFound);
-      target = path;
-    }
-    const q = target.indexOf('?');
-    const path = this.unmount(q < 0 ? target : target.slice(0, q));
-    const route = path === null ? null : parsePath(path);
-    if (route === null) return this.out.fail(ctx, 404, MESSAGES.notFound);
-    const allowed = route.op === Op.Bulk ? BULK_METHODS : LOOKUP_METHODS;
-    ctx.op = OPERATIONS[route.op];
-    if (method === 'OPTIONS') {
-      ctx.op = 'preflight';
-      return this.preflight(ctx, allowed);
-    }
-    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD')
-      return this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
-    if (route.op === Op.Health) {
-      if (this.engine.damaged !== null)
-        return this.out.send(ctx, 503, JSON_TYPE, JSON.stringify({ status: 'damaged', message: this.engine.damaged.message }), [
-          'Cache-Control',
-          'no-store',
-        ]);
-      return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify({ status: 'ok', loaded_at: this.engine.info().loadedAt }), [
-        'Cache-Control',
-        'no-store',
-      ]);
-    }
-    if (route.op === Op.Flag) {
-      const image = this.flags.get(route.name);
-      if (image === null)
-        return this.out.fail(
-          ctx,
-          404,
-          this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).',
-        );
-      return this.out.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
-    }
-
-    const query = q < 0 ? NO_QUERY : parseQuery(target.slice(q + 1));
+    const found = this.target(ctx);
+    if (found === null) return;
+    const { route, query: rawQuery } = found;
+    if (route.op === Op.Health) return this.health(ctx);
+    if (route.op === Op.Flag) return this.flag(ctx, route.name);
+    const query = rawQuery === null ? NO_QUERY : parseQuery(rawQuery);
     if (query.callback !== null) {
       if (query.callback.length > 64 || !CALLBACK.test(query.callback)) return this.out.fail(ctx, 400, MESSAGES.callback);
       ctx.callback = query.callback;
     }
-    let header = req.headers['api-key'];
+    let header = ctx.req.headers['api-key'];
     if (Array.isArray(header)) header = header[0];
     const account = this.keys.find(query.key ?? header ?? null);
     if (account === null) return this.out.fail(ctx, 401, MESSAGES.key);
     ctx.account = account;
     const basicThreat = account.plan !== 'business';
-
-    if (route.op === Op.Explain) {
-      // For investigating an address, as the key allows: not counted against its quota.
-      try {
-        return this.out.send(ctx, 200, JSON_TYPE, JSON.stringify(this.engine.explain(route.ip!)), ['Cache-Control', 'no-store']);
-      } catch (e) {
-        return this.out.failed(ctx, e);
-      }
-    }
     if (route.op === Op.Bulk) {
       if (account.plan === 'free') return this.out.fail(ctx, 403, MESSAGES.bulkPlan);
       return this.bulk(ctx, account, query.fields, basicThreat);
     }
+    // A lookup, a field or an explanation: one request of the key's quota and count each.
     const now = Date.now();
     const within = this.allows(account, 1, now);
     if (within === true) return this.lookup(ctx, route, query, account, now, basicThreat);
@@ -328,6 +279,74 @@ class ApiServer implements IprecordServer {
       (later) => (later === true ? this.lookup(ctx, route, query, account, Date.now(), basicThreat) : this.refuse(ctx, later)),
       (e: unknown) => this.out.failed(ctx, e),
     );
+  }
+
+  /**
+   * The request's route and query text (null: none), its host, target and
+   * method checked; null once the request is answered (an error, a
+   * preflight).
+   */
+  private target(ctx: Exchange): { route: Route; query: string | null } | null {
+    const { req } = ctx;
+    const method = req.method ?? 'GET';
+    // HTTP/1.1 requires Host (RFC 9112, 3.2).
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      this.out.fail(ctx, 400, 'Bad request: no Host header.', ['Connection', 'close']);
+      return null;
+    }
+    if (this.config.hosts !== null && !this.config.hosts.has(hostName(req.headers.host))) {
+      this.out.fail(ctx, 404, MESSAGES.host);
+      return null;
+    }
+    let target = req.url ?? '/';
+    if (target.charCodeAt(0) !== 47 /* / */) {
+      const path = absolutePath(target);
+      if (path === null) {
+        if (method === 'OPTIONS' && target === '*') this.preflight(ctx, LOOKUP_METHODS);
+        else this.out.fail(ctx, 404, MESSAGES.notFound);
+        return null;
+      }
+      target = path;
+    }
+    const q = target.indexOf('?');
+    const path = this.unmount(q < 0 ? target : target.slice(0, q));
+    const route = path === null ? null : parsePath(path);
+    if (route === null) {
+      this.out.fail(ctx, 404, MESSAGES.notFound);
+      return null;
+    }
+    const allowed = route.op === Op.Bulk ? BULK_METHODS : LOOKUP_METHODS;
+    ctx.op = OPERATIONS[route.op];
+    if (method === 'OPTIONS') {
+      ctx.op = 'preflight';
+      this.preflight(ctx, allowed);
+      return null;
+    }
+    if (route.op === Op.Bulk ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') {
+      this.out.fail(ctx, 405, MESSAGES.method, ['Allow', allowed]);
+      return null;
+    }
+    return { route, query: q < 0 ? null : target.slice(q + 1) };
+  }
+
+  /** `GET /healthz`: 200 with the data's load time, or 503 while the data in use is damaged. */
+  private health(ctx: Exchange): void {
+    const damaged = this.engine.damaged;
+    const body =
+      damaged === null ? { status: 'ok', loaded_at: this.engine.info().loadedAt } : { status: 'damaged', message: damaged.message };
+    this.out.send(ctx, damaged === null ? 200 : 503, JSON_TYPE, JSON.stringify(body), ['Cache-Control', 'no-store']);
+  }
+
+  /** `GET /flags/<cc>.png|.svg`. */
+  private flag(ctx: Exchange, name: string): void {
+    const image = this.flags.get(name);
+    if (image === null)
+      return this.out.fail(
+        ctx,
+        404,
+        this.flags.available ? MESSAGES.notFound : 'Flag images are not installed (npm install svg-country-flags).',
+      );
+    this.out.send(ctx, 200, image.type, image.body, ['Cache-Control', 'public, max-age=86400']);
   }
 
   /** Whether `n` requests of `account` are within its quota: at once, or (a quota shared through Redis whose lease is spent) once Redis answers. */
@@ -354,6 +373,8 @@ class ApiServer implements IprecordServer {
   private answer(ctx: Exchange, route: Route, query: Query, account: Account, now: number, basicThreat: boolean): void {
     const { req } = ctx;
     const count = account.count(now, 1);
+    // Outside the service's API; its file names alone (`explain.ts`), JSONP as every JSON answer.
+    if (route.op === Op.Explain) return this.out.sendJson(ctx, JSON.stringify(publicExplanation(this.engine.explain(route.ip!))));
     const ip = route.ip ?? clientAddress(req.socket.remoteAddress, req.headers, this.config.trustProxy);
     if (route.op === Op.Lookup) {
       if (query.fields === null) return this.out.sendRecord(ctx, this.engine, ip, { count, basicThreat });

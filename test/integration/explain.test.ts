@@ -9,7 +9,7 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type Engine, type Explanation } from '../../src/index.js';
 import { createServer } from '../../src/server/index.js';
@@ -116,24 +116,50 @@ d('explain() over the shared feeds', () => {
     expect([r.status, r.stderr.trim()]).toEqual([1, 'iprecord: 10.1.2.3: 10.1.2.3 is a private IP address']);
   });
 
-  it('GET /explain/<ip> answers the same over HTTP, with a key where keys are required; an address without a record is the service error', async () => {
-    const server = await createServer({ engine, keys: { keys: [{ key: 'explain-key-1', plan: 'free', quota: 1 }] } });
+  it('GET /explain/<ip> answers the same over HTTP as a request of the quota, JSONP as documented, naming no path of the server', async () => {
+    const { dir } = await sharedFeedsData();
+    const QUOTA = 3;
+    const server = await createServer({
+      engine,
+      keys: {
+        keys: [
+          { key: 'explain-key-1', plan: 'free', quota: QUOTA },
+          { key: 'explain-key-2', plan: 'free' },
+        ],
+      },
+    });
     const { port } = await server.listen(0, '127.0.0.1');
     try {
       const ip = formatIp(4, fromBigInt(4, blocks(join(SHARED_DATA, 'feeds/tor/tor_exits.ipset')).find(([v]) => v === 4)![1]));
       const get = async (path: string) => {
         const r = await fetch(`http://127.0.0.1:${port}${path}`);
-        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+        const text = await r.text();
+        return { status: r.status, type: r.headers.get('content-type'), text };
       };
-      // Not counted against the quota of 1: asked twice.
-      for (let i = 0; i < 2; i++) {
+      const expected = engine.explain(ip);
+      for (let i = 0; i < QUOTA - 1; i++) {
         const r = await get(`/explain/${ip}?api-key=explain-key-1`);
         expect(r.status).toBe(200);
-        expect(timeless({ ...r.body, sources: null })).toBe(timeless({ ...engine.explain(ip), sources: null }));
+        const body = JSON.parse(r.text) as Explanation;
+        expect(timeless({ ...body, sources: null })).toBe(timeless({ ...expected, sources: null }));
+        // Every file by its name: the data directory and the database files' folders are nowhere in the answer.
+        expect(r.text).not.toContain(dir);
+        expect(body.sources.databases.map((d) => d.path)).toEqual(
+          expected.sources.databases.map((d) => (isAbsolute(d.path) ? basename(d.path) : d.path)),
+        );
+        expect(body.sources.threat?.path).toBe(basename(expected.sources.threat!.path));
       }
+      // Wrapped as every JSON answer is; the third request of the quota.
+      const wrapped = await get(`/explain/${ip}?api-key=explain-key-1&callback=show`);
+      expect([wrapped.status, wrapped.type]).toEqual([200, 'application/javascript; charset=utf-8']);
+      expect(wrapped.text).toMatch(/^show\(\{"ip":/);
+      // The quota is spent: explanations and lookups alike are refused.
+      const past = await get(`/explain/${ip}?api-key=explain-key-1`);
+      expect(past).toEqual(await get(`/${ip}?api-key=explain-key-1`));
+      expect(past.status).toBe(403);
       expect((await get(`/explain/${ip}`)).status).toBe(401);
-      // As the lookup of the address answers (the one request the quota counts).
-      expect(await get('/explain/10.1.2.3?api-key=explain-key-1')).toEqual(await get('/10.1.2.3?api-key=explain-key-1'));
+      // An address without a record is answered as its lookup is.
+      expect(await get('/explain/10.1.2.3?api-key=explain-key-2')).toEqual(await get('/10.1.2.3?api-key=explain-key-2'));
     } finally {
       await server.close();
     }

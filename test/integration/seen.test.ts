@@ -22,6 +22,7 @@ import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
 import { dayText } from '../../src/evidence/seen.js';
 import { SEEN_FILE } from '../../src/dataset/store.js';
 import { open } from '../../src/index.js';
+import { createServer as createIprecordServer } from '../../src/server/index.js';
 import { prng, seed } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
@@ -245,5 +246,37 @@ describe('first and last seen across updates from an HTTP origin', () => {
     // The history had what it is about: addresses held again after a gap, first days told apart, and some forgotten.
     expect(new Set([...history.truth.values()].filter((t) => t !== null).map((t) => t!.first)).size).toBeGreaterThan(2);
     expect([...history.truth.values()].some((t) => t === null)).toBe(true);
+  });
+
+  it('answers a damaged seen.bin as no history, said once, and the server its explanations as it answers lookups', async () => {
+    vi.useRealTimers();
+    const current = readFileSync(join(dir, 'current'), 'utf8').trim();
+    const file = join(dir, current, SEEN_FILE);
+    const bytes = readFileSync(file);
+    // Cut short within its lists: its header still reads, its ranges run past the end.
+    writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    const warned: string[] = [];
+    const listen = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_SEEN_DAMAGED' && warned.push(w.message));
+    process.on('warning', listen);
+    const engine = await open({ data: dir });
+    const server = await createIprecordServer({ engine });
+    try {
+      const ip = '81.2.69.142';
+      const explained = engine.explain(ip);
+      expect(explained.lists).toBeNull();
+      expect(explained.record).toEqual(engine.lookup(ip));
+      engine.explain(ip);
+      await new Promise((r) => setImmediate(r));
+      expect(warned.length).toBe(1);
+      expect(warned[0]).toMatch(/seen\.bin: the lists' history cannot be read \(.+\); explain answers without it \(lists: null\)$/);
+      const { port } = await server.listen(0, '127.0.0.1');
+      const r = await fetch(`http://127.0.0.1:${port}/explain/${ip}`);
+      expect(r.status).toBe((await fetch(`http://127.0.0.1:${port}/${ip}`)).status);
+      expect(((await r.json()) as { lists: unknown }).lists).toBeNull();
+    } finally {
+      process.off('warning', listen);
+      await server.close();
+      engine.close();
+    }
   });
 });
