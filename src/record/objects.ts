@@ -114,7 +114,7 @@ export class RecordObjects {
       time_zone: zone === NO_ZONE ? null : clock.timeZone(ds.meta.zones[zone], s.now),
       threat,
       count: s.count,
-    } as IpRecord;
+    };
     return record;
   }
 

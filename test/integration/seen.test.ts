@@ -20,7 +20,7 @@ import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../src/compile/feeds/seen.js';
 import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
 import { dayText } from '../../src/evidence/seen.js';
-import { SEEN_FILE } from '../../src/dataset/store.js';
+import { CURRENT_FILE, SEEN_FILE } from '../../src/dataset/store.js';
 import { open } from '../../src/index.js';
 import { createServer as createIprecordServer } from '../../src/server/index.js';
 import { prng, seed } from '../helpers/env.js';
@@ -148,7 +148,7 @@ describe('first and last seen across builds', () => {
       expect(wrong.slice(0, 5)).toEqual([]);
     }
     // A damaged seen.bin does not stop the next build: its days start again, and a warning says so.
-    const current = readFileSync(join(dir, 'current'), 'utf8').trim();
+    const current = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
     writeFileSync(join(dir, current, SEEN_FILE), 'damaged');
     const warned: string[] = [];
     const listen = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_SEEN_DAMAGED' && warned.push(w.message));
@@ -250,7 +250,7 @@ describe('first and last seen across updates from an HTTP origin', () => {
 
   it('answers a damaged seen.bin as no history, said once, and the server its explanations as it answers lookups', async () => {
     vi.useRealTimers();
-    const current = readFileSync(join(dir, 'current'), 'utf8').trim();
+    const current = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
     const file = join(dir, current, SEEN_FILE);
     const bytes = readFileSync(file);
     // Cut short within its lists: its header still reads, its ranges run past the end.

@@ -1,10 +1,12 @@
 /**
- * Compiles ASN range CSVs (`start,end,asn,organisation`, the format of
- * `@ip-location-db/asn`) into an MMDB in the GeoLite2-ASN schema, so that
- * ASN lookups go through the same reader as everything else. Each range is
- * split into CIDR blocks; `asn.route` is the block that holds the address.
- * Where rows overlap, a later row wins on its own range (in the
- * @ip-location-db data the one nested row is the narrower announcement).
+ * ASN range CSVs (`start,end,asn,organisation`, the format of
+ * `@ip-location-db/asn`): their rows, read (`readAsnCsv`; the compiler
+ * reads them straight into networks, `compile/range-csv.ts`), and an MMDB
+ * of them in the GeoLite2-ASN schema (`compileAsnCsv`, exported by
+ * `iprecord/build` for other readers). Each range is split into CIDR
+ * blocks; `asn.route` is the block that holds the address. Where rows
+ * overlap, a later row wins on its own range (in the @ip-location-db data
+ * the one nested row is the narrower announcement).
  */
 
 import { forEachCsvRow, type CsvBadLine } from '../../text/csv.js';

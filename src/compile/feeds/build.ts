@@ -46,7 +46,7 @@ export interface BuildResult {
 }
 
 export { DATASET_FILE, resolveDataset } from '../../dataset/store.js';
-import { DATASET_FILE, SEEN_FILE, type FeedState, type Manifest } from '../../dataset/store.js';
+import { DATASET_FILE, MANIFEST_FILE, SEEN_FILE, THREAT_FILE, type FeedState, type Manifest } from '../../dataset/store.js';
 
 /** Where the last download of a URL feed is kept in a dataset directory. */
 export function feedCachePath(dataDir: string, name: string): string {
@@ -327,18 +327,18 @@ async function compileAll(
 export async function buildDataset(config: ThreatConfig, dir: string, dataDir = dir, options: BuildOptions = {}): Promise<BuildResult> {
   mkdirSync(dir, { recursive: true });
   const result = await buildThreat(config, dataDir, options);
-  writeAtomic(join(dir, 'threat.bin'), result.buffer);
+  writeAtomic(join(dir, THREAT_FILE), result.buffer);
   writeAtomic(join(dir, SEEN_FILE), encodeSeen(carryForward(seenBefore(options.previous), result.held)));
   const compile = options.dataset !== false;
   const sources = localSources(config.sources, dataDir);
   if (compile) {
-    const withFeeds = { ...sources, threat: join(dir, 'threat.bin') };
+    const withFeeds = { ...sources, threat: join(dir, THREAT_FILE) };
     await compileInChild({ sources: withFeeds, key: datasetKey(withFeeds), places: [join(dir, DATASET_FILE)] });
   }
   const manifest: Manifest = {
     format: 1,
     builtAt: result.meta.builtAt,
-    threat: 'threat.bin',
+    threat: THREAT_FILE,
     ...(compile ? { dataset: DATASET_FILE } : {}),
     feeds: result.feeds.map((f) => ({
       name: f.name,
@@ -349,6 +349,6 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
       ...(f.error ? { error: f.error } : {}),
     })),
   };
-  writeAtomic(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  writeAtomic(join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
   return result;
 }
