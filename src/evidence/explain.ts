@@ -7,7 +7,8 @@
  * `seen.bin`, `evidence/seen.ts`).
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { readRegular } from '../files/read.js';
 import { dirname, join } from 'node:path';
 import {
   ACCESS_PLACES,
@@ -27,7 +28,7 @@ import {
 } from '../dataset/format.js';
 import type { Compared, CountryAgreement } from './compare.js';
 import { memoryMapper } from '../platform/native.js';
-import { dayText, seenAt } from './seen.js';
+import { dayText, SEEN_MAX_BYTES, seenAt } from './seen.js';
 import { SEEN_FILE } from '../dataset/store.js';
 import type { Category } from '../contract/template.js';
 import type { DatabaseInfo } from '../dataset/layout.js';
@@ -181,13 +182,20 @@ export function explainRecord(
     sources,
     lists,
   });
+  // No feeds, or a build made before seen.bin: no history kept.
+  if (seen === null || info.threat === null || !existsSync(seen)) return explained(null);
   let bytes: Buffer;
   try {
-    if (seen === null || info.threat === null) throw new Error('no feeds');
-    // Mapped where the addon is: a binary search a list touches a few of its pages, not the whole file.
+    // A regular file of a bounded size (a FIFO or a device is refused, never read); mapped where the addon is: a binary
+    // search a list touches a few of its pages, not the whole file.
+    const stat = statSync(seen);
+    const size = stat.size;
+    if (!stat.isFile()) throw new Error('it is not a regular file');
+    if (size > SEEN_MAX_BYTES) throw new Error(`it holds ${size} bytes, more than the ${SEEN_MAX_BYTES} it may`);
     const mapper = memoryMapper();
-    bytes = 'map' in mapper ? mapper.map(seen) : readFileSync(seen);
-  } catch {
+    bytes = 'map' in mapper ? mapper.map(seen) : readRegular(seen, SEEN_MAX_BYTES);
+  } catch (e) {
+    warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);
     return explained(null);
   }
   const address = v4
@@ -196,7 +204,7 @@ export function explainRecord(
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
   let held: ReturnType<typeof seenAt>;
   try {
-    held = seenAt(bytes, version, address, seen!);
+    held = seenAt(bytes, version, address, seen);
   } catch (e) {
     // A damaged history is no history: the record is answered as without one, and the damage said once.
     warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);

@@ -17,6 +17,13 @@ import { InvalidDatasetError } from '../contract/errors.js';
 /** Days a range stays after the last download that held it. */
 export const KEEP_DAYS = 90;
 
+/**
+ * The largest seen.bin read (1 GiB): the 90 days of the 70 shared feeds
+ * take some tens of MB (16 bytes an IPv4 range, 40 an IPv6 one); a larger
+ * file is a mistake, refused before it is read.
+ */
+export const SEEN_MAX_BYTES = 1 << 30;
+
 const MAGIC = 'IPRSEEN1';
 const DAY_MS = 86_400_000;
 

@@ -10,7 +10,8 @@
  */
 
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,11 +20,12 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../src/compile/feeds/seen.js';
 import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
-import { dayText } from '../../src/evidence/seen.js';
+import { dayText, SEEN_MAX_BYTES } from '../../src/evidence/seen.js';
 import { CURRENT_FILE, SEEN_FILE } from '../../src/dataset/store.js';
 import { open } from '../../src/index.js';
 import { createServer as createIprecordServer } from '../../src/server/index.js';
 import { prng, seed } from '../helpers/env.js';
+import { HANG_MS } from '../helpers/wait.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
 /** An entry a list may hold. */
@@ -171,6 +173,47 @@ describe('first and last seen across builds', () => {
     // Neighbours with the same days are one range: no more ranges than entries drawn.
     expect(seen!.v4.length / 4).toBeLessThanOrEqual(POOL.length);
   });
+});
+
+describe('a seen.bin that is no regular file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-seen-special-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['a FIFO', (path: string) => execFileSync('mkfifo', [path]), /is not a regular file\. First and last seen start again/],
+    ['a link to /dev/zero', (path: string) => symlinkSync('/dev/zero', path), /is not a regular file\. First and last seen start again/],
+    [
+      'larger than its bound',
+      (path: string) => {
+        writeFileSync(path, '');
+        truncateSync(path, SEEN_MAX_BYTES + 1);
+      },
+      /more than the \d+ it may\./,
+    ],
+  ] as const)(
+    'is refused before it is read (%s): the next build starts the days again and says so',
+    async (_what, make, said) => {
+      const list = join(dir, 'list.txt');
+      writeFileSync(list, '81.2.69.142\n');
+      const config = parseThreatConfig({ feeds: [{ name: 'one', source: list, format: 'list', categories: ['attacker'] }] }, dir);
+      await buildAndSwap(config, dir, { dataset: false });
+      const current = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
+      rmSync(join(dir, current, SEEN_FILE));
+      make(join(dir, current, SEEN_FILE));
+      const warned: string[] = [];
+      const listen = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_SEEN_DAMAGED' && warned.push(w.message));
+      process.on('warning', listen);
+      try {
+        const { buildDir } = await buildAndSwap(config, dir, { dataset: false });
+        expect([...decodeSeen(readFileSync(join(buildDir, SEEN_FILE))).keys()]).toEqual(['one']);
+        await new Promise((r) => setImmediate(r));
+        expect(warned.join('\n')).toMatch(said);
+      } finally {
+        process.off('warning', listen);
+      }
+    },
+    HANG_MS,
+  );
 });
 
 describe('first and last seen across updates from an HTTP origin', () => {

@@ -14,10 +14,10 @@
  * The file's format and its reader: `evidence/seen.ts`. Build time only.
  */
 
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeSeen, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
+import { decodeSeen, KEEP_DAYS, SEEN_MAX_BYTES, type SeenList } from '../../evidence/seen.js';
 import { SEEN_FILE } from '../../dataset/store.js';
+import { readRegular, unreadableReason } from '../../files/read.js';
 import type { Prepared } from './prepare.js';
 
 export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
@@ -157,18 +157,25 @@ function joined<T extends number | bigint>(ranges: [T, T][], one: T): T[] {
 /** The lists of the build before, or none (none kept, or damaged: said as a warning). */
 export function seenBefore(previous: string | null | undefined): Map<string, SeenList> {
   if (previous == null) return new Map();
+  const path = join(previous, SEEN_FILE);
+  // A damaged record does not stop the build: the days start again from it, and it says so.
+  const restart = (why: string) => {
+    process.emitWarning(`${why} First and last seen start again from this build.`, { code: 'IPRECORD_SEEN_DAMAGED' });
+    return new Map<string, SeenList>();
+  };
   let bytes: Buffer;
   try {
-    bytes = readFileSync(join(previous, SEEN_FILE));
-  } catch {
+    // Opened as a regular file of a bounded size: a FIFO or a link to a device is refused, never read.
+    bytes = readRegular(path, SEEN_MAX_BYTES);
+  } catch (e) {
     // A build made before seen.bin was written: everything is first seen now.
-    return new Map();
+    const { code, message } = e as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return new Map();
+    return restart(code === 'ENOTREG' || code === 'ETOOBIG' ? `${message}.` : `${path} cannot be read: ${unreadableReason(e)}.`);
   }
   try {
-    return decodeSeen(bytes, join(previous, SEEN_FILE));
+    return decodeSeen(bytes, path);
   } catch (e) {
-    // A damaged record does not stop the build: the days start again from it, and it says so.
-    process.emitWarning(`${(e as Error).message} First and last seen start again from this build.`, { code: 'IPRECORD_SEEN_DAMAGED' });
-    return new Map();
+    return restart((e as Error).message);
   }
 }
