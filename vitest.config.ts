@@ -27,6 +27,7 @@ const QUICK_SUITES = [
   'seen',
   'select',
   'share',
+  'sourced-member',
   'update-sources',
   'update',
   'watch',

@@ -19,7 +19,7 @@ import { InvalidDatasetError } from '../contract/errors.js';
 import { flatGeo } from './geo/adapters/flat.js';
 import { ipinfoAsn, ipinfoGeo } from './geo/adapters/ipinfo.js';
 import { maxmindAnonymous, maxmindAsn, maxmindGeo, maxmindIsp } from './geo/adapters/maxmind.js';
-import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema } from './geo/facts.js';
+import type { AnonymousFacts, AsnFacts, GeoFacts, Role, Schema, SourcedMembers } from './geo/facts.js';
 import { detectSchema, ROLES } from './geo/schema.js';
 import type { MmdbValue } from '../mmdb/decoder.js';
 import { MmdbFile, type Found } from '../mmdb/reader.js';
@@ -34,8 +34,8 @@ import { locateZone } from '../time/country-zone.js';
 import { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier } from '../contract/types.js';
 
-/** What a geo record gives a record. */
-export interface Location {
+/** What a geo record gives a record: the members derived here, and those its adapter read as they are (`SourcedMembers`). */
+export interface Location extends SourcedMembers {
   readonly city: string | null;
   readonly region: string | null;
   readonly region_code: string | null;
@@ -163,6 +163,7 @@ export class Sources {
       regionType = sub?.type ?? null;
     }
     return {
+      ...facts.members,
       city: facts.city,
       region: facts.region,
       region_code: regionCode,

@@ -3,6 +3,15 @@
  * per role. Adapters (`adapters/`) map a decoded MMDB record to these.
  */
 
+import type { LocationMember, PlaceMember } from '../../contract/template.js';
+
+/**
+ * Place and location members of text an adapter reads as they are, by their names
+ * in the record (`RECORD_TEMPLATE`): a member added to the template is
+ * read from its source here, in the adapter of the schema that has it.
+ */
+export type SourcedMembers = Readonly<Partial<Record<Exclude<PlaceMember | LocationMember, 'latitude' | 'longitude'>, string | null>>>;
+
 /** Location facts (geo role). */
 export interface GeoFacts {
   readonly countryCode: string | null;
@@ -14,6 +23,8 @@ export interface GeoFacts {
   readonly latitude: number | null;
   readonly longitude: number | null;
   readonly timeZone: string | null;
+  /** Members read as they are (`SourcedMembers`). */
+  readonly members?: SourcedMembers;
 }
 
 /** Network owner facts (asn role). */

@@ -5,8 +5,9 @@
  * the fixture databases (every schema the fixtures have) and digests the
  * record of each range's first and last address (time_zone by its name
  * alone: the rest is the clock's), against the digest recorded with the
- * version in `fixtures/compiler-output.json`: answers that changed with
- * the same version fail, naming what to do.
+ * versions in `fixtures/compiler-output.json`: answers that changed with
+ * the same versions (COMPILER_VERSION and DATASET_FORMAT_VERSION, both in
+ * a dataset's key) fail, naming what to do.
  */
 
 import { createHash } from 'node:crypto';
@@ -14,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Dataset } from '../../../src/dataset/format.js';
+import { DATASET_FORMAT_VERSION } from '../../../src/dataset/layout.js';
 import { COMPILER_VERSION } from '../../../src/dataset/locate.js';
 import { isIprecordError, openSync } from '../../../src/index.js';
 import { formatIp } from '../../../src/ip/format.js';
@@ -63,16 +65,18 @@ function answersDigest(): { digest: string; ranges: number } {
 }
 
 describe('COMPILER_VERSION', () => {
-  it("changes whenever the compiler's answers do", () => {
-    const recorded = JSON.parse(readFileSync(RECORDED, 'utf8')) as { compilerVersion: number; answers: string };
+  it("changes whenever the compiler's answers do (or the format's version does)", () => {
+    const recorded = JSON.parse(readFileSync(RECORDED, 'utf8')) as { compilerVersion: number; formatVersion: number; answers: string };
     const { digest, ranges } = answersDigest();
     expect(ranges).toBeGreaterThan(50);
-    const record = JSON.stringify({ compilerVersion: COMPILER_VERSION, answers: digest });
-    if (digest !== recorded.answers && COMPILER_VERSION === recorded.compilerVersion)
+    const record = JSON.stringify({ compilerVersion: COMPILER_VERSION, formatVersion: DATASET_FORMAT_VERSION, answers: digest });
+    // Either version is in a dataset's key (`datasetKey`): a member that widens a row raises the format's, and that is enough.
+    const bumped = COMPILER_VERSION !== recorded.compilerVersion || DATASET_FORMAT_VERSION !== recorded.formatVersion;
+    if (digest !== recorded.answers && !bumped)
       throw new Error(
-        `the compiler's answers changed (${ranges} ranges of the fixtures) with COMPILER_VERSION still ${COMPILER_VERSION}: ` +
-          `raise it in src/dataset/locate.ts (so that cached datasets compile again), then write {"compilerVersion":<the new version>,"answers":"${digest}"} to fixtures/compiler-output.json`,
+        `the compiler's answers changed (${ranges} ranges of the fixtures) with COMPILER_VERSION still ${COMPILER_VERSION} and DATASET_FORMAT_VERSION ${DATASET_FORMAT_VERSION}: ` +
+          `raise COMPILER_VERSION in src/dataset/locate.ts (so that cached datasets compile again), then write ${record.replace(`"compilerVersion":${COMPILER_VERSION}`, '"compilerVersion":<the new version>')} to fixtures/compiler-output.json`,
       );
-    expect(record, 'fixtures/compiler-output.json, for this COMPILER_VERSION').toBe(JSON.stringify(recorded));
+    expect(record, 'fixtures/compiler-output.json, for these versions').toBe(JSON.stringify(recorded));
   });
 });

@@ -99,7 +99,11 @@ describe('dataset file', () => {
   it('refuses damaged and crafted files with a typed error naming the defect', () => {
     const cases: [string, Buffer, RegExp][] = [
       ['magic', damaged((b) => void b.write('XXXX', 0)), /bad magic/],
-      ['version', damaged((b) => b.writeUInt32LE(9, 8)), /format version 9/],
+      [
+        'a future version',
+        damaged((b) => b.writeUInt32LE(DATASET_FORMAT_VERSION + 1, 8)),
+        new RegExp(`format version ${DATASET_FORMAT_VERSION + 1}`),
+      ],
       [
         'the version before',
         damaged((b) => {
@@ -108,7 +112,7 @@ describe('dataset file', () => {
         }),
         new RegExp(`format version ${DATASET_FORMAT_VERSION - 1}, this iprecord reads ${DATASET_FORMAT_VERSION} \\(compile it again\\)`),
       ],
-      ['magic of another version', damaged((b) => void b.write('9', 7, 'latin1')), /bad magic/],
+      ['magic of another version', damaged((b) => void b.write(String((DATASET_FORMAT_VERSION + 1) % 10), 7, 'latin1')), /bad magic/],
       ['truncated', good.subarray(0, good.length - 4), /add up to/],
       ['empty', Buffer.alloc(0), /bad magic/],
       // Counts with bit 31 set: a typed error, not a RangeError from the arithmetic.
