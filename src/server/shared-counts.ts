@@ -33,7 +33,9 @@
  * gone: each instance sees that at its next call and sends its whole
  * 24 hours again, so the totals agree again within two seconds. A key of
  * another type where a count hash belongs (WRONGTYPE) is left alone and
- * counted on each instance alone, said once; other keys are unaffected.
+ * counted on each instance alone, said once; its quota, which cannot be
+ * one quota then, is answered as the operator chose for Redis away
+ * (`quotaWhenRedisDown`); other keys are unaffected.
  * The keys are under one hash tag (`{iprecord}`), so a Redis Cluster keeps
  * them on one node.
  *
@@ -221,11 +223,7 @@ export class SharedCounts {
     batch.accounts.forEach((a, i) => {
       const total = Number(totals[i]);
       if (total < 0) {
-        if (!this.broken.has(a))
-          this.log(
-            `counts: the Redis key ${HASH_PREFIX}${a.id} is not a count hash; key ${a.label} is counted on each instance alone until it is removed`,
-          );
-        this.broken.add(a);
+        this.unshareable(a);
         return;
       }
       if (this.broken.delete(a)) {
@@ -298,8 +296,7 @@ export class SharedCounts {
    */
   allows(a: Account, n: number, now: number): QuotaAnswer {
     if (a.quota === null) return true;
-    // A key whose Redis key is of another type is counted here alone: its quota too.
-    if (this.broken.has(a)) return a.allows(n, now);
+    if (this.broken.has(a)) return this.unshared(a, n, now);
     if (a.lease >= n) {
       a.lease -= n;
       if (a.leasing === null && a.lease < a.leaseGrant / 2 && !this.down) void this.lease(a, 1);
@@ -308,6 +305,25 @@ export class SharedCounts {
     if (this.down) return this.whileDown(a, n, now);
     if (now < a.spentUntil) return false;
     return this.leaseFor(a, n);
+  }
+
+  /** `a`'s Redis key is of another type: counted on each instance alone from now on, said once. */
+  private unshareable(a: Account): void {
+    if (this.broken.has(a)) return;
+    this.broken.add(a);
+    this.log(
+      `counts: the Redis key ${HASH_PREFIX}${a.id} is not a count hash; key ${a.label} is counted on each instance alone until it is removed${a.quota === null ? '' : this.quota.whenDown === 'closed' ? ', its requests answered 503 meanwhile (quotaWhenRedisDown: closed)' : ', its quota as each instance counts it meanwhile (quotaWhenRedisDown: open)'}`,
+    );
+  }
+
+  /**
+   * A quota key whose Redis key is of another type is counted on each
+   * instance alone, so its quota cannot be one quota: it is answered as
+   * the operator chose for Redis away (`closed`: 503 until the key is
+   * removed; `open`: as this instance counts it).
+   */
+  private unshared(a: Account, n: number, now: number): boolean | 'unavailable' {
+    return this.quota.whenDown === 'closed' ? 'unavailable' : a.allows(n, now);
   }
 
   private whileDown(a: Account, n: number, now: number): boolean | 'unavailable' {
@@ -326,7 +342,7 @@ export class SharedCounts {
       if (a.leasing !== null) await a.leasing;
       else {
         const granted = await this.lease(a, n - a.lease);
-        if (granted === null) return this.broken.has(a) ? a.allows(n, Date.now()) : this.whileDown(a, n, Date.now());
+        if (granted === null) return this.broken.has(a) ? this.unshared(a, n, Date.now()) : this.whileDown(a, n, Date.now());
         if (granted === 0 && a.lease < n) return false;
       }
       if (a.lease >= n) {
@@ -365,8 +381,7 @@ export class SharedCounts {
       if ('error' in answer) return null;
       const [state, granted] = answer.reply;
       if (state === 'type') {
-        // A key counted on each instance alone (`answered`, which says so): its quota too, from now on.
-        this.broken.add(a);
+        this.unshareable(a);
         return null;
       }
       if (state === 'epoch') {

@@ -134,6 +134,27 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     expect(second[403]).toBe(SENT - QUOTA);
   }, 60_000);
 
+  it('a quota key whose Redis key is of another type is answered as the operator chose for Redis away, never as one quota per instance', async () => {
+    const client = new Redis(redis.port, '127.0.0.1');
+    const [shut, spill] = [keys[8].key, keys[9].key];
+    try {
+      for (const key of [shut, spill]) await client.set(`{iprecord}:counts:${digest(key)}`, 'not a hash');
+      const closed = await Promise.all([serve(['--quota-when-redis-down', 'closed']), serve(['--quota-when-redis-down', 'closed'])]);
+      const got = await burst((i) => closed[i % 2].port, shut, SENT);
+      console.log(`quota ${QUOTA}, ${SENT} requests of a key whose Redis key is a string, closed: ${JSON.stringify(got)}`);
+      expect(got).toEqual({ 503: SENT });
+      for (const s of closed) expect(s.err()).toMatch(/is not a count hash; .* answered 503 meanwhile \(quotaWhenRedisDown: closed\)/);
+      // open: as each instance counts (at most the quota each), as when Redis is away; the key's removal shares it again.
+      const spilled = await burst((i) => fleet[i % 2].port, spill, SENT);
+      console.log(`the same, open: ${JSON.stringify(spilled)}`);
+      expect(spilled[200]).toBeLessThanOrEqual(2 * QUOTA);
+      expect(spilled[200]).toBeGreaterThan(QUOTA);
+      for (const s of closed) s.child.kill('SIGKILL');
+    } finally {
+      client.disconnect();
+    }
+  }, 60_000);
+
   it('passes the quota by at most the lease of an instance killed mid-burst and restarted', async () => {
     const key = keys[4].key;
     const ports = fleet.map((s) => s.port);
