@@ -210,15 +210,18 @@ export function explainRecord(
     warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);
     return explained(null);
   }
-  const lists = held.map((s): ListEvidence => ({
-    name: s.list,
-    categories: categories.get(s.list) ?? [],
-    listed: s.last === s.latest,
-    range: rangeText(version, s.start, s.end),
-    first_seen: dayText(s.first),
-    last_seen: dayText(s.last),
-    downloaded: dayText(s.latest),
-  }));
+  // The lists of this build: one left out of the configuration keeps its days in seen.bin, but holds nothing now.
+  const lists = held
+    .filter((s) => categories.has(s.list))
+    .map((s): ListEvidence => ({
+      name: s.list,
+      categories: categories.get(s.list) ?? [],
+      listed: s.last === s.latest,
+      range: rangeText(version, s.start, s.end),
+      first_seen: dayText(s.first),
+      last_seen: dayText(s.last),
+      downloaded: dayText(s.latest),
+    }));
   return explained(lists);
 }
 

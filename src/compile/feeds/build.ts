@@ -328,7 +328,8 @@ export async function buildDataset(config: ThreatConfig, dir: string, dataDir = 
   mkdirSync(dir, { recursive: true });
   const result = await buildThreat(config, dataDir, options);
   writeAtomic(join(dir, THREAT_FILE), result.buffer);
-  writeAtomic(join(dir, SEEN_FILE), encodeSeen(carryForward(seenBefore(options.previous), result.held)));
+  const today = dayOf((options.now ?? new Date()).getTime());
+  writeAtomic(join(dir, SEEN_FILE), encodeSeen(carryForward(seenBefore(options.previous), result.held, today)));
   const compile = options.dataset !== false;
   const sources = localSources(config.sources, dataDir);
   if (compile) {

@@ -15,7 +15,7 @@
  */
 
 import { join } from 'node:path';
-import { decodeSeen, KEEP_DAYS, SEEN_MAX_BYTES, type SeenList } from '../../evidence/seen.js';
+import { dayOf, dayText, decodeSeen, KEEP_DAYS, SEEN_MAX_BYTES, type SeenList } from '../../evidence/seen.js';
 import { SEEN_FILE } from '../../dataset/store.js';
 import { readRegular, unreadableReason } from '../../files/read.js';
 import type { Prepared } from './prepare.js';
@@ -33,17 +33,42 @@ export interface Held {
   readonly v6: readonly bigint[];
 }
 
-/** Each list of this build with its days, from the lists before (by name). */
-export function carryForward(before: ReadonlyMap<string, SeenList>, held: readonly Held[]): SeenList[] {
-  return held.map((h) => {
+/** The first day a download may be dated (2020-01-01): a clock before it is a clock that was not set. */
+export const FIRST_DAY = dayOf(Date.UTC(2020, 0, 1));
+
+/**
+ * Each list of this build with its days, from the lists before (by name),
+ * `today` the build's own day. A download's day is at most `today` (a file
+ * dated ahead); one before the list's last download (a clock set back) or
+ * before `FIRST_DAY` is refused, the list's days kept as they were, and
+ * `warn` says so: days never go backwards. A list left out of this build
+ * (a feed taken out of the configuration, or one that failed) keeps its
+ * days for `KEEP_DAYS` after its last download, so that it picks them up
+ * again when it comes back.
+ */
+export function carryForward(
+  before: ReadonlyMap<string, SeenList>,
+  held: readonly Held[],
+  today: number,
+  warn: (line: string) => void = (line) => process.emitWarning(line, { code: 'IPRECORD_SEEN_CLOCK' }),
+): SeenList[] {
+  const out = held.flatMap((h): SeenList[] => {
     const old = before.get(h.name);
-    return {
-      name: h.name,
-      latest: h.day,
-      v4: sweep4(old?.v4 ?? new Uint32Array(0), h.v4, h.day),
-      v6: sweep6(old?.v6 ?? [], pairs(h.v6), h.day),
-    };
+    const day = Math.min(h.day, today);
+    if (day < FIRST_DAY || (old !== undefined && day < old.latest)) {
+      const bound = day < FIRST_DAY ? `before ${dayText(FIRST_DAY)}` : `before its last download, ${dayText(old!.latest)}`;
+      warn(
+        `${h.name}: its download is dated ${dayText(day)}, ${bound} (is the clock right?); its first and last seen are kept as they were`,
+      );
+      return old === undefined ? [] : [old];
+    }
+    return [
+      { name: h.name, latest: day, v4: sweep4(old?.v4 ?? new Uint32Array(0), h.v4, day), v6: sweep6(old?.v6 ?? [], pairs(h.v6), day) },
+    ];
   });
+  const named = new Set(out.map((l) => l.name));
+  for (const [name, old] of before) if (!named.has(name) && today - old.latest <= KEEP_DAYS) out.push(old);
+  return out;
 }
 
 function pairs<T>(flat: readonly T[]): [T, T][] {
