@@ -1,6 +1,7 @@
 /** Reading files that another process may replace or change meanwhile. */
 
 import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 
 /**
  * Bytes `from` to `to` of a file (to its end without `to`), read into a
@@ -99,4 +100,49 @@ const REASONS: Readonly<Record<string, string>> = {
 export function unreadableReason(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | null)?.code;
   return (code !== undefined && REASONS[code]) || (e as Error).message;
+}
+
+/**
+ * The lines of a regular file (opened now: a file that cannot be read
+ * throws here, not at the first line), read `chunk` bytes (1 MiB) at a time, as UTF-8; a
+ * line longer than `maxLine` characters is cut there and the rest of it
+ * skipped, so that memory stays within a few MiB whatever the file holds.
+ * The file is closed when the lines are read or the loop stops.
+ * @throws Error as `openRegular`
+ */
+export function regularLines(path: string, maxLine = 1 << 16, chunk = 1 << 20): Iterable<string> {
+  const { fd } = openRegular(path);
+  let used = false;
+  return {
+    *[Symbol.iterator]() {
+      if (used) throw new Error(`the lines of ${path} are read once`);
+      used = true;
+      try {
+        const buf = Buffer.allocUnsafe(chunk);
+        const decoder = new StringDecoder('utf8');
+        let line = '';
+        let cut = false;
+        for (;;) {
+          const n = readSync(fd, buf, 0, buf.length, null);
+          const text = n === 0 ? decoder.end() : decoder.write(buf.subarray(0, n));
+          let from = 0;
+          for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+            if (!cut) line += text.slice(from, Math.min(nl, from + maxLine - line.length));
+            yield line;
+            line = '';
+            cut = false;
+            from = nl + 1;
+          }
+          if (!cut) {
+            line += text.slice(from, from + maxLine - line.length);
+            cut = line.length >= maxLine;
+          }
+          if (n === 0) break;
+        }
+        if (line !== '') yield line;
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
 }

@@ -11,7 +11,7 @@ import {
   type DiffResult,
   type SampleChanges,
 } from '../../evidence/diff.js';
-import { readRegularText } from '../../files/read.js';
+import { regularLines } from '../../files/read.js';
 import { ADDRESS_COLUMNS, logAddress } from '../row-address.js';
 import { previousBuild, resolveDataset } from '../../dataset/store.js';
 import { commandOptions, dataDir, options } from '../args.js';
@@ -82,10 +82,11 @@ export function run(argv: string[]): number {
         ? { before: paths[0], after: paths[1] }
         : { before: resolveDataset(paths[0]) ?? paths[0], after: resolveDataset(paths[1]) ?? paths[1] };
   }
-  let sampled: string[] | null = null;
+  // Streamed while it is looked up: memory stays within a few MiB whatever the file's size or its lines' length.
+  let sampled: Iterable<string> | null = null;
   if (o.sample !== undefined) {
     try {
-      sampled = sampleAddresses(readRegularText(o.sample));
+      sampled = sampleAddresses(regularLines(o.sample));
     } catch (e) {
       return usage(`--sample: ${(e as Error).message}`);
     }
@@ -181,13 +182,24 @@ export function recordChanges(dir: string, buildDir: string): void {
   }
 }
 
-/** The addresses of a sample file: a CSV's address column when its header names one, else each line's first field (a list, a log). */
-export function sampleAddresses(text: string): string[] {
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
-  const header = (lines[0] ?? '').split(',').map((h) => h.trim().replace(/^"|"$/g, '').toLowerCase());
-  const column = lines[0]?.includes(',') ? header.findIndex((h) => ADDRESS_COLUMNS.includes(h)) : -1;
-  if (column >= 0) return lines.slice(1).map((l) => (l.split(',')[column] ?? '').trim().replace(/^"|"$/g, ''));
-  return lines.flatMap((l) => logAddress(l, null) ?? []);
+/** The addresses of a sample file's lines: a CSV's address column when its header names one, else each line's first field (a list, a log). */
+export function* sampleAddresses(lines: Iterable<string>): Generator<string> {
+  // Undecided until the first line that is neither blank nor a comment: -1, no address column.
+  let column: number | null = null;
+  for (const raw of lines) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    if (column === null) {
+      const header = line.split(',').map((h) => h.trim().replace(/^"|"$/g, '').toLowerCase());
+      column = line.includes(',') ? header.findIndex((h) => ADDRESS_COLUMNS.includes(h)) : -1;
+      if (column >= 0) continue;
+    }
+    if (column >= 0) yield (line.split(',')[column] ?? '').trim().replace(/^"|"$/g, '');
+    else {
+      const ip = logAddress(line, null);
+      if (ip !== null) yield ip;
+    }
+  }
 }
 
 function sampleTable(file: string, s: SampleChanges): string {

@@ -1,0 +1,53 @@
+/**
+ * `regularLines` (files/read.ts): the lines a split of the file's text
+ * gives, each cut to its bound, whatever the chunks' edges cut (inside a
+ * line, at a newline, inside a character of several bytes); and memory
+ * within its bound on one line of 64 MiB.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { regularLines } from '../../../src/files/read.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-lines-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the lines of a file, streamed', () => {
+  it('are the lines of its text, each cut to the bound, for any chunk size', () => {
+    const file = join(dir, 'text.txt');
+    const text = fc.array(fc.oneof(fc.constantFrom('\n', '\r\n', 'é', '€', '😀', '1.2.3.4 '), fc.string({ maxLength: 8 })), {
+      maxLength: 60,
+    });
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 20 }), fc.integer({ min: 4, max: 64 }), (parts, maxLine, chunk) => {
+        const body = parts.join('');
+        writeFileSync(file, body);
+        const want = body.split('\n');
+        if (want[want.length - 1] === '') want.pop();
+        expect([...regularLines(file, maxLine, chunk)]).toEqual(want.map((l) => l.slice(0, maxLine)));
+      }),
+    );
+  });
+
+  it('holds a few MiB on a line of 64 MiB, its first 64 KiB kept', () => {
+    const file = join(dir, 'long.txt');
+    writeFileSync(file, Buffer.concat([Buffer.from('8.8.8.8 '), Buffer.alloc(64 << 20, 'x'), Buffer.from('\n9.9.9.9\n')]));
+    const before = process.memoryUsage();
+    let peak = 0;
+    const lines: number[] = [];
+    for (const line of regularLines(file)) {
+      lines.push(line.length);
+      const now = process.memoryUsage();
+      peak = Math.max(peak, now.heapUsed - before.heapUsed + now.arrayBuffers - before.arrayBuffers);
+    }
+    expect(lines).toEqual([1 << 16, 7]);
+    expect(peak).toBeLessThan(16 << 20);
+  });
+
+  it('throws on a path that is no regular file before the first line is asked for', () => {
+    expect(() => regularLines(dir)).toThrow(/not a regular file/);
+  });
+});
