@@ -5,6 +5,7 @@
  * exponential backoff for network errors, timeouts and 5xx answers.
  */
 
+import { lookup } from 'node:dns/promises';
 import { createWriteStream, rmSync } from 'node:fs';
 import { once } from 'node:events';
 
@@ -105,8 +106,44 @@ async function readBody(res: Response, o: DownloadOptions, sink: () => Sink): Pr
   return { etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
 }
 
+/** How long a host's name may take to resolve. */
+const RESOLVE_MS = 5000;
+/** How long an answer about a host's name is kept. */
+const RESOLVED_FOR_MS = 60_000;
+/**
+ * Each host's name, resolved once a minute at most (a cache: an update
+ * fetches some 60 URLs of a few hosts; without it, a machine offline spent
+ * every retry of every feed on the same failing lookup, 109 s in all).
+ * A failure's reason, or null where the name resolves.
+ */
+const resolved = new Map<string, { readonly at: number; readonly failure: Promise<string | null> }>();
+
+/** Why `url`'s host does not resolve (within `RESOLVE_MS`), or null when it does (or names an address). */
+export function unresolved(url: string): Promise<string | null> {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return Promise.resolve(null);
+  }
+  const known = resolved.get(host);
+  if (known !== undefined && Date.now() - known.at < RESOLVED_FOR_MS) return known.failure;
+  const failure = Promise.race([
+    lookup(host.replace(/^\[|\]$/g, '')).then(
+      () => null,
+      (e: NodeJS.ErrnoException) => `${host} does not resolve (${e.code ?? e.message})`,
+    ),
+    new Promise<string>((r) => setTimeout(() => r(`${host} does not resolve within ${RESOLVE_MS} ms`), RESOLVE_MS).unref()),
+  ]);
+  resolved.set(host, { at: Date.now(), failure });
+  return failure;
+}
+
 /** GETs with retries: the validators, or null for 304. @throws HttpError (the last attempt's) */
 async function getWithRetries(url: string, last: Validators | null, o: DownloadOptions, sink: () => Sink): Promise<Validators | null> {
+  // A name that does not resolve fails at once, without retries: no other attempt would do better within the update.
+  const failure = await unresolved(url);
+  if (failure !== null) throw new HttpError(failure, false);
   let error = new HttpError('not attempted', false);
   for (let attempt = 0; attempt <= o.retries; attempt++) {
     if (attempt > 0) await sleep(o.backoffMs * 2 ** (attempt - 1));

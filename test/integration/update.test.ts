@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSync } from '../../src/index.js';
 import { feedCachePath, resolveDataset } from '../../src/compile/feeds/build.js';
 import { parseThreatConfig, type ThreatConfig } from '../../src/compile/feeds/config.js';
-import { updateDataset } from '../../src/compile/feeds/update.js';
+import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
+import { CURRENT_FILE } from '../../src/dataset/store.js';
+import { HANG_MS } from '../helpers/wait.js';
 import { hasSharedData, SHARED_DATA } from '../helpers/env.js';
 import { SMALL_SOURCES } from '../helpers/maxmind.js';
 
@@ -309,4 +311,42 @@ d('iprecord update against a faulty server', () => {
       engine.close();
     }
   }
+});
+
+describe('iprecord update without a network', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iprecord-offline-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it(
+    'fails each download whose host does not resolve at once, without retries, and swaps in no build',
+    async () => {
+      // .invalid never resolves (RFC 6761): as a machine offline answers every name.
+      const config = parseThreatConfig(
+        {
+          sources: SMALL_SOURCES,
+          feeds: ['a', 'b', 'c'].map((name) => ({
+            name,
+            source: `http://iprecord-offline.invalid/${name}.txt`,
+            format: 'list',
+            categories: ['attacker'],
+          })),
+        },
+        dir,
+      );
+      const first = await buildAndSwap(config, dir, { dataset: false });
+      const current = readFileSync(join(dir, CURRENT_FILE), 'utf8');
+      const started = Date.now();
+      // Retries with a backoff of 10 s each: a download that went through them would take over a minute.
+      const result = await updateDataset(config, dir, { retries: 3, backoffMs: 10_000 });
+      console.log(`update offline: ${result.feeds.length} feeds failed in ${Date.now() - started} ms`);
+      expect(result.feeds.map((f) => [f.state, f.error])).toEqual(
+        ['a', 'b', 'c'].map(() => ['failed', 'iprecord-offline.invalid does not resolve (ENOTFOUND)']),
+      );
+      expect(result.ok).toBe(false);
+      expect(result.build).toBeNull();
+      expect(result.buildDir).toBe(first.buildDir);
+      expect(readFileSync(join(dir, CURRENT_FILE), 'utf8')).toBe(current);
+    },
+    HANG_MS,
+  );
 });

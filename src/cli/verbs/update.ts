@@ -54,15 +54,31 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof args === 'number') return args;
   const { dir, config } = args;
   const result = await updateDataset(config, dir, { allowShrink, allowGrowth });
+  // A host whose name does not resolve is one line, not one a feed of it.
+  const unresolved = new Map<string, number>();
+  const said = (error: string | undefined) => {
+    const host = error === undefined ? null : /^(\S+ does not resolve [^;]*)/.exec(error)?.[1];
+    if (host == null) return false;
+    unresolved.set(host, (unresolved.get(host) ?? 0) + 1);
+    return true;
+  };
   for (const s of result.sources) {
+    if (s.state === 'failed' && said(s.error)) continue;
     process.stderr.write(
       `${s.state.padEnd(9)} ${s.role} ${s.url}${s.networks !== undefined ? `: ${s.networks} networks` : ''}${s.error ? ` (${s.error})` : ''}\n`,
     );
   }
   for (const f of result.feeds) {
+    if (f.state === 'failed' && said(f.error)) continue;
     process.stderr.write(
       `${f.state.padEnd(9)} ${f.name}${f.entries !== undefined ? `: ${f.entries} entries` : ''}${f.error ? ` (${f.error})` : ''}\n`,
     );
+  }
+  for (const [host, n] of unresolved)
+    process.stderr.write(`${'failed'.padEnd(9)} ${host}: ${n} ${n === 1 ? 'download' : 'downloads'}, each keeping its last good data\n`);
+  if (result.build === null) {
+    process.stderr.write(`nothing was downloaded: the current build is kept (${result.buildDir})\n`);
+    return 1;
   }
   process.stderr.write(`current build: ${result.buildDir}\n`);
   (await import('./diff.js')).recordChanges(dir, result.buildDir);

@@ -76,7 +76,8 @@ export interface UpdateResult {
   /** The databases given as URLs. */
   readonly sources: readonly SourceUpdate[];
   readonly feeds: readonly FeedUpdate[];
-  readonly build: BuildResult;
+  /** The build made; null when every download failed, the current build kept (`buildDir`). */
+  readonly build: BuildResult | null;
   readonly buildDir: string;
 }
 
@@ -222,6 +223,10 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
       }
     };
     await Promise.all([worker(), worker()]);
+    // Nothing downloaded (offline, say): the build there is kept, not built again from the same files.
+    const current = currentBuild(dir);
+    if (current !== null && sources.length + feeds.length > 0 && [...sources, ...feeds].every((u) => u.state === 'failed'))
+      return { ok: false, sources, feeds, build: null, buildDir: join(dir, BUILDS_DIR, current) };
     const { build, buildDir } = await swap(config, dir);
     const ok =
       sources.every((s) => s.state !== 'failed') && feeds.every((f) => f.state !== 'failed') && build.feeds.every((f) => f.state === 'ok');
