@@ -15,16 +15,8 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 vi.mock('../../src/contract/template.js', async (importOriginal) => {
-  const t = await importOriginal<typeof import('../../src/contract/template.js')>();
-  const entries = Object.entries(t.RECORD_TEMPLATE);
-  const after = entries.findIndex(([k]) => k === 'region_type') + 1;
-  const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['district', 'places'], ...entries.slice(after)]) as Record<
-    string,
-    string
-  >;
-  const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE));
-  const of = (source: string) => Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === source));
-  return { ...t, RECORD_TEMPLATE, RECORD_MEMBERS, PLACE_MEMBERS: of('places'), LOCATION_MEMBERS: of('locations') };
+  const { withMember } = await import('../helpers/template-copy.js');
+  return withMember(await importOriginal(), 'district', 'region_type', 'places');
 });
 
 const { Interner } = await import('../../src/compile/intern.js');

@@ -22,13 +22,8 @@ import { Reader } from 'maxmind';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 vi.mock('../../src/contract/template.js', async (importOriginal) => {
-  const t = await importOriginal<typeof import('../../src/contract/template.js')>();
-  const entries = Object.entries(t.RECORD_TEMPLATE);
-  const after = entries.findIndex(([k]) => k === 'region_type') + 1;
-  const RECORD_TEMPLATE = Object.fromEntries([...entries.slice(0, after), ['connection_type', 'places'], ...entries.slice(after)]);
-  const RECORD_MEMBERS = Object.freeze(Object.keys(RECORD_TEMPLATE));
-  const of = (source: string) => Object.freeze(RECORD_MEMBERS.filter((k) => RECORD_TEMPLATE[k] === source));
-  return { ...t, RECORD_TEMPLATE, RECORD_MEMBERS, PLACE_MEMBERS: of('places'), LOCATION_MEMBERS: of('locations') };
+  const { withMember } = await import('../helpers/template-copy.js');
+  return withMember(await importOriginal(), 'connection_type', 'region_type', 'places');
 });
 
 // The one adapter: MaxMind City reads the member from its record's traits.
