@@ -56,9 +56,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * with the sources at Prettier's width of 140 (the type declarations keep
  * the sources' line breaks: 1 074 201 bytes built afresh); 1 080 kB
  * with the reasons of the files over 300 lines, which the bundles' and
- * declarations' module comments carry (1 076 609 bytes).
+ * declarations' module comments carry (1 076 609 bytes); 1 100 kB with
+ * the CLI a file a verb, the update's one DNS answer a host, the streamed
+ * sample lines and seen.bin's bounds (1 091 389 bytes built afresh).
  */
-const UNPACKED_BUDGET = 1_080_000;
+const UNPACKED_BUDGET = 1_100_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {

@@ -5,7 +5,7 @@
  * the fixture databases (every schema the fixtures have) and digests the
  * record of each range's first and last address (time_zone by its name
  * alone: the rest is the clock's), against the digest recorded with the
- * versions in `fixtures/compiler-output.json`: answers that changed with
+ * versions in `test/unit/dataset/compiler-output.json`: answers that changed with
  * the same versions (COMPILER_VERSION and DATASET_FORMAT_VERSION, both in
  * a dataset's key) fail, naming what to do.
  */
@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Dataset } from '../../../src/dataset/format.js';
 import { DATASET_FORMAT_VERSION } from '../../../src/dataset/layout.js';
@@ -22,7 +23,7 @@ import { formatIp } from '../../../src/ip/format.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
 import { testDb } from '../../helpers/maxmind.js';
 
-const RECORDED = join(FIXTURES_DIR, 'compiler-output.json');
+const RECORDED = fileURLToPath(new URL('./compiler-output.json', import.meta.url));
 
 /** The digest of the answers at every range edge of a dataset compiled from the fixtures. */
 function answersDigest(): { digest: string; ranges: number } {
@@ -75,8 +76,8 @@ describe('COMPILER_VERSION', () => {
     if (digest !== recorded.answers && !bumped)
       throw new Error(
         `the compiler's answers changed (${ranges} ranges of the fixtures) with COMPILER_VERSION still ${COMPILER_VERSION} and DATASET_FORMAT_VERSION ${DATASET_FORMAT_VERSION}: ` +
-          `raise COMPILER_VERSION in src/dataset/locate.ts (so that cached datasets compile again), then write ${record.replace(`"compilerVersion":${COMPILER_VERSION}`, '"compilerVersion":<the new version>')} to fixtures/compiler-output.json`,
+          `raise COMPILER_VERSION in src/dataset/locate.ts (so that cached datasets compile again), then write ${record.replace(`"compilerVersion":${COMPILER_VERSION}`, '"compilerVersion":<the new version>')} to test/unit/dataset/compiler-output.json`,
       );
-    expect(record, 'fixtures/compiler-output.json, for these versions').toBe(JSON.stringify(recorded));
+    expect(record, 'test/unit/dataset/compiler-output.json, for these versions').toBe(JSON.stringify(recorded));
   });
 });
