@@ -26,7 +26,7 @@ export type { LookupOptions, AnswerOptions, EngineInfo, ListState, FeedState, Se
 export type { Selected, PathValue } from './record/select.js';
 export type { OpenOptions, SharedFile, SharedFiles } from './engine/options.js';
 export type { DatabaseInfo } from './dataset/layout.js';
-export type { AsnTypeEvidence, Explanation, ListEvidence } from './evidence/explain.js';
+export type { AsnTypeEvidence, DamagedHistory, Explanation, ListEvidence } from './evidence/explain.js';
 export type { CountryAgreement } from './evidence/compare.js';
 export type { IprecordErrorCode } from './contract/errors.js';
 export type {

@@ -20,7 +20,7 @@ import { Answers, type AnswerOptions } from './answers.js';
 import { GROUP as PREFETCH_GROUP, prefetch } from '../dataset/prefetch.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 import { Compared } from '../evidence/compare.js';
-import { explainRecord, seenPath, type Explanation } from '../evidence/explain.js';
+import { type DamagedHistory, explainRecord, seenPath, type Explanation } from '../evidence/explain.js';
 
 export type { EngineInfo, FeedState, ListState } from './info.js';
 import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from '../contract/types.js';
@@ -251,13 +251,17 @@ export class Engine extends EventEmitter<EngineEvents> {
    * it and its latest download (kept by each `iprecord build` and
    * `update`; `lists` is null where the data keeps no such record). Opens
    * the build's `seen.bin` on each call: for investigating an address, not
-   * for every request.
-   * @throws the errors of `lookup`
+   * for every request. A seen.bin that cannot be read or is damaged (its
+   * checksum, checked once per file) is answered as `lists: null` with a
+   * warning (`IPRECORD_SEEN_DAMAGED`), or thrown where `damagedHistory` is
+   * `throw`.
+   * @throws the errors of `lookup`; InvalidDatasetError for a damaged seen.bin where `damagedHistory` is `throw`
    */
-  explain(ip: string): Explanation {
+  explain(ip: string, options: { readonly damagedHistory?: DamagedHistory } = {}): Explanation {
     const record = this.lookup(ip);
     const snap = this.live();
-    return explainRecord(ip, record, snap.dataset, this.info(), seenPath(snap.build, snap.threatPath), this.compared);
+    const seen = seenPath(snap.build, snap.threatPath);
+    return explainRecord(ip, record, snap.dataset, this.info(), seen, this.compared, options.damagedHistory ?? 'warn');
   }
 
   /**

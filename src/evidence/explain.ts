@@ -28,7 +28,8 @@ import {
 } from '../dataset/format.js';
 import type { Compared, CountryAgreement } from './compare.js';
 import { memoryMapper } from '../platform/native.js';
-import { dayText, SEEN_MAX_BYTES, seenAt } from './seen.js';
+import { dayText, SEEN_MAX_BYTES, seenAt, verifySeen } from './seen.js';
+import { InvalidDatasetError } from '../contract/errors.js';
 import { SEEN_FILE } from '../dataset/store.js';
 import type { Category } from '../contract/template.js';
 import type { DatabaseInfo } from '../dataset/layout.js';
@@ -132,6 +133,59 @@ function warnOnce(text: string): void {
   process.emitWarning(text, { code: 'IPRECORD_SEEN_DAMAGED' });
 }
 
+/**
+ * What an explanation does when the build's seen.bin cannot be read or is
+ * damaged: `warn` answers `lists: null` with a process warning (code
+ * `IPRECORD_SEEN_DAMAGED`, once per file and reason), `throw` throws an
+ * `InvalidDatasetError` that says why.
+ */
+export type DamagedHistory = 'warn' | 'throw';
+
+/**
+ * The seen.bin whose checksum was checked last (its path and identity:
+ * device, inode, size and times) and what the check found. A cache of one
+ * entry, because the checksum covers the whole file (tens of MB with the
+ * shared feeds) where an explanation reads a few of its pages: a build's
+ * files are written once, and a file changed in place has new times.
+ */
+let checked: { readonly id: string; readonly error: Error | null } | null = null;
+
+/**
+ * The ranges of the lists in the seen.bin at `path` that hold `address`,
+ * or null (said by `damaged`) when it cannot be read or is damaged.
+ */
+function history(path: string, version: 4 | 6, address: bigint, damaged: DamagedHistory): ReturnType<typeof seenAt> | null {
+  const fail = (e: unknown) => {
+    const reason = e instanceof InvalidDatasetError ? e.message : `${path}: ${(e as Error).message}.`;
+    if (damaged === 'throw') throw new InvalidDatasetError(`the lists' history cannot be read: ${reason}`);
+    warnOnce(`The lists' history cannot be read: ${reason} explain answers without it (lists: null).`);
+    return null;
+  };
+  try {
+    // A regular file of a bounded size (a FIFO or a device is refused, never read); mapped where the addon is: a binary
+    // search a list touches a few of its pages, not the whole file (but for its checksum, once: `checked`).
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new Error('it is not a regular file');
+    if (stat.size > SEEN_MAX_BYTES) throw new Error(`it holds ${stat.size} bytes, more than the ${SEEN_MAX_BYTES} it may`);
+    const mapper = memoryMapper();
+    const bytes = 'map' in mapper ? mapper.map(path) : readRegular(path, SEEN_MAX_BYTES);
+    const id = `${path}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    if (checked?.id !== id) {
+      let error: Error | null = null;
+      try {
+        verifySeen(bytes, path);
+      } catch (e) {
+        error = e as Error;
+      }
+      checked = { id, error };
+    }
+    if (checked.error !== null) throw checked.error;
+    return seenAt(bytes, version, address, path);
+  } catch (e) {
+    return fail(e);
+  }
+}
+
 /** Where a build's seen.bin is: its build directory's, else beside its threat.bin. */
 export function seenPath(build: string | null, threatPath: string | null): string | null {
   if (build !== null) return join(build, SEEN_FILE);
@@ -159,6 +213,7 @@ export function explainRecord(
   info: ExplainedInfo,
   seen: string | null,
   compared: Compared | null,
+  damaged: DamagedHistory = 'warn',
 ): Explanation {
   const sources = { databases: info.databases, timeZones: info.timeZones, threat: info.threat, facts: FACT_SOURCES };
   const a = parseIp(ip)!;
@@ -184,32 +239,12 @@ export function explainRecord(
   });
   // No feeds, or a build made before seen.bin: no history kept.
   if (seen === null || info.threat === null || !existsSync(seen)) return explained(null);
-  let bytes: Buffer;
-  try {
-    // A regular file of a bounded size (a FIFO or a device is refused, never read); mapped where the addon is: a binary
-    // search a list touches a few of its pages, not the whole file.
-    const stat = statSync(seen);
-    const size = stat.size;
-    if (!stat.isFile()) throw new Error('it is not a regular file');
-    if (size > SEEN_MAX_BYTES) throw new Error(`it holds ${size} bytes, more than the ${SEEN_MAX_BYTES} it may`);
-    const mapper = memoryMapper();
-    bytes = 'map' in mapper ? mapper.map(seen) : readRegular(seen, SEEN_MAX_BYTES);
-  } catch (e) {
-    warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);
-    return explained(null);
-  }
   const address = v4
     ? BigInt(a.words[3])
     : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
+  const held = history(seen, version, address, damaged);
+  if (held === null) return explained(null);
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
-  let held: ReturnType<typeof seenAt>;
-  try {
-    held = seenAt(bytes, version, address, seen);
-  } catch (e) {
-    // A damaged history is no history: the record is answered as without one, and the damage said once.
-    warnOnce(`${seen}: the lists' history cannot be read (${(e as Error).message}); explain answers without it (lists: null)`);
-    return explained(null);
-  }
   // The lists of this build: one left out of the configuration keeps its days in seen.bin, but holds nothing now.
   const lists = held
     .filter((s) => categories.has(s.list))

@@ -3,16 +3,20 @@
  * address (written by `compile/feeds/seen.ts`), and reading it for one
  * address (`Engine.explain`). Never read by a lookup.
  *
- * The file (little-endian): `IPRSEEN1`, the list count (u32); per list its
- * name (u16 length, UTF-8), the day of its latest download (u32), its
- * IPv4 ranges (u32 count, then start, end, first, last: u32 each, 16 bytes
- * a range) and its IPv6 ranges (u32 count, then start and end as 16 bytes
- * big-endian each and first and last as u32: 40 bytes a range). Ranges are
- * sorted and disjoint, and neighbours with the same days are joined. Days
- * are UTC days since 1970.
+ * The file (little-endian): `IPRSEEN2`, its checksum (u32: `files/checksum.ts`
+ * over every other byte), the list count (u32); per list its name (u16
+ * length, UTF-8), the day of its latest download (u32), its IPv4 ranges
+ * (u32 count, then start, end, first, last: u32 each, 16 bytes a range) and
+ * its IPv6 ranges (u32 count, then start and end as 16 bytes big-endian
+ * each and first and last as u32: 40 bytes a range). Ranges are sorted and
+ * disjoint, and neighbours with the same days are joined. Days are UTC days
+ * since 1970, from `FIRST_DAY` on, a range's first at most its last and its
+ * last at most its list's latest download. `IPRSEEN1` (written before the
+ * checksum: the same without it) is still read, its days checked alone.
  */
 
 import { InvalidDatasetError } from '../contract/errors.js';
+import { wholeFileCrc } from '../files/checksum.js';
 
 /** Days a range stays after the last download that held it. */
 export const KEEP_DAYS = 90;
@@ -24,11 +28,19 @@ export const KEEP_DAYS = 90;
  */
 export const SEEN_MAX_BYTES = 1 << 30;
 
-const MAGIC = 'IPRSEEN1';
+const MAGIC = 'IPRSEEN2';
+/** The magic of the files written before the checksum. */
+const MAGIC_1 = 'IPRSEEN1';
+/** Where the checksum is, and where the list count is in each version. */
+const CRC_AT = 8;
+const HEADER = { [MAGIC]: 16, [MAGIC_1]: 12 } as const;
 const DAY_MS = 86_400_000;
 
 /** The UTC day of a time. */
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** The first day a download may be dated (2020-01-01): a clock before it is a clock that was not set. */
+export const FIRST_DAY = dayOf(Date.UTC(2020, 0, 1));
 
 /** A day as `YYYY-MM-DD`. */
 export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -71,12 +83,14 @@ const read128 = (buf: Buffer, at: number): bigint => (buf.readBigUInt64BE(at) <<
  * @throws InvalidDatasetError when the bytes are not a seen.bin
  */
 function listsIn(buf: Buffer, name: string): ListAt[] {
-  const bad = (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
-  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad('bad magic');
+  const bad = invalid(name);
+  const magic = buf.length < 12 ? '' : buf.toString('latin1', 0, 8);
+  if (magic !== MAGIC && magic !== MAGIC_1) throw bad('bad magic');
   const out: ListAt[] = [];
-  let at = 12;
+  let at = HEADER[magic];
+  if (buf.length < at) throw bad('it ends within its header');
   try {
-    for (let k = buf.readUInt32LE(8); k > 0; k--) {
+    for (let k = buf.readUInt32LE(at - 4); k > 0; k--) {
       const length = buf.readUInt16LE(at);
       const list = buf.toString('utf8', at + 2, at + 2 + length);
       at += 2 + length;
@@ -88,6 +102,7 @@ function listsIn(buf: Buffer, name: string): ListAt[] {
       const v6 = v4 + n4 * 16 + 4;
       at = v6 + n6 * 40;
       if (at > buf.length) throw bad(`the IPv6 ranges of ${list} run past the end`);
+      if (latest < FIRST_DAY) throw bad(`${list}'s latest download is dated ${dayText(latest)}, before ${dayText(FIRST_DAY)}`);
       out.push({ name: list, latest, n4, v4, n6, v6 });
     }
   } catch (e) {
@@ -98,9 +113,31 @@ function listsIn(buf: Buffer, name: string): ListAt[] {
   return out;
 }
 
+const invalid = (name: string) => (why: string) => new InvalidDatasetError(`${name} is not a valid seen.bin: ${why}.`);
+
+/**
+ * Checks a seen.bin's checksum (a file written before it has none: its
+ * structure and days are what is checked of it, by the readers below).
+ * @throws InvalidDatasetError when the bytes are not a seen.bin or do not match their checksum
+ */
+export function verifySeen(buf: Buffer, name = 'seen.bin'): void {
+  listsIn(buf, name);
+  if (buf.toString('latin1', 0, 8) !== MAGIC) return;
+  if (wholeFileCrc(buf, HEADER[MAGIC], CRC_AT) !== buf.readUInt32LE(CRC_AT)) throw invalid(name)('its checksum does not match its bytes');
+}
+
+/** Throws when a range's days are not days a build writes: from FIRST_DAY, first at most last, last at most the list's latest. */
+function checkDays(name: string, list: string, first: number, last: number, latest: number): void {
+  if (first >= FIRST_DAY && first <= last && last <= latest) return;
+  throw invalid(name)(
+    `a range of ${list} is first seen ${dayText(first)} and last seen ${dayText(last)}, its list downloaded ${dayText(latest)}`,
+  );
+}
+
 /**
  * The ranges of every list that hold one address, read from the file's
- * bytes where they are (a binary search a list), without decoding it.
+ * bytes where they are (a binary search a list), without decoding it; the
+ * days of each range found are checked (`verifySeen` checks the checksum).
  * @throws InvalidDatasetError when the bytes are not a seen.bin
  */
 export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'seen.bin'): SeenAt[] {
@@ -120,14 +157,10 @@ export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'see
     const i = lo - 1;
     if (i < 0 || end(i) < address) continue;
     const days = base + i * width + (version === 4 ? 8 : 32);
-    out.push({
-      list: l.name,
-      start: start(i),
-      end: end(i),
-      first: buf.readUInt32LE(days),
-      last: buf.readUInt32LE(days + 4),
-      latest: l.latest,
-    });
+    const first = buf.readUInt32LE(days);
+    const last = buf.readUInt32LE(days + 4);
+    checkDays(name, l.name, first, last, l.latest);
+    out.push({ list: l.name, start: start(i), end: end(i), first, last, latest: l.latest });
   }
   return out;
 }
@@ -135,10 +168,10 @@ export function seenAt(buf: Buffer, version: 4 | 6, address: bigint, name = 'see
 /** The bytes of `seen.bin`. */
 export function encodeSeen(lists: readonly SeenList[]): Buffer {
   const names = lists.map((l) => Buffer.from(l.name, 'utf8'));
-  const size = 8 + 4 + lists.reduce((n, l, k) => n + 2 + names[k].length + 4 + 4 + l.v4.length * 4 + 4 + l.v6.length * 40, 0);
+  const size = HEADER[MAGIC] + lists.reduce((n, l, k) => n + 2 + names[k].length + 4 + 4 + l.v4.length * 4 + 4 + l.v6.length * 40, 0);
   const out = Buffer.alloc(size);
-  let at = out.write(MAGIC, 0, 'latin1');
-  at = out.writeUInt32LE(lists.length, at);
+  out.write(MAGIC, 0, 'latin1');
+  let at = out.writeUInt32LE(lists.length, HEADER[MAGIC] - 4);
   lists.forEach((l, k) => {
     at = out.writeUInt16LE(names[k].length, at);
     at += names[k].copy(out, at);
@@ -155,18 +188,38 @@ export function encodeSeen(lists: readonly SeenList[]): Buffer {
       at = out.writeUInt32LE(z, at);
     }
   });
+  out.writeUInt32LE(wholeFileCrc(out, HEADER[MAGIC], CRC_AT), CRC_AT);
   return out;
 }
 
-/** The lists of a `seen.bin`, by name. @throws InvalidDatasetError when the bytes are not one */
+/**
+ * The lists of a `seen.bin`, by name, its checksum and every range checked
+ * (sorted, disjoint, days as `checkDays` says).
+ * @throws InvalidDatasetError when the bytes are not one
+ */
 export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList> {
+  verifySeen(buf, name);
   const out = new Map<string, SeenList>();
+  const unsorted = (list: string, family: string) => invalid(name)(`the ${family} ranges of ${list} are not sorted and disjoint`);
   for (const l of listsIn(buf, name)) {
     const v4 = new Uint32Array(l.n4 * 4);
     for (let i = 0; i < v4.length; i++) v4[i] = buf.readUInt32LE(l.v4 + i * 4);
+    for (let i = 0; i < v4.length; i += 4) {
+      if (v4[i] > v4[i + 1] || (i > 0 && v4[i] <= v4[i - 3])) throw unsorted(l.name, 'IPv4');
+      checkDays(name, l.name, v4[i + 2], v4[i + 3], l.latest);
+    }
     const v6: [bigint, bigint, number, number][] = [];
-    for (let i = 0, at = l.v6; i < l.n6; i++, at += 40)
-      v6.push([read128(buf, at), read128(buf, at + 16), buf.readUInt32LE(at + 32), buf.readUInt32LE(at + 36)]);
+    for (let i = 0, at = l.v6; i < l.n6; i++, at += 40) {
+      const range: [bigint, bigint, number, number] = [
+        read128(buf, at),
+        read128(buf, at + 16),
+        buf.readUInt32LE(at + 32),
+        buf.readUInt32LE(at + 36),
+      ];
+      if (range[0] > range[1] || (i > 0 && range[0] <= v6[i - 1][1])) throw unsorted(l.name, 'IPv6');
+      checkDays(name, l.name, range[2], range[3], l.latest);
+      v6.push(range);
+    }
     out.set(l.name, { name: l.name, latest: l.latest, v4, v6 });
   }
   return out;

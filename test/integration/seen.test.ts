@@ -21,6 +21,7 @@ import { parseThreatConfig } from '../../src/compile/feeds/config.js';
 import { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../src/compile/feeds/seen.js';
 import { buildAndSwap, updateDataset } from '../../src/compile/feeds/update.js';
 import { dayText, SEEN_MAX_BYTES } from '../../src/evidence/seen.js';
+import { run as explainVerb } from '../../src/cli/verbs/explain.js';
 import { CURRENT_FILE, SEEN_FILE } from '../../src/dataset/store.js';
 import { open } from '../../src/index.js';
 import { createServer as createIprecordServer } from '../../src/server/index.js';
@@ -225,6 +226,8 @@ describe('first and last seen across updates from an HTTP origin', () => {
     if (req.headers['if-none-match'] === etag) return void res.writeHead(304).end();
     res.writeHead(200, { etag }).end(body);
   });
+  /** The updates' configuration: the origin's one list (set by the first test, which the others follow). */
+  let config: ReturnType<typeof parseThreatConfig>;
   afterAll(() => {
     vi.useRealTimers();
     server.close();
@@ -236,7 +239,7 @@ describe('first and last seen across updates from an HTTP origin', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/drawn`;
     // Public space, so that explain() answers each probe (an address of documentation space has no record).
     const entries = pool([0x51024500, 0x59a01400], ['2a02:cf40::', 0x2a02cf40n << 96n]);
-    const config = parseThreatConfig(
+    config = parseThreatConfig(
       { sources: SMALL_SOURCES, feeds: [{ name: 'drawn', source: url, format: 'list', categories: ['attacker'] }] },
       dir,
     );
@@ -311,14 +314,80 @@ describe('first and last seen across updates from an HTTP origin', () => {
       engine.explain(ip);
       await new Promise((r) => setImmediate(r));
       expect(warned.length).toBe(1);
-      expect(warned[0]).toMatch(/seen\.bin: the lists' history cannot be read \(.+\); explain answers without it \(lists: null\)$/);
+      expect(warned[0]).toMatch(
+        /^The lists' history cannot be read: .+seen\.bin is not a valid seen\.bin: the IPv\d ranges of drawn run past the end\. explain answers without it \(lists: null\)\.$/,
+      );
       const { port } = await server.listen(0, '127.0.0.1');
       const r = await fetch(`http://127.0.0.1:${port}/explain/${ip}`);
       expect(r.status).toBe((await fetch(`http://127.0.0.1:${port}/${ip}`)).status);
       expect(((await r.json()) as { lists: unknown }).lists).toBeNull();
+      expect(() => engine.explain(ip, { damagedHistory: 'throw' })).toThrow(/the lists' history cannot be read: .+ run past the end/);
     } finally {
       process.off('warning', listen);
       await server.close();
+      engine.close();
+      writeFileSync(file, bytes);
+    }
+  });
+
+  it('never answers or carries days from damaged day words: explain answers no history, the CLI exits 2, the next build starts again', async () => {
+    vi.useRealTimers();
+    const current = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
+    const file = join(dir, current, SEEN_FILE);
+    const good = readFileSync(file);
+    const ip = '81.2.69.142';
+    const engine = await open({ data: dir });
+    // The first IPv4 range of the list as it lies in the file: start, end, first and last day.
+    const drawn = decodeSeen(good).get('drawn')!;
+    const row = Buffer.alloc(16);
+    for (let i = 0; i < 4; i++) row.writeUInt32LE(drawn.v4[i], i * 4);
+    const at = good.indexOf(row);
+    expect(at).toBeGreaterThan(0);
+    const a = drawn.v4[0];
+    const probe = [a >>> 24, (a >>> 16) & 255, (a >>> 8) & 255, a & 255].join('.');
+    expect(engine.explain(probe).lists?.map((l) => l.first_seen)).toEqual([dayText(drawn.v4[2])]);
+    // Two day words damaged (first seen 1972, last seen 2136), the checksum as it was.
+    const damaged = Buffer.from(good);
+    damaged.writeUInt32LE(800, at + 8);
+    damaged.writeUInt32LE(60_600, at + 12);
+    writeFileSync(file, damaged);
+    const warned: string[] = [];
+    const listen = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_SEEN_DAMAGED' && warned.push(w.message));
+    process.on('warning', listen);
+    const stderr: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => stderr.push(String(chunk)) > 0);
+    try {
+      expect(engine.explain(probe).lists).toBeNull();
+      expect(engine.explain(ip).lists).toBeNull();
+      await new Promise((r) => setImmediate(r));
+      expect(warned).toEqual([expect.stringMatching(/seen\.bin is not a valid seen\.bin: its checksum does not match its bytes\./)]);
+      // The CLI: one line saying why, exit 2 (1 is an address without a record).
+      const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      let code: number;
+      try {
+        code = explainVerb([probe, '--data', dir]);
+      } finally {
+        stdout.mockRestore();
+      }
+      write.mockRestore();
+      expect(code).toBe(2);
+      // Node prints the warnings above to standard error too.
+      expect(stderr.filter((l) => !l.startsWith('(node:')).join('')).toMatch(
+        /^iprecord: [\d.]+: the lists' history cannot be read: .+ its checksum does not match its bytes\.\n$/,
+      );
+      // The next build: days start again from it (its own download's day), none of the damaged ones carried on.
+      expect((await updateDataset(config, dir, { retries: 0, allowShrink: true })).ok).toBe(true);
+      const now = readFileSync(join(dir, CURRENT_FILE), 'utf8').trim();
+      expect(now).not.toBe(current);
+      const fresh = decodeSeen(readFileSync(join(dir, now, SEEN_FILE))).get('drawn')!;
+      const today = dayOf(Date.now());
+      for (let i = 0; i < fresh.v4.length; i += 4) expect([fresh.v4[i + 2], fresh.v4[i + 3]]).toEqual([fresh.latest, fresh.latest]);
+      expect(fresh.latest).toBeLessThanOrEqual(today);
+      await new Promise((r) => setImmediate(r));
+      expect(warned.join('\n')).toMatch(/its checksum does not match its bytes\. First and last seen start again from this build\./);
+    } finally {
+      write.mockRestore();
+      process.off('warning', listen);
       engine.close();
     }
   });

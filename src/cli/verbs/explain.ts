@@ -1,7 +1,7 @@
 /** `iprecord explain`: an address's record with the evidence behind it, as JSON (`evidence/explain.ts`). */
 
 import { commandOptions, dataDir, options } from '../args.js';
-import { isIprecordError } from '../../contract/errors.js';
+import { InvalidDatasetError, isIprecordError } from '../../contract/errors.js';
 import { openSync } from '../../engine/engine.js';
 
 export const USAGE = `Usage: iprecord explain <ip> [--data dir] [--compare file]
@@ -19,7 +19,8 @@ Options:
   --compare file   a second location database (MMDB): its country beside the record's (agreement)
   -h, --help       this help
 
-Exit codes: 0 explained, 1 the address has no record (private, reserved or not an address), 2 usage or data error.
+Exit codes: 0 explained, 1 the address has no record (private, reserved or not an address), 2 usage or data error
+(a damaged history of the lists among them).
 `;
 
 export function run(argv: string[]): number {
@@ -38,12 +39,12 @@ export function run(argv: string[]): number {
   const data = dataDir(o.data);
   const engine = openSync({ ...(data === undefined ? {} : { data }), ...(o.compare === undefined ? {} : { compare: o.compare }) });
   try {
-    process.stdout.write(JSON.stringify(engine.explain(ips[0]), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(engine.explain(ips[0], { damagedHistory: 'throw' }), null, 2) + '\n');
     return 0;
   } catch (e) {
     if (!isIprecordError(e)) throw e;
     process.stderr.write(`iprecord: ${ips[0]}: ${e.message}\n`);
-    return 1;
+    return e instanceof InvalidDatasetError ? 2 : 1;
   } finally {
     engine.close();
   }

@@ -15,12 +15,12 @@
  */
 
 import { join } from 'node:path';
-import { dayOf, dayText, decodeSeen, KEEP_DAYS, SEEN_MAX_BYTES, type SeenList } from '../../evidence/seen.js';
+import { dayText, decodeSeen, FIRST_DAY, KEEP_DAYS, SEEN_MAX_BYTES, type SeenList } from '../../evidence/seen.js';
 import { SEEN_FILE } from '../../dataset/store.js';
 import { readRegular, unreadableReason } from '../../files/read.js';
 import type { Prepared } from './prepare.js';
 
-export { dayOf, decodeSeen, encodeSeen, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
+export { dayOf, decodeSeen, encodeSeen, FIRST_DAY, KEEP_DAYS, type SeenList } from '../../evidence/seen.js';
 
 /** a + b of two numbers or of two bigints (one type at a time: `+` takes both). */
 const plus = <T extends number | bigint>(a: T, b: T): T => ((a as number) + (b as number)) as T;
@@ -32,9 +32,6 @@ export interface Held {
   readonly v4: readonly number[];
   readonly v6: readonly bigint[];
 }
-
-/** The first day a download may be dated (2020-01-01): a clock before it is a clock that was not set. */
-export const FIRST_DAY = dayOf(Date.UTC(2020, 0, 1));
 
 /**
  * Each list of this build with its days, from the lists before (by name),
