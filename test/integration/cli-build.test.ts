@@ -209,6 +209,52 @@ describe('iprecord update', () => {
   }, 30_000);
 });
 
+/** Whether util-linux's `script` is here, to run a command on a pseudo-terminal. */
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe('iprecord update on a terminal, without a network', () => {
+  it.skipIf(!hasScript)(
+    'shows each download as it ends on one line rewritten in place, one line a host that does not resolve, within 15 s',
+    () => {
+      // .invalid never resolves (RFC 6761): as a machine offline answers every name.
+      const feeds = ['a', 'b', 'c'].map((name) => ({
+        name,
+        source: `http://iprecord-offline.invalid/${name}.txt`,
+        format: 'list',
+        categories: ['attacker'],
+      }));
+      writeFileSync(join(dir, 'offline.json'), JSON.stringify({ feeds, sources: SMALL_SOURCES }));
+      const command = [process.execPath, CLI, 'update', '--config', 'offline.json', '--data', 'offline'].map((a) => `'${a}'`).join(' ');
+      const onTerminal = () => {
+        const started = Date.now();
+        // script runs the command on a pseudo-terminal and copies what it writes there to its standard output.
+        const r = spawnSync('script', ['-qec', command, '/dev/null'], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { ...process.env, IPRECORD_DATA: '', TERM: 'dumb' },
+        });
+        return { text: r.stdout, code: r.status, ms: Date.now() - started };
+      };
+      // The first: no build yet, so one is made from the installed data; the second keeps it.
+      onTerminal();
+      const { text, code, ms } = onTerminal();
+      console.log(`update offline on a terminal: ${ms} ms`);
+      expect(code, text).toBe(1);
+      expect(ms).toBeLessThan(15_000);
+      for (let k = 1; k <= 3; k++) expect(text).toMatch(new RegExp(`\\r\\x1b\\[Kiprecord: downloaded [abc] \\(${k} of 3\\) \\(\\d+ %`));
+      const lines = text
+        .split(/\r\n|\n|\r/)
+        .map((l) => l.replace(/^\x1b\[K/, ''))
+        .filter((l) => l !== '' && !l.startsWith('iprecord: downloaded '));
+      expect(lines).toEqual([
+        'failed    iprecord-offline.invalid does not resolve (ENOTFOUND): 3 downloads, each keeping its last good data',
+        expect.stringMatching(/^nothing was downloaded: the current build is kept \(.+\)$/),
+      ]);
+    },
+    HANG_MS,
+  );
+});
+
 describe.skipIf(process.platform === 'win32')('iprecord build on what is not a regular file', () => {
   // A FIFO would hold a reader forever, a device would fill its memory: each is refused at once, by name.
   it('refuses a FIFO or a device as the configuration, a feed or a database, naming it, in seconds', () => {

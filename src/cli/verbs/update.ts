@@ -53,7 +53,11 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (typeof args === 'number') return args;
   const { dir, config } = args;
-  const result = await updateDataset(config, dir, { allowShrink, allowGrowth });
+  // On a terminal, a line of the downloads done, rewritten in place (the compile then shows its own).
+  const { terminalProgress } = await import('../../compile/progress.js');
+  const { progress, clear } = terminalProgress();
+  const result = await updateDataset(config, dir, { allowShrink, allowGrowth, progress });
+  clear();
   // A host whose name does not resolve is one line, not one a feed of it.
   const unresolved = new Map<string, number>();
   const said = (error: string | undefined) => {

@@ -60,7 +60,12 @@ export interface UpdateOptions {
   readonly sourceTimeoutMs?: number;
   /** Largest database accepted, downloaded or decompressed. @default 1 GiB */
   readonly sourceMaxBytes?: number;
+  /** Called as each download ends: what ended, and the share of the downloads done (0 to 1). */
+  readonly progress?: (step: string, done: number) => void;
 }
+
+/** The options with their defaults, as the downloads read them. */
+type Settings = Required<Omit<UpdateOptions, 'progress'>>;
 
 export interface FeedUpdate {
   readonly name: string;
@@ -114,7 +119,7 @@ function readState(dir: string, name: string): FeedState | null {
   }
 }
 
-async function updateFeed(feed: FeedConfig, dir: string, o: Required<UpdateOptions>): Promise<FeedUpdate> {
+async function updateFeed(feed: FeedConfig, dir: string, o: Settings): Promise<FeedUpdate> {
   const base = { name: feed.name, source: feed.source };
   if (!isUrl(feed.source)) return { ...base, state: 'local' };
   const kept = readState(dir, feed.name);
@@ -184,7 +189,7 @@ function checked(path: string, state: FeedState): void {
  * `builds/<time>`, and points `current` at it.
  */
 export async function updateDataset(config: ThreatConfig, dir: string, options: UpdateOptions = {}): Promise<UpdateResult> {
-  const o: Required<UpdateOptions> = {
+  const o: Settings = {
     timeoutMs: options.timeoutMs ?? 30_000,
     maxBytes: options.maxBytes ?? 64 << 20,
     retries: options.retries ?? 3,
@@ -203,16 +208,25 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
   mkdirSync(join(dir, BUILDS_DIR), { recursive: true });
   return withDirectoryLock(dir, async () => {
     // Loaded here: checking a download needs the compiler, which a lookup never does.
-    const { updateSources } = await import('../origins/update.js');
-    const sources = await updateSources(config.sources, dir, {
-      timeoutMs: o.sourceTimeoutMs,
-      maxBytes: o.sourceMaxBytes,
-      retries: o.retries,
-      backoffMs: o.backoffMs,
-      maxShrink: o.maxShrink,
-      maxCoverageShrink: o.maxCoverageShrink,
-      allowShrink: o.allowShrink,
-    });
+    const { ROLES_IN_ORDER, updateSources } = await import('../origins/update.js');
+    const urls = ROLES_IN_ORDER.flatMap((role) => (config.sources[role] ?? []).filter(isUrl));
+    const downloads = urls.length + config.feeds.length;
+    let ended = 0;
+    const progress = (what: string) => options.progress?.(`downloaded ${what} (${++ended} of ${downloads})`, ended / downloads);
+    const sources = await updateSources(
+      config.sources,
+      dir,
+      {
+        timeoutMs: o.sourceTimeoutMs,
+        maxBytes: o.sourceMaxBytes,
+        retries: o.retries,
+        backoffMs: o.backoffMs,
+        maxShrink: o.maxShrink,
+        maxCoverageShrink: o.maxCoverageShrink,
+        allowShrink: o.allowShrink,
+      },
+      (u) => progress(`${u.role} ${u.url}`),
+    );
     // Two downloads at a time: polite to the sources, and enough to hide latency.
     const feeds: FeedUpdate[] = new Array(config.feeds.length);
     let next = 0;
@@ -220,6 +234,7 @@ export async function updateDataset(config: ThreatConfig, dir: string, options: 
       while (next < config.feeds.length) {
         const i = next++;
         feeds[i] = await updateFeed(config.feeds[i], dir, o);
+        progress(config.feeds[i].name);
       }
     };
     await Promise.all([worker(), worker()]);

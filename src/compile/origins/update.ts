@@ -61,7 +61,7 @@ export interface SourceUpdate {
   readonly error?: string;
 }
 
-const ROLES_IN_ORDER: readonly SourceRole[] = ['geo', 'asn', 'anonymous', 'networks'];
+export const ROLES_IN_ORDER: readonly SourceRole[] = ['geo', 'asn', 'anonymous', 'networks'];
 
 /** Whether a file starts as gzip does. */
 function isGzip(path: string): boolean {
@@ -257,7 +257,12 @@ async function updateSource(
  * (they are large): all that passed are taken when none failed; else none
  * is, and each that passed says it was refused with the others.
  */
-export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOptions & ShrinkRules): Promise<SourceUpdate[]> {
+export async function updateSources(
+  s: SourcesConfig,
+  dir: string,
+  o: DownloadOptions & ShrinkRules,
+  onEach: (u: SourceUpdate) => void = () => {},
+): Promise<SourceUpdate[]> {
   mkdirSync(join(dir, 'sources'), { recursive: true });
   const out: SourceUpdate[] = [];
   const staged: Staged[] = [];
@@ -267,7 +272,11 @@ export async function updateSources(s: SourcesConfig, dir: string, o: DownloadOp
   try {
     for (const role of ROLES_IN_ORDER) {
       const list = s[role] ?? [];
-      for (let i = 0; i < list.length; i++) if (isUrl(list[i])) out.push(await updateSource(role, i, list[i], dir, s, o, staged));
+      for (let i = 0; i < list.length; i++) {
+        if (!isUrl(list[i])) continue;
+        out.push(await updateSource(role, i, list[i], dir, s, o, staged));
+        onEach(out[out.length - 1]);
+      }
     }
     const failed = out.filter((u) => u.state === 'failed');
     if (failed.length > 0) {
