@@ -3,4 +3,12 @@
  * other engines (docs/exports.md).
  */
 
-export { exportDataset, EXPORT_FORMATS, type ExportFormat, type ExportOptions, type ExportResult } from './export/index.js';
+export {
+  exportDataset,
+  EXPORT_FORMATS,
+  EXPORT_SCHEMAS,
+  type ExportFormat,
+  type ExportOptions,
+  type ExportResult,
+  type ExportSchema,
+} from './export/index.js';

@@ -10,7 +10,8 @@
  *   `record`, the record's JSON; or the chosen `fields`. Written as it is
  *   walked; `.gz` in the name compresses it.
  * - `mmdb`: one IPv6 tree with IPv4 at ::/96, every value stored once and
- *   pointed to (`mmdb.ts`).
+ *   pointed to (`mmdb.ts`); with a `schema`, in one of MaxMind's
+ *   (`maxmind.ts`: City, ASN, Anonymous-IP, Enterprise).
  * - `parquet`: one file per family (`parquet.ts`), `<out>` with `.ipv4` and
  *   `.ipv6` before its extension.
  */
@@ -23,6 +24,7 @@ import { checkOptionNames } from '../engine/options.js';
 import { removeLeftTemps, writeAtomic } from '../files/write.js';
 import type { Engine } from '../engine/engine.js';
 import { writeMmdb } from './mmdb.js';
+import { MAXMIND_SCHEMAS, type MaxmindSchema, writeMaxmindMmdb } from './maxmind.js';
 import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
 import { writeCsv } from './csv.js';
@@ -37,9 +39,14 @@ export interface ExportOptions {
   readonly out: string;
   /** CSV only: the columns after `network,start_ip,end_ip` (`CSV_FIELDS`: dotted columns, top-level keys as JSON, `record`); default every column of `EXPORT_COLUMNS` and `record`. */
   readonly fields?: readonly string[];
+  /** MMDB only: the record in one of MaxMind's schemas (`maxmind.ts`), for the readers that take no other; default `iprecord`, the record's own keys. */
+  readonly schema?: ExportSchema;
   /** Told the step and the share done (0 to 1) as the export goes, a few hundred times in all. */
   readonly progress?: (step: string, done: number) => void;
 }
+
+export type ExportSchema = 'iprecord' | MaxmindSchema;
+export const EXPORT_SCHEMAS: readonly ExportSchema[] = ['iprecord', ...MAXMIND_SCHEMAS];
 
 /** The files of a Parquet export named `out`: `records.parquet` gives `records.ipv4.parquet` and `records.ipv6.parquet`. */
 export function parquetFiles(out: string): { 4: string; 6: string } {
@@ -81,9 +88,16 @@ function* walk(ds: Dataset, options: ExportOptions): Generator<ExportRange> {
  */
 export async function exportDataset(engine: Engine, options: ExportOptions): Promise<ExportResult> {
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('Export options must be an object.');
-  checkOptionNames(options, ['format', 'out', 'fields', 'progress'] satisfies readonly (keyof ExportOptions)[]);
+  checkOptionNames(options, ['format', 'out', 'fields', 'schema', 'progress'] satisfies readonly (keyof ExportOptions)[]);
   if (!EXPORT_FORMATS.includes(options.format))
     throw new InvalidOptionsError(`Unknown export format ${String(options.format)} (${EXPORT_FORMATS.join(', ')}).`);
+  const schema = options.schema ?? 'iprecord';
+  if (!EXPORT_SCHEMAS.includes(schema))
+    throw new InvalidOptionsError(`Unknown export schema ${String(schema)} (${EXPORT_SCHEMAS.join(', ')}).`);
+  if (schema !== 'iprecord' && options.format !== 'mmdb')
+    throw new InvalidOptionsError(
+      `schema ${schema} is MaxMind's, for an mmdb export; a ${options.format} export holds the record's own keys`,
+    );
   if (options.fields !== undefined) {
     if (options.format !== 'csv')
       throw new InvalidOptionsError(`fields choose the columns of a csv export; a ${options.format} export holds every field`);
@@ -107,7 +121,10 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
     if (options.format === 'csv')
       written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
     else if (options.format === 'mmdb') {
-      written = await writeMmdb(engine, ds, walk(ds, options), temps[0]);
+      written =
+        schema === 'iprecord'
+          ? await writeMmdb(engine, ds, walk(ds, options), temps[0])
+          : await writeMaxmindMmdb(engine, ds, walk(ds, options), temps[0], schema);
       options.progress?.('writing the file', 1);
     } else {
       // Loaded when asked for: its writer is not needed to look addresses up.
@@ -166,6 +183,7 @@ const csvFields = (options: ExportOptions): readonly string[] => options.fields 
 function manifestOf(info: ReturnType<Engine['info']>, options: ExportOptions, ranges: ExportResult['ranges'], rows: number) {
   return {
     format: options.format,
+    ...(options.format === 'mmdb' ? { schema: options.schema ?? 'iprecord' } : {}),
     file: options.out,
     exportedAt: new Date().toISOString(),
     ranges,

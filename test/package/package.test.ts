@@ -58,9 +58,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * with the reasons of the files over 300 lines, which the bundles' and
  * declarations' module comments carry (1 076 609 bytes); 1 100 kB with
  * the CLI a file a verb, the update's one DNS answer a host, the streamed
- * sample lines and seen.bin's bounds (1 091 389 bytes built afresh).
+ * sample lines and seen.bin's bounds (1 091 389 bytes built afresh);
+ * 1 120 kB with the exports in MaxMind's schemas, seen.bin's checksum and
+ * update's progress (1 106 187 bytes).
  */
-const UNPACKED_BUDGET = 1_100_000;
+const UNPACKED_BUDGET = 1_120_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {

@@ -3,13 +3,20 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openSync } from '../../engine/engine.js';
-import { EXPORT_FORMATS, exportDataset, exportTempFiles, type ExportFormat } from '../../export/index.js';
+import {
+  EXPORT_FORMATS,
+  EXPORT_SCHEMAS,
+  exportDataset,
+  exportTempFiles,
+  type ExportFormat,
+  type ExportSchema,
+} from '../../export/index.js';
 import { checkCsvFields } from '../../export/record.js';
 import { stopOnSignals, untilDone } from '../../files/stop.js';
 import { commandOptions, dataDir, fieldList, options } from '../args.js';
 import { terminalProgress } from '../../compile/progress.js';
 
-export const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--data dir]
+export const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--schema s] [--data dir]
 
 Writes every range of the dataset that has a record, with the record less
 ip, count and the clock of time_zone (its name kept), and a manifest
@@ -22,7 +29,10 @@ Formats:
            after network,start_ip,end_ip (the default data's full CSV is
            tens of GB: a ClickHouse dictionary rarely needs every one)
   mmdb     a MaxMind DB (database_type iprecord-Record): IPv4 at ::/96 and
-           ::ffff:0:0/96; null members left out (the format has no null)
+           ::ffff:0:0/96; null members left out (the format has no null);
+           --schema city, asn, anonymous-ip or enterprise writes it in
+           MaxMind's schema of that name instead (Elasticsearch, Logstash,
+           nginx and MaxMind's readers read it: docs/exports.md)
   parquet  two files, <file> with .ipv4 and .ipv6 before .parquet: start and
            end (UINT64, or 16 bytes big-endian), start_ip, end_ip, network,
            network_bucket (the /16, a range repeated per /16), the record's
@@ -36,6 +46,7 @@ Options:
   --fields list    csv only: comma-separated dotted columns (asn.name), top-level
                    keys (asn: its JSON) or record (the whole record's JSON);
                    default every column, then record
+  --schema s       mmdb only: ${EXPORT_SCHEMAS.join(', ')} (default iprecord, the record's own keys)
   --data dir       a dataset directory (iprecord build); default $IPRECORD_DATA, else the user's when it holds a build, else the default data
   -h, --help       this help
 
@@ -43,7 +54,7 @@ Exit codes: 0 written, 2 usage, data or write error (nothing left behind).
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = commandOptions('export', USAGE, options(argv, ['format', 'out', 'fields', 'data']));
+  const parsed = commandOptions('export', USAGE, options(argv, ['format', 'out', 'fields', 'schema', 'data']));
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
   if (o.format === undefined) return usage('--format is required');
@@ -58,6 +69,11 @@ export async function run(argv: string[]): Promise<number> {
       return usage(`--fields: ${(e as Error).message}`);
     }
   }
+  const schema = o.schema as ExportSchema | undefined;
+  if (schema !== undefined) {
+    if (!EXPORT_SCHEMAS.includes(schema)) return usage(`--schema must be one of ${EXPORT_SCHEMAS.join(', ')}`);
+    if (o.format !== 'mmdb') return usage(`--schema ${schema} is for an mmdb export; a ${o.format} export holds the record's own keys`);
+  }
   const data = dataDir(o.data);
   const out = o.out === '-' ? '-' : resolve(o.out);
   const format = o.format as ExportFormat;
@@ -70,7 +86,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const started = Date.now();
     const { progress, clear } = terminalProgress(started);
-    const r = await exportDataset(engine, { format, out, progress, ...(fields === undefined ? {} : { fields }) });
+    const chosen = { ...(fields === undefined ? {} : { fields }), ...(schema === undefined ? {} : { schema }) };
+    const r = await exportDataset(engine, { format, out, progress, ...chosen });
     clear();
     process.stderr.write(
       `wrote ${o.out === '-' ? 'standard output' : o.out}: ${r.rows} rows from ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges (${r.bytes} bytes${r.uncompressed === undefined ? '' : `, ${r.uncompressed} of text before compression`}) in ${((Date.now() - started) / 1000).toFixed(1)} s${r.manifest === null ? '' : `; manifest ${r.manifest}`}\n`,

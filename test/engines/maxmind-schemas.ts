@@ -1,0 +1,247 @@
+/**
+ * The MMDB exports in MaxMind's schemas (`iprecord export --schema`) read
+ * by MaxMind's typed Python reader (Debian's python3-geoip2) through the
+ * method of each schema (`city()`, `asn()`, `anonymous_ip()`,
+ * `enterprise()`), not by iprecord's: `node --import tsx
+ * test/engines/maxmind-schemas.ts`; CI runs it.
+ *
+ * - The fixtures' data (with MaxMind's Anonymous-IP fixture): all four
+ *   schemas, each range's first, a random and its last address (IPv4 also
+ *   as ::ffff:, ::a.b.c.d and 64:ff9b::).
+ * - The default data with the 70 shared feeds compiled in: the Enterprise
+ *   file (City's members, ASN's and the anonymity flags in one), for
+ *   100 000 random addresses inside announced networks (half of each
+ *   family); `--all` writes and reads all four schemas of it.
+ * - Both: `fixtures/logs/address-forms.txt` and private addresses.
+ *
+ * Every member the reader gives must equal what `lookup()` answers for the
+ * address (country, continent, EU membership, subdivision code and name,
+ * city, coordinates, zone, postal, ASN number and name, each flag), and
+ * the reader must find no record where `lookup()` answers an error; where
+ * the record has none of a schema's members the file holds no network (the
+ * reader's "not found", every member empty). Each file's `database_type`
+ * must pass the rules Elasticsearch's processor and Logstash's filter
+ * apply to it (`TYPE_RULES`). Prints what it checked; exits 1 on a
+ * difference.
+ */
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { distinctAddresses } from '../../bench/mix.js';
+import { buildDataset } from '../../src/compile/feeds/build.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { exportDataset } from '../../src/export/index.js';
+import { DATABASE_TYPES, type MaxmindSchema } from '../../src/export/maxmind.js';
+import { open, type IpRecord } from '../../src/index.js';
+import { parseIp } from '../../src/ip/address.js';
+import { formatIp } from '../../src/ip/format.js';
+import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
+import { readMetadata } from '../../src/mmdb/metadata.js';
+import { splitCsvLine } from '../../src/text/csv.js';
+import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
+import { hasSharedData, seed, xorshift32 } from '../helpers/env.js';
+import { sharedFeedConfig } from '../helpers/feeds.js';
+import { SMALL, testDb } from '../helpers/maxmind.js';
+import { ADDRESS_FORMS } from '../helpers/recipes.js';
+
+const PYTHON = '/usr/bin/python3';
+const READER = join(import.meta.dirname, 'readers', 'python', 'geoip2_read.py');
+const SCHEMAS: readonly MaxmindSchema[] = ['city', 'asn', 'anonymous-ip', 'enterprise'];
+
+/**
+ * What a reader that follows each engine asks of a file's `database_type`
+ * to read it as a schema: Elasticsearch's ingest geoip processor
+ * (IpDataLookupFactories.getMaxmindDatabase: the type ends with `-City`,
+ * `-ASN`, `-Anonymous-IP`, `-Enterprise`), Logstash's geoip filter
+ * (Database.fromDatabaseType: the type contains `City`, `GeoLite2-ASN`,
+ * `Enterprise`, `GeoIP2-Anonymous-IP`, tried in its order: City before
+ * Enterprise), and geoip2's readers (the method's type in the file's).
+ */
+const TYPE_RULES: Readonly<Record<MaxmindSchema, readonly [string, (type: string) => boolean][]>> = {
+  city: [
+    ['Elasticsearch', (t) => t.endsWith('-City')],
+    ['Logstash', (t) => t.includes('City')],
+    ['geoip2', (t) => t.includes('City')],
+  ],
+  asn: [
+    ['Elasticsearch', (t) => t.endsWith('-ASN')],
+    ['Logstash', (t) => !t.includes('City') && !t.includes('Country') && !t.includes('GeoIP2-Domain') && t.includes('GeoLite2-ASN')],
+    ['geoip2', (t) => t.includes('GeoLite2-ASN')],
+  ],
+  'anonymous-ip': [
+    ['Elasticsearch', (t) => t.endsWith('-Anonymous-IP')],
+    ['Logstash', (t) => !/City|Country|GeoIP2-Domain|GeoLite2-ASN|GeoIP2-ISP|Enterprise/.test(t) && t.includes('GeoIP2-Anonymous-IP')],
+    ['geoip2', (t) => t.includes('GeoIP2-Anonymous-IP')],
+  ],
+  enterprise: [
+    ['Elasticsearch', (t) => t.endsWith('-Enterprise')],
+    ['Logstash', (t) => !/City|Country|GeoIP2-Domain|GeoLite2-ASN|GeoIP2-ISP/.test(t) && t.includes('Enterprise')],
+    ['geoip2', (t) => t.includes('Enterprise')],
+  ],
+};
+
+/** MaxMind's `user_type` for each `asn.type`, as docs/exports.md states it. */
+const USER_TYPES: Record<string, string> = {
+  isp: 'residential',
+  hosting: 'hosting',
+  business: 'business',
+  education: 'college',
+  government: 'government',
+};
+
+/** What the reader gives where the file holds no network: every member empty, flags false. */
+const NOT_FOUND = { flag: false, value: null };
+
+/** The members a schema's model gives, from lookup()'s record (null where it answers an error). */
+function expected(schema: MaxmindSchema, r: IpRecord | null): Record<string, unknown> | null {
+  if (r === null) return null;
+  const city = {
+    continent_code: r.continent_code,
+    continent_name: r.continent_name,
+    country_code: r.country_code,
+    country_name: r.country_name,
+    // A file has no null: a reader answers false where lookup() knows no country (null).
+    is_eu: r.is_eu ?? false,
+    region_code: r.region_code,
+    region: r.region,
+    city: r.city,
+    latitude: r.latitude,
+    longitude: r.longitude,
+    time_zone: r.time_zone?.name ?? null,
+    postal: r.postal,
+  };
+  const t = r.threat;
+  const anonymity = {
+    is_anonymous: t.is_anonymous,
+    is_anonymous_vpn: t.is_vpn === true,
+    is_hosting_provider: t.is_datacenter,
+    is_public_proxy: t.is_proxy,
+    is_residential_proxy: false,
+    is_tor_exit_node: t.is_tor,
+  };
+  const asn = { asn: r.asn === null ? null : Number(r.asn.asn.slice(2)), asn_name: r.asn?.name ?? null };
+  if (schema === 'city') return city;
+  if (schema === 'asn') return asn;
+  if (schema === 'anonymous-ip') return anonymity;
+  const carrier = r.carrier ?? null;
+  return {
+    ...city,
+    ...anonymity,
+    ...asn,
+    organization: r.asn?.name ?? null,
+    domain: r.asn?.domain ?? null,
+    user_type: carrier !== null ? 'cellular' : r.asn?.type == null ? null : USER_TYPES[r.asn.type],
+    connection_type: carrier === null ? null : 'Cellular',
+    mobile_country_code: carrier?.mcc ?? null,
+    mobile_network_code: carrier?.mnc ?? null,
+  };
+}
+
+/** The reader's answer where it found nothing: each member as `NOT_FOUND` has it. */
+const empty = (want: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(want).map(([k, v]) => [k, typeof v === 'boolean' ? NOT_FOUND.flag : NOT_FOUND.value]));
+
+const failures: string[] = [];
+
+/** Exports `schemas` of the engine's data into `dir`, reads `ips` with geoip2 and compares with lookup(). */
+async function check(name: string, engine: Engine, dir: string, schemas: readonly MaxmindSchema[], ips: readonly string[]) {
+  const files: string[] = [];
+  for (const schema of schemas) {
+    const out = join(dir, `${name}-${schema}.mmdb`);
+    const started = performance.now();
+    const r = await exportDataset(engine, { format: 'mmdb', schema, out });
+    const type = readMetadata(readFileSync(out), out).metadata.databaseType;
+    if (type !== DATABASE_TYPES[schema]) failures.push(`${name} ${schema}: database_type ${type}`);
+    for (const [reader, rule] of TYPE_RULES[schema])
+      if (!rule(type)) failures.push(`${name} ${schema}: ${reader} would not read ${type} as ${schema}`);
+    console.log(
+      `${name} ${schema}: ${(r.bytes / 1e6).toFixed(1)} MB, ${r.rows} networks, written in ${((performance.now() - started) / 1000).toFixed(1)} s (database_type ${type})`,
+    );
+    files.push(`${schema}=${out}`);
+  }
+  const records = ips.map((ip) => {
+    try {
+      return engine.lookup(ip);
+    } catch {
+      return null;
+    }
+  });
+  const lines = execFileSync(PYTHON, [READER, ...files], { input: ips.join('\n') + '\n', maxBuffer: 1 << 30 })
+    .toString()
+    .trimEnd()
+    .split('\n');
+  for (const schema of schemas) {
+    let wrong = 0;
+    let found = 0;
+    let errors = 0;
+    let own = 0;
+    lines.forEach((line, i) => {
+      const answer = JSON.parse(line) as Record<string, Record<string, unknown> | null> & { standard: boolean };
+      const got = answer[schema];
+      const want = expected(schema, records[i]);
+      // Text that is no address to Python's ipaddress but that the reader's C parser takes (8.8.8 as 8.8.0.8): its own reading.
+      if (!answer.standard && got !== null && want === null) return void own++;
+      if (want === null) errors++;
+      if (got !== null) found++;
+      const ok = want === null ? got === null : isDeepStrictEqual(got ?? empty(want), want);
+      if (!ok && wrong++ < 3) failures.push(`${name} ${schema} ${ips[i]}: geoip2 ${JSON.stringify(got)}, lookup() ${JSON.stringify(want)}`);
+    });
+    console.log(
+      `${name} ${schema}: geoip2 read ${ips.length} addresses (${errors} where lookup() answers an error, ${found} found; ${own} texts its C parser reads its own way), ${wrong} different`,
+    );
+  }
+}
+
+/** Each range's first, a random and its last address of an engine's data (its CSV export), IPv4 also in its IPv6 forms. */
+async function rangeAddresses(engine: Engine, dir: string): Promise<string[]> {
+  const csv = join(dir, 'ranges.csv');
+  await exportDataset(engine, { format: 'csv', out: csv, fields: ['asn.asn'] });
+  const next = xorshift32(seed());
+  const ips: string[] = [];
+  for (const line of readFileSync(csv, 'utf8').trim().split('\n').slice(1)) {
+    const [, start, end] = splitCsvLine(line)!;
+    const first = parseIp(start)!;
+    const lo = toBigInt(first);
+    const hi = toBigInt(parseIp(end)!);
+    for (const n of [lo, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi]) {
+      const ip = formatIp(first.version, fromBigInt(first.version, n));
+      ips.push(ip);
+      if (first.version === 4) ips.push(`::ffff:${ip}`, `::${ip}`, `64:ff9b::${ip}`);
+    }
+  }
+  return ips;
+}
+
+const ODD = ['10.0.0.1', '192.168.1.1', '127.0.0.1', 'fe80::1', '::1', 'fc00::1', 'not an address', ...ADDRESS_FORMS];
+
+if (spawnSync(PYTHON, ['-c', 'import geoip2.database'], { stdio: 'ignore' }).status !== 0) {
+  console.log('MaxMind schemas: skipped, python3-geoip2 is not installed (apt install python3-geoip2)');
+  process.exit(process.env.IPRECORD_REQUIRE_SHARED_DATA === '1' ? 1 : 0);
+}
+const dir = mkdtempSync(join(tmpdir(), 'iprecord-maxmind-schemas-'));
+try {
+  const fixtures = await open({ ...SMALL, anonymous: [testDb(FIXTURES_DIR, 'GeoIP2-Anonymous-IP-Fixture')] });
+  await check('fixtures', fixtures, dir, SCHEMAS, [...(await rangeAddresses(fixtures, dir)), ...ODD]);
+  fixtures.close();
+  if (hasSharedData()) {
+    const data = join(dir, 'shared-feeds');
+    await buildDataset(sharedFeedConfig(), data, data);
+    const engine = await open({ data });
+    const s = seed();
+    const ips = [...distinctAddresses(50_000, s, 4), ...distinctAddresses(50_000, s + 1, 6), ...ODD];
+    await check('default data with the shared feeds', engine, dir, process.argv.includes('--all') ? SCHEMAS : ['enterprise'], ips);
+    engine.close();
+  } else {
+    console.log('MaxMind schemas of the default data: skipped, ../shared/data is not there');
+    if (process.env.IPRECORD_REQUIRE_SHARED_DATA === '1') failures.push('../shared/data is required');
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+if (failures.length > 0) {
+  console.error(failures.join('\n'));
+  process.exit(1);
+}
