@@ -1,6 +1,7 @@
 /**
  * The MMDB exports in MaxMind's schemas (`iprecord export --schema`) read
- * by MaxMind's typed Python reader (Debian's python3-geoip2) through the
+ * by MaxMind's typed readers, Python's (Debian's python3-geoip2) and Node's
+ * (`@maxmind/geoip2-node` 6, `readers/geoip2-node.ts`), through the
  * method of each schema (`city()`, `asn()`, `anonymous_ip()`,
  * `enterprise()`), not by iprecord's: `node --import tsx
  * test/engines/maxmind-schemas.ts`; CI runs it.
@@ -11,8 +12,13 @@
  * - The default data with the 70 shared feeds compiled in: the Enterprise
  *   file (City's members, ASN's and the anonymity flags in one), for
  *   100 000 random addresses inside announced networks (half of each
- *   family); `--all` writes and reads all four schemas of it.
+ *   family); `--all` writes and reads all four schemas of it, `--fixtures`
+ *   leaves it out (seconds, for the edit loop).
  * - Both: `fixtures/logs/address-forms.txt` and private addresses.
+ *
+ * - nginx with Debian's geoip2 module (`nginx.ts`) over the fixtures' City
+ *   and Anonymous-IP files and the default data's Enterprise file (5 000
+ *   of its addresses): each header as lookup() answers.
  *
  * Every member the reader gives must equal what `lookup()` answers for the
  * address (country, continent, EU membership, subdivision code and name,
@@ -26,6 +32,7 @@
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
+import { isIP } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +53,8 @@ import { hasSharedData, seed, xorshift32 } from '../helpers/env.js';
 import { sharedFeedConfig } from '../helpers/feeds.js';
 import { SMALL, testDb } from '../helpers/maxmind.js';
 import { ADDRESS_FORMS } from '../helpers/recipes.js';
+import { hasNginx, nginxHeaders, type Variables } from './nginx.js';
+import { geoip2NodeAnswers } from './readers/geoip2-node.js';
 
 const PYTHON = '/usr/bin/python3';
 const READER = join(import.meta.dirname, 'readers', 'python', 'geoip2_read.py');
@@ -147,8 +156,15 @@ const empty = (want: Record<string, unknown>) =>
 const failures: string[] = [];
 
 /** Exports `schemas` of the engine's data into `dir`, reads `ips` with geoip2 and compares with lookup(). */
-async function check(name: string, engine: Engine, dir: string, schemas: readonly MaxmindSchema[], ips: readonly string[]) {
+async function check(
+  name: string,
+  engine: Engine,
+  dir: string,
+  schemas: readonly MaxmindSchema[],
+  ips: readonly string[],
+): Promise<{ files: Partial<Record<MaxmindSchema, string>>; records: (IpRecord | null)[] }> {
   const files: string[] = [];
+  const written: Partial<Record<MaxmindSchema, string>> = {};
   for (const schema of schemas) {
     const out = join(dir, `${name}-${schema}.mmdb`);
     const started = performance.now();
@@ -161,6 +177,7 @@ async function check(name: string, engine: Engine, dir: string, schemas: readonl
       `${name} ${schema}: ${(r.bytes / 1e6).toFixed(1)} MB, ${r.rows} networks, written in ${((performance.now() - started) / 1000).toFixed(1)} s (database_type ${type})`,
     );
     files.push(`${schema}=${out}`);
+    written[schema] = out;
   }
   const records = ips.map((ip) => {
     try {
@@ -173,26 +190,129 @@ async function check(name: string, engine: Engine, dir: string, schemas: readonl
     .toString()
     .trimEnd()
     .split('\n');
+  const python = lines.map((line) => JSON.parse(line) as Record<string, Record<string, unknown> | null> & { standard: boolean });
   for (const schema of schemas) {
-    let wrong = 0;
-    let found = 0;
-    let errors = 0;
-    let own = 0;
-    lines.forEach((line, i) => {
-      const answer = JSON.parse(line) as Record<string, Record<string, unknown> | null> & { standard: boolean };
-      const got = answer[schema];
-      const want = expected(schema, records[i]);
-      // Text that is no address to Python's ipaddress but that the reader's C parser takes (8.8.8 as 8.8.0.8): its own reading.
-      if (!answer.standard && got !== null && want === null) return void own++;
-      if (want === null) errors++;
-      if (got !== null) found++;
-      const ok = want === null ? got === null : isDeepStrictEqual(got ?? empty(want), want);
-      if (!ok && wrong++ < 3) failures.push(`${name} ${schema} ${ips[i]}: geoip2 ${JSON.stringify(got)}, lookup() ${JSON.stringify(want)}`);
-    });
-    console.log(
-      `${name} ${schema}: geoip2 read ${ips.length} addresses (${errors} where lookup() answers an error, ${found} found; ${own} texts its C parser reads its own way), ${wrong} different`,
+    compare(
+      `${name} ${schema}`,
+      'geoip2 (Python)',
+      schema,
+      ips,
+      records,
+      (i) => python[i][schema],
+      (i) => python[i].standard,
+    );
+    const node = geoip2NodeAnswers(schema, written[schema]!, ips);
+    compare(
+      `${name} ${schema}`,
+      '@maxmind/geoip2-node',
+      schema,
+      ips,
+      records,
+      (i) => node[i],
+      (i) => isIP(ips[i]) !== 0,
     );
   }
+  return { files: written, records };
+}
+
+/** The variables docs/exports.md's nginx configuration sets from a City file, an Anonymous-IP file, and both from an Enterprise file. */
+const CITY_VARS = {
+  country: 'country iso_code',
+  region: 'subdivisions 0 iso_code',
+  city: 'city names en',
+  latitude: 'location latitude',
+  longitude: 'location longitude',
+  zone: 'location time_zone',
+  postal: 'postal code',
+  eu: 'country is_in_european_union',
+};
+const FLAG_VARS = {
+  anonymous: 'is_anonymous',
+  vpn: 'is_anonymous_vpn',
+  hosting: 'is_hosting_provider',
+  proxy: 'is_public_proxy',
+  tor: 'is_tor_exit_node',
+};
+const traits = (vars: Record<string, string>) => Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, `traits ${v}`]));
+
+/** The headers nginx sets for lookup()'s record: nothing where it answers an error, a flag as 1 where true, coordinates to 5 places. */
+function headersOf(r: IpRecord | null, city: boolean, flags: boolean): Record<string, string> {
+  if (r === null) return {};
+  const t = r.threat;
+  const all: Record<string, string | number | null | false> = {
+    ...(city
+      ? {
+          country: r.country_code,
+          region: r.region_code,
+          city: r.city,
+          latitude: r.latitude?.toFixed(5) ?? null,
+          longitude: r.longitude?.toFixed(5) ?? null,
+          zone: r.time_zone?.name ?? null,
+          postal: r.postal,
+          eu: r.is_eu === true && '1',
+        }
+      : {}),
+    ...(flags
+      ? {
+          anonymous: t.is_anonymous && '1',
+          vpn: t.is_vpn === true && '1',
+          hosting: t.is_datacenter && '1',
+          proxy: t.is_proxy && '1',
+          tor: t.is_tor && '1',
+        }
+      : {}),
+  };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== null && v !== false)) as Record<string, string>;
+}
+
+/** nginx over the files, asked for each address: its headers against lookup()'s record. */
+async function nginxCheck(
+  name: string,
+  dir: string,
+  files: readonly (readonly [string, Variables])[],
+  ips: readonly string[],
+  want: Record<string, string>[],
+) {
+  const got = await nginxHeaders(dir, files, ips);
+  let wrong = 0;
+  let set = 0;
+  got.forEach((headers, i) => {
+    if (Object.keys(headers).length > 0) set++;
+    if (!isDeepStrictEqual(headers, want[i]) && wrong++ < 3)
+      failures.push(`nginx ${name} ${ips[i]}: headers ${JSON.stringify(headers)}, lookup() ${JSON.stringify(want[i])}`);
+  });
+  console.log(`nginx (ngx_http_geoip2_module) over ${name}: ${ips.length} requests, ${set} with headers, ${wrong} different`);
+}
+
+/**
+ * Counts the addresses whose members a reader gives differently from lookup(): `got` its answer for the i-th address,
+ * `standard` whether its own address parser takes the text (a C parser may read 8.8.8 as 8.8.0.8: its own reading).
+ */
+function compare(
+  what: string,
+  reader: string,
+  schema: MaxmindSchema,
+  ips: readonly string[],
+  records: readonly (IpRecord | null)[],
+  got: (i: number) => Record<string, unknown> | null,
+  standard: (i: number) => boolean,
+): void {
+  let wrong = 0;
+  let found = 0;
+  let errors = 0;
+  let own = 0;
+  ips.forEach((ip, i) => {
+    const answer = got(i);
+    const want = expected(schema, records[i]);
+    if (!standard(i) && answer !== null && want === null) return void own++;
+    if (want === null) errors++;
+    if (answer !== null) found++;
+    const ok = want === null ? answer === null : isDeepStrictEqual(answer ?? empty(want), want);
+    if (!ok && wrong++ < 3) failures.push(`${what} ${ip}: ${reader} ${JSON.stringify(answer)}, lookup() ${JSON.stringify(want)}`);
+  });
+  console.log(
+    `${what}: ${reader} read ${ips.length} addresses (${errors} where lookup() answers an error, ${found} found; ${own} texts its parser reads its own way), ${wrong} different`,
+  );
 }
 
 /** Each range's first, a random and its last address of an engine's data (its CSV export), IPv4 also in its IPv6 forms. */
@@ -224,16 +344,44 @@ if (spawnSync(PYTHON, ['-c', 'import geoip2.database'], { stdio: 'ignore' }).sta
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-maxmind-schemas-'));
 try {
   const fixtures = await open({ ...SMALL, anonymous: [testDb(FIXTURES_DIR, 'GeoIP2-Anonymous-IP-Fixture')] });
-  await check('fixtures', fixtures, dir, SCHEMAS, [...(await rangeAddresses(fixtures, dir)), ...ODD]);
+  const ranged = await rangeAddresses(fixtures, dir);
+  const small = await check('fixtures', fixtures, dir, SCHEMAS, [...ranged, ...ODD]);
   fixtures.close();
-  if (hasSharedData()) {
+  const withNginx = hasNginx();
+  if (withNginx) {
+    // The ranges' addresses and the private ones (ODD's first six; nginx is given canonical addresses only).
+    const asked = [...ranged, ...ODD.slice(0, 6)];
+    const want = small.records.slice(0, asked.length).map((r) => headersOf(r, true, true));
+    const files = [
+      [small.files.city!, CITY_VARS],
+      [small.files['anonymous-ip']!, FLAG_VARS],
+    ] as const;
+    await nginxCheck('the fixtures City and Anonymous-IP files', dir, files, asked, want);
+  } else {
+    console.log('nginx: skipped, nginx or its geoip2 module is not installed (apt install nginx libnginx-mod-http-geoip2)');
+    if (process.env.IPRECORD_REQUIRE_SHARED_DATA === '1') failures.push('nginx and libnginx-mod-http-geoip2 are required');
+  }
+  if (process.argv.includes('--fixtures')) console.log('MaxMind schemas of the default data: left out (--fixtures)');
+  else if (hasSharedData()) {
     const data = join(dir, 'shared-feeds');
     await buildDataset(sharedFeedConfig(), data, data);
     const engine = await open({ data });
     const s = seed();
     const ips = [...distinctAddresses(50_000, s, 4), ...distinctAddresses(50_000, s + 1, 6), ...ODD];
-    await check('default data with the shared feeds', engine, dir, process.argv.includes('--all') ? SCHEMAS : ['enterprise'], ips);
+    const big = await check(
+      'default data with the shared feeds',
+      engine,
+      dir,
+      process.argv.includes('--all') ? SCHEMAS : ['enterprise'],
+      ips,
+    );
     engine.close();
+    if (withNginx) {
+      const sample = ips.slice(0, 2_500).concat(ips.slice(50_000, 52_500));
+      const want = sample.map((_, i) => headersOf(big.records[i < 2_500 ? i : 50_000 + i - 2_500], true, true));
+      const vars = { ...CITY_VARS, ...traits(FLAG_VARS) };
+      await nginxCheck("the default data's Enterprise file", dir, [[big.files.enterprise!, vars]], sample, want);
+    }
   } else {
     console.log('MaxMind schemas of the default data: skipped, ../shared/data is not there');
     if (process.env.IPRECORD_REQUIRE_SHARED_DATA === '1') failures.push('../shared/data is required');
