@@ -5,6 +5,8 @@
  * the last 90 days), with the list's range that holds it, when the list
  * first and last held it, and the day of its latest download (the build's
  * `seen.bin`, `evidence/seen.ts`).
+ *
+ * Over 300 lines: the explanation's types, documented member by member (its JSON is public), and its three readings (the zone, `asn.type`, the lists' history).
  */
 
 import { existsSync, statSync } from 'node:fs';

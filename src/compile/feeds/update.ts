@@ -17,6 +17,8 @@
  * The build goes to a new directory under `builds/`; the `current` file,
  * which names the build in use, is then replaced by one rename, so a reader
  * sees the old build or the new one, never a mix.
+ *
+ * Over 300 lines: a feed's download and its checks, one after another, and the build's swap; the databases' downloads are in `compile/origins/update.ts`.
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
