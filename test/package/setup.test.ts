@@ -45,89 +45,97 @@ afterAll(() => {
 });
 
 describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
-  it('npm install, the first lookup, and npx iprecord, which does not build again', () => {
-    const commands = setUpCommands();
-    expect(commands).toEqual([expect.stringMatching(/^npm (install|ci)\b/), 'node dist/cli.js 8.8.8.8']);
-    const clone = join(dir, 'iprecord');
-    execFileSync('git', ['clone', '--quiet', ROOT, clone]);
-    const times: string[] = [];
-    const records: string[] = [];
-    for (const command of [...commands, 'npx iprecord 8.8.8.8']) {
-      const started = performance.now();
-      const r = spawnSync('sh', ['-c', command], {
-        cwd: clone,
-        encoding: 'utf8',
-        maxBuffer: 64 << 20,
-        // The clone's own data only; npm's lifecycle messages shown.
-        env: { ...process.env, IPRECORD_DATA: '', npm_config_loglevel: 'info' },
-      });
-      times.push(`${command}: ${((performance.now() - started) / 1000).toFixed(2)} s`);
-      expect(r.status, `${command}\n${r.stderr}`).toBe(0);
-      records.push(r.stdout);
-      if (command.startsWith('npx')) {
-        // What npm ran for npx: the lifecycle scripts, each of which finds its work done.
-        expect(r.stdout + r.stderr).not.toMatch(/tsup|Build success|node-gyp|embedded data ready/);
+  it(
+    'npm install, the first lookup, and npx iprecord, which does not build again',
+    () => {
+      const commands = setUpCommands();
+      expect(commands).toEqual([expect.stringMatching(/^npm (install|ci)\b/), 'node dist/cli.js 8.8.8.8']);
+      const clone = join(dir, 'iprecord');
+      execFileSync('git', ['clone', '--quiet', ROOT, clone]);
+      const times: string[] = [];
+      const records: string[] = [];
+      for (const command of [...commands, 'npx iprecord 8.8.8.8']) {
+        const started = performance.now();
+        const r = spawnSync('sh', ['-c', command], {
+          cwd: clone,
+          encoding: 'utf8',
+          maxBuffer: 64 << 20,
+          // The clone's own data only; npm's lifecycle messages shown.
+          env: { ...process.env, IPRECORD_DATA: '', npm_config_loglevel: 'info' },
+        });
+        times.push(`${command}: ${((performance.now() - started) / 1000).toFixed(2)} s`);
+        expect(r.status, `${command}\n${r.stderr}`).toBe(0);
+        records.push(r.stdout);
+        if (command.startsWith('npx')) {
+          // What npm ran for npx: the lifecycle scripts, each of which finds its work done.
+          expect(r.stdout + r.stderr).not.toMatch(/tsup|Build success|node-gyp|embedded data ready/);
+        }
       }
-    }
-    console.log(`README set-up on a fresh clone: ${times.join('; ')}`);
-    for (const out of records.slice(1)) {
-      const record = JSON.parse(out) as { ip: string; country_code: string; asn: { asn: string } };
-      expect(record).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' } });
-    }
-  }, INSTALL_MS);
+      console.log(`README set-up on a fresh clone: ${times.join('; ')}`);
+      for (const out of records.slice(1)) {
+        const record = JSON.parse(out) as { ip: string; country_code: string; asn: { asn: string } };
+        expect(record).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' } });
+      }
+    },
+    INSTALL_MS,
+  );
 
-  it('the packed package installed with install scripts off: the first open compiles the default dataset, says so once, and answers', () => {
-    // The clone of the test above holds the build (npm pack packs dist/ as it is).
-    const clone = join(dir, 'iprecord');
-    // With its scripts (prepare builds again): standard output is npm's JSON alone, the build's output on standard error.
-    const [{ filename: packed }] = JSON.parse(
-      execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
-        cwd: clone,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }),
-    ) as [{ filename: string }];
-    const app = join(dir, 'app');
-    const cache = join(dir, 'cache');
-    mkdirSync(app);
-    execFileSync('npm', ['init', '-y'], { cwd: app, stdio: 'ignore' });
-    const started = performance.now();
-    execFileSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed)], {
-      cwd: app,
-      stdio: 'ignore',
-    });
-    const installed = performance.now();
-    const script = `const { lookup, openSync } = await import('iprecord'); const r = lookup('8.8.8.8'); console.log(JSON.stringify(r)); lookup('1.1.1.1'); console.error('memory: ' + JSON.stringify(openSync().info().memory));`;
-    const run = () =>
-      spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+  it(
+    'the packed package installed with install scripts off: the first open compiles the default dataset, says so once, and answers',
+    () => {
+      // The clone of the test above holds the build (npm pack packs dist/ as it is).
+      const clone = join(dir, 'iprecord');
+      // With its scripts (prepare builds again): standard output is npm's JSON alone, the build's output on standard error.
+      const [{ filename: packed }] = JSON.parse(
+        execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
+          cwd: clone,
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }),
+      ) as [{ filename: string }];
+      const app = join(dir, 'app');
+      const cache = join(dir, 'cache');
+      mkdirSync(app);
+      execFileSync('npm', ['init', '-y'], { cwd: app, stdio: 'ignore' });
+      const started = performance.now();
+      execFileSync('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(dir, packed)], {
         cwd: app,
-        encoding: 'utf8',
-        env: { ...process.env, XDG_CACHE_HOME: cache, IPRECORD_DATA: '' },
+        stdio: 'ignore',
       });
-    const first = run();
-    const compiled = performance.now();
-    expect(first.status, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({
-      ip: '8.8.8.8',
-      country_code: 'US',
-      asn: { asn: 'AS15169' },
-      time_zone: { name: 'America/Los_Angeles' },
-    });
-    expect(first.stderr.match(/compiling the default data/g)).toHaveLength(1);
-    // No addon, and info() says why: the install scripts did not run.
-    expect(first.stderr).toMatch(
-      /memory: \{"mode":"read","reason":"the memory-map addon is not available: the install scripts did not run/,
-    );
-    // Written into the installed package's own folder, found there by the next process.
-    expect(existsSync(join(app, 'node_modules', 'iprecord', 'data', 'default.iprd'))).toBe(true);
-    const second = run();
-    expect(second.status, second.stderr).toBe(0);
-    expect(second.stderr).not.toMatch(/compiling/);
-    const timeless = (t: string) => t.replace(/"current_time":"[^"]*"/, '').replace(/"count":"\d+"/, '');
-    expect(timeless(second.stdout)).toBe(timeless(first.stdout));
-    console.log(
-      `packed package, scripts off: npm install ${((installed - started) / 1000).toFixed(1)} s, first lookup (compiles) ${((compiled - installed) / 1000).toFixed(1)} s, second process ${((performance.now() - compiled) / 1000).toFixed(1)} s`,
-    );
-  }, INSTALL_MS);
+      const installed = performance.now();
+      const script = `const { lookup, openSync } = await import('iprecord'); const r = lookup('8.8.8.8'); console.log(JSON.stringify(r)); lookup('1.1.1.1'); console.error('memory: ' + JSON.stringify(openSync().info().memory));`;
+      const run = () =>
+        spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: app,
+          encoding: 'utf8',
+          env: { ...process.env, XDG_CACHE_HOME: cache, IPRECORD_DATA: '' },
+        });
+      const first = run();
+      const compiled = performance.now();
+      expect(first.status, first.stderr).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({
+        ip: '8.8.8.8',
+        country_code: 'US',
+        asn: { asn: 'AS15169' },
+        time_zone: { name: 'America/Los_Angeles' },
+      });
+      expect(first.stderr.match(/compiling the default data/g)).toHaveLength(1);
+      // No addon, and info() says why: the install scripts did not run.
+      expect(first.stderr).toMatch(
+        /memory: \{"mode":"read","reason":"the memory-map addon is not available: the install scripts did not run/,
+      );
+      // Written into the installed package's own folder, found there by the next process.
+      expect(existsSync(join(app, 'node_modules', 'iprecord', 'data', 'default.iprd'))).toBe(true);
+      const second = run();
+      expect(second.status, second.stderr).toBe(0);
+      expect(second.stderr).not.toMatch(/compiling/);
+      const timeless = (t: string) => t.replace(/"current_time":"[^"]*"/, '').replace(/"count":"\d+"/, '');
+      expect(timeless(second.stdout)).toBe(timeless(first.stdout));
+      console.log(
+        `packed package, scripts off: npm install ${((installed - started) / 1000).toFixed(1)} s, first lookup (compiles) ${((compiled - installed) / 1000).toFixed(1)} s, second process ${((performance.now() - compiled) / 1000).toFixed(1)} s`,
+      );
+    },
+    INSTALL_MS,
+  );
 });
 if (!isClone) console.log(`README set-up test skipped: ${ROOT} is not a git clone`);
