@@ -33,7 +33,7 @@ async function freePort(): Promise<number> {
 export function nginxConfig(dir: string, port: number, files: readonly (readonly [string, Variables])[]): string {
   const blocks = files.map(
     ([file, vars], k) =>
-      `  geoip2 ${file} {\n${Object.entries(vars)
+      `  geoip2 "${file}" {\n${Object.entries(vars)
         .map(([name, path]) => `    $v${k}_${name} source=$arg_ip ${path};`)
         .join('\n')}\n  }`,
   );
@@ -71,15 +71,23 @@ export async function nginxHeaders(
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, nginxConfig(dir, port, files));
-  const nginx = spawn(NGINX!, ['-c', conf, '-p', dir], { stdio: 'ignore' });
+  const nginx = spawn(NGINX!, ['-c', conf, '-p', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let said = '';
+  nginx.stderr.on('data', (b: Buffer) => (said += b.toString()));
+  const ended = new Promise<number | null>((resolve) => nginx.once('exit', resolve));
+  let exited: number | null | undefined;
+  void ended.then((code) => (exited = code));
   try {
     const base = `http://127.0.0.1:${port}/`;
-    for (let tries = 0; ; tries++) {
+    // Up to a minute: a busy machine starts it slowly (it maps each file and checks its metadata).
+    for (const deadline = Date.now() + 60_000; ;) {
       try {
         await fetch(base);
         break;
       } catch (e) {
-        if (tries > 100) throw new Error(`nginx did not answer: ${readFileSync(join(dir, 'error.log'), 'utf8')}`, { cause: e });
+        const why = () => `${said}${readFileSync(join(dir, 'error.log'), { encoding: 'utf8', flag: 'a+' })}`;
+        if (exited !== undefined) throw new Error(`nginx exited (${exited}) before it answered: ${why()}`, { cause: e });
+        if (Date.now() > deadline) throw new Error(`nginx did not answer within a minute: ${why()}`, { cause: e });
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -98,6 +106,10 @@ export async function nginxHeaders(
     }
     return out;
   } finally {
-    nginx.kill('SIGTERM');
+    // Gone before the next one starts in the same directory.
+    if (exited === undefined) {
+      nginx.kill('SIGTERM');
+      await ended;
+    }
   }
 }
