@@ -5,12 +5,9 @@
  * the last 90 days), with the list's range that holds it, when the list
  * first and last held it, and the day of its latest download (the build's
  * `seen.bin`, `evidence/seen.ts`).
- *
- * Over 300 lines: the explanation's types, documented member by member (its JSON is public), and its three readings (the zone, `asn.type`, the lists' history).
  */
 
-import { existsSync, statSync } from 'node:fs';
-import { readRegular } from '../files/read.js';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   ACCESS_PLACES,
@@ -29,9 +26,7 @@ import {
   findRange,
 } from '../dataset/format.js';
 import type { Compared, CountryAgreement } from './compare.js';
-import { memoryMapper } from '../platform/native.js';
-import { dayText, SEEN_MAX_BYTES, seenAt, verifySeen } from './seen.js';
-import { InvalidDatasetError } from '../contract/errors.js';
+import { dayText, type DamagedHistory, seenHistory } from './seen.js';
 import { SEEN_FILE } from '../dataset/store.js';
 import type { Category } from '../contract/template.js';
 import type { DatabaseInfo } from '../dataset/layout.js';
@@ -76,6 +71,8 @@ export interface AsnTypeEvidence {
   /** The same, in words. */
   readonly evidence: string;
 }
+
+export type { DamagedHistory } from './seen.js';
 
 export interface Explanation {
   readonly ip: string;
@@ -126,67 +123,6 @@ export const FACT_SOURCES = {
   region_code:
     "the first-level subdivision of ISO 3166-2 whose name (Debian's iso-codes 4.20.1, LGPL-2.1) is the region's (scripts/gen-subdivisions.ts)",
 } as const;
-
-const warned = new Set<string>();
-/** A process warning (code `IPRECORD_SEEN_DAMAGED`), once per text. */
-function warnOnce(text: string): void {
-  if (warned.has(text)) return;
-  warned.add(text);
-  process.emitWarning(text, { code: 'IPRECORD_SEEN_DAMAGED' });
-}
-
-/**
- * What an explanation does when the build's seen.bin cannot be read or is
- * damaged: `warn` answers `lists: null` with a process warning (code
- * `IPRECORD_SEEN_DAMAGED`, once per file and reason), `throw` throws an
- * `InvalidDatasetError` that says why.
- */
-export type DamagedHistory = 'warn' | 'throw';
-
-/**
- * The seen.bin whose checksum was checked last (its path and identity:
- * device, inode, size and times) and what the check found. A cache of one
- * entry, because the checksum covers the whole file (tens of MB with the
- * shared feeds) where an explanation reads a few of its pages: a build's
- * files are written once, and a file changed in place has new times.
- */
-let checked: { readonly id: string; readonly error: Error | null } | null = null;
-
-/**
- * The ranges of the lists in the seen.bin at `path` that hold `address`,
- * or null (said by `damaged`) when it cannot be read or is damaged.
- */
-function history(path: string, version: 4 | 6, address: bigint, damaged: DamagedHistory): ReturnType<typeof seenAt> | null {
-  const fail = (e: unknown) => {
-    const reason = e instanceof InvalidDatasetError ? e.message : `${path}: ${(e as Error).message}.`;
-    if (damaged === 'throw') throw new InvalidDatasetError(`the lists' history cannot be read: ${reason}`);
-    warnOnce(`The lists' history cannot be read: ${reason} explain answers without it (lists: null).`);
-    return null;
-  };
-  try {
-    // A regular file of a bounded size (a FIFO or a device is refused, never read); mapped where the addon is: a binary
-    // search a list touches a few of its pages, not the whole file (but for its checksum, once: `checked`).
-    const stat = statSync(path);
-    if (!stat.isFile()) throw new Error('it is not a regular file');
-    if (stat.size > SEEN_MAX_BYTES) throw new Error(`it holds ${stat.size} bytes, more than the ${SEEN_MAX_BYTES} it may`);
-    const mapper = memoryMapper();
-    const bytes = 'map' in mapper ? mapper.map(path) : readRegular(path, SEEN_MAX_BYTES);
-    const id = `${path}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
-    if (checked?.id !== id) {
-      let error: Error | null = null;
-      try {
-        verifySeen(bytes, path);
-      } catch (e) {
-        error = e as Error;
-      }
-      checked = { id, error };
-    }
-    if (checked.error !== null) throw checked.error;
-    return seenAt(bytes, version, address, path);
-  } catch (e) {
-    return fail(e);
-  }
-}
 
 /** Where a build's seen.bin is: its build directory's, else beside its threat.bin. */
 export function seenPath(build: string | null, threatPath: string | null): string | null {
@@ -244,7 +180,7 @@ export function explainRecord(
   const address = v4
     ? BigInt(a.words[3])
     : (BigInt(a.words[0]) << 96n) | (BigInt(a.words[1]) << 64n) | (BigInt(a.words[2]) << 32n) | BigInt(a.words[3]);
-  const held = history(seen, version, address, damaged);
+  const held = seenHistory(seen, version, address, damaged);
   if (held === null) return explained(null);
   const categories = new Map(info.feeds.map((f) => [f.name, f.categories]));
   // The lists of this build: one left out of the configuration keeps its days in seen.bin, but holds nothing now.

@@ -15,8 +15,11 @@
  * checksum: the same without it) is still read, its days checked alone.
  */
 
+import { statSync } from 'node:fs';
 import { InvalidDatasetError } from '../contract/errors.js';
 import { wholeFileCrc } from '../files/checksum.js';
+import { readRegular } from '../files/read.js';
+import { memoryMapper } from '../platform/native.js';
 
 /** Days a range stays after the last download that held it. */
 export const KEEP_DAYS = 90;
@@ -223,4 +226,66 @@ export function decodeSeen(buf: Buffer, name = 'seen.bin'): Map<string, SeenList
     out.set(l.name, { name: l.name, latest: l.latest, v4, v6 });
   }
   return out;
+}
+
+const warned = new Set<string>();
+/** A process warning (code `IPRECORD_SEEN_DAMAGED`), once per text. */
+function warnOnce(text: string): void {
+  if (warned.has(text)) return;
+  warned.add(text);
+  process.emitWarning(text, { code: 'IPRECORD_SEEN_DAMAGED' });
+}
+
+/**
+ * What an explanation does when the build's seen.bin cannot be read or is
+ * damaged: `warn` answers `lists: null` with a process warning (code
+ * `IPRECORD_SEEN_DAMAGED`, once per file and reason), `throw` throws an
+ * `InvalidDatasetError` that says why.
+ */
+export type DamagedHistory = 'warn' | 'throw';
+
+/**
+ * The seen.bin whose checksum was checked last (its path and identity:
+ * device, inode, size and times) and what the check found. A cache of one
+ * entry, because the checksum covers the whole file (tens of MB with the
+ * shared feeds) where an explanation reads a few of its pages: a build's
+ * files are written once, and a file changed in place has new times.
+ */
+let checked: { readonly id: string; readonly error: Error | null } | null = null;
+
+/**
+ * The ranges of the lists in the seen.bin at `path` that hold `address`
+ * (`explain`), or null (said by `damaged`) when it cannot be read or is
+ * damaged.
+ */
+export function seenHistory(path: string, version: 4 | 6, address: bigint, damaged: DamagedHistory): ReturnType<typeof seenAt> | null {
+  const fail = (e: unknown) => {
+    const reason = e instanceof InvalidDatasetError ? e.message : `${path}: ${(e as Error).message}.`;
+    if (damaged === 'throw') throw new InvalidDatasetError(`the lists' history cannot be read: ${reason}`);
+    warnOnce(`The lists' history cannot be read: ${reason} explain answers without it (lists: null).`);
+    return null;
+  };
+  try {
+    // A regular file of a bounded size (a FIFO or a device is refused, never read); mapped where the addon is: a binary
+    // search a list touches a few of its pages, not the whole file (but for its checksum, once: `checked`).
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new Error('it is not a regular file');
+    if (stat.size > SEEN_MAX_BYTES) throw new Error(`it holds ${stat.size} bytes, more than the ${SEEN_MAX_BYTES} it may`);
+    const mapper = memoryMapper();
+    const bytes = 'map' in mapper ? mapper.map(path) : readRegular(path, SEEN_MAX_BYTES);
+    const id = `${path}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    if (checked?.id !== id) {
+      let error: Error | null = null;
+      try {
+        verifySeen(bytes, path);
+      } catch (e) {
+        error = e as Error;
+      }
+      checked = { id, error };
+    }
+    if (checked.error !== null) throw checked.error;
+    return seenAt(bytes, version, address, path);
+  } catch (e) {
+    return fail(e);
+  }
 }

@@ -24,11 +24,8 @@
 
 import type { Dataset } from '../dataset/format.js';
 import type { Engine } from '../engine/engine.js';
-import { IPV4_CARRIERS } from '../ip/embedded.js';
-import type { IpVersion } from '../ip/parse.js';
-import { fromBigInt, rangeToCidrs } from '../ip/ranges.js';
 import { MmdbWriter, Pointer, Typed, type WritableValue } from '../mmdb/writer.js';
-import { nextTurn, Pacer } from '../platform/threads.js';
+import { insertRanges } from './mmdb.js';
 import type { ExportRange } from './ranges.js';
 import { recordAt, type StaticRecord } from './record.js';
 
@@ -163,36 +160,15 @@ export async function writeMaxmindMmdb(
     languages: ['en'],
     spillTo: `${path}.data`,
   });
-  // By dataset record: where its map is (-1: not yet mapped; -2: it has none of the schema's members).
+  // By dataset record: where its map is (-1: not yet mapped; -2: it has none of the schema's members, left out).
   const at = new Float64Array(ds.recordCount).fill(-1);
-  const ranges = { v4: 0, v6: 0 };
-  let rows = 0;
-  let open: { version: IpVersion; first: bigint; last: bigint; at: number } | null = null;
-  const insert = ({ version, first, last, at: offset }: NonNullable<typeof open>) => {
-    for (const c of rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) })) {
-      w.insertAt(version, c.words, c.prefix, offset);
-      rows++;
-    }
-  };
-  const pacer = new Pacer();
-  for (const { version, first, last, ref } of walked) {
-    if (pacer.due()) await nextTurn();
-    if (version === 4) ranges.v4++;
-    else ranges.v6++;
+  const { ranges, rows } = await insertRanges(w, walked, (version, first, ref) => {
     const i = ref >>> 8;
     if (at[i] === -1) {
       const record = maxmindRecord(schema, recordAt(engine, version, first));
       at[i] = record === null ? -2 : w.shared(pointing(w, record));
     }
-    const offset = at[i];
-    if (open !== null && open.version === version && open.at === offset && open.last + 1n === first) {
-      open.last = last;
-      continue;
-    }
-    if (open !== null && open.at >= 0) insert(open);
-    open = { version, first, last, at: offset };
-  }
-  if (open !== null && open.at >= 0) insert(open);
-  if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
+    return at[i];
+  });
   return { ranges, rows, bytes: await w.writeFile(path) };
 }

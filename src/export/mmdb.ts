@@ -59,9 +59,7 @@ const CHUNK = 1 << 24;
 
 /**
  * Writes the MMDB export of the ranges to `path` (its records through
- * `path`.data). `rows` counts the networks in the tree. The event loop
- * turns every 50 ms, so that a signal is heard and a server in the same
- * process keeps answering.
+ * `path`.data). `rows` counts the networks in the tree.
  */
 export async function writeMmdb(
   engine: Engine,
@@ -76,11 +74,30 @@ export async function writeMmdb(
     spillTo: `${path}.data`,
   });
   const records = new RecordsWritten(w, engine, ds.recordCount);
+  const { ranges, rows } = await insertRanges(w, walked, (version, first, ref) => records.of(version, first, ref));
+  return { ranges, rows, bytes: await w.writeFile(path) };
+}
+
+/**
+ * Inserts the walked ranges into the writer, each at the data offset
+ * `offsetOf` gives it (negative: the range is left out of the file);
+ * ranges side by side with one offset are one network, cut into CIDR
+ * blocks. IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d)
+ * addresses are aliased to the IPv4 networks, as iprecord answers them.
+ * The event loop turns every 50 ms, so that a signal is heard and a server
+ * in the same process keeps answering. `rows`: the networks inserted.
+ */
+export async function insertRanges(
+  w: MmdbWriter,
+  walked: Iterable<ExportRange>,
+  offsetOf: (version: IpVersion, first: bigint, ref: number) => number,
+): Promise<{ ranges: { v4: number; v6: number }; rows: number }> {
   const ranges = { v4: 0, v6: 0 };
   let rows = 0;
-  /** The range being written: ranges next to it with the same record join it. */
+  /** The range being written: ranges next to it with the same offset join it. */
   let open: { version: IpVersion; first: bigint; last: bigint; at: number } | null = null;
   const insert = ({ version, first, last, at }: NonNullable<typeof open>) => {
+    if (at < 0) return;
     for (const c of rangeToCidrs({ version, words: fromBigInt(version, first) }, { version, words: fromBigInt(version, last) })) {
       w.insertAt(version, c.words, c.prefix, at);
       rows++;
@@ -91,17 +108,16 @@ export async function writeMmdb(
     if (pacer.due()) await nextTurn();
     if (version === 4) ranges.v4++;
     else ranges.v6++;
-    const record = records.of(version, first, ref);
-    if (open !== null && open.version === version && open.at === record && open.last + 1n === first) open.last = last;
+    const at = offsetOf(version, first, ref);
+    if (open !== null && open.version === version && open.at === at && open.last + 1n === first) open.last = last;
     else {
       if (open !== null) insert(open);
-      open = { version, first, last, at: record };
+      open = { version, first, last, at };
     }
   }
   if (open !== null) insert(open);
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses find the IPv4 records, as iprecord answers them.
   if (ranges.v4 > 0) for (const from of [[0, 0, 0xffff, 0], ...IPV4_CARRIERS.slice(1)]) w.alias(from, [0, 0, 0, 0], 96);
-  return { ranges, rows, bytes: await w.writeFile(path) };
+  return { ranges, rows };
 }
 
 /**

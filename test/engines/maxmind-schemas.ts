@@ -43,16 +43,13 @@ import type { Engine } from '../../src/engine/engine.js';
 import { exportDataset } from '../../src/export/index.js';
 import { DATABASE_TYPES, type MaxmindSchema } from '../../src/export/maxmind.js';
 import { open, type IpRecord } from '../../src/index.js';
-import { parseIp } from '../../src/ip/address.js';
-import { formatIp } from '../../src/ip/format.js';
-import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { readMetadata } from '../../src/mmdb/metadata.js';
-import { splitCsvLine } from '../../src/text/csv.js';
 import { FIXTURES_DIR } from '../../scripts/make-fixtures.js';
-import { hasSharedData, seed, xorshift32 } from '../helpers/env.js';
+import { hasSharedData, seed } from '../helpers/env.js';
 import { sharedFeedConfig } from '../helpers/feeds.js';
 import { SMALL, testDb } from '../helpers/maxmind.js';
 import { ADDRESS_FORMS } from '../helpers/recipes.js';
+import { rangeAddresses } from '../helpers/range-addresses.js';
 import { hasNginx, nginxHeaders, type Variables } from './nginx.js';
 import { geoip2NodeAnswers } from './readers/geoip2-node.js';
 
@@ -331,26 +328,6 @@ function compare(
   console.log(
     `${what}: ${reader} read ${ips.length} addresses (${errors} where lookup() answers an error, ${found} found; ${own} texts its parser reads its own way), ${wrong} different`,
   );
-}
-
-/** Each range's first, a random and its last address of an engine's data (its CSV export), IPv4 also in its IPv6 forms. */
-async function rangeAddresses(engine: Engine, dir: string): Promise<string[]> {
-  const csv = join(dir, 'ranges.csv');
-  await exportDataset(engine, { format: 'csv', out: csv, fields: ['asn.asn'] });
-  const next = xorshift32(seed());
-  const ips: string[] = [];
-  for (const line of readFileSync(csv, 'utf8').trim().split('\n').slice(1)) {
-    const [, start, end] = splitCsvLine(line)!;
-    const first = parseIp(start)!;
-    const lo = toBigInt(first);
-    const hi = toBigInt(parseIp(end)!);
-    for (const n of [lo, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi]) {
-      const ip = formatIp(first.version, fromBigInt(first.version, n));
-      ips.push(ip);
-      if (first.version === 4) ips.push(`::ffff:${ip}`, `::${ip}`, `64:ff9b::${ip}`);
-    }
-  }
-  return ips;
 }
 
 const ODD = ['10.0.0.1', '192.168.1.1', '127.0.0.1', 'fe80::1', '::1', 'fc00::1', 'not an address', ...ADDRESS_FORMS];

@@ -17,20 +17,16 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { exportDataset } from '../../src/export/index.js';
 import { staticRecord, withoutNulls } from '../../src/export/record.js';
 import { open } from '../../src/index.js';
-import { parseIp } from '../../src/ip/address.js';
-import { formatIp } from '../../src/ip/format.js';
-import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
-import { splitCsvLine } from '../../src/text/csv.js';
-import { seed, xorshift32 } from '../helpers/env.js';
 import { SMALL } from '../helpers/maxmind.js';
 import { ADDRESS_FORMS } from '../helpers/recipes.js';
+import { rangeAddresses } from '../helpers/range-addresses.js';
 
 const HERE = import.meta.dirname;
 const CARGO_REGISTRY = '/usr/share/cargo/registry';
@@ -45,25 +41,20 @@ const dir = mkdtempSync(join(tmpdir(), 'iprecord-mmdb-readers-'));
 let failed = false;
 try {
   const engine = await open({ geo: [...SMALL.geo], asn: [...SMALL.asn] });
-  const csv = join(dir, 'records.csv');
   const mmdb = join(dir, 'records.mmdb');
-  await exportDataset(engine, { format: 'csv', out: csv, fields: ['asn.asn'] });
   await exportDataset(engine, { format: 'mmdb', out: mmdb });
 
   // The addresses: each range's first, a random and its last, IPv4's mapped form, some with no record, and text as logs hold it.
-  const next = xorshift32(seed());
-  const ips: string[] = ['10.0.0.1', '192.168.1.1', '127.0.0.1', 'fe80::1', '::1', 'fc00::1', ...ADDRESS_FORMS];
-  for (const line of readFileSync(csv, 'utf8').trim().split('\n').slice(1)) {
-    const [, start, end] = splitCsvLine(line)!;
-    const first = parseIp(start)!;
-    const lo = toBigInt(first);
-    const hi = toBigInt(parseIp(end)!);
-    for (const n of [lo, lo + ((BigInt(next()) * (hi - lo + 1n)) >> 32n), hi]) {
-      const ip = formatIp(first.version, fromBigInt(first.version, n));
-      ips.push(ip);
-      if (first.version === 4) ips.push(`::ffff:${ip}`, `::${ip}`, `64:ff9b::${ip}`);
-    }
-  }
+  const ips: string[] = [
+    '10.0.0.1',
+    '192.168.1.1',
+    '127.0.0.1',
+    'fe80::1',
+    '::1',
+    'fc00::1',
+    ...ADDRESS_FORMS,
+    ...(await rangeAddresses(engine, dir)),
+  ];
   const want = ips.map((ip) => {
     try {
       return withoutNulls(staticRecord(engine.lookup(ip)));
