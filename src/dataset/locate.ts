@@ -50,7 +50,8 @@ export function datasetKey(sources: DatasetSources): string {
   const identity = (path: string) => {
     try {
       const st = statSync(path);
-      return `${realpathSync(path)}:${st.ino}:${st.size}:${st.mtimeMs}`;
+      // The modification time to the millisecond: what every runtime reads the same (Deno reads no finer).
+      return `${realpathSync(path)}:${st.ino}:${st.size}:${Math.floor(st.mtimeMs)}`;
     } catch (e) {
       throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
     }
