@@ -13,7 +13,8 @@
  *   pointed to (`mmdb.ts`); with a `schema`, in one of MaxMind's
  *   (`maxmind.ts`: City, ASN, Anonymous-IP, Enterprise).
  * - `parquet`: one file per family (`parquet.ts`), `<out>` with `.ipv4` and
- *   `.ipv6` before its extension.
+ *   `.ipv6` before its extension, and DuckDB macros that join a log to both
+ *   (`<out>` with `.duckdb.sql` for `.parquet`: `duckdb.ts`).
  */
 
 import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -29,6 +30,7 @@ import { checkCsvFields, EXPORT_COLUMNS } from './record.js';
 import { exportRanges, type ExportRange } from './ranges.js';
 import { writeCsv } from './csv.js';
 import { compiledDataset } from '../engine/inside.js';
+import { duckdbMacros, duckdbMacrosFile, parquetPrefix } from './duckdb.js';
 
 export type ExportFormat = 'csv' | 'mmdb' | 'parquet';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'mmdb', 'parquet'];
@@ -50,8 +52,8 @@ export const EXPORT_SCHEMAS: readonly ExportSchema[] = ['iprecord', ...MAXMIND_S
 
 /** The files of a Parquet export named `out`: `records.parquet` gives `records.ipv4.parquet` and `records.ipv6.parquet`. */
 export function parquetFiles(out: string): { 4: string; 6: string } {
-  const m = /^(.*?)(\.parquet)?$/i.exec(out)!;
-  return { 4: `${m[1]}.ipv4.parquet`, 6: `${m[1]}.ipv6.parquet` };
+  const prefix = parquetPrefix(out);
+  return { 4: `${prefix}.ipv4.parquet`, 6: `${prefix}.ipv6.parquet` };
 }
 
 export interface ExportResult {
@@ -113,7 +115,8 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
     return { ranges, rows, bytes, manifest: null };
   }
   const targets = options.format === 'parquet' ? Object.values(parquetFiles(options.out)) : [options.out];
-  for (const t of [...targets, `${options.out}.manifest.json`]) checkTarget(t);
+  const macros = options.format === 'parquet' ? [duckdbMacrosFile(options.out)] : [];
+  for (const t of [...targets, ...macros, `${options.out}.manifest.json`]) checkTarget(t);
   for (const t of targets) removeLeftTemps(t);
   const temps = exportTempFiles(options);
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
@@ -140,6 +143,8 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
       : new ExportError(`cannot write ${options.out}: ${(e as Error).message}`, { cause: e });
   }
   const { ranges, rows, bytes } = written;
+  // The DuckDB join of the two files, for a user to run rather than paste (duckdb.ts).
+  for (const m of macros) writeAtomic(m, duckdbMacros(parquetPrefix(options.out)));
   const manifest = `${options.out}.manifest.json`;
   writeAtomic(manifest, JSON.stringify(manifestOf(info, options, ranges, rows), null, 2) + '\n');
   const onDisk = targets.reduce((n, t) => n + statSync(t).size, 0);

@@ -17,12 +17,31 @@ export function docRecipe(name: string): string {
   return m[1];
 }
 
-/** A SQL recipe's statements. */
+/** A SQL recipe's statements; a line of the DuckDB CLI's own (`.read file`) is one on its own. */
 export const statements = (sql: string): string[] =>
   sql
-    .split(/;\s*\n/)
+    .split(/;\s*\n|(?<=^\.[^\n]*)\n/m)
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/**
+ * Runs a DuckDB recipe as the DuckDB CLI does: `.read <file>` runs that
+ * file's text (its name resolved in `dir`), every other statement is given
+ * to `run` as `edit` turns it.
+ */
+export async function runDuckdbRecipe(
+  recipe: string,
+  dir: string,
+  run: (sql: string) => Promise<unknown>,
+  edit: (sql: string) => string = (sql) => sql,
+): Promise<void> {
+  for (const sql of statements(recipe)) {
+    const read = /^\.read (\S+)$/.exec(sql);
+    if (read !== null) await run(readFileSync(join(dir, read[1]), 'utf8'));
+    else if (sql.startsWith('.')) throw new Error(`the recipe runs ${sql}, which is no statement of DuckDB's`);
+    else await run(edit(sql));
+  }
+}
 
 /** `fixtures/logs/address-forms.txt`: address text as logs hold it, as written (surrounding spaces kept), comments and blank lines left out. */
 export const ADDRESS_FORMS: readonly string[] = readFileSync(

@@ -6,7 +6,7 @@
  * its dynamic members, and no record exactly where it answers an error.
  */
 
-import { writeFileSync } from 'node:fs';
+import { linkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { formatIp } from '../../src/ip/format.js';
 import { fromBigInt, toBigInt } from '../../src/ip/ranges.js';
 import { seed, xorshift32 } from '../helpers/env.js';
 import { smallEngineFor } from '../helpers/maxmind.js';
-import { ADDRESS_FORMS, docRecipe, statements } from '../helpers/recipes.js';
+import { ADDRESS_FORMS, docRecipe, runDuckdbRecipe } from '../helpers/recipes.js';
 
 describe('exportDataset: parquet in DuckDB', () => {
   const t = smallEngineFor('iprecord-duckdb-');
@@ -101,13 +101,22 @@ describe('exportDataset: parquet in DuckDB', () => {
     );
     log.push(...(forms as string[]));
     // The recipe of docs/exports.md, as a user copies it.
-    for (const sql of statements(docRecipe('duckdb')))
-      await c.run(sql.replaceAll("'records.ipv4.parquet'", `'${files[4]}'`).replaceAll("'records.ipv6.parquet'", `'${files[6]}'`));
+    await runDuckdbRecipe(docRecipe('duckdb'), dir, (sql) => c.run(sql));
     const joined = (await rows(`SELECT id, CAST(record AS VARCHAR) AS record FROM enriched ORDER BY id`)) as {
       id: number;
       record: string | null;
     }[];
     expect(joined.length).toBe(log.length);
+    // The macros join other files when named (`files :=`, a quote in the name), and a column whose name another holds
+    // as a part (`client_ip` beside `client_ip_2`) is the one named.
+    const other = join(dir, "other'copy");
+    for (const v of [4, 6] as const) linkSync(files[v], `${other}.ipv${v}.parquet`);
+    await c.run(`CREATE TABLE logs2 AS SELECT id, client_ip AS client_ip_2, client_ip FROM logs`);
+    const again = await rows(
+      `SELECT count(*) AS n FROM iprecord_join('logs2', 'client_ip', files := '${other.replaceAll("'", "''")}') j JOIN enriched e USING (id)
+         WHERE j.record IS NOT DISTINCT FROM e.record AND j.client_ip_2 IS NOT DISTINCT FROM e.client_ip`,
+    );
+    expect(Number(again[0].n)).toBe(log.length);
     let records = 0;
     let errors = 0;
     const wrong: string[] = [];
@@ -133,12 +142,12 @@ describe('exportDataset: parquet in DuckDB', () => {
     // exported; the log's bucket as text, as network_bucket writes it) gives the ASOF join's answer for every address.
     const bucketed = (await rows(
       `SELECT l.id, CAST(r.record AS VARCHAR) AS record
-       FROM (SELECT id, ip4(client_ip) AS k, concat_ws('.', ip4(client_ip) // 16777216, ip4(client_ip) // 65536 % 256, '0.0/16') AS bucket
-             FROM logs WHERE ip4(client_ip) IS NOT NULL) l
+       FROM (SELECT id, iprecord_ip4(client_ip) AS k, concat_ws('.', iprecord_ip4(client_ip) // 16777216, iprecord_ip4(client_ip) // 65536 % 256, '0.0/16') AS bucket
+             FROM logs WHERE iprecord_ip4(client_ip) IS NOT NULL) l
        LEFT JOIN read_parquet('${files[4]}') r ON r.network_bucket = l.bucket AND l.k BETWEEN r.start AND r."end"
        UNION ALL
        SELECT l.id, CAST(r.record AS VARCHAR)
-       FROM (SELECT id, ip6(client_ip) AS k FROM logs WHERE ip4(client_ip) IS NULL) l
+       FROM (SELECT id, iprecord_ip6(client_ip) AS k FROM logs WHERE iprecord_ip4(client_ip) IS NULL) l
        LEFT JOIN read_parquet('${files[6]}') r ON r.network_bucket = ltrim(lower(hex(l.k)[1:4]), '0') || '::/16' AND l.k BETWEEN r.start AND r."end"
        ORDER BY 1`,
     )) as { id: number; record: string | null }[];

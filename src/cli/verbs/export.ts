@@ -36,7 +36,9 @@ Formats:
   parquet  two files, <file> with .ipv4 and .ipv6 before .parquet: start and
            end (UINT64, or 16 bytes big-endian), start_ip, end_ip, network,
            network_bucket (the /16, a range repeated per /16), the record's
-           fields as nested columns, and record (JSON)
+           fields as nested columns, and record (JSON); and <file> with
+           .duckdb.sql for .parquet: DuckDB macros joining a log to both
+           (.read it, then FROM iprecord_join('logs', 'client_ip'))
 
 Options:
   --format f       ${EXPORT_FORMATS.join(', ')}
