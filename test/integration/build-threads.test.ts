@@ -56,5 +56,5 @@ describe('feed builder on worker threads', () => {
     expect(many.meta).toEqual(one.meta);
     expect(one.feeds[0].badLines.map((b) => b.line)).toEqual(badLines);
     expect(one.meta.feeds[0].dataDate).toBe('2026-08-22T00:54:28.000Z');
-  }, 60_000);
+  });
 });

@@ -206,7 +206,7 @@ describe('iprecord update', () => {
     expect(failed.code).toBe(1);
     expect(failed.err).toMatch(/remote.*500/);
     expect(await abuser('8.150.0.1')).toBe(true);
-  }, 30_000);
+  });
 });
 
 /** Whether util-linux's `script` is here, to run a command on a pseudo-terminal. */
@@ -316,7 +316,7 @@ describe.skipIf(process.platform === 'win32')('iprecord build stopped by a signa
       expect(readdirSync(join(dir, 'stopped', 'builds'))).toEqual(before);
       expect(readFileSync(join(dir, 'stopped', 'current'), 'utf8')).toBe(current);
     }
-  }, 60_000);
+  });
 });
 
 describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', () => {
@@ -360,5 +360,5 @@ describe.skipIf(process.platform !== 'linux')('iprecord build killed outright', 
         10,
       );
     }
-  }, 60_000);
+  });
 });

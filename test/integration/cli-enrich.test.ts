@@ -309,7 +309,7 @@ describe('iprecord enrich', () => {
       // Once, on the main thread: no threat category has a source here (the workers' engines do not say it again).
       expect(three.err).toMatch(/^iprecord: no loaded source answers for [^\n]*\nenriched 20,000 rows .* on 3 worker threads\)\n$/);
     }
-  }, 60_000);
+  });
 
   it('enriches 3 million rows with flat memory (anonymous resident size sampled while it runs)', async () => {
     const ROWS = 3_000_000;

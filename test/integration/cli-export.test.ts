@@ -77,7 +77,7 @@ describe('iprecord export, failing cleanly', () => {
     const mmdb = run(['--data', small, '--format', 'mmdb', '--out', '-']);
     expect(mmdb.code).toBe(2);
     expect(errLines(mmdb.err)).toEqual([expect.stringMatching(/written to a file, not to standard output/)]);
-  }, 30_000);
+  });
 
   it.skipIf(process.getuid?.() !== 0)(
     'on a full disk: one line naming the file, exit code 2, no file left',
@@ -142,5 +142,5 @@ describe('iprecord export, failing cleanly', () => {
     next.kill('SIGTERM');
     await nextExit;
     expect(readdirSync(out)).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -185,5 +185,5 @@ describe.skipIf(!MAPPED)('a mapped dataset written in place', () => {
     } finally {
       server.child.kill('SIGKILL');
     }
-  }, 60_000);
+  });
 });

@@ -64,7 +64,7 @@ describe('iprecord diff', () => {
       a.close();
       b.close();
     }
-  }, 60_000);
+  });
 
   it("another location source: each member's changed space as the intervals between both datasets' ranges, each looked up, give it", async () => {
     const dbip = await build('dbip', {});
@@ -105,7 +105,7 @@ describe('iprecord diff', () => {
       a.close();
       b.close();
     }
-  }, 60_000);
+  });
 
   it('on the command line: a table, --json, --previous over a directory built twice (the second build saying what changed, info() holding it), and usage errors', async () => {
     const data = join(dir, 'twice');
@@ -176,5 +176,5 @@ describe('iprecord diff', () => {
       expect(r.status, r.stderr).toBe(2);
       expect(r.stderr).toContain(message);
     }
-  }, 60_000);
+  });
 });

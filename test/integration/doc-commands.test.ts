@@ -30,6 +30,11 @@ const ELSEWHERE: [RegExp, string][] = [
   [/^(npx )?iprecord update\b/, 'downloads from the Internet; test/integration/update*.test.ts run update against local HTTP servers'],
   [/^docker /, 'Docker is not installed here; test/package/docker.test.ts runs the Dockerfile as a script'],
   [/^\d+ \d+ \* \* \* /, 'a crontab line, not a command'],
+  [/^# commands: /, 'the line a test finds its block by'],
+  [
+    /^(node|bun|deno run( --allow-\w+)+) example\.mjs$/,
+    "docs/runtimes.md's example: test/engines/runtimes.ts runs it as written with Node 20, 22 and 24, Bun and Deno (CI)",
+  ],
 ];
 
 /** The commands of every `sh` block of the README and docs, by file. */

@@ -119,7 +119,7 @@ describe('exportDataset: csv', () => {
     expect([manifest.format, manifest.rows]).toEqual(['csv', result.rows]);
     expect(manifest.sources.map((s) => s.role)).toEqual(['geo', 'asn']);
     expect(manifest.licences.join(' ')).toMatch(/IP Geolocation by DB-IP/);
-  }, 60_000);
+  });
 
   it('iprecord export writes the file of a dataset directory; usage errors exit 2', async () => {
     const data = join(dir, 'data');
@@ -132,7 +132,7 @@ describe('exportDataset: csv', () => {
     expect(await runExport(['--out', out])).toBe(2);
     expect(await runExport(['--format', 'xml', '--out', out])).toBe(2);
     expect(await runExport(['--format', 'csv'])).toBe(2);
-  }, 60_000);
+  });
 
   it('refuses bad options and unwritable targets with typed errors, before writing anything', async () => {
     const refused = async (options: Parameters<typeof exportDataset>[1]) => {
@@ -198,7 +198,7 @@ describe('exportDataset: csv', () => {
     expect(await runExport(['--format', 'mmdb', '--out', join(dir, 'x.mmdb'), '--data', data, '--fields', 'asn'])).toBe(2);
     await expect(exportDataset(t.engine, { format: 'csv', out, fields: ['count'] })).rejects.toThrow(/depends on the address/);
     await expect(exportDataset(t.engine, { format: 'parquet', out, fields: ['asn'] })).rejects.toThrow(/holds every field/);
-  }, 60_000);
+  });
 
   it('mmdb: mmdb-lib, libmaxminddb and Python maxminddb read the record of every range (null members left out)', async () => {
     const csv = join(dir, 'for-mmdb.csv');

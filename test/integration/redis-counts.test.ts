@@ -62,7 +62,7 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
     );
     await redis.start();
     await Promise.all([serve(), serve(), serve()]);
-  }, 60_000);
+  });
 
   afterAll(() => {
     for (const s of servers) s.child.kill('SIGKILL');
@@ -283,5 +283,5 @@ describe.skipIf(!HAS_REDIS)('counts shared through Redis', () => {
       many.child.kill('SIGKILL');
       few.child.kill('SIGKILL');
     }
-  }, 60_000);
+  });
 });

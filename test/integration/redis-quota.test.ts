@@ -92,7 +92,7 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys }));
     await redis.start();
     fleet = await Promise.all([serve(), serve(), serve()]);
-  }, 60_000);
+  });
 
   afterAll(() => {
     for (const s of started) s.child.kill('SIGKILL');
@@ -132,7 +132,7 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     const second = await burst(() => fleet[1].port, key, SENT - QUOTA / 2);
     expect(second[200]).toBe(QUOTA / 2);
     expect(second[403]).toBe(SENT - QUOTA);
-  }, 60_000);
+  });
 
   it('a quota key whose Redis key is of another type is answered as the operator chose for Redis away, never as one quota per instance', async () => {
     const client = new Redis(redis.port, '127.0.0.1');
@@ -153,7 +153,7 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     } finally {
       client.disconnect();
     }
-  }, 60_000);
+  });
 
   it('passes the quota by at most the lease of an instance killed mid-burst and restarted', async () => {
     const key = keys[4].key;
@@ -173,7 +173,7 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
     expect(LEASE).toBeLessThan(QUOTA * 0.05);
     expect(got[200]).toBeLessThanOrEqual(QUOTA + LEASE);
     expect(got[200]).toBeGreaterThanOrEqual(QUOTA - 3 * LEASE);
-  }, 60_000);
+  });
 
   it('with Redis stopped mid-burst: closed answers from the leases held, then 503; open answers as each instance counts, said once', async () => {
     const closed = await Promise.all([serve(['--quota-when-redis-down', 'closed']), serve(['--quota-when-redis-down', 'closed'])]);
@@ -201,5 +201,5 @@ describe.skipIf(!HAS_REDIS)('a quota shared through Redis, under a burst', () =>
       await redis.start();
     }
     for (const s of [...closed, ...open]) s.child.kill('SIGKILL');
-  }, 60_000);
+  });
 });

@@ -506,7 +506,7 @@ describe('server: counts, reload, fuzz, load', () => {
     const third = await serve(1);
     expect(await fresh(`${third.at}/1.1.1.1/count?api-key=cli-key-0001`)).toBe('22');
     await third.stop();
-  }, 30_000);
+  });
 
   it('reloads under load without a failed request', async () => {
     const ips = addresses(200).filter((ip) => libraryAnswer(ip).status === 200);
@@ -529,17 +529,21 @@ describe('server: counts, reload, fuzz, load', () => {
       }
     };
     const running = Array.from({ length: 8 }, (_, k) => worker(k));
-    // A new snapshot every few milliseconds for a second and a half.
+    // A new snapshot every few milliseconds until 30 reloads and 300 answers have both happened, however fast the
+    // machine is: requests keep coming in while each reload swaps.
     let reloads = 0;
-    for (const end = Date.now() + 1500; Date.now() < end; reloads++) {
+    let during = 0;
+    for (; reloads < 30 || done < 300; reloads++) {
+      const before = done;
       await server.reload();
       await new Promise((r) => setTimeout(r, 5));
+      if (done > before) during++;
     }
     stop = true;
     await Promise.all(running);
     agent.destroy();
-    expect(reloads).toBeGreaterThan(20);
-    expect(done).toBeGreaterThan(100);
+    // Answers came in beside most reloads (not all before or after them).
+    expect(during).toBeGreaterThan(reloads / 2);
     expect(failures).toBe(0);
   });
 
@@ -653,7 +657,7 @@ describe('server: counts, reload, fuzz, load', () => {
     expect(result.non2xx).toBe(0);
     expect(result.requests.total).toBeGreaterThan(0);
     expect(result['2xx']).toBe(result.requests.total);
-  }, 30_000);
+  });
 
   it('a client that sends headers too slowly is cut off when its time is up, with a JSON 408', async () => {
     const slow = await start({ engine, headersTimeout: 1_000, requestTimeout: 1_000 });

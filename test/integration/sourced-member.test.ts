@@ -143,5 +143,5 @@ describe('a member with a value from the sources, in the template and one adapte
     } finally {
       engine.close();
     }
-  }, 60_000);
+  });
 });

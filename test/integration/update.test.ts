@@ -211,7 +211,7 @@ d('iprecord update against a faulty server', () => {
     expect(r.feeds.find((f) => f.name === 'relay')!.state).toBe('unchanged');
     // The new build answers exactly as the old one.
     expect(answers()).toEqual(good);
-  }, 30_000);
+  });
 
   it('takes HTTP-compressed bodies (Content-Length of the compressed bytes) and refuses one cut short', async () => {
     const before = readFileSync(feedCachePath(dir, 'tor'));
@@ -233,7 +233,7 @@ d('iprecord update against a faulty server', () => {
       error: expect.stringMatching(/kept the last good download/),
     });
     expect(readFileSync(feedCachePath(dir, 'tor')).equals(before)).toBe(true);
-  }, 30_000);
+  });
 
   it("downloads a feed whose URL changed whole: the old download's validators are not sent to the new URL", async () => {
     const moved = { ...config, feeds: config.feeds.map((f) => (f.name === 'tor' ? { ...f, source: `${base}/moved-tor` } : f)) };
@@ -245,7 +245,7 @@ d('iprecord update against a faulty server', () => {
     // Asked again at the same URL, the new download's own date is sent, and its 304 keeps it.
     const again = await updateDataset(moved, dir, options);
     expect(again.feeds.find((f) => f.name === 'tor')).toMatchObject({ state: 'unchanged' });
-  }, 30_000);
+  });
 
   it('refuses a list with an entry wider than its feed takes (0.0.0.0/0, ::/0), keeping the last good one; the feed\'s "widest" takes it', async () => {
     const r0 = await updateDataset(config, dir, options);
@@ -276,7 +276,7 @@ d('iprecord update against a faulty server', () => {
     // Told to take any entry, the feed takes the list, and the line means what it says.
     const wide = { ...config, feeds: config.feeds.map((f) => (f.name === 'tor' ? { ...f, widest: { ipv4: 0 } } : f)) };
     expect(await takenKnowingly(wide, 'tor')).toMatchObject({ is_tor: true });
-  }, 30_000);
+  });
 
   it('refuses a list whose covered addresses jump more than tenfold (252 adjacent /9s, each narrower than a /8), keeping the last good one; --allow-growth takes it', async () => {
     faults.clear();
@@ -297,7 +297,7 @@ d('iprecord update against a faulty server', () => {
     expect(r.feeds.filter((f) => f.name !== 'blocklist_de').every((f) => f.state !== 'failed')).toBe(true);
     expect(answers()).toEqual(good);
     expect(await takenKnowingly(config, 'blocklist_de')).toMatchObject({ is_known_abuser: true });
-  }, 30_000);
+  });
 
   /** An update told to take growth (the faults still served): the feed is updated; the threat object of 9.9.9.9 after it. */
   async function takenKnowingly(cfg: ThreatConfig, feed: string) {

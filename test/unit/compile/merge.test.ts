@@ -103,5 +103,5 @@ describe('a threat build merged into a base dataset', () => {
       merged.close();
       whole.close();
     }
-  }, 60_000);
+  });
 });

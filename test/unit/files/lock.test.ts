@@ -127,5 +127,5 @@ describe('directory lock', () => {
     const lines = readFileSync(log, 'utf8').trim().split('\n');
     expect(lines).toEqual(Array(8).fill(['in', 'out']).flat());
     expect(readdirSync(dir).sort()).toEqual(['log']);
-  }, 60_000);
+  });
 });
