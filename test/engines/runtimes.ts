@@ -172,7 +172,12 @@ try {
       selected: unknown[];
       writeDiffers: number;
     };
-    const differ = got.records.map(clockless).filter((r, i) => !isDeepStrictEqual(r, want[i])).length;
+    const differing = got.records.map(clockless).flatMap((r, i) => (isDeepStrictEqual(r, want[i]) ? [] : [i]));
+    const differ = differing.length;
+    if (differ > 0)
+      console.log(
+        `runtimes: ${got.runtime}: the first different, ${ips[differing[0]]}: ${JSON.stringify(clockless(got.records[differing[0]]))} against ${JSON.stringify(want[differing[0]])}`,
+      );
     const selectDiffer = got.selected.filter((r, i) => !isDeepStrictEqual(r, wantSelected[i])).length;
     const sealAfter = existsSync(sealPath) ? statSync(sealPath, { bigint: true }) : null;
     const resealed =
