@@ -97,10 +97,12 @@ function listsIn(buf: Buffer, name: string): ListAt[] {
       const length = buf.readUInt16LE(at);
       const list = buf.toString('utf8', at + 2, at + 2 + length);
       at += 2 + length;
+      if (at + 8 > buf.length) throw bad(`the list ${list} ends within its name or counts`);
       const latest = buf.readUInt32LE(at);
       const n4 = buf.readUInt32LE(at + 4);
       const v4 = at + 8;
-      if (v4 + n4 * 16 > buf.length) throw bad(`the IPv4 ranges of ${list} run past the end`);
+      // The IPv4 ranges and the IPv6 count after them.
+      if (v4 + n4 * 16 + 4 > buf.length) throw bad(`the IPv4 ranges of ${list} run past the end`);
       const n6 = buf.readUInt32LE(v4 + n4 * 16);
       const v6 = v4 + n4 * 16 + 4;
       at = v6 + n6 * 40;
