@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { defineConfig } from 'tsup';
+import { resolve } from 'node:path';
+import { defineConfig, type Options } from 'tsup';
 
 const PUBLIC = { index: 'src/index.ts', build: 'src/build.ts', export: 'src/export.ts', server: 'src/server/index.ts' };
 /** Every ESM entry by its name in dist/ (the test set-up builds the same ones: test/helpers/built-entries.ts). */
@@ -15,6 +16,30 @@ export const ENTRIES = {
   'counts-worker': 'src/server/counts-worker.ts',
 };
 export const TARGET = 'node20';
+
+/** Where the bytes entry's build takes `src/platform/bytes-web.ts` for `src/platform/bytes.ts` (Buffer's natives). */
+const WEB_BYTES: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'iprecord-web-bytes',
+  setup(build) {
+    build.onResolve({ filter: /platform\/bytes\.js$/ }, (args) => ({
+      path: resolve(args.resolveDir, args.path.replace(/\.js$/, '-web.ts')),
+    }));
+  },
+};
+
+/**
+ * `iprecord/bytes`: one file with nothing to resolve (its dependency and JSON inlined), Buffer's natives replaced, for
+ * Workers and browsers (a page imports it as it is). ES2022: what their runtimes of the last years run. The test set-up
+ * builds the same (test/helpers/built-entries.ts).
+ */
+export const BYTES_BUILD = {
+  entry: { bytes: 'src/bytes.ts' },
+  format: ['esm'],
+  platform: 'neutral',
+  target: 'es2022',
+  noExternal: [/.*/],
+  esbuildPlugins: [WEB_BYTES],
+} satisfies Options;
 
 // `npm run build` empties dist/ first; the two builds run side by side.
 export default defineConfig([
@@ -40,4 +65,5 @@ export default defineConfig([
     dts: { entry: PUBLIC, only: true },
     target: TARGET,
   },
+  { ...BYTES_BUILD, dts: { entry: BYTES_BUILD.entry } },
 ]);

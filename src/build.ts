@@ -12,3 +12,4 @@ export { defaultThreatConfig, parseThreatConfig, readThreatConfig, type FeedConf
 export { updateDataset, type UpdateOptions, type UpdateResult, type FeedUpdate } from './compile/feeds/update.js';
 export type { SourceUpdate } from './compile/origins/update.js';
 export { parseFeed, type FeedFormat, type ParseOptions, type ParsedFeed } from './compile/feeds/parse.js';
+export { liteDataset, writeLiteDataset, type LiteResult } from './compile/lite.js';

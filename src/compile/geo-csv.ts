@@ -18,7 +18,7 @@ import { flatGeo } from './geo/adapters/flat.js';
 import type { GeoFacts } from './geo/facts.js';
 import { parseIp } from '../ip/address.js';
 import { toBigInt } from '../ip/ranges.js';
-import { forEachCsvRow } from '../text/csv.js';
+import { forEachCsvRow } from './csv-rows.js';
 import type { RangeReader, RangeRow } from './range-csv.js';
 
 /** The flat schema's fields of a row of either form, or null when it has neither form's columns. */

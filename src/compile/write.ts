@@ -58,7 +58,7 @@ export function internedSections(intern: Interner): Sections {
 /** A compiled dataset, to be written as a file or made into bytes. */
 export class CompiledDataset {
   /** The tables with their part columns set, and the parts (`dataset/parts.ts`; `base`: a dataset whose rows it goes on from, as a merge's). */
-  private readonly rendered: { parts: Buffer; tables: Record<TableName, Rows> };
+  private readonly rendered: { parts: Uint8Array; tables: Record<TableName, Rows> };
 
   constructor(
     readonly v4: Family,

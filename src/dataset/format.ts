@@ -23,10 +23,12 @@ import {
   NO_STRING,
   PART_UTF8,
   readCounts,
+  readU32,
   TABLES,
   type Counts,
   type DatasetMeta,
 } from './layout.js';
+import { latin1Text, utf8Text } from '../platform/bytes.js';
 
 export * from './layout.js';
 
@@ -50,7 +52,7 @@ export class Dataset {
   readonly networks: Uint32Array;
   readonly threats: Uint32Array;
   /** The rendered parts of records (`parts.ts`), as bytes and as words (each part starts at a multiple of 8 bytes). */
-  readonly partBytes: Buffer;
+  readonly partBytes: Uint8Array;
   readonly parts: Words;
   readonly meta: DatasetMeta;
   readonly bytes: number;
@@ -58,7 +60,7 @@ export class Dataset {
   /** Records in the file: a range's ref names one below this (checked per lookup, `findRange`). */
   readonly recordCount: number;
   readonly name: string;
-  private readonly buf: Buffer;
+  private readonly buf: Uint8Array;
   private readonly counts: Counts;
   private readonly text: DatasetText;
 
@@ -71,22 +73,22 @@ export class Dataset {
    * it.
    * @throws InvalidDatasetError for a bad magic, version, size, metadata, or an index out of range
    */
-  constructor(buf: Buffer, name: string) {
+  constructor(buf: Uint8Array, name: string) {
     this.name = name;
     const bad: (what: string) => never = (what) => {
       throw new InvalidDatasetError(`${name} is not a valid iprecord dataset: ${what}.`);
     };
-    if (buf.length < HEADER || buf.toString('latin1', 0, MAGIC_PREFIX.length) !== MAGIC_PREFIX) bad('bad magic');
-    const version = buf.readUInt32LE(8);
+    if (buf.length < HEADER || latin1Text(buf, 0, MAGIC_PREFIX.length) !== MAGIC_PREFIX) bad('bad magic');
+    const version = readU32(buf, 8);
     if (version !== DATASET_FORMAT_VERSION)
       bad(`format version ${version}, this iprecord reads ${DATASET_FORMAT_VERSION} (compile it again)`);
-    if (buf.toString('latin1', 0, 8) !== DATASET_MAGIC) bad('bad magic');
+    if (latin1Text(buf, 0, 8) !== DATASET_MAGIC) bad('bad magic');
     const c = readCounts(buf);
     if (countWords(c).some((n) => n >= 0x80000000)) bad('a count of its header is past 2^31');
     const at = layout(c);
     if (at.size !== buf.length) bad(`its sections add up to ${at.size} bytes but the file has ${buf.length}`);
     // Typed arrays need their alignment: a mapped file is page-aligned; a read one is copied when it is not.
-    const b = buf.byteOffset % 8 === 0 ? buf : Buffer.from(buf);
+    const b = buf.byteOffset % 8 === 0 ? buf : buf.slice();
     this.buf = b;
     const words = (section: number, count: number) => new Uint32Array(b.buffer, b.byteOffset + section, count);
     const bits4 = indexBits(c.v4);
@@ -116,7 +118,7 @@ export class Dataset {
     );
     let meta: DatasetMeta | null = null;
     try {
-      meta = JSON.parse(b.toString('utf8', at.meta, at.meta + c.metaBytes)) as DatasetMeta;
+      meta = JSON.parse(utf8Text(b, at.meta, at.meta + c.metaBytes)) as DatasetMeta;
     } catch {
       // reported below
     }
@@ -161,9 +163,7 @@ export class Dataset {
    * they would grow the heap by as much over the lookups of a day.
    */
   partText(start: number, end: number): string {
-    return end < PART_UTF8
-      ? this.partBytes.toString('latin1', start, end)
-      : this.partBytes.toString('utf8', start, (end & ~PART_UTF8) >>> 0);
+    return end < PART_UTF8 ? latin1Text(this.partBytes, start, end) : utf8Text(this.partBytes, start, (end & ~PART_UTF8) >>> 0);
   }
 
   /**

@@ -236,11 +236,16 @@ export function countWords(c: Counts): number[] {
 }
 
 /** The counts of a header (at least HEADER bytes). */
-export function readCounts(buf: Buffer): Counts {
-  const w = Array.from({ length: COUNT_WORDS }, (_, i) => buf.readUInt32LE(12 + i * 4));
+export function readCounts(buf: Uint8Array): Counts {
+  const w = Array.from({ length: COUNT_WORDS }, (_, i) => readU32(buf, 12 + i * 4));
   const rows = Object.fromEntries(TABLE_NAMES.map((t, i) => [t, w[2 + i]])) as Record<TableName, number>;
   const [asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
   return { v4: w[0], v6: w[1], rows, asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes };
+}
+
+/** The little-endian word at byte `at`. */
+export function readU32(b: Uint8Array, at: number): number {
+  return (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;
 }
 
 /** Bytes padded to a multiple of 8 (in doubles: a header's counts may be anything). */
@@ -281,6 +286,8 @@ export interface DatasetMeta {
   readonly sources: readonly SourceInfo[];
   /** The threat feeds compiled in (`iprecord build`), as threat.bin describes them. */
   readonly threat?: ThreatMeta;
+  /** `lite`: a dataset of `iprecord export --format lite` (countries, networks and threats; no places, coordinates or zones). Absent: full. */
+  readonly edition?: 'lite';
 }
 
 /** A database a dataset was compiled from. */

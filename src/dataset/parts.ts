@@ -22,6 +22,7 @@ import { ASN_MEMBERS, CARRIER_MEMBERS, LOCATION_MEMBERS, memberText, PLACE_MEMBE
 import { CARRIER_AT, ESCAPED, LOC, NET, NET_PART, NO_STRING, PART_UTF8, PL, TABLE_NAMES, TABLES, THR, type TableName } from './layout.js';
 import type { Dataset } from './format.js';
 import { OTHER, type DatasetText } from './text.js';
+import { copyBytes, utf8Bytes, utf8Length, writeUtf8 } from '../platform/bytes.js';
 
 /** The JSON text of the value a row holds at `at` (`null` for none). */
 export type JsonAt = (row: Uint32Array, at: number) => string;
@@ -107,7 +108,7 @@ export function renderPart(c: PartColumn, json: JsonAt, rows: Uint32Array, at: n
 
 /** A dataset whose rows (the first of each table, with their part columns) a dataset being made goes on from, and its parts. */
 export interface RenderedBase {
-  readonly parts: Buffer;
+  readonly parts: Uint8Array;
   readonly rows: Readonly<Record<TableName, number>>;
 }
 
@@ -126,7 +127,11 @@ export interface Rows {
  * network's `,"type":"isp"}`) is stored once, another row's (a place's)
  * rendered once; a location's own, nearly always new, is not looked for.
  */
-export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: JsonAt, base?: RenderedBase): { parts: Buffer; tables: T } {
+export function renderParts<T extends Record<TableName, Rows>>(
+  tables: T,
+  json: JsonAt,
+  base?: RenderedBase,
+): { parts: Uint8Array; tables: T } {
   const out = { ...tables };
   const from = (t: TableName) => base?.rows[t] ?? 0;
   for (const c of PART_COLUMNS) {
@@ -134,8 +139,8 @@ export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: 
     if (out[c.table] === t && t.count > from(c.table))
       out[c.table] = { count: t.count, rows: t.rows.slice(0, t.count * TABLES[c.table].length) } as T[TableName];
   }
-  let buf = Buffer.alloc(Math.max(1 << 20, (base?.parts.length ?? 0) * 2));
-  let used = base?.parts.copy(buf) ?? 0;
+  let buf = new Uint8Array(Math.max(1 << 20, (base?.parts.length ?? 0) * 2));
+  let used = base === undefined ? 0 : copyBytes(base.parts, buf, 0, 0, base.parts.length);
   const seen = new Map<string, number>();
   const all = Object.fromEntries(Object.entries(out).map(([t, r]) => [t, r.rows])) as Record<TableName, Uint32Array>;
   for (const c of PART_COLUMNS) {
@@ -156,15 +161,15 @@ export function renderParts<T extends Record<TableName, Rows>>(tables: T, json: 
       }
       const text = renderPart(c, json, ...valuesOf(c, all, at));
       let start = seen.get(text);
-      const bytes = Buffer.byteLength(text);
+      const bytes = utf8Length(text);
       if (start === undefined) {
         start = used;
         if (buf.length < used + bytes + 8) {
-          const grown = Buffer.alloc(Math.max(buf.length * 2, used + bytes + 8));
-          buf.copy(grown, 0, 0, used);
+          const grown = new Uint8Array(Math.max(buf.length * 2, used + bytes + 8));
+          copyBytes(buf, grown, 0, 0, used);
           buf = grown;
         }
-        buf.write(text, used);
+        writeUtf8(buf, text, used);
         used = (used + bytes + 7) & ~7;
         if (used >= PART_UTF8) throw new Error('too much text for one dataset');
         if (c.of === undefined && c.table !== 'locations') seen.set(text, start);
@@ -188,7 +193,7 @@ export function checkParts(ds: Dataset, text: DatasetText, bad: (what: string) =
   for (const c of PART_COLUMNS) {
     const rows = ds[c.table];
     const width = TABLES[c.table].length;
-    const pieces = c.pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p));
+    const pieces = c.pieces.map((p) => (typeof p === 'string' ? utf8Bytes(p) : p));
     // Per row of another table, the start (plus one) and end of the part found to be its.
     const seen = c.of === undefined ? null : new Uint32Array((ds[c.of.table].length / TABLES[c.of.table].length) * 2);
     for (let at = 0; at < rows.length; at += width) {
@@ -214,9 +219,9 @@ export function checkParts(ds: Dataset, text: DatasetText, bad: (what: string) =
   }
 }
 
-const NULL = Buffer.from('null');
+const NULL = utf8Bytes('null');
 
-function isAscii(b: Buffer, start: number, end: number): boolean {
+function isAscii(b: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (b[i] > 0x7f) return false;
   return true;
 }
@@ -224,10 +229,10 @@ function isAscii(b: Buffer, start: number, end: number): boolean {
 /** Whether `bytes` from `start` to `end` are the part `c` of the values at `vat` in `vr` (`pieces`: its texts as bytes). */
 function partIs(
   c: PartColumn,
-  pieces: readonly (Buffer | number)[],
+  pieces: readonly (Uint8Array | number)[],
   vr: Uint32Array,
   vat: number,
-  bytes: Buffer,
+  bytes: Uint8Array,
   start: number,
   end: number,
   text: DatasetText,
@@ -259,7 +264,7 @@ function partIs(
 }
 
 /** Whether bytes `start` to `end` are `text` in UTF-8 (ASCII compared in place). */
-function sameText(b: Buffer, start: number, end: number, text: string): boolean {
+function sameText(b: Uint8Array, start: number, end: number, text: string): boolean {
   if (text.length === end - start) {
     let i = 0;
     while (i < text.length && text.charCodeAt(i) === b[start + i]) i++;
@@ -267,5 +272,8 @@ function sameText(b: Buffer, start: number, end: number, text: string): boolean 
     // Not ASCII: the same length in code units and bytes cannot be the same text.
     if (text.charCodeAt(i) < 0x80) return false;
   }
-  return b.subarray(start, end).equals(Buffer.from(text));
+  const t = utf8Bytes(text);
+  if (t.length !== end - start) return false;
+  for (let i = 0; i < t.length; i++) if (b[start + i] !== t[i]) return false;
+  return true;
 }

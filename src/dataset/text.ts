@@ -13,6 +13,7 @@ import { InvalidDatasetError } from '../contract/errors.js';
 import { ESCAPED, NO_STRING } from './layout.js';
 import type { ByteWriter } from '../text/writer.js';
 import { csvField } from '../text/csv.js';
+import { latin1Text, utf8Text } from '../platform/bytes.js';
 
 /** Where values of the second part start. */
 export const OTHER = 0x40000000;
@@ -24,8 +25,8 @@ export class DatasetText {
   private other: string | null = null;
 
   constructor(
-    readonly ascii: Buffer,
-    private readonly otherBytes: Buffer,
+    readonly ascii: Uint8Array,
+    private readonly otherBytes: Uint8Array,
     private readonly otherUnits: number,
     private readonly name: string,
   ) {
@@ -40,7 +41,7 @@ export class DatasetText {
     if (start >= OTHER) return (this.other ?? this.decodeOther()).slice(start - OTHER, end - OTHER);
     const k = start >>> CHUNK_BITS;
     // A value across two chunks: read from the bytes.
-    if ((end - 1) >>> CHUNK_BITS !== k) return this.ascii.toString('latin1', start, end);
+    if ((end - 1) >>> CHUNK_BITS !== k) return latin1Text(this.ascii, start, end);
     const base = k << CHUNK_BITS;
     return (this.chunks[k] ?? this.chunk(k)).slice(start - base, end - base);
   }
@@ -70,11 +71,11 @@ export class DatasetText {
   }
 
   private chunk(k: number): string {
-    return (this.chunks[k] = this.ascii.toString('latin1', k << CHUNK_BITS, Math.min((k + 1) << CHUNK_BITS, this.ascii.length)));
+    return (this.chunks[k] = latin1Text(this.ascii, k << CHUNK_BITS, Math.min((k + 1) << CHUNK_BITS, this.ascii.length)));
   }
 
   private decodeOther(): string {
-    const text = this.otherBytes.toString('utf8');
+    const text = utf8Text(this.otherBytes, 0, this.otherBytes.length);
     if (text.length !== this.otherUnits)
       throw new InvalidDatasetError(
         `${this.name} is not a valid iprecord dataset: its text is ${text.length} code units long, its header says ${this.otherUnits}.`,

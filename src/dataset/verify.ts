@@ -51,10 +51,11 @@ import type { Dataset } from './format.js';
 import { isJsonValue } from './json-scan.js';
 import { checkParts } from './parts.js';
 import { OTHER, type DatasetText } from './text.js';
+import { readU32 } from './layout.js';
 
 /** What the check reads of a dataset besides its public sections. */
 export interface VerifyParts {
-  readonly buf: Buffer;
+  readonly buf: Uint8Array;
   readonly counts: Counts;
   readonly text: DatasetText;
 }
@@ -65,7 +66,7 @@ export function verifyDataset(ds: Dataset, parts: VerifyParts): void {
     throw new InvalidDatasetError(`${ds.name} is not a valid iprecord dataset: ${what}.`);
   };
   const { buf, counts, text } = parts;
-  if (wholeFileCrc(buf, HEADER, CRC_AT) !== buf.readUInt32LE(CRC_AT)) bad('checksum mismatch');
+  if (wholeFileCrc(buf, HEADER, CRC_AT) !== readU32(buf, CRC_AT)) bad('checksum mismatch');
   checkIndex4(ds, bad);
   checkIndex6(ds, bad);
   text.verify();
@@ -118,8 +119,9 @@ function checkIndex6(ds: Dataset, bad: Bad): void {
 
 /** The index a file holds is the one its starts make (compared as bytes; the first block that differs named). */
 function sameIndex(family: string, index: Uint32Array, made: Uint32Array, bad: Bad): void {
-  if (Buffer.from(index.buffer, index.byteOffset, index.byteLength).equals(Buffer.from(made.buffer))) return;
-  const b = made.findIndex((first, block) => index[block] !== first);
+  let b = 0;
+  while (b < made.length && index[b] === made[b]) b++;
+  if (b === made.length && index.length === made.length) return;
   bad(`the ${family} index says block ${b} starts at range ${index[b]}, its first range is ${made[b]}`);
 }
 

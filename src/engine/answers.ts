@@ -9,13 +9,15 @@
 import { specialTable } from '../ip/special.js';
 import { AddressCheck, Parsed } from '../ip/check.js';
 import { ByteWriter } from '../text/writer.js';
+import { latin1Text } from '../platform/bytes.js';
 import { textWords } from '../text/words.js';
 import type { RenderState } from '../record/render.js';
 import { RECORD, THR, THREAT, type Dataset, findRange } from '../dataset/format.js';
 import { CountWindow } from '../record/count.js';
 import { compileCells } from '../record/cells.js';
 import { compileSelection, fieldSelection, type Reading } from '../record/select.js';
-import type { Snapshot } from './snapshot.js';
+import type { RecordObjects } from '../record/objects.js';
+import type { ZoneClock } from '../time/zone.js';
 import { nowMicros } from '../time/zone.js';
 import type { FieldName, IpRecord, Threat } from '../contract/types.js';
 
@@ -33,6 +35,13 @@ export interface AnswerOptions {
    * @default false
    */
   basicThreat?: boolean;
+}
+
+/** What answers read of the data: a snapshot of files (`snapshot.ts`), or a bytes engine's data (`bytes.ts`). */
+export interface Answerable {
+  readonly dataset: Dataset;
+  readonly objects: RecordObjects;
+  readonly clock: ZoneClock;
 }
 
 const NO_ADDRESS = new Parsed(new Uint32Array(4));
@@ -90,7 +99,7 @@ export class Answers {
   }
 
   /** The record of the parsed address (in `ip.words`), or its chosen fields (read on their own). */
-  record(snap: Snapshot, parsed: Parsed, fields: readonly FieldName[] | null, options: AnswerOptions | undefined): IpRecord {
+  record(snap: Answerable, parsed: Parsed, fields: readonly FieldName[] | null, options: AnswerOptions | undefined): IpRecord {
     if (fields !== null) return this.chosen(snap, parsed, fieldSelection(fields), options) as unknown as IpRecord;
     const ds = snap.dataset;
     const ref = findRange(ds, parsed.version, this.ip.words);
@@ -100,13 +109,13 @@ export class Answers {
   }
 
   /** The record's JSON text. */
-  json(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): string {
+  json(snap: Answerable, parsed: Parsed, options: AnswerOptions | undefined): string {
     const ref = findRange(snap.dataset, parsed.version, this.ip.words);
     return snap.objects.json(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed, options));
   }
 
   /** Writes the record's JSON text in UTF-8 to `out`. */
-  write(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
+  write(snap: Answerable, parsed: Parsed, options: AnswerOptions | undefined, out: ByteWriter): void {
     const ref = findRange(snap.dataset, parsed.version, this.ip.words);
     snap.objects.write(snap.clock, parsed.version, this.ip.words, ref, this.renderState(parsed, options), out);
   }
@@ -115,7 +124,7 @@ export class Answers {
    * Writes the record's JSON text in UTF-8 into `target` from `offset`, as far as its end; its length in bytes (more
    * than the room when it did not fit).
    */
-  writeInto(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined, target: Buffer, offset: number): number {
+  writeInto(snap: Answerable, parsed: Parsed, options: AnswerOptions | undefined, target: Uint8Array, offset: number): number {
     const out = this.caller;
     out.into(target, offset);
     this.write(snap, parsed, options, out);
@@ -123,15 +132,15 @@ export class Answers {
   }
 
   /** The record's JSON text as byte text (one character per UTF-8 byte). */
-  bytes(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): string {
+  bytes(snap: Answerable, parsed: Parsed, options: AnswerOptions | undefined): string {
     const out = this.scratch;
     out.used = 0;
     this.write(snap, parsed, options, out);
-    return out.buf.toString('latin1', 0, out.used);
+    return latin1Text(out.buf, 0, out.used);
   }
 
   /** The threat object of the parsed address, counted as a lookup. */
-  threatOf(snap: Snapshot, parsed: Parsed, basic: boolean): Threat {
+  threatOf(snap: Answerable, parsed: Parsed, basic: boolean): Threat {
     this.counter.tick(Date.now());
     const ds = snap.dataset;
     return this.threat(ds, findRange(ds, parsed.version, this.ip.words), basic);
@@ -153,20 +162,20 @@ export class Answers {
   }
 
   /** Chosen paths of the parsed address's record (`Engine.select`), compiled once. */
-  selection(paths: string | readonly string[], options: AnswerOptions | undefined): (snap: Snapshot, parsed: Parsed) => unknown {
+  selection(paths: string | readonly string[], options: AnswerOptions | undefined): (snap: Answerable, parsed: Parsed) => unknown {
     const build = compileSelection(paths);
     return (snap, parsed) => this.chosen(snap, parsed, build, options);
   }
 
   /** Chosen paths' CSV cells of the parsed address's record, each after a comma (`iprecord enrich`), compiled once. */
-  cells(paths: readonly string[], options: AnswerOptions | undefined): (snap: Snapshot, parsed: Parsed, out: ByteWriter) => void {
+  cells(paths: readonly string[], options: AnswerOptions | undefined): (snap: Answerable, parsed: Parsed, out: ByteWriter) => void {
     const write = compileCells(paths);
     return (snap, parsed, out) => write(this.read(snap, parsed, options), out);
   }
 
   /** What a compiled selection reads for the parsed address. */
   private chosen(
-    snap: Snapshot,
+    snap: Answerable,
     parsed: Parsed,
     build: (r: Reading) => Record<string, unknown>,
     options: AnswerOptions | undefined,
@@ -175,7 +184,7 @@ export class Answers {
   }
 
   /** The reading of the parsed address, for chosen paths. */
-  private read(snap: Snapshot, parsed: Parsed, options: AnswerOptions | undefined): Reading {
+  private read(snap: Answerable, parsed: Parsed, options: AnswerOptions | undefined): Reading {
     const r = this.reading;
     // The moment is read when a chosen path reads the clock (`momentOf`), not for every selection.
     r.now = -1;

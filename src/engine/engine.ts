@@ -9,15 +9,13 @@
 
 import { EventEmitter } from 'node:events';
 import { watchDataset } from '../dataset/watch.js';
-import { InvalidBulkError, type InvalidDatasetError, InvalidFieldError, isIprecordError } from '../contract/errors.js';
+import type { InvalidDatasetError } from '../contract/errors.js';
 import { HeldData } from './held-data.js';
-import { Bad, type Parsed } from '../ip/check.js';
-import { checkOptions, resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
-import { isFieldName, parseFields } from '../record/fields.js';
+import type { Parsed } from '../ip/check.js';
+import { resolveOptions, type OpenOptions, type ResolvedOptions, type SharedFiles } from './options.js';
 import { Snapshot } from './snapshot.js';
-import type { Selected } from '../record/select.js';
-import { Answers, type AnswerOptions } from './answers.js';
-import { GROUP as PREFETCH_GROUP, prefetch } from '../dataset/prefetch.js';
+import type { Answers, AnswerOptions } from './answers.js';
+import { Lookups, type LookupOptions, type Selector } from './lookups.js';
 import { describeEngine, MISSING_LISTS, missingListsWarning, type EngineInfo } from './info.js';
 import { Compared } from '../evidence/compare.js';
 import { type DamagedHistory, explainRecord, seenPath, type Explanation } from '../evidence/explain.js';
@@ -27,10 +25,7 @@ import type { BulkError, FieldName, Fields, IpRecord, RecordOf, Threat } from '.
 
 export type { AnswerOptions } from './answers.js';
 
-export interface LookupOptions<F extends Fields | undefined = Fields | undefined> extends AnswerOptions {
-  /** Only these fields, in this order: `'ip,city'` or `['ip', 'city']` (the answer's type has those members: `RecordOf`). */
-  fields?: F;
-}
+export type { LookupOptions, Selector } from './lookups.js';
 
 /** An opened dataset. Lookups are synchronous; `reload()` swaps the data atomically. */
 export interface EngineEvents {
@@ -40,12 +35,6 @@ export interface EngineEvents {
   error: [error: Error];
   /** The data failed its check (its mapped file written in place, or bytes damaged): lookups throw this until good data is loaded. */
   damaged: [error: InvalidDatasetError];
-}
-
-/** Chosen fields of a record as a function of the address (`Engine.select`); `try()` answers an error as a value. */
-export interface Selector<P extends string> {
-  (ip: string): Selected<P>;
-  try(ip: string): Selected<P> | BulkError;
 }
 
 /** What the package's own commands and server reach of an engine (`engine/inside.ts`), beside its API. */
@@ -67,9 +56,6 @@ export function insideOf(engine: Engine): EngineInside {
   return reach(engine);
 }
 
-const ANSWER_OPTIONS = ['count', 'basicThreat'] as const satisfies readonly (keyof AnswerOptions)[];
-const LOOKUP_OPTIONS = ['fields', ...ANSWER_OPTIONS] as const satisfies readonly (keyof LookupOptions)[];
-
 /** The missing-lists warnings this process gave (`warnMissingLists`). */
 const toldMissing = new Set<string>();
 
@@ -78,10 +64,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly data: HeldData;
   private watcher: { close(): void } | null = null;
   private readonly options: ResolvedOptions;
-  /** The record, JSON and chosen fields of a parsed address, with the per-lookup state they reuse. */
+  /** The lookup API over the data answering (`lookups.ts`), which the methods below call. */
+  private readonly api: Lookups<Snapshot>;
+  /** The record, JSON and chosen fields of a parsed address, with the per-lookup state they reuse (the API's). */
   private readonly answers: Answers;
-  /** The address check of `answers` (its parsed address). */
-  private readonly ip: Answers['ip'];
 
   static {
     create = (snapshot, options) => new Engine(snapshot, options);
@@ -98,7 +84,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     super();
     this.options = options;
     this.compared = options.compare.length === 0 ? null : new Compared(options.compare);
-    this.answers = new Answers(options.flagBaseUrl);
+    this.api = new Lookups(
+      options.flagBaseUrl,
+      () => this.live(),
+      () => this.warnMissingLists(),
+    );
+    this.answers = this.api.answers;
     this.data = new HeldData(snapshot, options, {
       swapped: (next, otherDataset) => {
         // Threat objects are kept by where a dataset holds them: another dataset has other rows.
@@ -110,12 +101,11 @@ export class Engine extends EventEmitter<EngineEvents> {
         this.emit('damaged', damage);
       },
     });
-    this.ip = this.answers.ip;
     this.inside = {
       options,
       answers: this.answers,
       live: () => this.live(),
-      checked: (ip, failure) => this.checked(ip, failure),
+      checked: (ip, failure) => this.api.checked(ip, failure),
       warnMissingLists: () => this.warnMissingLists(),
     };
     // A new build swapped in: reloaded. Without an 'error' listener a failure is dropped: the old data stays in use.
@@ -131,31 +121,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.data.live();
   }
 
-  /** Checks an address (`AddressCheck.check`), after the missing-lists warning of the engine's first lookup. */
-  private check(ip: unknown): Bad {
-    if (!this.warned) this.warnMissingLists();
-    return this.ip.check(ip);
-  }
-
-  /**
-   * The address parsed and checked (into `this.ip.words`; reused).
-   * @throws InvalidIpError, PrivateIpError, ReservedIpError
-   */
-  private address(ip: unknown): Parsed {
-    if (!this.warned) this.warnMissingLists();
-    return this.ip.address(ip);
-  }
-
   /**
    * The full record of an address, or the chosen fields in the order given.
    * Nested objects other than `time_zone`, `asn` and `carrier` are shared and frozen.
    * @throws InvalidIpError, PrivateIpError, ReservedIpError, InvalidFieldError, ClosedError
    */
   lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
-    checkOptions(options, LOOKUP_OPTIONS);
-    const snap = this.live();
-    const fields = options?.fields === undefined ? null : parseFields(options.fields);
-    return this.answers.record(snap, this.address(ip), fields, options) as RecordOf<F>;
+    return this.api.lookup(ip, options);
   }
 
   /**
@@ -167,12 +139,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError, ClosedError
    */
   tryLookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> | BulkError {
-    checkOptions(options, LOOKUP_OPTIONS);
-    const snap = this.live();
-    const fields = options?.fields === undefined ? null : parseFields(options.fields);
-    const bad = this.check(ip);
-    if (bad === Bad.None) return this.answers.record(snap, this.ip.parsed, fields, options) as RecordOf<F>;
-    return this.ip.failure(bad, ip);
+    return this.api.tryLookup(ip, options);
   }
 
   /**
@@ -182,10 +149,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * between them.
    */
   lookupJson(ip: string, options?: LookupOptions): string {
-    checkOptions(options, LOOKUP_OPTIONS);
-    if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
-    const snap = this.live();
-    return this.answers.json(snap, this.address(ip), options);
+    return this.api.lookupJson(ip, options);
   }
 
   /**
@@ -199,26 +163,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws the errors of `lookup()`; RangeError when `offset` is not a whole number within `target`
    */
   writeJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
-    if (!(target instanceof Uint8Array)) throw new TypeError('writeJson writes into a Uint8Array (or a Buffer)');
-    checkOptions(options, LOOKUP_OPTIONS);
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
-    const view = target instanceof Buffer ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
-    if (options?.fields !== undefined && parseFields(options.fields) !== null) {
-      const text = this.lookupJson(ip, options);
-      view.write(text, offset);
-      return Buffer.byteLength(text);
-    }
-    const snap = this.live();
-    return this.answers.writeInto(snap, this.address(ip), options, view, offset);
-  }
-
-  /** The address parsed and checked, or null with the message of what keeps it from having a record. */
-  private checked(ip: string, failure: { message: string }): Parsed | null {
-    const bad = this.check(ip);
-    if (bad === Bad.None) return this.ip.parsed;
-    failure.message = this.ip.message(bad, ip);
-    return null;
+    return this.api.writeJson(ip, target, offset, options);
   }
 
   /**
@@ -226,10 +171,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError, and the errors of `lookup`
    */
   field<K extends FieldName>(ip: string, name: K, options?: AnswerOptions): IpRecord[K] | null {
-    checkOptions(options, ANSWER_OPTIONS);
-    if (!isFieldName(name)) throw new InvalidFieldError(name);
-    const value = this.lookup(ip, options === undefined ? undefined : { count: options.count, basicThreat: options.basicThreat })[name];
-    return value === undefined ? null : value;
+    return this.api.field(ip, name, options);
   }
 
   /**
@@ -237,9 +179,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws the errors of `lookup`
    */
   threat(ip: string, options?: AnswerOptions): Threat {
-    checkOptions(options, ANSWER_OPTIONS);
-    const snap = this.live();
-    return this.answers.threatOf(snap, this.address(ip), options?.basicThreat === true);
+    return this.api.threat(ip, options);
   }
 
   /**
@@ -277,19 +217,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidFieldError naming a path the record has not
    */
   select<const P extends string>(paths: string | readonly P[], options?: AnswerOptions): Selector<P> {
-    checkOptions(options, ANSWER_OPTIONS);
-    const answer = this.answers.selection(paths, options) as (snap: Snapshot, parsed: Parsed) => Selected<P>;
-    const selector = (ip: string) => {
-      const snap = this.live();
-      return answer(snap, this.address(ip));
-    };
-    selector.try = (ip: string): Selected<P> | BulkError => {
-      const snap = this.live();
-      const bad = this.check(ip);
-      if (bad === Bad.None) return answer(snap, this.ip.parsed);
-      return this.ip.failure(bad, ip);
-    };
-    return selector;
+    return this.api.select(paths, options);
   }
 
   /**
@@ -299,21 +227,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * @throws InvalidBulkError when `ips` is not an array; InvalidFieldError
    */
   bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
-    if (!Array.isArray(ips)) throw new InvalidBulkError();
-    checkOptions(options, LOOKUP_OPTIONS);
-    const ds = this.live().dataset;
-    if (options?.fields !== undefined) parseFields(options.fields);
-    return ips.map((ip, i) => {
-      // What the records of the next addresses are read from, read together (`dataset/prefetch.ts`).
-      if (i % PREFETCH_GROUP === 0) prefetch(ds, ips, i, i + PREFETCH_GROUP, false);
-      try {
-        return this.tryLookup<F>(ip, options);
-      } catch (e) {
-        // A dataset error at one address (`InvalidDatasetError`) is that entry's answer too.
-        if (!isIprecordError(e) || e.code === 'CLOSED') throw e;
-        return { message: e.message, code: e.code, status: e.status };
-      }
-    });
+    return this.api.bulk(ips, options);
   }
 
   /**
@@ -329,9 +243,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.live().share();
   }
 
-  /** Whether the missing-lists warning was considered (once per engine). */
-  private warned = false;
-
   /**
    * A process warning (code IPRECORD_MISSING_LISTS) when threat categories
    * have no loaded source, whose flags are then false for every address:
@@ -339,7 +250,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * per process for each message, not with IPRECORD_QUIET=1.
    */
   private warnMissingLists(): void {
-    this.warned = true;
+    this.api.begin();
     // An engine over another engine's files (a worker thread's): that one tells.
     if (this.options.shared.size > 0) return;
     const message = missingListsWarning(this.info());
@@ -351,7 +262,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** What is loaded: databases, threat feeds and categories with their state and age, lookups in the last 24 hours. */
   info(): EngineInfo {
-    return describeEngine(this.live(), this.options, this.ip.special, this.answers.counter.peek(Date.now()));
+    return describeEngine(this.live(), this.options, this.api.ip.special, this.answers.counter.peek(Date.now()));
   }
 
   /**

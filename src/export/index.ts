@@ -165,7 +165,7 @@ export function exportTempFiles(options: Pick<ExportOptions, 'format' | 'out'>):
  * file (a directory, a device, a FIFO, a symbolic link: name the file itself).
  * @throws ExportError naming the path
  */
-function checkTarget(path: string): void {
+export function checkTarget(path: string): void {
   let st;
   try {
     st = lstatSync(path);

@@ -5,7 +5,7 @@
  * file is outside it.
  */
 
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../platform/bytes.js';
 
 /**
  * The checksum of a file whose header is `header` (its first `header.length` bytes) and whose bytes after the header

@@ -6,10 +6,15 @@
  * encoded to UTF-8 again for every record written.
  */
 
+import { latin1Text, utf8Bytes } from '../platform/bytes.js';
+
 /** The byte text of `text` (ASCII is its own). */
 export function byteText(text: string): string {
   for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) > 0x7f) return Buffer.from(text, 'utf8').toString('latin1');
+    if (text.charCodeAt(i) > 0x7f) {
+      const b = utf8Bytes(text);
+      return latin1Text(b, 0, b.length);
+    }
   }
   return text;
 }

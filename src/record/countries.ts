@@ -11,6 +11,7 @@ import type { IpRecord } from '../contract/types.js';
 import { csvField } from '../text/csv.js';
 import { textWords, type Words } from '../text/words.js';
 import { COUNTRY, COUNTRY_VALUES, CTY, type Dataset } from '../dataset/format.js';
+import { utf8Bytes } from '../platform/bytes.js';
 
 /** A country row decoded. */
 export interface CountryRow {
@@ -36,7 +37,7 @@ export interface CountryRow {
   readonly runs: Words;
   readonly runAt: readonly number[];
   /** The CSV cells (`csvField`) of its values, in the order of `COUNTRY_VALUES`, as UTF-8. */
-  readonly cells: readonly Buffer[];
+  readonly cells: readonly Uint8Array[];
 }
 
 function deepFreeze<T>(v: T): T {
@@ -80,7 +81,7 @@ export class Countries {
       texts: Object.freeze(texts),
       runs,
       runAt: Object.freeze(runAt),
-      cells: Object.freeze(COUNTRY_VALUES.map((key) => Buffer.from(csvField(JSON.parse(json(key))), 'utf8'))),
+      cells: Object.freeze(COUNTRY_VALUES.map((key) => utf8Bytes(csvField(JSON.parse(json(key)))))),
     });
     this.rows[row] = c;
     return c;

@@ -5,6 +5,8 @@
  * URL).
  */
 
+import { utf8Length, writeUtf8 } from '../platform/bytes.js';
+
 /** UTF-8 bytes read as float64 and as 32-bit words (`ByteWriter.part`): over 8-aligned memory, little-endian. */
 export interface Words {
   readonly f64: Float64Array;
@@ -21,11 +23,11 @@ export function textWords(texts: readonly string[]): { words: Words; at: number[
   const at: number[] = [];
   let size = 0;
   for (const t of texts) {
-    const n = Buffer.byteLength(t);
+    const n = utf8Length(t);
     at.push(size, size + n);
     size = (size + n + 7) & ~7;
   }
-  const b = Buffer.from(new ArrayBuffer(size));
-  texts.forEach((t, i) => b.write(t, at[2 * i]));
+  const b = new Uint8Array(size);
+  texts.forEach((t, i) => writeUtf8(b, t, at[2 * i]));
   return { words: wordsOver(b), at };
 }

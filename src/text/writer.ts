@@ -10,6 +10,7 @@
 import { csvField } from './csv.js';
 import { group, zeroRun } from '../ip/format.js';
 import type { Words } from './words.js';
+import { allocBytes, copyBytes, utf8Text, writeLatin1, writeUtf8 } from '../platform/bytes.js';
 
 /** Text up to this length is written by a loop here rather than by a native call (which costs about as much as 60 characters). */
 const SHORT = 48;
@@ -22,9 +23,9 @@ const BRACKET = 0x5b;
 /** The first byte of `null`. */
 const NULL_N = 0x6e;
 const COLON = 0x3a;
-const HEX_DIGITS = Buffer.from('0123456789abcdef');
-const EMPTY_BUFFER = Buffer.alloc(0);
-const EMPTY_VIEW = new DataView(EMPTY_BUFFER.buffer, EMPTY_BUFFER.byteOffset, 0);
+const HEX_DIGITS = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));
+const EMPTY_BUFFER = new Uint8Array(0);
+const EMPTY_VIEW = new DataView(EMPTY_BUFFER.buffer, 0, 0);
 
 /** Whether a JSON text holds a quote or a comma: its CSV cell is quoted (JSON has line breaks only as escapes). */
 function quoted(b: Uint8Array, from: number, to: number): boolean {
@@ -34,7 +35,7 @@ function quoted(b: Uint8Array, from: number, to: number): boolean {
 
 export class ByteWriter {
   /** The buffer written to (`into`): replaced by a larger one when full. */
-  buf: Buffer = EMPTY_BUFFER;
+  buf: Uint8Array = EMPTY_BUFFER;
   /** A view of `buf`, through which parts are written (`part`). */
   private view: DataView<ArrayBufferLike> = EMPTY_VIEW;
   /** Bytes written. */
@@ -42,7 +43,7 @@ export class ByteWriter {
 
   /** `spare`: a buffer whose bytes were written out, to fill again (fresh memory costs a page fault per 4 KiB). */
   constructor(capacity: number, spare?: ArrayBuffer | null) {
-    this.into(spare != null ? Buffer.from(spare) : Buffer.allocUnsafeSlow(capacity), 0);
+    this.into(spare != null ? new Uint8Array(spare) : allocBytes(capacity), 0);
   }
 
   /**
@@ -50,7 +51,7 @@ export class ByteWriter {
    * the memory changes, not per call (a writer into one buffer, as the
    * server's, makes it once): it holds that memory until another is given.
    */
-  into(buf: Buffer, at: number): void {
+  into(buf: Uint8Array, at: number): void {
     if (buf !== this.buf) {
       this.buf = buf;
       const v = this.view;
@@ -60,11 +61,16 @@ export class ByteWriter {
     this.used = at;
   }
 
+  /** What was written, as text. */
+  toString(): string {
+    return utf8Text(this.buf, 0, this.used);
+  }
+
   /** Makes room for `n` more bytes. */
   private room(n: number): void {
     if (this.used + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafeSlow(Math.max(this.used + n, this.buf.length * 2));
-    this.buf.copy(next, 0, 0, this.used);
+    const next = allocBytes(Math.max(this.used + n, this.buf.length * 2));
+    copyBytes(this.buf, next, 0, 0, this.used);
     this.into(next, this.used);
   }
 
@@ -110,11 +116,11 @@ export class ByteWriter {
   }
 
   /** Bytes `from` to `to` of `b`, as they are. */
-  slice(b: Buffer, from: number, to: number): void {
+  slice(b: Uint8Array, from: number, to: number): void {
     const n = to - from;
     this.room(n);
     if (n > SHORT) {
-      this.used += b.copy(this.buf, this.used, from, to);
+      this.used += copyBytes(b, this.buf, this.used, from, to);
       return;
     }
     const buf = this.buf;
@@ -128,7 +134,7 @@ export class ByteWriter {
     const n = s.length;
     this.room(n);
     if (n > SHORT) {
-      this.used += this.buf.write(s, this.used, 'latin1');
+      this.used += writeLatin1(this.buf, s, this.used);
       return;
     }
     const buf = this.buf;
@@ -156,7 +162,7 @@ export class ByteWriter {
       }
     }
     this.room(3 * n);
-    this.used += this.buf.write(s, this.used, 'utf8');
+    this.used += writeUtf8(this.buf, s, this.used);
   }
 
   /** A string as JSON (`JSON.stringify(s)`), in UTF-8. */
@@ -190,14 +196,14 @@ export class ByteWriter {
    * line break); an object or an array quoted, its quotes doubled, when it
    * holds a quote or a comma; a number or a boolean as it is.
    */
-  csvJson(b: Buffer, from: number, to: number): void {
+  csvJson(b: Uint8Array, from: number, to: number): void {
     const first = b[from];
     if (first === QUOTE) {
       let comma = false;
       for (let i = from + 1; i < to - 1; i++) {
         const c = b[i];
         if (c === BACKSLASH) {
-          this.text(csvField(JSON.parse(b.toString('utf8', from, to))));
+          this.text(csvField(JSON.parse(utf8Text(b, from, to))));
           return;
         }
         if (c === COMMA) comma = true;

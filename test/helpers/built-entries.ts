@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'tsup';
 import type { TestProject } from 'vitest/node';
-import { ENTRIES, TARGET } from '../../tsup.config.js';
+import { BYTES_BUILD, ENTRIES, TARGET } from '../../tsup.config.js';
 import { BUILT_ENTRIES } from '../../src/platform/threads.js';
 import { ROOT } from './env.js';
 
@@ -32,6 +32,7 @@ async function buildEntries(dir: string): Promise<void> {
     silent: true,
     clean: true,
   });
+  await build({ ...BYTES_BUILD, outDir: dir, dts: false, config: false, silent: true, clean: false });
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {

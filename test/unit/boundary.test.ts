@@ -103,6 +103,50 @@ describe('the runtime and the compiler', () => {
 });
 
 /**
+ * `iprecord/bytes` runs where there is no Node: its import closure names no
+ * module but its own and `@photostructure/tz-lookup` (plain JavaScript), and
+ * reaches Node's built-ins only through `platform/bytes.ts`, which its
+ * build replaces by `platform/bytes-web.ts` (tsup.config.ts; the built file
+ * is checked in test/integration/bytes-entry.test.ts). `Buffer`, a global,
+ * is named nowhere in it but there.
+ */
+describe('the bytes entry', () => {
+  const NODE_BYTES = join(SRC, 'platform/bytes.ts');
+  const WEB_BYTES = join(SRC, 'platform/bytes-web.ts');
+
+  it('imports no Node module and names no Buffer, but through the platform module its build replaces', () => {
+    const seen = new Set<string>([join(SRC, 'bytes.ts')]);
+    const bare = new Set<string>();
+    const buffers: string[] = [];
+    for (const queue = [...seen]; queue.length > 0;) {
+      let file = queue.shift()!;
+      if (file === NODE_BYTES) file = WEB_BYTES;
+      const text = readFileSync(file, 'utf8');
+      const code = text
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '')
+        .replace(/'[^'\n]*'/g, "''");
+      if (/\bBuffer\b/.test(code)) buffers.push(relative(SRC, file));
+      for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\bfrom\s+['"]([^'"]+)['"]/gms)) {
+        if (!m[1].startsWith('.')) {
+          bare.add(m[1]);
+          continue;
+        }
+        const next = resolve(dirname(file), m[1].replace(/\.js$/, '.ts'));
+        if (!seen.has(next) && existsSync(next)) {
+          seen.add(next);
+          queue.push(next);
+        }
+      }
+    }
+    expect([...bare]).toEqual(['@photostructure/tz-lookup']);
+    expect(buffers).toEqual([]);
+    expect(seen.has(NODE_BYTES)).toBe(true);
+    expect(seen.size).toBeGreaterThan(30);
+  });
+});
+
+/**
  * The rooms of src/, top to bottom (docs/development.md has the map): a
  * module imports only modules of its own room or of a room below it, so
  * no import runs back up a layer and no two rooms import each other. The
@@ -152,7 +196,7 @@ describe('the rooms of src/', () => {
         .filter((f) => roomOf(f) === '.')
         .map((f) => relative(SRC, f))
         .sort(),
-    ).toEqual(['build.ts', 'export.ts', 'index.ts']);
+    ).toEqual(['build.ts', 'bytes.ts', 'export.ts', 'index.ts']);
   });
 
   it('no import runs back up a layer (static, dynamic or type-only)', () => {

@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openSync } from '../../engine/engine.js';
 import {
+  checkTarget,
   EXPORT_FORMATS,
   EXPORT_SCHEMAS,
   exportDataset,
@@ -15,8 +16,12 @@ import { checkCsvFields } from '../../export/record.js';
 import { stopOnSignals, untilDone } from '../../files/stop.js';
 import { commandOptions, dataDir, fieldList, options } from '../args.js';
 import { terminalProgress } from '../../compile/progress.js';
+import { writeLiteDataset } from '../../compile/lite.js';
 
-export const USAGE = `Usage: iprecord export --format csv|mmdb|parquet --out file [--fields list] [--schema s] [--data dir]
+/** The formats of the command: an export's, and the lite dataset (made by the compiler's code: `compile/lite.ts`). */
+const FORMATS = [...EXPORT_FORMATS, 'lite'];
+
+export const USAGE = `Usage: iprecord export --format csv|mmdb|parquet|lite --out file [--fields list] [--schema s] [--data dir]
 
 Writes every range of the dataset that has a record, with the record less
 ip, count and the clock of time_zone (its name kept), and a manifest
@@ -39,9 +44,13 @@ Formats:
            fields as nested columns, and record (JSON); and <file> with
            .duckdb.sql for .parquet: DuckDB macros joining a log to both
            (.read it, then FROM iprecord_join('logs', 'client_ip'))
+  lite     a dataset for the edge (openBytes of iprecord/bytes, or
+           open({ dataset })): country and its facts, asn with its route,
+           carrier and threat of every address; city, region, postal,
+           coordinates and time_zone null (docs/runtimes.md)
 
 Options:
-  --format f       ${EXPORT_FORMATS.join(', ')}
+  --format f       ${FORMATS.join(', ')}
   --out file       the file to write (replaced when complete; a directory, a
                    device or a symbolic link is refused); - : standard
                    output (csv only, no manifest)
@@ -60,8 +69,13 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof parsed === 'number') return parsed;
   const { o, usage } = parsed;
   if (o.format === undefined) return usage('--format is required');
-  if (!EXPORT_FORMATS.includes(o.format as ExportFormat)) return usage(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
+  if (!FORMATS.includes(o.format)) return usage(`--format must be one of ${FORMATS.join(', ')}`);
   if (o.out === undefined) return usage('--out is required');
+  if (o.format === 'lite') {
+    if (o.fields !== undefined || o.schema !== undefined) return usage('a lite dataset holds its own members: no --fields or --schema');
+    if (o.out === '-') return usage('a lite dataset is written to a file, not to standard output (-)');
+    return lite(dataDir(o.data), resolve(o.out), o.out);
+  }
   const fields = fieldList(o.fields);
   if (fields !== undefined) {
     if (o.format !== 'csv') return usage(`--fields chooses the columns of a csv export; a ${o.format} export holds every field`);
@@ -98,5 +112,21 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     engine.close();
     done();
+  }
+}
+
+/** `--format lite`: the lite edition of the dataset the engine answers from. */
+function lite(data: string | undefined, out: string, named: string): number {
+  const engine = openSync(data === undefined ? {} : { data });
+  try {
+    checkTarget(out);
+    const started = Date.now();
+    const r = writeLiteDataset(engine.info().dataset.path, out);
+    process.stderr.write(
+      `wrote ${named}: a lite dataset of ${r.ranges.v4} IPv4 and ${r.ranges.v6} IPv6 ranges, ${r.records} records (${r.bytes} bytes) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    return 0;
+  } finally {
+    engine.close();
   }
 }

@@ -9,7 +9,7 @@
  * the one nested row is the narrower announcement).
  */
 
-import { forEachCsvRow, type CsvBadLine } from '../../text/csv.js';
+import { forEachCsvRow, type CsvBadLine } from '../csv-rows.js';
 import { rangeToCidrs, toBigInt } from '../../ip/ranges.js';
 import { parseIp, type Address } from '../../ip/address.js';
 import { MmdbWriter, Typed } from '../../mmdb/writer.js';

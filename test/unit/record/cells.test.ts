@@ -26,7 +26,7 @@ function both(ip: string, paths: readonly string[]): [string, string] {
   const r = read(ip, -1)!;
   const out = new ByteWriter(64);
   compileCells(paths)(r, out);
-  const got = out.buf.toString('utf8', 0, out.used);
+  const got = out.toString();
   return [got, paths.map((p) => ',' + csvField(pathReader(p.trim())(r))).join('')];
 }
 

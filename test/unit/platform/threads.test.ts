@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ENTRIES } from '../../tsup.config.js';
-import { BUILT_ENTRIES, ownEntry, threadOptions, withoutLoaders } from '../../src/platform/threads.js';
-import { ROOT } from '../helpers/env.js';
+import { ENTRIES } from '../../../tsup.config.js';
+import { BUILT_ENTRIES, ownEntry, threadOptions, withoutLoaders } from '../../../src/platform/threads.js';
+import { ROOT } from '../../helpers/env.js';
 
 describe('worker options', () => {
   it('leave out the options that load modules, with their values, in both spellings', () => {

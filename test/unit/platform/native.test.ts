@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { memoryMapper, missingAddon, type Mapper } from '../../src/platform/native.js';
+import { memoryMapper, missingAddon, type Mapper } from '../../../src/platform/native.js';
 
 describe('why the memory-map addon is missing', () => {
   const notFound = { code: 'MODULE_NOT_FOUND', message: "Cannot find module '../build/Release/iprecord_mmap.node'" };

@@ -1,0 +1,109 @@
+/**
+ * `bytes.ts` for runtimes without Node's Buffer (Workers, browsers): the
+ * same functions over `TextDecoder`, `TextEncoder`, `Uint8Array` and
+ * loops. The `iprecord/bytes` entry is built with it (tsup.config.ts).
+ */
+
+const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+const ENCODER = new TextEncoder();
+/** Characters made per `String.fromCharCode` call (its arguments are on the stack). */
+const CHARS_PER_CALL = 4096;
+/** Text up to this length is decoded by a loop rather than by TextDecoder. */
+const SHORT = 32;
+
+export function allocBytes(n: number): Uint8Array {
+  return new Uint8Array(n);
+}
+
+export function latin1Text(b: Uint8Array, from: number, to: number): string {
+  if (to - from <= SHORT) {
+    let s = '';
+    for (let i = from; i < to; i++) s += String.fromCharCode(b[i]);
+    return s;
+  }
+  let s = '';
+  for (let i = from; i < to; i += CHARS_PER_CALL)
+    s += String.fromCharCode.apply(null, b.subarray(i, Math.min(to, i + CHARS_PER_CALL)) as unknown as number[]);
+  return s;
+}
+
+export function utf8Text(b: Uint8Array, from: number, to: number): string {
+  if (to - from <= SHORT) {
+    let s = '';
+    for (let i = from; i < to; i++) {
+      const c = b[i];
+      if (c > 0x7f) return UTF8.decode(b.subarray(from, to));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return UTF8.decode(b.subarray(from, to));
+}
+
+export function writeLatin1(b: Uint8Array, text: string, at: number): number {
+  const n = Math.min(text.length, b.length - at);
+  for (let i = 0; i < n; i++) b[at + i] = text.charCodeAt(i);
+  return n;
+}
+
+export function writeUtf8(b: Uint8Array, text: string, at: number): number {
+  return ENCODER.encodeInto(text, b.subarray(at)).written;
+}
+
+export function copyBytes(src: Uint8Array, dst: Uint8Array, at: number, from: number, to: number): number {
+  const n = Math.max(0, Math.min(to, src.length) - from, 0);
+  const m = Math.min(n, dst.length - at);
+  dst.set(src.subarray(from, from + m), at);
+  return m;
+}
+
+export function utf8Bytes(text: string): Uint8Array {
+  return ENCODER.encode(text);
+}
+
+export function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** CRC-32 (zlib's polynomial, reflected), eight bytes a step from eight tables of 256 (slicing by 8: about 1 GB/s, against 0.2 a byte a step). */
+const CRC_TABLES = (() => {
+  const t = new Int32Array(8 * 256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c;
+  }
+  for (let n = 0; n < 256; n++) for (let k = 1; k < 8; k++) t[k * 256 + n] = (t[(k - 1) * 256 + n] >>> 8) ^ t[t[(k - 1) * 256 + n] & 0xff];
+  return t;
+})();
+
+export function crc32(bytes: Uint8Array, crc = 0): number {
+  const t = CRC_TABLES;
+  let c = ~crc;
+  let i = 0;
+  const whole = bytes.length & ~7;
+  for (; i < whole; i += 8) {
+    const lo = c ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
+    c =
+      t[1792 + (lo & 0xff)] ^
+      t[1536 + ((lo >>> 8) & 0xff)] ^
+      t[1280 + ((lo >>> 16) & 0xff)] ^
+      t[1024 + (lo >>> 24)] ^
+      t[768 + bytes[i + 4]] ^
+      t[512 + bytes[i + 5]] ^
+      t[256 + bytes[i + 6]] ^
+      t[bytes[i + 7]];
+  }
+  for (; i < bytes.length; i++) c = t[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return ~c >>> 0;
+}
