@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { open } from '../../src/index.js';
 import { ROOT, seed, xorshift32 } from '../helpers/env.js';
-import { ADDRESS_FORMS } from '../helpers/recipes.js';
+import { runtimeAddresses } from '../helpers/recipes.js';
 import { until } from '../helpers/wait.js';
 
 const INSTALLED = join(ROOT, 'test', 'runtimes', 'node_modules');
@@ -116,17 +116,8 @@ function example(): void {
 try {
   const engine = await open();
   const sealPath = `${engine.info().dataset.path}.verified`;
-  // The addresses: random IPv4 and IPv6 (the routed 2000::/4 mostly), private ones, and text as logs hold it.
   const next = xorshift32(seed());
-  const ips: string[] = ['8.8.8.8', '10.0.0.1', '192.168.1.1', '::1', 'fe80::1', ...ADDRESS_FORMS];
-  for (let i = 0; i < 2_000; i++) {
-    const a = next();
-    ips.push(`${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`);
-  }
-  for (let i = 0; i < 1_000; i++) {
-    const g = Array.from({ length: 8 }, (_, j) => ((j === 0 ? 0x2000 | (next() & 0x1fff) : next()) & 0xffff).toString(16));
-    ips.push(g.join(':'));
-  }
+  const ips = runtimeAddresses(next);
   const addresses = join(dir, 'addresses.txt');
   writeFileSync(addresses, ips.join('\n') + '\n');
   const answer = <T>(f: () => T): T | { error: string } => {

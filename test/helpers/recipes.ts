@@ -9,6 +9,16 @@ import { join } from 'node:path';
 
 const DOC = join(import.meta.dirname, '..', '..', 'docs', 'exports.md');
 
+/** The block of a doc (docs/<file>) whose first line is `<comment> <marker>`, that line left out. */
+export function docBlock(file: string, marker: string): string {
+  const text = readFileSync(join(import.meta.dirname, '..', '..', 'docs', file), 'utf8');
+  const m = new RegExp('```\\w*\\n(?://|#|--|<!--) ' + marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '(?: -->)?\\n([\\s\\S]*?)```').exec(
+    text,
+  );
+  if (m === null) throw new Error(`docs/${file} has no block ${marker}`);
+  return m[1];
+}
+
 /** The text of the recipe `name`, its marker line left out. */
 export function docRecipe(name: string): string {
   const text = readFileSync(DOC, 'utf8');
@@ -50,3 +60,21 @@ export const ADDRESS_FORMS: readonly string[] = readFileSync(
 )
   .split('\n')
   .filter((l) => l !== '' && !l.startsWith('#'));
+
+/**
+ * What the runtimes' tests look up: 8.8.8.8, private addresses, the address
+ * forms, 2 000 random IPv4 and 1 000 random IPv6 addresses (the routed
+ * 2000::/3 mostly), drawn by `next`.
+ */
+export function runtimeAddresses(next: () => number): string[] {
+  const ips: string[] = ['8.8.8.8', '10.0.0.1', '192.168.1.1', '::1', 'fe80::1', ...ADDRESS_FORMS];
+  for (let i = 0; i < 2_000; i++) {
+    const a = next();
+    ips.push(`${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`);
+  }
+  for (let i = 0; i < 1_000; i++) {
+    const g = Array.from({ length: 8 }, (_, j) => ((j === 0 ? 0x2000 | (next() & 0x1fff) : next()) & 0xffff).toString(16));
+    ips.push(g.join(':'));
+  }
+  return ips;
+}

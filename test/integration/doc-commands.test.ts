@@ -35,6 +35,10 @@ const ELSEWHERE: [RegExp, string][] = [
     /^(node|bun|deno run( --allow-\w+)+) example\.mjs$/,
     "docs/runtimes.md's example: test/engines/runtimes.ts runs it as written with Node 20, 22 and 24, Bun and Deno (CI)",
   ],
+  [
+    /^(npx iprecord export --format lite |npx workerd serve |cp node_modules\/iprecord\/dist\/bytes\.js \.$|python3 -m http\.server )/,
+    "docs/runtimes.md's Workers and browsers: test/engines/edge.ts runs them as written, the worker in workerd and the page in Chromium (CI)",
+  ],
 ];
 
 /** The commands of every `sh` block of the README and docs, by file. */
