@@ -17,11 +17,29 @@ import { setAside } from '../dataset/integrity.js';
 import { verifyOffThread } from '../dataset/verify-thread.js';
 import { ZoneClock } from '../time/zone.js';
 
-/** The memory mapper when the options ask for maps and the addon is there, else null (files are read). */
+/** The code of the process warning of an engine that was to map its files and reads them (`mapperFor`). */
+export const NO_MMAP = 'IPRECORD_NO_MMAP';
+/** Whether this process gave that warning (once a process: every engine of it reads alike). */
+let toldNoMap = false;
+
+/**
+ * The memory mapper when the options ask for maps and the addon is there,
+ * else null (files are read). Maps asked for and not made are said once a
+ * process, as a process warning (`NO_MMAP`; not with IPRECORD_QUIET=1):
+ * each process then holds the whole file (the default data's 270 MB)
+ * instead of sharing the kernel's pages.
+ */
 function mapperFor(options: ResolvedOptions): Mapper | null {
   if (options.memory !== 'mmap') return null;
   const m = memoryMapper();
-  return 'map' in m ? m : null;
+  if ('map' in m) return m;
+  if (!toldNoMap && process.env.IPRECORD_QUIET !== '1') {
+    toldNoMap = true;
+    process.emitWarning(`${m.reason}: each process holds the whole dataset (memory: 'read' says that choice and is quiet)`, {
+      code: NO_MMAP,
+    });
+  }
+  return null;
 }
 
 /** How this process holds database files: the mode in use and, when maps were asked for but cannot be made, why. */
