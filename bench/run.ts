@@ -14,6 +14,8 @@
  * - **Zipf**: lookups over 50 000 addresses with Zipf weights.
  *
  * For each, `lookup()` (errors caught) and `tryLookup()` against `get()`,
+ * `iprecord/bytes`' `lookup()` and `writeJson()` (the engine over the same
+ * file's bytes, `openBytes()` as built for Workers and browsers),
  * `select()` of three fields, and `tryLookup()` with the same three as a
  * list of names (`fields`), against `get()` reading the same three, and
  * `lookupJson()` and `writeJson()` against `get()` plus `JSON.stringify`,
@@ -28,13 +30,14 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import maxmind from 'maxmind';
 import { Bench } from 'tinybench';
 import { defaultGeoPaths } from '../src/dataset/defaults.js';
 import { open } from '../src/index.js';
+import type * as BytesEntry from '../src/bytes.js';
 import { addressMix, distinctAddresses, logMix, privateAddresses, SEED, zipfMix } from './mix.js';
 
 /** Operations per task call. */
@@ -45,7 +48,7 @@ const TIME = 70;
 /** Addresses of the distinct mixes: enough for the fastest task (select(), up to about 1 M/s) over every round. */
 const DISTINCT = 2_000_000;
 /** Tasks a mix is run by (each starts at its own part of a mix that is not cycled). */
-const TASKS = 9;
+const TASKS = 11;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -101,6 +104,10 @@ async function main(): Promise<void> {
     ['Zipf over 50 000', () => zipfMix(50_000, 1_000_000), true, true],
   ];
   const engine = await open();
+  // The bytes engine as built (dist/bytes.js: the web variant of the text functions), over the same dataset's bytes.
+  const { openBytes } = (await import(new URL('../dist/bytes.js', import.meta.url).href)) as typeof BytesEntry;
+  const file = readFileSync(engine.info().dataset.path);
+  const bytes = openBytes(new Uint8Array(file.buffer, file.byteOffset, file.length), { verify: false });
   const [geo4, geo6] = (await Promise.all(defaultGeoPaths().map((p) => maxmind.open(p)))) as Peer[];
   let sink = 0;
   const results: { mix: string; task: string; rates: number[] }[] = [];
@@ -176,6 +183,8 @@ async function main(): Promise<void> {
       ['maxmind get() + JSON.stringify, written', task((k) => out.write(JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? 'null', 0))],
       // The bytes path (the server's): the record's UTF-8 written into the buffer itself.
       ['iprecord writeJson() into the buffer', task(caught((k) => engine.writeJson(ips[k], out, 0)))],
+      ['iprecord/bytes lookup()', task(caught((k) => bytes.lookup(ips[k]).ip.length))],
+      ['iprecord/bytes writeJson() into the buffer', task(caught((k) => bytes.writeJson(ips[k], out, 0)))],
     ];
     if (tasks.length !== TASKS) throw new Error(`TASKS is ${TASKS}, the tasks are ${tasks.length}`);
     // A cycled mix is walked once first (the steady state is measured, not the first pass); a distinct one is not.
@@ -201,6 +210,8 @@ async function main(): Promise<void> {
     ratios[`${mix}: fields list of 3/get() 3 fields`] = ratio(5, 4);
     ratios[`${mix}: lookupJson()/get()+stringify, written`] = ratio(6, 7);
     ratios[`${mix}: writeJson()/get()+stringify, written`] = ratio(8, 7);
+    ratios[`${mix}: iprecord/bytes lookup()/get()`] = ratio(9, 1);
+    ratios[`${mix}: iprecord/bytes writeJson()/get()+stringify, written`] = ratio(10, 7);
   }
   console.table(
     results.map((r) => ({

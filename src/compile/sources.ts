@@ -31,6 +31,7 @@ import type { SourceInfo } from '../dataset/format.js';
 import { DEFAULT_FLAG_BASE_URL } from '../contract/template.js';
 import { ThreatFlag } from '../contract/template.js';
 import { locateZone } from '../time/country-zone.js';
+import { PACKAGE_ZONES } from '../time/package-zones.js';
 import { ZoneClock } from '../time/zone.js';
 import type { Asn, AsnType, Carrier } from '../contract/types.js';
 
@@ -107,7 +108,7 @@ export class Sources {
   /** The network registries read (`asn/registry.ts`). */
   readonly registries: readonly SourceInfo[];
   private readonly countries: CountryTable;
-  private readonly clock = new ZoneClock();
+  private readonly clock = new ZoneClock(PACKAGE_ZONES);
 
   /**
    * Reads the databases.

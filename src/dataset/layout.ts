@@ -161,7 +161,7 @@ export const LOC = {
 } as const;
 
 /** Where a location's zone came from (its row's `zoneFrom` word, an index into `ZONE_FROM`, `time/country-zone.ts`). */
-export { ZONE_FROM, type ZoneFrom } from '../time/country-zone.js';
+export { ZONE_FROM, type ZoneFrom } from '../time/zone-from.js';
 
 /**
  * How a network's `asn.type` was decided (its row's `typedBy` word: the

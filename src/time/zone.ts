@@ -12,7 +12,6 @@
  * `current_time` is computed per lookup, with integer arithmetic.
  */
 
-import ZONES from './zones.json';
 import type { ByteWriter } from '../text/writer.js';
 import { textWords, type Words } from '../text/words.js';
 import { offsetColon, offsetHhmm, pad2 } from './abbr.js';
@@ -40,9 +39,6 @@ export interface ZoneTable {
   readonly zones: Readonly<Record<string, number>>;
   readonly rules: readonly ZoneRules[];
 }
-
-/** The package's own table: the release iprecord was published with. */
-export const PACKAGE_ZONES: ZoneTable = Object.freeze({ ...(ZONES as Omit<ZoneTable, 'source'>), source: 'package' });
 
 /** How far ahead the next offset of a zone is looked for, in days: an offset is DST when the next one within it is lower. */
 const HORIZON_DAYS = 400;
@@ -81,7 +77,8 @@ const WEEK = 7 * DAY;
 export class ZoneClock {
   private readonly states = new Map<string, ZoneState>();
 
-  constructor(readonly table: ZoneTable = PACKAGE_ZONES) {}
+  /** `table`: a dataset's (its metadata's `timeZones`), or the package's own (`package-zones.ts`). */
+  constructor(readonly table: ZoneTable) {}
 
   /** Whether the zone table knows the zone. */
   isValid(name: string): boolean {

@@ -11,7 +11,7 @@
 import { closeSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { openRegular } from '../files/read.js';
-import { PACKAGE_ZONES } from './zone.js';
+import { PACKAGE_ZONES } from './package-zones.js';
 
 /** The zoneinfo directory the system's tz functions read. */
 export const zoneinfoDir = (): string => process.env.TZDIR || '/usr/share/zoneinfo';

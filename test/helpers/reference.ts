@@ -21,6 +21,7 @@ import { basicThreat, labelledThreat, threatOf } from '../../src/record/threat.j
 import { ThreatFlag } from '../../src/contract/template.js';
 import type { ThreatTree } from '../../src/compile/feeds/tree.js';
 import { ZoneClock } from '../../src/time/zone.js';
+import { PACKAGE_ZONES } from '../../src/time/package-zones.js';
 import { datacenterLabels, PlaceSpread } from '../../src/compile/asn/evidence.js';
 
 const special = specialTable();
@@ -44,7 +45,7 @@ function first<T>(
 
 export class Reference {
   private readonly sources: Sources;
-  private readonly clock = new ZoneClock();
+  private readonly clock = new ZoneClock(PACKAGE_ZONES);
   private readonly spread: PlaceSpread;
 
   constructor(

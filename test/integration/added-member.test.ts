@@ -28,7 +28,7 @@ const { EXPORT_COLUMNS } = await import('../../src/export/record.js');
 const { openSync } = await import('../../src/index.js');
 const { FIELD_NAMES } = await import('../../src/record/fields.js');
 const { ByteWriter } = await import('../../src/text/writer.js');
-const { PACKAGE_ZONES } = await import('../../src/time/zone.js');
+const { PACKAGE_ZONES } = await import('../../src/time/package-zones.js');
 
 describe('a member added to the template', () => {
   it('is in every output derived from it, in its place', () => {

@@ -102,24 +102,9 @@ describe('iprecord/bytes as built', () => {
     const ds = new Dataset(file, 'the default data');
     const forms = readFileSync(`${ROOT}/fixtures/logs/address-forms.txt`, 'utf8').split('\n');
     const ips = [...addresses(ds, N, next), ...forms, '10.0.0.1', '192.168.1.1', '::1', 'fe80::1', '', 'not an ip', '1.2.3'];
-    const pickFile = engine.select([
-      'country_code',
-      'region_code',
-      'asn.asn',
-      'asn.route',
-      'time_zone.name',
-      'threat.is_tor',
-      'threat.scores.trust_score',
-    ]);
-    const pickBytes = bytes.select([
-      'country_code',
-      'region_code',
-      'asn.asn',
-      'asn.route',
-      'time_zone.name',
-      'threat.is_tor',
-      'threat.scores.trust_score',
-    ]);
+    const paths = ['country_code', 'region_code', 'asn.asn', 'asn.route', 'time_zone.name', 'threat.is_tor', 'threat.scores.trust_score'];
+    const pickFile = engine.select(paths);
+    const pickBytes = bytes.select(paths);
     const a = new Uint8Array(8192);
     const b = new Uint8Array(8192);
     const decoder = new TextDecoder();

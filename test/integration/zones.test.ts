@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open } from '../../src/index.js';
-import { PACKAGE_ZONES } from '../../src/time/zone.js';
+import { PACKAGE_ZONES } from '../../src/time/package-zones.js';
 import { SMALL } from '../helpers/maxmind.js';
 
 const SYSTEM = '/usr/share/zoneinfo';

@@ -5,7 +5,8 @@
  */
 
 import { join } from 'node:path';
-import { PACKAGE_ZONES, type ZoneRules, type ZoneTable } from '../../time/zone.js';
+import type { ZoneRules, ZoneTable } from '../../time/zone.js';
+import { PACKAGE_ZONES } from '../../time/package-zones.js';
 import { readRegular } from '../../files/read.js';
 import { zoneSource } from '../../time/zoneinfo.js';
 import { zoneRules } from './tzif.js';

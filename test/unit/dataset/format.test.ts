@@ -1,4 +1,4 @@
-import { PACKAGE_ZONES } from '../../../src/time/zone.js';
+import { PACKAGE_ZONES } from '../../../src/time/package-zones.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
