@@ -10,6 +10,8 @@ const ENCODER = new TextEncoder();
 const CHARS_PER_CALL = 4096;
 /** Text up to this length is decoded by a loop rather than by TextDecoder. */
 const SHORT = 32;
+/** UTF-8 up to this length is decoded here rather than by TextDecoder (well-formed; else by it). */
+const SHORT_UTF8 = 512;
 
 export function allocBytes(n: number): Uint8Array {
   return new Uint8Array(n);
@@ -28,16 +30,53 @@ export function latin1Text(b: Uint8Array, from: number, to: number): string {
 }
 
 export function utf8Text(b: Uint8Array, from: number, to: number): string {
-  if (to - from <= SHORT) {
-    let s = '';
-    for (let i = from; i < to; i++) {
-      const c = b[i];
-      if (c > 0x7f) return UTF8.decode(b.subarray(from, to));
+  if (to - from > SHORT_UTF8) return UTF8.decode(b.subarray(from, to));
+  // Short text (a record's parts, a value) decoded here: a TextDecoder call costs about as much as 200 characters.
+  let s = '';
+  for (let i = from; i < to; ) {
+    const c = b[i];
+    if (c < 0x80) {
       s += String.fromCharCode(c);
+      i++;
+      continue;
     }
-    return s;
+    const c1 = i + 1 < to ? b[i + 1] : 0;
+    if (c >= 0xc2 && c < 0xe0 && (c1 & 0xc0) === 0x80) {
+      s += String.fromCharCode(((c & 0x1f) << 6) | (c1 & 0x3f));
+      i += 2;
+      continue;
+    }
+    const c2 = i + 2 < to ? b[i + 2] : 0;
+    if (
+      c >= 0xe0 &&
+      c < 0xf0 &&
+      (c1 & 0xc0) === 0x80 &&
+      (c2 & 0xc0) === 0x80 &&
+      (c !== 0xe0 || c1 >= 0xa0) &&
+      (c !== 0xed || c1 < 0xa0)
+    ) {
+      s += String.fromCharCode(((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f));
+      i += 3;
+      continue;
+    }
+    const c3 = i + 3 < to ? b[i + 3] : 0;
+    if (
+      c >= 0xf0 &&
+      c < 0xf5 &&
+      (c1 & 0xc0) === 0x80 &&
+      (c2 & 0xc0) === 0x80 &&
+      (c3 & 0xc0) === 0x80 &&
+      (c !== 0xf0 || c1 >= 0x90) &&
+      (c !== 0xf4 || c1 < 0x90)
+    ) {
+      s += String.fromCodePoint(((c & 0x07) << 18) | ((c1 & 0x3f) << 12) | ((c2 & 0x3f) << 6) | (c3 & 0x3f));
+      i += 4;
+      continue;
+    }
+    // Not well-formed: the decoder's replacements, as Buffer's.
+    return UTF8.decode(b.subarray(from, to));
   }
-  return UTF8.decode(b.subarray(from, to));
+  return s;
 }
 
 export function writeLatin1(b: Uint8Array, text: string, at: number): number {
