@@ -33,7 +33,7 @@ export function utf8Text(b: Uint8Array, from: number, to: number): string {
   if (to - from > SHORT_UTF8) return UTF8.decode(b.subarray(from, to));
   // Short text (a record's parts, a value) decoded here: a TextDecoder call costs about as much as 200 characters.
   let s = '';
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const c = b[i];
     if (c < 0x80) {
       s += String.fromCharCode(c);
@@ -47,14 +47,7 @@ export function utf8Text(b: Uint8Array, from: number, to: number): string {
       continue;
     }
     const c2 = i + 2 < to ? b[i + 2] : 0;
-    if (
-      c >= 0xe0 &&
-      c < 0xf0 &&
-      (c1 & 0xc0) === 0x80 &&
-      (c2 & 0xc0) === 0x80 &&
-      (c !== 0xe0 || c1 >= 0xa0) &&
-      (c !== 0xed || c1 < 0xa0)
-    ) {
+    if (c >= 0xe0 && c < 0xf0 && (c1 & 0xc0) === 0x80 && (c2 & 0xc0) === 0x80 && (c !== 0xe0 || c1 >= 0xa0) && (c !== 0xed || c1 < 0xa0)) {
       s += String.fromCharCode(((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f));
       i += 3;
       continue;
