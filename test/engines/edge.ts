@@ -81,7 +81,7 @@ const uncounted = (r: unknown): unknown => {
 
 /** Which answers differ from Node's; prints the first. */
 function compare(runtime: string, ips: readonly string[], got: readonly unknown[], want: readonly unknown[]): number {
-  const differing = ips.flatMap((ip, i) => (isDeepStrictEqual(uncounted(got[i]), uncounted(want[i])) ? [] : [i]));
+  const differing = ips.flatMap((_ip, i) => (isDeepStrictEqual(uncounted(got[i]), uncounted(want[i])) ? [] : [i]));
   if (differing.length > 0)
     console.log(
       `edge: ${runtime}: the first different, ${ips[differing[0]]}: ${JSON.stringify(got[differing[0]])} against ${JSON.stringify(want[differing[0]])}`,
@@ -183,7 +183,7 @@ try {
     const shown = /<output id="answer">([^<]*)<\/output>/.exec(dom(''))?.[1];
     if (shown !== said) fail(`docs/${DOC}'s page shows ${JSON.stringify(shown)}, the doc says ${JSON.stringify(said)}`);
     const text = /<pre id="answers">([^<]*)<\/pre>/.exec(dom('answers.html'))?.[1] ?? '';
-    const unescape = (s: string) =>
+    const unescapeHtml = (s: string) =>
       s
         .replace(/&lt;/g, '<')
         .replace(/&gt;/g, '>')
@@ -192,7 +192,7 @@ try {
         .replace(/&amp;/g, '&');
     if (text === '') fail('the answers page answered nothing');
     else {
-      const { agent, answers } = JSON.parse(unescape(text)) as { agent: string; answers: unknown[] };
+      const { agent, answers } = JSON.parse(unescapeHtml(text)) as { agent: string; answers: unknown[] };
       const browser = /HeadlessChrome\/[\d.]+/.exec(agent)?.[0] ?? agent;
       const differ = compare(browser, ips, answers, want);
       console.log(
