@@ -30,7 +30,7 @@ export interface Selector<P extends string> {
   try(ip: string): Selected<P> | BulkError;
 }
 
-export const ANSWER_OPTIONS = ['count', 'basicThreat'] as const satisfies readonly (keyof AnswerOptions)[];
+const ANSWER_OPTIONS = ['count', 'basicThreat'] as const satisfies readonly (keyof AnswerOptions)[];
 const LOOKUP_OPTIONS = ['fields', ...ANSWER_OPTIONS] as const satisfies readonly (keyof LookupOptions)[];
 
 export class Lookups<S extends Answerable> {

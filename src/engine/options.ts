@@ -7,7 +7,7 @@ import { defaultDataDir } from '../dataset/store.js';
 import { InvalidOptionsError } from '../contract/errors.js';
 import { checkOptionNames } from './option-names.js';
 
-export { checkOptionNames, checkOptions, nearestName } from './option-names.js';
+export { checkOptionNames, nearestName } from './option-names.js';
 import { DEFAULT_FLAG_BASE_URL } from '../contract/template.js';
 
 export interface OpenOptions {
