@@ -23,6 +23,7 @@ import {
   NET_PART,
   NET_TYPED_BY,
   NETWORK,
+  PACKED,
   RECORD,
   THR,
   THREAT,
@@ -124,14 +125,21 @@ export function liteDataset(bytes: Uint8Array, name: string, builtAt = new Date(
   };
   const v4 = family(4);
   const v6 = family(6);
-  return new CompiledDataset(v4, v6, internedSections(intern), {
-    ...base.meta,
-    zones: [],
-    timeZones: { ...base.meta.timeZones, zones: {}, rules: [] },
-    builtAt: builtAt.toISOString(),
-    key: `lite:${base.meta.key}`,
-    edition: 'lite',
-  });
+  return new CompiledDataset(
+    v4,
+    v6,
+    internedSections(intern),
+    {
+      ...base.meta,
+      zones: [],
+      timeZones: { ...base.meta.timeZones, zones: {}, rules: [] },
+      builtAt: builtAt.toISOString(),
+      key: `lite:${base.meta.key}`,
+      edition: 'lite',
+    },
+    undefined,
+    PACKED.v6 | PACKED.parts,
+  );
 }
 
 /** A location of a country alone (no country: none at all). */

@@ -33,7 +33,6 @@ import {
   THR,
   THREAT,
   TABLE_NAMES,
-  TABLES,
   typedByWord,
   type DatasetMeta,
   type TableName,
@@ -103,10 +102,7 @@ export function mergeThreat(
       if (t === 'records') return [t, records];
       if (t === 'threats') return [t, threats];
       if (t === 'networks') return [t, networks];
-      return [
-        t,
-        { rows: new Uint32Array(baseBytes.buffer, baseBytes.byteOffset + at[t], counts.rows[t] * TABLES[t].length), count: counts.rows[t] },
-      ];
+      return [t, { rows: base[t], count: counts.rows[t] }];
     }),
   ) as Record<TableName, { rows: Uint32Array; count: number }>;
   const meta: DatasetMeta = { ...base.meta, builtAt: builtAt.toISOString(), key, threat: tree.meta };

@@ -16,10 +16,12 @@ import {
   DATASET_FORMAT_VERSION,
   DATASET_MAGIC,
   HEADER,
-  indexBits,
   MAGIC_PREFIX,
+  MAX_INDEX_BITS,
+  PACKED,
+  TABLE_NAMES,
+  type TableName,
   layout,
-  LOCATION,
   NO_STRING,
   PART_UTF8,
   readCounts,
@@ -29,6 +31,7 @@ import {
   type DatasetMeta,
 } from './layout.js';
 import { latin1Text, utf8Text } from '../platform/bytes.js';
+import { renderParts, type Rows } from './part-render.js';
 
 export * from './layout.js';
 
@@ -85,37 +88,48 @@ export class Dataset {
     if (latin1Text(buf, 0, 8) !== DATASET_MAGIC) bad('bad magic');
     const c = readCounts(buf);
     if (countWords(c).some((n) => n >= 0x80000000)) bad('a count of its header is past 2^31');
+    if ((c.packed & ~(PACKED.v6 | PACKED.parts)) !== 0) bad(`unknown packing flags ${c.packed}`);
+    for (const bits of [c.bits4, c.bits6]) if (bits < 1 || bits > MAX_INDEX_BITS) bad(`index bits ${bits}, not 1 to ${MAX_INDEX_BITS}`);
+    if (c.fine6 > c.v6 || (c.fine6 > 0 && !(c.packed & PACKED.v6))) bad(`${c.fine6} fine IPv6 starts`);
+    if (c.packed & PACKED.parts && c.partsBytes !== 0) bad('a parts section where its parts are rendered at open');
     const at = layout(c);
     if (at.size !== buf.length) bad(`its sections add up to ${at.size} bytes but the file has ${buf.length}`);
     // Typed arrays need their alignment: a mapped file is page-aligned; a read one is copied when it is not.
     const b = buf.byteOffset % 8 === 0 ? buf : buf.slice();
     this.buf = b;
     const words = (section: number, count: number) => new Uint32Array(b.buffer, b.byteOffset + section, count);
-    const bits4 = indexBits(c.v4);
-    const bits6 = indexBits(c.v6);
-    this.shift4 = 32 - bits4;
-    this.shift6 = 32 - bits6;
-    this.index4 = words(at.index4, (1 << bits4) + 1);
+    this.shift4 = 32 - c.bits4;
+    this.shift6 = 32 - c.bits6;
+    this.index4 = words(at.index4, (1 << c.bits4) + 1);
     this.starts4 = words(at.starts4, c.v4);
     this.refs4 = words(at.refs4, c.v4);
-    this.index6 = words(at.index6, (1 << bits6) + 1);
-    this.starts6 = words(at.starts6, c.v6 * 4);
+    this.index6 = words(at.index6, (1 << c.bits6) + 1);
+    this.starts6 =
+      c.packed & PACKED.v6 ? unpackStarts6(words(at.starts6, c.v6 * 2), words(at.fine6, c.fine6 * 3), bad) : words(at.starts6, c.v6 * 4);
     this.refs6 = words(at.refs6, c.v6);
-    this.records = words(at.records, c.rows.records * TABLES.records.length);
-    this.locations = words(at.locations, c.rows.locations * LOCATION);
-    this.locationNumbers = new Float64Array(b.buffer, b.byteOffset + at.locations, (c.rows.locations * LOCATION) / 2);
-    this.places = words(at.places, c.rows.places * TABLES.places.length);
-    this.countries = words(at.countries, c.rows.countries * TABLES.countries.length);
-    this.networks = words(at.networks, c.rows.networks * TABLES.networks.length);
-    this.threats = words(at.threats, c.rows.threats * TABLES.threats.length);
-    this.partBytes = b.subarray(at.parts, at.parts + c.partsBytes);
-    this.parts = wordsOver(this.partBytes);
     this.text = new DatasetText(
       b.subarray(at.ascii, at.ascii + c.asciiBytes),
       b.subarray(at.other, at.other + c.otherBytes),
       c.otherUnits,
       name,
     );
+    const tables = Object.fromEntries(
+      TABLE_NAMES.map((t) => [t, { rows: words(at[t], c.rows[t] * TABLES[t].length), count: c.rows[t] }]),
+    ) as Record<TableName, Rows>;
+    // Parts rendered at open: by the compiler's own renderer, into copies of the tables that hold parts.
+    const rendered =
+      c.packed & PACKED.parts
+        ? renderParts(tables, this.text, undefined, false)
+        : { tables, parts: b.subarray(at.parts, at.parts + c.partsBytes) };
+    this.records = rendered.tables.records.rows;
+    this.locations = rendered.tables.locations.rows;
+    this.locationNumbers = new Float64Array(this.locations.buffer, this.locations.byteOffset, this.locations.length / 2);
+    this.places = rendered.tables.places.rows;
+    this.countries = rendered.tables.countries.rows;
+    this.networks = rendered.tables.networks.rows;
+    this.threats = rendered.tables.threats.rows;
+    this.partBytes = rendered.parts;
+    this.parts = wordsOver(this.partBytes);
     let meta: DatasetMeta | null = null;
     try {
       meta = JSON.parse(utf8Text(b, at.meta, at.meta + c.metaBytes)) as DatasetMeta;
@@ -236,6 +250,28 @@ export class Dataset {
     }
     return this.refs6[lo - 1];
   }
+}
+
+/**
+ * A packed file's IPv6 starts as four words each: the first two of each
+ * from `high`, the last two zero but where the fine section (range, third
+ * word, fourth word; ranges ascending) says.
+ */
+function unpackStarts6(high: Uint32Array, fine: Uint32Array, bad: (what: string) => never): Uint32Array {
+  const n = high.length / 2;
+  const s = new Uint32Array(n * 4);
+  for (let i = 0; i < n; i++) {
+    s[i * 4] = high[i * 2];
+    s[i * 4 + 1] = high[i * 2 + 1];
+  }
+  for (let f = 0, last = -1; f < fine.length; f += 3) {
+    const r = fine[f];
+    if (r <= last || r >= n || (fine[f + 1] | fine[f + 2]) === 0) bad(`fine IPv6 start ${f / 3} names range ${r}`);
+    s[r * 4 + 2] = fine[f + 1];
+    s[r * 4 + 3] = fine[f + 2];
+    last = r;
+  }
+  return s;
 }
 
 /** Whether a value has the members of a zone table (its rules are checked by `verify()`). */

@@ -23,11 +23,24 @@ import {
 
 /** The magic's first seven bytes, the same in every version; its eighth is the version's digit. */
 export const MAGIC_PREFIX = 'IPRDSET';
-export const DATASET_FORMAT_VERSION = 8;
+export const DATASET_FORMAT_VERSION = 9;
 export const DATASET_MAGIC = `${MAGIC_PREFIX}${DATASET_FORMAT_VERSION}`;
 export const HEADER = 80;
-/** Where the header keeps the checksum of the bytes after it. */
+/** Where the header keeps its packing flags (`PACKED`), the checksum of the bytes after it, the index bits and the fine IPv6 starts' count. */
+export const FLAGS_AT = 64;
 export const CRC_AT = 68;
+export const BITS_AT = 72;
+export const FINE_AT = 76;
+
+/**
+ * How a file is packed (its header's flags): as a lite dataset is, for a
+ * file that goes over a network and is read whole into memory. `v6`: IPv6
+ * starts of two words (the address's first 64 bits) with a fine section of
+ * the few whose last 64 bits are not zero (a range of a /96, a /128);
+ * `parts`: no parts section, the parts rendered at open. A reader unpacks
+ * both at open (`format.ts`), and answers from the unpacked arrays.
+ */
+export const PACKED = { v6: 1, parts: 2 } as const;
 /** The most index blocks a family has: by an address's first 20 bits. */
 export const MAX_INDEX_BITS = 20;
 
@@ -41,6 +54,14 @@ export function indexBits(ranges: number): number {
   return Math.min(MAX_INDEX_BITS, Math.max(1, 32 - Math.clz32(ranges - 1)));
 }
 
+/** Ranges a block of a packed file's index holds on average (`compactIndexBits`). */
+export const COMPACT_BLOCK = 16;
+
+/** The index bits of a packed file's family: a block per `COMPACT_BLOCK` ranges (a quarter of a cache line's scan more, a sixteenth of the index). */
+export function compactIndexBits(ranges: number): number {
+  return Math.max(1, indexBits(Math.ceil(ranges / COMPACT_BLOCK)));
+}
+
 /**
  * A family's index over its ranges, whose first words (`top`) ascend: for
  * each block (an address's first `indexBits(count)` bits), the number of
@@ -48,8 +69,7 @@ export function indexBits(ranges: number): number {
  * compiler writes and the whole-file check expects: one pass over the
  * ranges, the blocks filled between them.
  */
-export function rangeIndex(count: number, top: (range: number) => number): Uint32Array {
-  const bits = indexBits(count);
+export function rangeIndex(count: number, bits: number, top: (range: number) => number): Uint32Array {
   const shift = 32 - bits;
   const index = new Uint32Array((1 << bits) + 1);
   let block = 0;
@@ -226,6 +246,13 @@ export interface Counts {
   /** The rendered parts, in bytes. */
   readonly partsBytes: number;
   readonly metaBytes: number;
+  /** The packing flags (`PACKED`). */
+  readonly packed: number;
+  /** Each family's index bits (1 to MAX_INDEX_BITS). */
+  readonly bits4: number;
+  readonly bits6: number;
+  /** IPv6 starts in the fine section (packed `v6`: those whose last 64 bits are not zero). */
+  readonly fine6: number;
 }
 
 const COUNT_WORDS = 7 + TABLE_NAMES.length;
@@ -240,7 +267,31 @@ export function readCounts(buf: Uint8Array): Counts {
   const w = Array.from({ length: COUNT_WORDS }, (_, i) => readU32(buf, 12 + i * 4));
   const rows = Object.fromEntries(TABLE_NAMES.map((t, i) => [t, w[2 + i]])) as Record<TableName, number>;
   const [asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes] = w.slice(2 + TABLE_NAMES.length);
-  return { v4: w[0], v6: w[1], rows, asciiBytes, otherUnits, otherBytes, partsBytes, metaBytes };
+  const bits = readU32(buf, BITS_AT);
+  return {
+    v4: w[0],
+    v6: w[1],
+    rows,
+    asciiBytes,
+    otherUnits,
+    otherBytes,
+    partsBytes,
+    metaBytes,
+    packed: readU32(buf, FLAGS_AT),
+    bits4: bits & 255,
+    bits6: (bits >>> 8) & 255,
+    fine6: readU32(buf, FINE_AT),
+  };
+}
+
+/** The header's words but the magic, the version and the checksum: where each goes, and its value. */
+export function headerWords(c: Counts): [at: number, word: number][] {
+  return [
+    ...countWords(c).map((v, i): [number, number] => [12 + i * 4, v]),
+    [FLAGS_AT, c.packed],
+    [BITS_AT, c.bits4 | (c.bits6 << 8)],
+    [FINE_AT, c.fine6],
+  ];
 }
 
 /** The little-endian word at byte `at`. */
@@ -260,11 +311,12 @@ export function layout(c: Counts) {
     return start;
   };
   const sections = {
-    index4: next(((1 << indexBits(c.v4)) + 1) * 4),
+    index4: next(((1 << c.bits4) + 1) * 4),
     starts4: next(c.v4 * 4),
     refs4: next(c.v4 * 4),
-    index6: next(((1 << indexBits(c.v6)) + 1) * 4),
-    starts6: next(c.v6 * 16),
+    index6: next(((1 << c.bits6) + 1) * 4),
+    starts6: next(c.v6 * (c.packed & PACKED.v6 ? 8 : 16)),
+    fine6: next(c.fine6 * 12),
     refs6: next(c.v6 * 4),
     ...(Object.fromEntries(TABLE_NAMES.map((t) => [t, next(c.rows[t] * TABLES[t].length * 4)])) as Record<TableName, number>),
     ascii: next(c.asciiBytes),

@@ -22,7 +22,7 @@ import { ASN_MEMBERS, CARRIER_MEMBERS, LOCATION_MEMBERS, memberText, PLACE_MEMBE
 import { CARRIER_AT, ESCAPED, LOC, NET, NET_PART, NO_STRING, PART_UTF8, PL, TABLE_NAMES, TABLES, THR, type TableName } from './layout.js';
 import type { Dataset } from './format.js';
 import { OTHER, type DatasetText } from './text.js';
-import { copyBytes, utf8Bytes, utf8Length, writeUtf8 } from '../platform/bytes.js';
+import { utf8Bytes } from '../platform/bytes.js';
 
 /** The JSON text of the value a row holds at `at` (`null` for none). */
 export type JsonAt = (row: Uint32Array, at: number) => string;
@@ -106,81 +106,6 @@ export function renderPart(c: PartColumn, json: JsonAt, rows: Uint32Array, at: n
   return s;
 }
 
-/** A dataset whose rows (the first of each table, with their part columns) a dataset being made goes on from, and its parts. */
-export interface RenderedBase {
-  readonly parts: Uint8Array;
-  readonly rows: Readonly<Record<TableName, number>>;
-}
-
-/** A table's rows as the compiler holds them. */
-export interface Rows {
-  readonly rows: Uint32Array;
-  readonly count: number;
-}
-
-/**
- * Renders every row's parts: the parts section (each part from a multiple
- * of 8 bytes, zeros between) and the tables with each row's part columns
- * set (copies of those that have parts). Rows of a base dataset keep its
- * parts, which come first, and only the rows after them are rendered (a
- * merge of feeds adds networks and threats). A part text met before (a
- * network's `,"type":"isp"}`) is stored once, another row's (a place's)
- * rendered once; a location's own, nearly always new, is not looked for.
- */
-export function renderParts<T extends Record<TableName, Rows>>(
-  tables: T,
-  json: JsonAt,
-  base?: RenderedBase,
-): { parts: Uint8Array; tables: T } {
-  const out = { ...tables };
-  const from = (t: TableName) => base?.rows[t] ?? 0;
-  for (const c of PART_COLUMNS) {
-    const t = tables[c.table];
-    if (out[c.table] === t && t.count > from(c.table))
-      out[c.table] = { count: t.count, rows: t.rows.slice(0, t.count * TABLES[c.table].length) } as T[TableName];
-  }
-  let buf = new Uint8Array(Math.max(1 << 20, (base?.parts.length ?? 0) * 2));
-  let used = base === undefined ? 0 : copyBytes(base.parts, buf, 0, 0, base.parts.length);
-  const seen = new Map<string, number>();
-  const all = Object.fromEntries(Object.entries(out).map(([t, r]) => [t, r.rows])) as Record<TableName, Uint32Array>;
-  for (const c of PART_COLUMNS) {
-    const { rows, count } = out[c.table];
-    const width = TABLES[c.table].length;
-    // The first row naming each row of another table, whose part the others share.
-    const first = new Map<number, number>();
-    for (let r = from(c.table), at = r * width; r < count; r++, at += width) {
-      if (c.of !== undefined) {
-        const of = rows[at + c.of.column];
-        const known = first.get(of);
-        if (known !== undefined) {
-          rows[at + c.at] = rows[known + c.at];
-          rows[at + c.at + 1] = rows[known + c.at + 1];
-          continue;
-        }
-        first.set(of, at);
-      }
-      const text = renderPart(c, json, ...valuesOf(c, all, at));
-      let start = seen.get(text);
-      const bytes = utf8Length(text);
-      if (start === undefined) {
-        start = used;
-        if (buf.length < used + bytes + 8) {
-          const grown = new Uint8Array(Math.max(buf.length * 2, used + bytes + 8));
-          copyBytes(buf, grown, 0, 0, used);
-          buf = grown;
-        }
-        writeUtf8(buf, text, used);
-        used = (used + bytes + 7) & ~7;
-        if (used >= PART_UTF8) throw new Error('too much text for one dataset');
-        if (c.of === undefined && c.table !== 'locations') seen.set(text, start);
-      }
-      rows[at + c.at] = start;
-      rows[at + c.at + 1] = (start + bytes + (bytes === text.length ? 0 : PART_UTF8)) >>> 0;
-    }
-  }
-  return { parts: buf.subarray(0, used), tables: out };
-}
-
 /**
  * Every row's parts where the row says, and each the rendering of the
  * values it is made of (`parts.ts`): what a record's JSON is copied from.
@@ -219,7 +144,7 @@ export function checkParts(ds: Dataset, text: DatasetText, bad: (what: string) =
   }
 }
 
-const NULL = utf8Bytes('null');
+export const NULL = utf8Bytes('null');
 
 function isAscii(b: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (b[i] > 0x7f) return false;

@@ -87,7 +87,7 @@ function checkIndex4(ds: Dataset, bad: Bad): void {
   sameIndex(
     'IPv4',
     index,
-    rangeIndex(s.length, (i) => s[i]),
+    rangeIndex(s.length, 32 - ds.shift4, (i) => s[i]),
     bad,
   );
 }
@@ -112,7 +112,7 @@ function checkIndex6(ds: Dataset, bad: Bad): void {
   sameIndex(
     'IPv6',
     index,
-    rangeIndex(n, (i) => s[i * 4]),
+    rangeIndex(n, 32 - ds.shift6, (i) => s[i * 4]),
     bad,
   );
 }

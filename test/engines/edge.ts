@@ -105,7 +105,7 @@ try {
   runCommands(docBlock(DOC, 'commands: lite'));
   const lite = readFileSync(join(project, 'edge.iprd'));
   console.log(
-    `edge: the lite dataset of the default data: ${lite.length} bytes, ${gzipSync(lite).length} gzipped (gzip -6), in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `edge: the lite dataset of the default data: ${lite.length} bytes, ${gzipSync(lite).length} gzipped (node:zlib, level 6), in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   const { openBytes } = (await import(pathToFileURL(join(ROOT, 'dist', 'bytes.js')).href)) as typeof BytesEntry;
   const engine = openBytes(new Uint8Array(lite.buffer, lite.byteOffset, lite.length), { name: 'edge.iprd' });

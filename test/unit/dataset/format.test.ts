@@ -8,8 +8,13 @@ import { compileDataset } from '../../../src/compile/dataset.js';
 import { Interner } from '../../../src/compile/intern.js';
 import { CompiledDataset, internedSections } from '../../../src/compile/write.js';
 import {
+  BITS_AT,
+  compactIndexBits,
   CRC_AT,
   Dataset,
+  FINE_AT,
+  FLAGS_AT,
+  PACKED,
   DATASET_FORMAT_VERSION,
   HEADER,
   indexBits,
@@ -96,6 +101,79 @@ describe('dataset file', () => {
     expect(ds.meta.zones.length).toBeGreaterThan(0);
   });
 
+  it('packed as a lite dataset is (IPv6 starts of two words, parts rendered at open, compact indexes): the same arrays once open', () => {
+    const packed = new CompiledDataset(compiled.v4, compiled.v6, compiled.sections, compiled.meta, undefined, PACKED.v6 | PACKED.parts);
+    const bytes = packed.toBuffer();
+    const c = readCounts(bytes);
+    const plain = readCounts(good);
+    // The fixtures' IPv6 holds the /96 copy of IPv4: starts whose last words are not zero, in the fine section.
+    expect(c.fine6).toBeGreaterThan(0);
+    expect(c.fine6).toBeLessThan(c.v6);
+    expect({ ...c, packed: 0, fine6: 0, bits4: 0, bits6: 0, partsBytes: 0 }).toEqual({
+      ...plain,
+      fine6: 0,
+      bits4: 0,
+      bits6: 0,
+      partsBytes: 0,
+    });
+    expect([c.bits4, c.bits6]).toEqual([compactIndexBits(c.v4), compactIndexBits(c.v6)]);
+    const p = layout(c);
+    expect(p.starts6 - p.index6).toBe(((1 << c.bits6) + 1) * 4 + (((1 << c.bits6) + 1) % 2) * 4);
+    expect(p.refs6 - p.starts6).toBe(c.v6 * 8 + c.fine6 * 12 + ((c.fine6 * 12) % 8));
+    expect(bytes.length).toBeLessThan(good.length - plain.partsBytes);
+    const a = new Dataset(bytes, 'packed');
+    const b = new Dataset(good, 'good');
+    a.verify();
+    const same = (x: Uint32Array, y: Uint32Array) =>
+      Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+    for (const k of ['starts4', 'refs4', 'starts6', 'refs6', 'records', 'places', 'countries'] as const)
+      expect(same(a[k], b[k]), k).toBe(true);
+    // The tables with parts: the same rows but where their parts lie (rendered at open, a part met before is not looked
+    // for), and each row's part the same text.
+    for (const c of PART_COLUMNS) {
+      const width = TABLES[c.table].length;
+      const [x, y] = [a[c.table], b[c.table]];
+      expect(x.length, c.table).toBe(y.length);
+      for (let at = 0; at < x.length; at += width) {
+        const text = (d: Dataset, r: Uint32Array) => d.partText(r[at + c.at], r[at + c.at + 1]);
+        expect(text(a, x), `${c.table} ${at / width}`).toBe(text(b, y));
+      }
+    }
+    const partless = (d: Dataset, t: 'locations' | 'networks' | 'threats') => {
+      const r = d[t].slice();
+      for (const c of PART_COLUMNS) if (c.table === t) for (let at = c.at; at < r.length; at += TABLES[t].length) r[at] = r[at + 1] = 0;
+      return r;
+    };
+    for (const t of ['locations', 'networks', 'threats'] as const) expect(same(partless(a, t), partless(b, t)), t).toBe(true);
+    for (let i = 0; i < 5000; i++) {
+      const w = [(i * 0x9e3779b9) >>> 0, (i * 0x85ebca6b) >>> 0, 0, (i * 0xc2b2ae35) >>> 0];
+      expect(findRange(a, 4, w), `${w}`).toBe(findRange(b, 4, w));
+      expect(findRange(a, 6, w), `${w}`).toBe(findRange(b, 6, w));
+    }
+    const fine = p.starts6 + c.v6 * 8;
+    const packedCrafted = (f: (b: Buffer) => void) => {
+      const out = Buffer.from(bytes);
+      f(out);
+      out.writeUInt32LE(wholeFileCrc(out, HEADER, CRC_AT), CRC_AT);
+      return out;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      ['fine range out of order', packedCrafted((o) => o.writeUInt32LE(0, fine + 12)), /fine IPv6 start 1 names range 0/],
+      [
+        'fine range past the ranges',
+        packedCrafted((o) => o.writeUInt32LE(c.v6, fine + 12 * (c.fine6 - 1))),
+        /fine IPv6 start .* names range/,
+      ],
+      ['fine start of zeros', packedCrafted((o) => o.fill(0, fine + 4, fine + 12)), /fine IPv6 start 0 names range/],
+      ['unknown flag', packedCrafted((o) => o.writeUInt32LE(PACKED.v6 | PACKED.parts | 8, FLAGS_AT)), /unknown packing flags 11/],
+      ['index bits 0', packedCrafted((o) => o.writeUInt8(0, BITS_AT)), /index bits 0, not 1 to 20/],
+      ['index bits 21', packedCrafted((o) => o.writeUInt8(21, BITS_AT + 1)), /index bits 21, not 1 to 20/],
+      ['more fine starts than ranges', packedCrafted((o) => o.writeUInt32LE(c.v6 + 1, FINE_AT)), /fine IPv6 starts/],
+      ['fine starts unpacked', crafted((o) => o.writeUInt32LE(1, FINE_AT)), /1 fine IPv6 starts/],
+    ];
+    for (const [name, buf, message] of cases) expect(() => new Dataset(buf, name), name).toThrow(message);
+  });
+
   it('refuses damaged and crafted files with a typed error naming the defect', () => {
     const cases: [string, Buffer, RegExp][] = [
       ['magic', damaged((b) => void b.write('XXXX', 0)), /bad magic/],
@@ -140,8 +218,8 @@ describe('dataset file', () => {
     // A bit of a value's text.
     const flipped = damaged((b) => void (b[at.ascii + 1] ^= 1));
     expect(() => new Dataset(flipped, 'flipped').verify()).toThrow(/checksum mismatch/);
-    // A bit of the header's zeros, and of the checksum itself: the header is under it too.
-    for (const byte of [64, 72, 79, CRC_AT])
+    // A bit of the header's zeros (the index bits' word's upper half), and of the checksum itself: the header is under it too.
+    for (const byte of [BITS_AT + 2, BITS_AT + 3, CRC_AT])
       expect(
         () =>
           new Dataset(
@@ -188,8 +266,9 @@ describe('dataset file', () => {
   it('refuses at verify() an index that does not find the ranges, even one that opens', () => {
     const c = readCounts(good);
     // Every block but the last says it starts at range 0: opens (the ends are right), and every IPv4 address would answer the first range.
-    refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << indexBits(c.v4)) * 4), /IPv4 index says block/);
-    refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << indexBits(c.v6)) * 4), /IPv6 index says block/);
+    expect([c.bits4, c.bits6]).toEqual([indexBits(c.v4), indexBits(c.v6)]);
+    refuses('zero index', (b) => b.fill(0, at.index4, at.index4 + (1 << c.bits4) * 4), /IPv4 index says block/);
+    refuses('zero v6 index', (b) => b.fill(0, at.index6, at.index6 + (1 << c.bits6) * 4), /IPv6 index says block/);
     refuses('starts out of order', (b) => b.writeUInt32LE(0xffffffff, at.starts4 + 4), /IPv4 range \d+ does not start after/);
     refuses(
       'v6 starts out of order',
