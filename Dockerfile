@@ -13,7 +13,9 @@ FROM node:24.21.0-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN npm ci --no-audit --no-fund && npm pack --pack-destination /tmp
+# The package built once and packed as it is: the install below builds the addon and compiles the default data
+# (install scripts off here: npm ci's would compile the data once more, for nothing, and npm pack would build again).
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm run build && npm pack --ignore-scripts --pack-destination /tmp
 WORKDIR /opt/iprecord
 RUN npm init -y > /dev/null && npm install --omit=dev --no-audit --no-fund /tmp/iprecord-*.tgz
 
