@@ -50,7 +50,7 @@ const TIME = 70;
 /** Addresses of the distinct mixes: enough for the fastest task (select(), up to about 1 M/s) over every round. */
 const DISTINCT = 2_000_000;
 /** Tasks a mix is run by (each starts at its own part of a mix that is not cycled). */
-const TASKS = 9;
+const TASKS = 10;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -191,6 +191,8 @@ async function main(): Promise<void> {
       ['maxmind get() + JSON.stringify, written', task((k) => out.write(JSON.stringify((v6[k] ? geo6 : geo4).get(plain[k])) ?? 'null', 0))],
       // The bytes path (the server's): the record's UTF-8 written into the buffer itself.
       ['iprecord writeJson() into the buffer', task(caught((k) => engine.writeJson(ips[k], out, 0)))],
+      // The bytes path with errors as values: a record or its error written, nothing thrown.
+      ['iprecord tryWriteJson() into the buffer', task((k) => Math.abs(engine.tryWriteJson(ips[k], out, 0)))],
     ];
     if (tasks.length !== TASKS) throw new Error(`TASKS is ${TASKS}, the tasks are ${tasks.length}`);
     // A cycled mix is walked once first (the steady state is measured, not the first pass); a distinct one is not.
@@ -216,6 +218,7 @@ async function main(): Promise<void> {
     ratios[`${mix}: fields list of 3/get() 3 fields`] = ratio(5, 4);
     ratios[`${mix}: lookupJson()/get()+stringify, written`] = ratio(6, 7);
     ratios[`${mix}: writeJson()/get()+stringify, written`] = ratio(8, 7);
+    ratios[`${mix}: tryWriteJson()/get()+stringify, written`] = ratio(9, 7);
   }
   console.table(
     results.map((r) => ({

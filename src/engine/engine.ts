@@ -167,6 +167,19 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * `writeJson()` with an address that has no record answered as a value,
+   * as `tryLookup()` is to `lookup()`: its error's JSON, the text
+   * `JSON.stringify(tryLookup(ip))` gives (`{"message":…,"code":…,"status":400}`),
+   * written in its place, and its length answered negative (-n). Lengths
+   * and room as `writeJson()`'s. For writers of logs and servers, whose
+   * traffic holds private and malformed addresses: nothing is thrown.
+   * @throws RangeError when `offset` is not a whole number within `target`, and an option's error
+   */
+  tryWriteJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
+    return this.api.tryWriteJson(ip, target, offset, options);
+  }
+
+  /**
    * One field of the record, as a bare value.
    * @throws InvalidFieldError, and the errors of `lookup`
    */

@@ -1,6 +1,6 @@
 /**
  * The lookup API over data that answers (`Answerable`): `lookup()`,
- * `tryLookup()`, `lookupJson()`, `writeJson()`, `field()`, `threat()`,
+ * `tryLookup()`, `lookupJson()`, `writeJson()`, `tryWriteJson()`, `field()`, `threat()`,
  * `select()` and `bulk()`, the same for an engine over files (`Engine`,
  * whose methods call these and carry their documentation) and one over
  * bytes (`BytesEngine`). Nothing here reaches the file system: the
@@ -99,17 +99,21 @@ export class Lookups<S extends Answerable> {
   }
 
   writeJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
-    if (!(target instanceof Uint8Array)) throw new TypeError('writeJson writes into a Uint8Array (or a Buffer)');
-    checkOptions(options, LOOKUP_OPTIONS);
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
-    if (options?.fields !== undefined && parseFields(options.fields) !== null) {
-      const text = this.lookupJson(ip, options);
-      writeUtf8(target, text, offset);
-      return utf8Length(text);
-    }
+    checkTarget('writeJson', target, offset, options);
+    if (options?.fields !== undefined && parseFields(options.fields) !== null)
+      return writeText(this.lookupJson(ip, options), target, offset);
     const snap = this.live();
     return this.answers.writeInto(snap, this.address(ip), options, target, offset);
+  }
+
+  tryWriteJson(ip: string, target: Uint8Array, offset = 0, options?: LookupOptions): number {
+    checkTarget('tryWriteJson', target, offset, options);
+    const snap = this.live();
+    const fields = options?.fields === undefined ? null : parseFields(options.fields);
+    const bad = this.check(ip);
+    if (bad !== Bad.None) return -this.ip.writeFailure(bad, ip, target, offset);
+    if (fields !== null) return writeText(JSON.stringify(this.answers.record(snap, this.ip.parsed, fields, options)), target, offset);
+    return this.answers.writeInto(snap, this.ip.parsed, options, target, offset);
   }
 
   /** The address parsed and checked, or null with the message of what keeps it from having a record. */
@@ -166,4 +170,19 @@ export class Lookups<S extends Answerable> {
       }
     });
   }
+}
+
+/** @throws TypeError when `target` is not bytes; RangeError when `offset` is not a whole number within it; the options' errors */
+function checkTarget(method: string, target: Uint8Array, offset: number, options: LookupOptions | undefined): void {
+  if (!(target instanceof Uint8Array)) throw new TypeError(method + ' writes into a Uint8Array (or a Buffer)');
+  checkOptions(options, LOOKUP_OPTIONS);
+  if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
+    throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
+}
+
+/** Writes `text` as UTF-8 into `target` from `offset` where it fits whole (else nothing); its length in bytes. */
+function writeText(text: string, target: Uint8Array, offset: number): number {
+  const n = utf8Length(text);
+  if (n <= target.length - offset) writeUtf8(target, text, offset);
+  return n;
 }

@@ -17,6 +17,7 @@ import { formatIp, isFormatV6 } from './format.js';
 import { parseIpInto, type IpVersion } from './parse.js';
 import { classify, SpecialKind, type SpecialTable } from './special.js';
 import type { BulkError } from '../contract/types.js';
+import { utf8Bytes, utf8Length, writeUtf8 } from '../platform/bytes.js';
 
 /** What keeps an address from having a record. */
 export const enum Bad {
@@ -98,6 +99,45 @@ export class AddressCheck {
 
   /** What `check(ip)` found as a value, as `bulk()` answers a bad entry (`tryLookup()`, a selection's `try()`). */
   failure(bad: Bad, ip: unknown): BulkError {
-    return { message: this.message(bad, ip), code: BAD_CODES[bad], status: 400 };
+    return failureOf(bad, this.message(bad, ip));
+  }
+
+  /**
+   * Writes `JSON.stringify(failure(bad, ip))` as UTF-8 into `target` from
+   * `at` where it fits whole (else nothing); its length in bytes. A private
+   * or reserved address's from the JSON around its canonical text (ASCII,
+   * nothing to escape), with no string made but that text.
+   */
+  writeFailure(bad: Bad, ip: unknown, target: Uint8Array, at: number): number {
+    if (bad === Bad.Invalid) {
+      const json = JSON.stringify(this.failure(bad, ip));
+      const n = utf8Length(json);
+      if (n <= target.length - at) writeUtf8(target, json, at);
+      return n;
+    }
+    const [head, tail] = bad === Bad.Private ? PRIVATE_JSON : RESERVED_JSON;
+    const text = this.parsed.text;
+    const n = head.length + text.length + tail.length;
+    if (n <= target.length - at) {
+      // A few dozen bytes: copied here (a call into the runtime per piece costs more than the copy).
+      target.set(head, at);
+      let p = at + head.length;
+      for (let i = 0; i < text.length; i++) target[p++] = text.charCodeAt(i);
+      target.set(tail, p);
+    }
+    return n;
   }
 }
+
+/** The error value of a finding with its message. */
+function failureOf(bad: Bad, message: string): BulkError {
+  return { message, code: BAD_CODES[bad], status: 400 };
+}
+
+/** The JSON of a private and a reserved address's error, before and after the address's text. */
+const around = (bad: Bad, message: (ip: string) => string) =>
+  JSON.stringify(failureOf(bad, message('@')))
+    .split('@')
+    .map((t) => utf8Bytes(t));
+const PRIVATE_JSON = around(Bad.Private, privateIpMessage);
+const RESERVED_JSON = around(Bad.Reserved, reservedIpMessage);

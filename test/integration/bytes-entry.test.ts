@@ -117,6 +117,9 @@ describe('iprecord/bytes as built', () => {
       const y = bytes.tryLookup(ip, options);
       const at = next() % 64;
       let same = clockless(JSON.stringify(x)) === clockless(JSON.stringify(y));
+      // Errors as values on the bytes path: the same JSON as tryLookup()'s, negative where it is an error.
+      const t = bytes.tryWriteJson(ip, b, at, options);
+      same &&= t < 0 === 'code' in x && clockless(decoder.decode(b.subarray(at, at + Math.abs(t)))) === clockless(JSON.stringify(x));
       if (!('code' in x)) {
         records++;
         const n = engine.writeJson(ip, a, at, options);

@@ -268,6 +268,32 @@ describe('lookupJson', () => {
     expect(() => engine.writeJson('8.8.8.8', 'text' as unknown as Uint8Array)).toThrow(TypeError);
   });
 
+  it('tryWriteJson: the UTF-8 of JSON.stringify(tryLookup()), negative for an error, at any offset, nothing past the end', () => {
+    const address = fc.oneof(
+      fc.ipV4(),
+      fc.ipV6(),
+      fc.constantFrom(...ADDRESS_FORMS, '10.0.0.1', '::1', 'fe80::1', '224.0.0.1', '', 'nope', 'ü'.repeat(300)),
+    );
+    fc.assert(
+      fc.property(address, fc.nat(64), fc.nat(2000), fc.constantFrom(undefined, 'ip,city,asn'), (ip, offset, room, fields) => {
+        const answer = engine.tryLookup(ip, { count: '5', fields });
+        const text = JSON.stringify(answer);
+        const backing = Buffer.alloc(offset + room + 64, 0xee);
+        const target = backing.subarray(16, 16 + offset + room);
+        const n = engine.tryWriteJson(ip, target, offset, { count: '5', fields });
+        expect(n < 0, ip).toBe('code' in answer);
+        expect(Math.abs(n)).toBe(Buffer.byteLength(text));
+        expect(backing.subarray(0, 16 + offset).every((b) => b === 0xee)).toBe(true);
+        expect(backing.subarray(16 + offset + room).every((b) => b === 0xee)).toBe(true);
+        if (Math.abs(n) <= room) expect(still(backing.toString('utf8', 16 + offset, 16 + offset + Math.abs(n)))).toBe(still(text));
+      }),
+      { seed: seed(), numRuns: 1000 },
+    );
+    expect(() => engine.tryWriteJson('8.8.8.8', Buffer.alloc(10), 11)).toThrow(RangeError);
+    expect(() => engine.tryWriteJson('10.0.0.1', 'text' as unknown as Uint8Array)).toThrow(TypeError);
+    expect(() => engine.tryWriteJson('10.0.0.1', Buffer.alloc(10), 0, { fields: 'nope' })).toThrow(/nope/);
+  });
+
   it('answers ::1300:1 (IPv4-compatible) as 19.0.0.1, route included, whichever was looked up first', () => {
     const fresh = openSync();
     const warmed = openSync();
