@@ -6,8 +6,11 @@
  * that both meet the machine's phases alike (bench/server.ts measures its
  * servers one after another, a minute apart). Prints the median of the
  * slices' ratios of requests per second and each server's CPU a request.
+ * iprecord runs with its default access log to standard output (a pipe
+ * this process reads, counting the lines against the requests answered),
+ * or with `--access-log off`.
  *
- *     npm run build && node --import tsx bench/server-floor.ts [--slices 12] [--seconds 3]
+ *     npm run build && node --import tsx bench/server-floor.ts [--slices 12] [--seconds 3] [--access-log off]
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,14 +28,19 @@ const arg = (name: string, fallback: number) => {
 const SLICES = arg('slices', 12);
 const SECONDS = arg('seconds', 3);
 const KEY = 'bench-business-key';
+const LOG = !process.argv.includes('off');
 
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-bench-floor-'));
 writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ key: KEY, plan: 'business' }] }));
 const ips = addressMix().filter((ip) => !ip.startsWith('::ffff:'));
 
 /** A server's process, started and listening. */
-function start(args: string[], port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+function start(args: string[], port: number, log = false): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', log ? 'pipe' : 'ignore', 'pipe'] });
+  if (log)
+    child.stdout!.on('data', (c: Buffer) => {
+      for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) logged++;
+    });
   return new Promise((resolve, reject) => {
     let said = '';
     child.stderr!.on('data', (c: Buffer) => {
@@ -44,6 +52,9 @@ function start(args: string[], port: number): Promise<ChildProcess> {
 }
 
 let next = 0;
+/** Lines of iprecord's access log read, and requests it answered. */
+let logged = 0;
+let answered = 0;
 /** Requests per second and CPU µs a request of one server over `seconds`. */
 async function load(port: number, query: string, child: ChildProcess, seconds: number): Promise<{ rps: number; cpu: number }> {
   const before = cpuMs(child.pid);
@@ -54,20 +65,27 @@ async function load(port: number, query: string, child: ChildProcess, seconds: n
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${ips[next++ % ips.length]}${query}` }) }],
   });
   if (r.non2xx + r.errors > 0) throw new Error(`port ${port}: ${r.non2xx} answers not 2xx, ${r.errors} errors`);
+  if (child === ours) answered += r.requests.total;
   return { rps: r.requests.total / seconds, cpu: ((cpuMs(child.pid) - before) * 1000) / r.requests.total };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ours = await start(
-  ['dist/cli.js', 'serve', '--port', '4321', '--keys', join(dir, 'keys.json'), '--access-log', 'off', '--quiet'],
+  ['dist/cli.js', 'serve', '--port', '4321', '--keys', join(dir, 'keys.json'), ...(LOG ? [] : ['--access-log', 'off']), '--quiet'],
   4321,
+  LOG,
 );
 // The size of a record's body, as the server answers it.
 const size = (await (await fetch(`http://127.0.0.1:4321/8.8.8.8?api-key=${KEY}`)).arrayBuffer()).byteLength;
 const floor = await start(['-e', constantBodyServer(size, 4322)], 4322);
 try {
   const servers = [
-    { name: 'iprecord serve', port: 4321, query: `?api-key=${KEY}`, child: ours },
+    {
+      name: `iprecord serve, access log ${LOG ? 'to standard output (a pipe)' : 'off'}`,
+      port: 4321,
+      query: `?api-key=${KEY}`,
+      child: ours,
+    },
     { name: `node:http, a constant ${size}-byte body`, port: 4322, query: '', child: floor },
   ];
   for (const s of servers) await load(s.port, s.query, s.child, 1);
@@ -92,7 +110,11 @@ try {
   );
   console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}`);
 } finally {
+  const exit = new Promise((resolve) => ours.once('exit', resolve));
   ours.kill('SIGTERM');
   floor.kill('SIGTERM');
+  await exit;
+  // Autocannon counts the answers it read; the one fetch above adds a line.
+  if (LOG) console.log(`access log: ${logged} lines for ${answered + 1} requests answered (${logged - answered - 1} apart)`);
   rmSync(dir, { recursive: true, force: true });
 }

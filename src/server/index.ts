@@ -227,7 +227,7 @@ class ApiServer implements IprecordServer {
       for (const t of this.dataTimers) clearInterval(t);
       this.saveCountsQuietly();
       await this.link?.close();
-      this.log?.flush();
+      this.log?.flush(true);
       if (this.ownsEngine) this.engine.close();
     });
     return this.closing;

@@ -1,6 +1,9 @@
 /**
  * The access log: one line per request, written in batches (a write per
- * request would cost a system call each on a pipe or a file).
+ * request would cost a system call each on a pipe or a file). A reader
+ * slower than the requests never holds answers back nor fills memory:
+ * lines past MAX_QUEUED unwritten bytes are dropped, and the log says how
+ * many in a line of its own (`# iprecord: 1200 access log lines dropped`).
  *
  * `203.0.113.9 shop [2026-11-22T15:04:05Z] "GET /8.8.8.8?fields=city&api-key=[redacted] HTTP/1.1" 200 31 0.21ms`
  *
@@ -14,6 +17,13 @@
 const FLUSH_BYTES = 64 * 1024;
 /** Longest wait before held lines are written. */
 const FLUSH_MS = 200;
+/**
+ * Bytes the log's stream may hold unwritten (a pipe whose reader is slow
+ * holds every write in memory): past them, lines are dropped and counted,
+ * never answers held back, and the count is written once the stream keeps
+ * up again.
+ */
+export const MAX_QUEUED = 8 * 1024 * 1024;
 
 export class AccessLog {
   private lines: string[] = [];
@@ -21,6 +31,10 @@ export class AccessLog {
   private timer: NodeJS.Timeout | null = null;
   private second = -1;
   private stamp = '';
+  /** Lines dropped since the last said. */
+  private unsaid = 0;
+  /** Lines dropped in all. */
+  dropped = 0;
 
   /** `isKey` tells whether a text is one of the server's keys (never true without keys). */
   constructor(
@@ -59,15 +73,29 @@ export class AccessLog {
     }
   }
 
-  /** Writes what is held. */
-  flush(): void {
+  /**
+   * Writes what is held, or drops it (counted) while the stream holds more
+   * than MAX_QUEUED bytes unwritten; `last` (the server's stop): writes it
+   * whatever the stream holds, the count of lines dropped first.
+   */
+  flush(last = false): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    if (this.lines.length === 0) return;
-    const text = this.lines.join('');
+    if (this.lines.length === 0 && (this.unsaid === 0 || !last)) return;
+    const queued = (this.out as { writableLength?: number }).writableLength ?? 0;
+    if (!last && queued > MAX_QUEUED) {
+      this.unsaid += this.lines.length;
+      this.dropped += this.lines.length;
+    } else {
+      const said =
+        this.unsaid === 0
+          ? ''
+          : `# iprecord: ${this.unsaid} access log lines dropped before this one: the log's reader took them slower than requests came\n`;
+      this.unsaid = 0;
+      this.out.write(said + this.lines.join(''));
+    }
     this.lines = [];
     this.bytes = 0;
-    this.out.write(text);
   }
 }
 

@@ -447,6 +447,30 @@ describe('server: counts, reload, fuzz, load', () => {
     await b.server.close();
   });
 
+  it('the CLI writes an access log line to standard output for every request answered before SIGTERM, none lost', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+        if (m !== null) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    });
+    // Answered, then stopped at once: their lines are still held (written in batches) when SIGTERM comes.
+    const r = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 8, amount: 3000 });
+    expect(r.non2xx + r.errors, 'every request answered').toBe(0);
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    child.kill('SIGTERM');
+    expect(await closed, err).toBe(0);
+    const lines = out.split('\n').filter((l) => l !== '');
+    expect(lines.length).toBe(r.requests.total);
+    expect(lines.every((l) => / "GET \/8\.8\.8\.8 HTTP\/1\.1" 200 \d+ [\d.]+ms$/.test(l))).toBe(true);
+  });
+
   it('the CLI saves counts on SIGTERM and reads them back, with one process and with two workers', async () => {
     const keysFile = join(dir, 'cli-keys.json');
     // With a byte order mark, as some editors on Windows save it.

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../../src/server/log.js';
+import { Writable } from 'node:stream';
+import { AccessLog, MAX_QUEUED, redact } from '../../../src/server/log.js';
 
 /** Every spelling of a key a log could hold: as sent, percent-encoded once or twice, `+` for space. */
 function spellings(key: string): string[] {
@@ -49,5 +50,80 @@ describe('access log redaction', () => {
     expect(redact('/8.8.8.8?=token=S3CRET-0001', none)).toBe('/8.8.8.8?=token=[redacted]');
     expect(redact('/S3CRET-0001?fields=ip', (t) => t === 'S3CRET-0001')).toBe('/[redacted]?fields=ip');
     expect(redact('/8.8.8.8?k=S3CRET-0001', (t) => t === 'S3CRET-0001')).toBe('/8.8.8.8?k=[redacted]');
+  });
+});
+
+describe('access log under a slow reader', () => {
+  /** A stream whose reader has stopped: every write stays queued (its callback held) until `resume()`. */
+  function stalled() {
+    const held: (() => void)[] = [];
+    let text = '';
+    const stream = new Writable({
+      highWaterMark: 1 << 16,
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString();
+        held.push(done);
+      },
+    });
+    return {
+      stream,
+      text: () => text,
+      resume: () => {
+        while (held.length > 0) held.shift()!();
+      },
+    };
+  }
+  const line = (log: AccessLog, k: number) => log.request('192.0.2.1', '-', 'GET', `/8.8.8.${k % 256}`, '1.1', 200, 1100, 0.2);
+
+  it('drops and counts lines past its bound of queued bytes, says how many once the reader keeps up, and writes all at the stop', () => {
+    const out = stalled();
+    const log = new AccessLog(out.stream);
+    // About 70 bytes a line: three times the bound's worth of lines.
+    const lines = Math.ceil((3 * MAX_QUEUED) / 70);
+    for (let k = 0; k < lines; k++) line(log, k);
+    log.flush();
+    // Memory bounded: what the stream holds is the bound and a batch at most.
+    expect(out.stream.writableLength).toBeLessThanOrEqual(MAX_QUEUED + 128 * 1024);
+    expect(log.dropped).toBeGreaterThan(lines / 2);
+    // The reader catches up: what the stream held reaches it; every line written or counted.
+    out.resume();
+    const written = out.text().split('\n').length - 1;
+    expect(written + log.dropped).toBe(lines);
+    // The next batch starts with the count of what was dropped.
+    line(log, 1);
+    log.flush();
+    const after = out.text().split('\n').slice(written);
+    expect(after[0]).toBe(
+      `# iprecord: ${log.dropped} access log lines dropped before this one: the log's reader took them slower than requests came`,
+    );
+    expect(after[1]).toMatch(/^192\.0\.2\.1 - \[.*\] "GET \/8\.8\.8\.1 HTTP\/1\.1" 200 1100 0\.20ms$/);
+    // Stalled again at the stop: what is held is written whatever the stream holds, nothing dropped.
+    const dropped = log.dropped;
+    for (let k = 0; k < lines; k++) line(log, k);
+    log.flush(true);
+    expect(log.dropped).toBeGreaterThan(dropped);
+    out.resume();
+    const total = out.text().split('\n').length - 1;
+    // Every line is written or counted; each count said once.
+    const notes = out.text().match(/^# iprecord: (\d+) access log lines dropped/gm) ?? [];
+    const said = [...out.text().matchAll(/^# iprecord: (\d+) access log lines dropped/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(said).toBe(log.dropped);
+    expect(total - notes.length + log.dropped).toBe(2 * lines + 1);
+  });
+
+  it('drops nothing when its reader keeps up', () => {
+    let bytes = 0;
+    const log = new AccessLog(
+      new Writable({
+        write: (c: Buffer, _e, done) => {
+          bytes += c.length;
+          done();
+        },
+      }),
+    );
+    for (let k = 0; k < 200_000; k++) line(log, k);
+    log.flush(true);
+    expect(log.dropped).toBe(0);
+    expect(bytes).toBeGreaterThan(200_000 * 60);
   });
 });
