@@ -57,6 +57,7 @@ export const DECIDED: Readonly<
   Record<
     string,
     {
+      readonly country_name?: string;
       readonly continent?: string;
       readonly calling_code?: string;
       readonly languages?: readonly (string | Language)[];
@@ -66,8 +67,18 @@ export const DECIDED: Readonly<
 > = {
   RU: { continent: 'EU', why: 'GeoNames, MaxMind and world-countries: Europe (countries-list: Asia)' },
   TL: {
+    country_name: 'Timor-Leste',
     continent: 'AS',
-    why: "UN M49 (CLDR's territory containment) and world-countries: South-eastern Asia (countries-list and GeoNames: Oceania)",
+    why: "UN M49 (CLDR's territory containment) and world-countries: South-eastern Asia (countries-list and GeoNames: Oceania); its name in ISO 3166-1, CLDR and world-countries (countries-list: East Timor)",
+  },
+  AX: { country_name: 'Åland Islands', why: "ISO 3166-1, CLDR and world-countries' name (countries-list: Aland)" },
+  SH: {
+    country_name: 'Saint Helena, Ascension and Tristan da Cunha',
+    why: "ISO 3166-1 and world-countries: the code covers all three (countries-list: Saint Helena; CLDR's St. Helena is not this list's style of Saint)",
+  },
+  SJ: {
+    calling_code: '47',
+    why: "ITU and libphonenumber: Norway's +47 (79 is Svalbard's area code; countries-list and world-countries: 4779)",
   },
   IO: { continent: 'AF', why: 'UN M49 (CLDR) and world-countries: Eastern Africa (countries-list and GeoNames: Asia)' },
   CC: { continent: 'OC', why: 'UN M49 (CLDR) and world-countries: Australia and New Zealand (countries-list and GeoNames: Asia)' },
@@ -82,7 +93,11 @@ export const DECIDED: Readonly<
     why: 'ITU and libphonenumber: +599 (5999 is 599 and the area code 9); Papiamento is pap, not pa (Punjabi)',
   },
   AW: { languages: ['nl', PAPIAMENTO], why: 'Papiamento is pap (ISO 639-3; it has no 639-1 code), not pa (Punjabi)' },
-  BQ: { calling_code: '599', why: 'ITU and libphonenumber: +599 (5997 is 599 and the area code 7)' },
+  BQ: {
+    country_name: 'Caribbean Netherlands',
+    calling_code: '599',
+    why: "ITU and libphonenumber: +599 (5997 is 599 and the area code 7); CLDR and world-countries' name for Bonaire, Sint Eustatius and Saba (countries-list: Bonaire, one of the three)",
+  },
   DO: { calling_code: '1', why: 'three NANP area codes (809, 829, 849): the country code is 1 (libphonenumber, world-countries)' },
   PR: { calling_code: '1', why: 'two NANP area codes (787, 939): the country code is 1 (libphonenumber, world-countries)' },
   XK: { calling_code: '383', why: 'ITU assigned 383 to Kosovo in 2016 (countries-list lists the codes used before it: 377, 381, 386)' },
@@ -146,7 +161,7 @@ function buildFacts(cc: string, flagBase: string): CountryFacts | null {
   const phone = (row.phone as readonly number[])[0];
   return Object.freeze({
     country_code: cc,
-    country_name: row.name,
+    country_name: decided?.country_name ?? row.name,
     continent_name: CONTINENTS[continent] ?? continent,
     continent_code: continent,
     is_eu: EU.has(cc),
