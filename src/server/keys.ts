@@ -115,6 +115,8 @@ export class KeyStore {
    * wrk). Only keys of the file get in, one entry each at most.
    */
   private readonly matched = new Map<string, Account>();
+  /** The keys' lengths: a text of another length is no key, and is not hashed (the access log asks of every long word of every request). */
+  private readonly lengths = new Set<number>();
   /** The one account of a server without keys. */
   readonly open: Account | null;
 
@@ -127,6 +129,7 @@ export class KeyStore {
     this.open = null;
     for (const k of config.keys) {
       this.listed.set(digestOf(k.key), this.plans.length);
+      this.lengths.add(k.key.length);
       this.plans.push(k.plan);
       this.quotas.push(k.quota ?? null);
       this.names.push(k.name);
@@ -184,7 +187,7 @@ export class KeyStore {
 
   /** Whether a text is one of the keys (for the access log, which must not write one; false without keys). */
   isKey(text: string): boolean {
-    return this.open === null && this.listed.has(digestOf(text));
+    return this.open === null && this.lengths.has(text.length) && this.listed.has(digestOf(text));
   }
 
   /** The accounts of the keys used so far (every other key has counted nothing). */

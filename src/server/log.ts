@@ -123,10 +123,7 @@ function clean(s: string): string {
  */
 export function redact(target: string, isKey: (text: string) => boolean = () => false): string {
   const q = target.indexOf('?');
-  const path = (q < 0 ? target : target.slice(0, q))
-    .split('/')
-    .map((segment) => (segment.length >= MIN_KEY && holdsKey(decoded(segment), isKey) ? '[redacted]' : segment))
-    .join('/');
+  const path = redactPath(q < 0 ? target : target.slice(0, q), isKey);
   if (q < 0) return clean(path);
   const query = target
     .slice(q + 1)
@@ -146,6 +143,22 @@ export function redact(target: string, isKey: (text: string) => boolean = () => 
     })
     .join('');
   return clean(`${path}?${query}`);
+}
+
+/** A path with each segment that holds a key as `[redacted]` (the path itself, unsplit, where none does: nearly always). */
+function redactPath(path: string, isKey: (text: string) => boolean): string {
+  const isSecret = (segment: string) => segment.length >= MIN_KEY && holdsKey(decoded(segment), isKey);
+  for (let start = 0; ;) {
+    const slash = path.indexOf('/', start);
+    const end = slash < 0 ? path.length : slash;
+    if (end - start >= MIN_KEY && isSecret(path.slice(start, end)))
+      return path
+        .split('/')
+        .map((segment) => (isSecret(segment) ? '[redacted]' : segment))
+        .join('/');
+    if (slash < 0) return path;
+    start = slash + 1;
+  }
 }
 
 /** Keys are at least this long (keys.ts refuses shorter ones). */
