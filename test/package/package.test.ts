@@ -63,9 +63,11 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * update's progress (1 106 187 bytes); 1 360 kB with `iprecord/bytes`, one
  * file for Workers and browsers that shares no chunk with the Node build
  * (105 kB, and its types, 41 kB), the lite export and the lookup API's own
- * module (1 340 199 bytes).
+ * module (1 340 199 bytes); 1 380 kB with packed datasets' unpacking and
+ * the parts' renderer in the bytes entry (113 kB now), `tryWriteJson()`
+ * and the access log's bound (1 360 962 bytes).
  */
-const UNPACKED_BUDGET = 1_360_000;
+const UNPACKED_BUDGET = 1_380_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {
