@@ -118,9 +118,7 @@ export class Dataset {
     ) as Record<TableName, Rows>;
     // Parts rendered at open: by the compiler's own renderer, into copies of the tables that hold parts.
     const rendered =
-      c.packed & PACKED.parts
-        ? renderParts(tables, this.text, undefined, false)
-        : { tables, parts: b.subarray(at.parts, at.parts + c.partsBytes) };
+      c.packed & PACKED.parts ? renderedAtOpen(tables, this.text, bad) : { tables, parts: b.subarray(at.parts, at.parts + c.partsBytes) };
     this.records = rendered.tables.records.rows;
     this.locations = rendered.tables.locations.rows;
     this.locationNumbers = new Float64Array(this.locations.buffer, this.locations.byteOffset, this.locations.length / 2);
@@ -249,6 +247,20 @@ export class Dataset {
       else hi = mid;
     }
     return this.refs6[lo - 1];
+  }
+}
+
+/**
+ * A packed file's parts, rendered before its checksum is read (`verify()`):
+ * rows a damaged file names past its text are its defect, named as such,
+ * not a RangeError.
+ */
+function renderedAtOpen(tables: Record<TableName, Rows>, text: DatasetText, bad: (what: string) => never) {
+  try {
+    return renderParts(tables, text, undefined, false);
+  } catch (e) {
+    if (e instanceof InvalidDatasetError) throw e;
+    return bad(`its parts cannot be rendered from its rows (${(e as Error).message})`);
   }
 }
 

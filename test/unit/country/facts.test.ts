@@ -200,7 +200,8 @@ describe('country facts against outside references', () => {
       `country facts: ${CODES.length} countries, ${disagreements.length} disagreements with world-countries, libphonenumber and is-eu-member:\n${disagreements.join('\n')}`,
     );
     expect([...kept].filter((k) => KEPT[k] === undefined)).toEqual([]);
-    expect(Object.keys(KEPT).filter((k) => !kept.has(k))).toEqual([]);
+    // A name kept against CLDR may agree with a later ICU's (Node's own, or a system's): not stale then.
+    expect(Object.keys(KEPT).filter((k) => !kept.has(k) && !k.endsWith(' country_name'))).toEqual([]);
     expect(table.get('GR')!.is_eu).toBe(true);
     expect(table.get('RU')).toMatchObject({ continent_code: 'EU', continent_name: 'Europe' });
     expect(table.get('CW')).toMatchObject({ calling_code: '599' });
