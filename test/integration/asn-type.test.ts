@@ -1,11 +1,15 @@
 /**
  * `asn.type` as the compiled default data answers it, on networks the
- * rules were written from (fixtures/reference/networks.tsv) and on networks
+ * rules were written from (fixtures/reference/networks.tsv), on networks
  * outside that list that no rule, brand or threshold was written from
- * (fixtures/reference/networks-held-out.tsv): each network looked up at
- * the middle of its largest IPv4 range, without threat feeds and with the
- * shared feeds merged in (their datacenter lists type networks whose names
- * state nothing). Prints the confusion matrices.
+ * (networks-held-out.tsv, networks-uniform.tsv) and on networks drawn at
+ * random (networks-random.tsv): each network looked up at the middle of
+ * its largest IPv4 range (its first IPv6 range's start when it has no
+ * IPv4), without threat feeds and with the shared feeds merged in (their
+ * datacenter lists type networks whose names state nothing). And weighed
+ * by address, as lookups see it: addresses drawn over the routed IPv4
+ * space (addresses-random.tsv), each looked up itself. Prints the
+ * confusion matrices.
  */
 
 import { readFileSync } from 'node:fs';
@@ -35,10 +39,19 @@ function list(file: string): { asn: number; type: string }[] {
 
 const toNumber = (ip: string) => ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
 
-/** Each ASN's largest IPv4 range in the default data (its middle address), name and IPv4 ranges. */
+/**
+ * Each ASN's largest IPv4 range in the default data (its middle address),
+ * name and IPv4 ranges; for a network with IPv6 ranges only, its first
+ * one's start address.
+ */
 function largest(): Map<number, { ip: string; size: number; name: string; ranges: [number, number][] }> {
   const out = new Map<number, { ip: string; size: number; name: string; ranges: [number, number][] }>();
-  for (const line of readFileSync(defaultAsnSources().files[0], 'utf8').split('\n')) {
+  const [v4, v6] = defaultAsnSources().files;
+  for (const line of readFileSync(v6, 'utf8').split('\n')) {
+    const [from, , asn, name] = splitCsvLine(line) ?? [];
+    if (name !== undefined && !out.has(Number(asn))) out.set(Number(asn), { ip: from, size: 0, name, ranges: [] });
+  }
+  for (const line of readFileSync(v4, 'utf8').split('\n')) {
     const [from, to, asn, name] = splitCsvLine(line) ?? [];
     if (to === undefined) continue;
     const lo = toNumber(from);
@@ -46,6 +59,8 @@ function largest(): Map<number, { ip: string; size: number; name: string; ranges
     const n = Number(asn);
     let network = out.get(n);
     if (network === undefined) out.set(n, (network = { ip: '', size: 0, name, ranges: [] }));
+    // The IPv4 name, as the IPv4 lookups answer it.
+    network.name = network.ranges.length === 0 ? name : network.name;
     network.ranges.push([lo, lo + size - 1]);
     if (network.size < size) Object.assign(network, { ip: formatIp(4, [0, 0, 0, lo + Math.floor(size / 2)]), size });
   }
@@ -63,7 +78,41 @@ const CASES = [
   // Drawn at random over the whole ASN data (both halves printed as well: the odd one is never used to choose a rule).
   // 79 % when its even half chose the last words (69.8 % before them; the odd half 71 % -> 73 %).
   ['networks drawn at random', 'networks-random.tsv', 0.75],
+  ['networks drawn uniformly over the AS numbers', 'networks-uniform.tsv', 0.8],
 ] as const;
+
+/** Addresses drawn over the routed IPv4 space, with their network and its type. */
+const addresses = () =>
+  readFileSync(`${ROOT}/fixtures/reference/addresses-random.tsv`, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('address\t'))
+    .map((l) => {
+      const [ip, asn, type] = l.split('\t');
+      return { ip, asn: Number(asn), type };
+    });
+
+/** The confusion matrix of (reference, answer) pairs, printed as rows of the reference's types. */
+function matrix(pairs: readonly (readonly [string, string])[]): string {
+  const counts = new Map<string, number>();
+  for (const [want, got] of pairs) counts.set(`${want} ${got}`, (counts.get(`${want} ${got}`) ?? 0) + 1);
+  const rows = TYPES.map((t) => `${t.padEnd(10)} ${TYPES.map((u) => String(counts.get(`${t} ${u}`) ?? 0).padStart(11)).join('')}`);
+  return `reference \\ answer ${TYPES.map((t) => t.padStart(11)).join('')}\n${rows.join('\n')}`;
+}
+
+/** Checks and prints the share of the drawn addresses whose asn.type is right. */
+function byAddress(engine: Engine, what: string, least: number): void {
+  const drawn = addresses();
+  const pairs = drawn.map((d) => {
+    const asn = engine.lookup(d.ip).asn;
+    expect(asn?.asn, d.ip).toBe(`AS${d.asn}`);
+    return [d.type, String(asn?.type)] as const;
+  });
+  const right = pairs.filter(([want, got]) => want === got).length;
+  console.log(
+    `asn.type weighed by address${what}: ${right} of ${drawn.length} addresses right (${((100 * right) / drawn.length).toFixed(1)} %)\n${matrix(pairs)}`,
+  );
+  expect(right / drawn.length).toBeGreaterThanOrEqual(least);
+}
 
 /** Checks and prints how many of a list's networks an engine types right (and of each half of networks-random.tsv). */
 function measure(engine: Engine, what: string, file: string, least: number): void {
@@ -85,24 +134,20 @@ function measure(engine: Engine, what: string, file: string, least: number): voi
 }
 
 function typed(engine: Engine, what: string, networks: readonly { asn: number; type: string }[], least: number): void {
-  const matrix = new Map<string, number>();
-  let right = 0;
+  const pairs: [string, string][] = [];
   let byName = 0;
   for (const n of networks) {
     const range = ranges.get(n.asn);
-    expect(range, `AS${n.asn} has an IPv4 range in the default data`).toBeDefined();
+    expect(range, `AS${n.asn} has a range in the default data`).toBeDefined();
     const asn = engine.lookup(range!.ip).asn;
     expect(asn?.asn).toBe(`AS${n.asn}`);
-    const type = String(asn?.type);
-    matrix.set(`${n.type} ${type}`, (matrix.get(`${n.type} ${type}`) ?? 0) + 1);
-    if (type === n.type) right++;
+    pairs.push([n.type, String(asn?.type)]);
     if (classifyAsn(range!.name) === n.type) byName++;
   }
+  const right = pairs.filter(([want, got]) => want === got).length;
   const pct = (k: number) => `${((100 * k) / networks.length).toFixed(1)} %`;
-  const rows = TYPES.map((t) => `${t.padEnd(10)} ${TYPES.map((u) => String(matrix.get(`${t} ${u}`) ?? 0).padStart(11)).join('')}`);
   console.log(
-    `asn.type on ${what}: ${right} of ${networks.length} right (${pct(right)}); by the name alone ${byName} (${pct(byName)})\n` +
-      `reference \\ answer ${TYPES.map((t) => t.padStart(11)).join('')}\n${rows.join('\n')}`,
+    `asn.type on ${what}: ${right} of ${networks.length} right (${pct(right)}); by the name alone ${byName} (${pct(byName)})\n${matrix(pairs)}`,
   );
   expect(right / networks.length).toBeGreaterThanOrEqual(least);
 }
@@ -115,6 +160,7 @@ describe('asn.type of the default data', () => {
   afterAll(() => engine.close());
 
   it.each(CASES)('is right for %s (%s) in the share asked', (what, file, least) => measure(engine, what, file, least));
+  it('is right for at least 95 % of routed IPv4 addresses drawn at random', () => byAddress(engine, '', 0.95));
 });
 
 /** The share of a network's IPv4 addresses that sorted, merged [lo, hi] blocks cover. */
@@ -203,4 +249,5 @@ shared('asn.type of the default data with the shared threat feeds merged in', ()
   afterAll(() => engine?.close());
 
   it.each(CASES)('is right for %s (%s) in the share asked', (what, file, least) => measure(engine, `${what}, with feeds`, file, least));
+  it('is right for at least 95 % of routed IPv4 addresses drawn at random', () => byAddress(engine, ', with feeds', 0.95));
 });
