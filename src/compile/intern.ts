@@ -13,6 +13,7 @@ import {
   NET,
   NET_PART,
   NET_TYPED_BY,
+  registryWord,
   THR,
   THREAT,
   NO_STRING,
@@ -281,7 +282,8 @@ export class Interner {
     for (const k of ASN_STORED) this.text.put(n?.[k], this.row, NET[k]);
     for (const k of CARRIER_MEMBERS) this.text.put(n?.carrier?.[k], this.row, CARRIER_AT[k]);
     this.row.fill(0, NET_PART.head, NET_TYPED_BY);
-    this.row[NET_TYPED_BY] = n === null ? 0 : typedByWord(n.typedBy, n.share, n.places);
+    this.row[NET_TYPED_BY] =
+      n === null ? 0 : n.typedBy === 'registry' ? registryWord(n.statement ?? 0) : typedByWord(n.typedBy, n.share, n.places);
     return this.tables.networks.row(this.row);
   }
 

@@ -40,7 +40,7 @@ import {
 import type { IpVersion } from '../ip/parse.js';
 import { labelledThreat, staleBogon, threatOf } from '../record/threat.js';
 import { ThreatFlag } from '../contract/template.js';
-import { datacenterLabels, hostedBy, statesNoType } from './asn/evidence.js';
+import { datacenterLabels, hostedBy } from './asn/evidence.js';
 import type { ThreatTree } from './feeds/tree.js';
 import { recordRow, Table, TextPool, threatRow } from './intern.js';
 import { compare, next, Ranges } from './partition.js';
@@ -48,18 +48,11 @@ import { CompiledDataset, type Family } from './write.js';
 
 /**
  * The base dataset with `tree`'s feeds compiled in; `key` names what it
- * was compiled from (kept in its metadata); `registered`: the ASNs the
- * base's network registry typed (`asn/registry.ts`), which the feeds do not
- * type again.
+ * was compiled from (kept in its metadata). Networks a registry, a brand
+ * or a word of the name typed (their rows' `typedBy`) are not typed again.
  * @throws InvalidDatasetError when the base is not a dataset; Error when the base holds feeds already, or past MAX_RECORDS
  */
-export function mergeThreat(
-  baseBytes: Buffer,
-  tree: ThreatTree,
-  key: string,
-  registered: ReadonlySet<number> = new Set(),
-  builtAt = new Date(),
-): CompiledDataset {
+export function mergeThreat(baseBytes: Buffer, tree: ThreatTree, key: string, builtAt = new Date()): CompiledDataset {
   const base = new Dataset(baseBytes, 'the base dataset');
   if (base.meta.threat !== undefined) throw new Error('the base dataset has threat feeds compiled in already');
   const counts = readCounts(baseBytes);
@@ -70,7 +63,7 @@ export function mergeThreat(
   for (let at = 0; at < base.threats.length; at += THREAT)
     for (const form of [THR.object, THR.basic]) text.known(base.json(base.threats, at + form), base.threats[at + form]);
   const networks = new Table(NETWORK, base.networks);
-  const hosted = hostedNetworks(base, tree, networks, text, registered);
+  const hosted = hostedNetworks(base, tree, networks, text);
   // Records of hosted networks, whose ranges change without a label too.
   const retyped = new Uint8Array(base.records.length / RECORD);
   if (networks.count > base.networks.length / NETWORK)
@@ -178,13 +171,16 @@ function mergeFamily(
   return { starts: starts.subarray(0, length * width), refs: out.subarray(0, length), length };
 }
 
+/** The rules that leave a network's type to the data: its name states none, and no registry does. */
+const WEIGHED: ReadonlySet<string> = new Set(['places', 'default']);
+
 /**
- * The base's network rows whose names state no type and whose IPv4
- * addresses the feeds list as datacenter space in the share that makes
- * them `hosting` (counted by ASN, as the full compile counts them): by
- * network row, the row typed so (-1: none).
+ * The base's network rows whose type the data decided (`WEIGHED`) and
+ * whose IPv4 addresses the feeds list as datacenter space in the share
+ * that makes them `hosting` (counted by ASN, as the full compile counts
+ * them): by network row, the row typed so (-1: none).
  */
-function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: TextPool, registered: ReadonlySet<number>): Int32Array {
+function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: TextPool): Int32Array {
   const listed = datacenterLabels(tree);
   const listings: number[] = [];
   tree.forEachRange(4, (lo, hi, label) => void (listed(label) && listings.push(lo[3], hi[3])));
@@ -206,9 +202,7 @@ function hostedNetworks(base: Dataset, tree: ThreatTree, networks: Table, text: 
   // Networks of an ASN that some network whose name states no type shares, listed: their whole IPv4 space.
   const asnOf = (row: number) => base.json(base.networks, row * NETWORK + NET.asn);
   const candidates = new Set<string>();
-  const typeStated = (row: number) =>
-    !statesNoType(JSON.parse(base.json(base.networks, row * NETWORK + NET.name)) as string | null) ||
-    registered.has(Number((JSON.parse(asnOf(row)) as string).slice(2)));
+  const typeStated = (row: number) => !WEIGHED.has(readTypedBy(base.networks[row * NETWORK + NET_TYPED_BY]).rule);
   for (let row = 0; row < rows; row++) if (datacenter[row] > 0 && !typeStated(row)) candidates.add(asnOf(row));
   if (candidates.size === 0) return hosted;
   const counted = new Uint8Array(rows);

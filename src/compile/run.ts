@@ -11,7 +11,6 @@ import { InvalidDatasetError } from '../contract/errors.js';
 import { specialTable } from '../ip/special.js';
 import { compileDataset, type CompiledDataset, type Progress } from './dataset.js';
 import { mergeThreat } from './merge.js';
-import { readRegistry } from './asn/registry.js';
 import { Sources, type SourceFile } from './sources.js';
 import { ThreatTree } from './feeds/tree.js';
 import { Dataset } from '../dataset/format.js';
@@ -69,7 +68,6 @@ export function compileTo(
           readFileRange(basePath, Buffer.allocUnsafe),
           new ThreatTree(readFileRange(threatPath, Buffer.allocUnsafe), threatPath),
           key,
-          new Set(readRegistry(databases.networks ?? []).types.keys()),
         ),
       places,
       say,

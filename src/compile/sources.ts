@@ -12,7 +12,8 @@ import { statSync } from 'node:fs';
 import { readRegular } from '../files/read.js';
 import { nameRule } from './asn/classify.js';
 import type { TypedBy, ZoneFrom } from '../dataset/layout.js';
-import { readRegistry } from './asn/registry.js';
+import { combineRegistries, readRegistry, registryName, type RegistryEntry } from './asn/registry.js';
+import { REGISTRY_STATEMENTS } from '../dataset/registry-statements.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
 import { InvalidDatasetError } from '../contract/errors.js';
@@ -33,7 +34,7 @@ import { ThreatFlag } from '../contract/template.js';
 import { locateZone } from '../time/country-zone.js';
 import { PACKAGE_ZONES } from '../time/package-zones.js';
 import { ZoneClock } from '../time/zone.js';
-import type { Asn, AsnType, Carrier } from '../contract/types.js';
+import type { Asn, Carrier } from '../contract/types.js';
 
 /** What a geo record gives a record: the members derived here, and those its adapter read as they are (`SourcedMembers`). */
 export interface Location extends SourcedMembers {
@@ -58,8 +59,10 @@ export interface NetworkOwner {
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
   readonly flags: number;
-  /** Typed by the network registry (`asn/registry.ts`): the data does not weigh it again. */
+  /** Typed by a network registry (`asn/registry.ts`): the data does not weigh it again. */
   readonly registered?: boolean;
+  /** The registry's statement that typed it (`dataset/registry-statements.ts`), where one did. */
+  readonly statement?: number;
   /** How its type was decided, the share of its IPv4 addresses on the datacenter lists (null: not weighed) and the places they spread over (`asn/evidence.ts`). */
   readonly typedBy: TypedBy;
   readonly share: number | null;
@@ -125,19 +128,18 @@ export class Sources {
   ) {
     this.countries = new CountryTable(flagBaseUrl);
     this.geo = files.geo.map((f) => resolved(openDatabase(f, 'geo'), (facts) => this.location(facts)));
-    const registry = new Map<number, AsnType>();
-    this.registries = (files.networks ?? []).map((path) => {
-      const read = readRegistry([path]);
-      for (const [asn, type] of read.types) registry.set(asn, type);
+    const read = (files.networks ?? []).map((path) => readRegistry(path));
+    const registry = combineRegistries(read);
+    this.registries = (files.networks ?? []).map((path, i) => {
       const st = statSync(path);
       const info: SourceInfo = {
         role: 'networks',
         path,
-        schema: 'peeringdb-net',
-        databaseType: 'Network registry (PeeringDB network objects)',
+        schema: read[i].kind,
+        databaseType: registryName(read[i]),
         buildEpoch: st.mtime.toISOString(),
         ipVersion: 6,
-        nodeCount: read.networks,
+        nodeCount: read[i].networks,
         bytes: st.size,
         ...describeOrigin(path, null),
       };
@@ -179,18 +181,24 @@ export class Sources {
   }
 }
 
-/** What an ASN record gives: the type its network registry states, else its name's (`asn/classify.ts`). */
-function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): NetworkOwner | null {
+/**
+ * What an ASN record gives: the type the network registries state (a weak
+ * statement only where the name states none: `registry-statements.ts`),
+ * else its name's (`asn/classify.ts`); its domain, else the registries'.
+ */
+function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, RegistryEntry>): NetworkOwner | null {
   if (facts.asn === null) return null;
-  const registered = registry.get(facts.asn);
-  const named = registered === undefined ? nameRule(facts.name) : null;
-  const type = registered ?? named?.type ?? null;
+  const entry = registry.get(facts.asn);
+  const stated = entry === undefined ? null : REGISTRY_STATEMENTS[entry.statement];
+  const named = nameRule(facts.name);
+  const registered = stated !== null && (!stated.weak || named === null || named.rule === 'default') ? stated : null;
+  const type = registered?.type ?? named?.type ?? null;
   const carrier = facts.carrier === null ? null : { ...facts.carrier };
-  const typedBy: TypedBy = registered !== undefined ? 'registry' : (named?.rule ?? 'none');
+  const typedBy: TypedBy = registered !== null ? 'registry' : (named?.rule ?? 'none');
   const owner = {
     asn: `AS${facts.asn}`,
     name: facts.name,
-    domain: facts.domain,
+    domain: facts.domain ?? entry?.domain ?? null,
     type,
     carrier,
     flags: type === 'hosting' ? ThreatFlag.Datacenter : 0,
@@ -198,7 +206,7 @@ function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, AsnType>): 
     share: null,
     places: 0,
   };
-  return registered === undefined ? owner : { ...owner, registered: true };
+  return registered === null ? owner : { ...owner, registered: true, statement: entry!.statement };
 }
 
 function isCsv(f: SourceFile): boolean {

@@ -188,9 +188,11 @@ export { ZONE_FROM, type ZoneFrom } from '../time/zone-from.js';
  * rule's index in the low byte; the share of its IPv4 addresses on the
  * datacenter lists in percent in the next, 255 where none were compiled
  * in or it was not weighed; the places its addresses spread over from bit
- * 16, capped at 65 535): no type (no network, or no name); the network
- * registry; a brand's name; a word of its name; the datacenter lists; the
- * places; none of them (`business`). See `compile/asn/evidence.ts`.
+ * 16, capped at 65 535; for the registry, the number of its statement
+ * there instead: `registry-statements.ts`): no type (no network, or no
+ * name); a network registry; a brand's name; a word of its name; the
+ * datacenter lists; the places; none of them (`business`). See
+ * `compile/asn/evidence.ts`.
  */
 export const TYPED_BY = ['none', 'registry', 'brand', 'name', 'datacenter', 'places', 'default'] as const;
 export type TypedBy = (typeof TYPED_BY)[number];
@@ -209,10 +211,16 @@ export function typedByWord(rule: TypedBy, share: number | null, places: number)
   return (TYPED_BY.indexOf(rule) | (percent << 8) | (Math.min(places, 0xffff) << 16)) >>> 0;
 }
 
-/** What a network row's `typedBy` word says. */
-export function readTypedBy(word: number): { rule: TypedBy; share: number | null; places: number } {
+/** A network row's `typedBy` word for a registry's statement (its number: `registry-statements.ts`). */
+export const registryWord = (statement: number): number => typedByWord('registry', null, statement);
+
+/** What a network row's `typedBy` word says: its rule, share and places, and the registry's statement (0 but for the registry). */
+export function readTypedBy(word: number): { rule: TypedBy; share: number | null; places: number; statement: number } {
   const percent = (word >>> 8) & 255;
-  return { rule: TYPED_BY[word & 255] ?? 'none', share: percent === NO_SHARE ? null : percent / 100, places: word >>> 16 };
+  const rule = TYPED_BY[word & 255] ?? 'none';
+  const high = word >>> 16;
+  const share = percent === NO_SHARE ? null : percent / 100;
+  return rule === 'registry' ? { rule, share, places: 0, statement: high } : { rule, share, places: high, statement: 0 };
 }
 /** Where a place row holds each member's text: the record's place members in order (`PLACE_MEMBERS`). */
 export const PL = Object.freeze(Object.fromEntries(PLACE_MEMBERS.map((k, i) => [k, i * 2]))) as Readonly<Record<PlaceMember, number>>;

@@ -23,6 +23,7 @@
  */
 
 import type { ZoneRules } from '../time/zone.js';
+import { REGISTRY_STATEMENTS } from './registry-statements.js';
 import { wholeFileCrc } from '../files/checksum.js';
 import { InvalidDatasetError } from '../contract/errors.js';
 import {
@@ -148,6 +149,10 @@ function checkTables(ds: Dataset, counts: Counts, text: DatasetText, bad: Bad): 
           const share = (a[i] >>> 8) & 255;
           if ((a[i] & 255) >= TYPED_BY.length || (share > 100 && share !== NO_SHARE))
             bad(`${table} row ${(i - col) / width} says its type was decided by ${a[i] & 255}, share ${share}`);
+          else if (TYPED_BY[a[i] & 255] === 'registry' && a[i] >>> 16 >= REGISTRY_STATEMENTS.length)
+            bad(
+              `${table} row ${(i - col) / width} says a registry's statement ${a[i] >>> 16} decided its type, of ${REGISTRY_STATEMENTS.length}`,
+            );
         }
       }
     }

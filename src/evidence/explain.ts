@@ -7,6 +7,7 @@
  * `seen.bin`, `evidence/seen.ts`).
  */
 
+import { REGISTRY_STATEMENTS, statementText } from '../dataset/registry-statements.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
@@ -215,10 +216,18 @@ function typeEvidence(
         ? `less than ${percent(HOSTING_SHARE)} of its IPv4 addresses on the datacenter lists`
         : 'no datacenter lists compiled in to weigh') + (here.length === 0 ? '' : `; this address on ${here.join(', ')}`);
   const spread = `its IPv4 addresses spread over ${typed.places} place${typed.places === 1 ? '' : 's'} holding ${PLACE_SHARE * 100} % of them or more each (${ACCESS_PLACES} make an access carrier)`;
-  const registry = info.databases.find((d) => d.role === 'networks');
+  // The registry file that made the statement: of its kind (and, for a bgp.tools tag list, of its tag).
+  const said = REGISTRY_STATEMENTS[typed.statement] ?? null;
+  const kind =
+    said === null ? null : said.registry === 'PeeringDB' ? 'peeringdb-net' : said.field === 'class' ? 'bgptools-asns' : 'bgptools-tag';
+  const registry = info.databases.find(
+    (d) =>
+      d.role === 'networks' &&
+      (kind === null || (d.schema === kind && (said?.field !== 'tag' || d.databaseType.includes(`"${said.value}"`)))),
+  );
   const evidence = {
     none: 'no organisation name to type it by',
-    registry: `the network registry states it (${registry?.from ?? 'a network registry'})`,
+    registry: `${statementText(typed.statement)} states it (${registry?.from ?? 'a network registry'})`,
     brand: `its name, ${JSON.stringify(asn.name)}, is a known brand's`,
     name: `a word of its name, ${JSON.stringify(asn.name)}, states it`,
     datacenter: `no word of its name states a type; ${lists}`,

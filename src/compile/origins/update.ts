@@ -96,8 +96,9 @@ export function validateSource(
   s: SourcesConfig,
   last: DownloadState | null,
   rules: ShrinkRules,
+  kept = path,
 ): { networks: number; space: { 4: number; 6: number } } {
-  if (role === 'networks') return validateRegistry(path, last, rules);
+  if (role === 'networks') return validateRegistry(path, kept, last, rules);
   if (/\.csv$/i.test(path)) {
     const size = statSync(path).size;
     // Its rows are held in memory to be checked and compiled (the default ASN data's 32.6 MB: 0.61 GB at peak).
@@ -153,14 +154,21 @@ export function validateSource(
   return result;
 }
 
-/** Checks a downloaded network registry: it reads as one, states a type for some network, and did not shrink past the rules. */
+/** Checks a downloaded network registry: it reads as one, states a type or a domain for some network, and did not shrink past the rules. */
 function validateRegistry(
   path: string,
+  kept: string,
   last: DownloadState | null,
   rules: ShrinkRules,
 ): { networks: number; space: { 4: number; 6: number } } {
-  const { types, networks } = readRegistry([path]);
-  if (types.size === 0) throw new Error(`none of its ${networks} network objects states a type (info_type)`);
+  const registry = readRegistry(path, kept);
+  const { networks } = registry;
+  if (registry.says.size === 0 && registry.domains.size === 0)
+    throw new Error(
+      registry.kind === 'bgptools-tag'
+        ? `its tag ${JSON.stringify(registry.tag)} (from its name) states no type, or it lists no network`
+        : `none of its ${networks} networks has a type or a domain it states`,
+    );
   if (last !== null && !rules.allowShrink && networks < last.networks * (1 - rules.maxShrink))
     throw new Error(
       `${networks} networks, down from ${last.networks} (more than ${Math.round(rules.maxShrink * 100)} % fewer; --allow-shrink takes it)`,
@@ -231,7 +239,7 @@ async function updateSource(
     renameSync(file, checked);
     let found: ReturnType<typeof validateSource>;
     try {
-      found = validateSource(checked, role, s, last, o);
+      found = validateSource(checked, role, s, last, o, path);
     } catch (e) {
       rmSync(checked, { force: true });
       throw e;

@@ -14,6 +14,8 @@ import { InvalidDatasetError } from '../../../src/contract/errors.js';
 import { CRC_AT, Dataset, HEADER, readCounts } from '../../../src/dataset/format.js';
 import type { DatasetText } from '../../../src/dataset/text.js';
 import { verifyDataset } from '../../../src/dataset/verify.js';
+import { NET_TYPED_BY, NETWORK, registryWord } from '../../../src/dataset/layout.js';
+import { REGISTRY_STATEMENTS } from '../../../src/dataset/registry-statements.js';
 import { wholeFileCrc } from '../../../src/files/checksum.js';
 import { specialTable } from '../../../src/ip/special.js';
 import { FIXTURES_DIR } from '../../../scripts/make-fixtures.js';
@@ -62,6 +64,24 @@ describe('the whole-file check', () => {
         expect(outcome(b)).toMatch(/checksum mismatch|not a valid iprecord dataset|past|add up/);
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it("refuses a network row typed by a registry's statement it does not know, and passes each it knows", () => {
+    const typedAs = (word: number) => {
+      const b = Buffer.from(good);
+      const rows = new Dataset(b, 'the file under test').networks;
+      expect(rows.buffer).toBe(b.buffer);
+      rows[NET_TYPED_BY] = word;
+      b.writeUInt32LE(wholeFileCrc(b, HEADER, CRC_AT), CRC_AT);
+      return outcome(b);
+    };
+    expect(new Dataset(good, 'x').networks.length / NETWORK).toBeGreaterThan(0);
+    for (let n = 0; n < REGISTRY_STATEMENTS.length; n++) expect(typedAs(registryWord(n))).toBe('passed');
+    expect(typedAs(registryWord(REGISTRY_STATEMENTS.length))).toMatch(
+      new RegExp(
+        `networks row 0 says a registry's statement ${REGISTRY_STATEMENTS.length} decided its type, of ${REGISTRY_STATEMENTS.length}`,
+      ),
     );
   });
 
