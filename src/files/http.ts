@@ -24,6 +24,8 @@ export interface DownloadOptions {
   readonly retries: number;
   /** First backoff; doubles each retry. */
   readonly backoffMs: number;
+  /** The User-Agent sent. @default iprecord-update */
+  readonly userAgent?: string;
 }
 
 /** A download that failed: its reason, and whether another attempt may do better. */
@@ -47,7 +49,7 @@ interface Sink {
 
 /** One GET into `sink`: the validators, or null for 304. @throws HttpError */
 async function getOnce(url: string, last: Validators | null, o: DownloadOptions, sink: () => Sink): Promise<Validators | null> {
-  const headers: Record<string, string> = { 'user-agent': 'iprecord-update' };
+  const headers: Record<string, string> = { 'user-agent': o.userAgent ?? 'iprecord-update' };
   if (last?.etag) headers['if-none-match'] = last.etag;
   if (last?.lastModified) headers['if-modified-since'] = last.lastModified;
   let res: Response;

@@ -59,12 +59,14 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
   let server: Server;
   let base = '';
   const requests: string[] = [];
+  const agents: (string | undefined)[] = [];
   const OLD = Date.UTC(2020, 0, 1) / 1000;
   const good = { geo: geoMmdb('South Brisbane', OLD), asn: Buffer.from(asnCsv(200)) };
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       requests.push(req.url!);
+      agents.push(req.headers['user-agent']);
       const r = routes.get(req.url!);
       if (r === undefined) return void res.writeHead(404).end();
       if (r.status !== undefined) return void res.writeHead(r.status).end('failure');
@@ -387,6 +389,93 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       });
       expect(type()).toBe('isp');
     } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
+  it("downloads bgp.tools' AS classes and tags and IPinfo Lite with its token from the environment: types, domains and explain() from them", async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-bgptools-'));
+    // A token with characters a query must encode; the URL names it, and it is never shown.
+    const token = 's3cr+t/=';
+    process.env.IPRECORD_TEST_IPINFO_TOKEN = token;
+    const ipinfoUrl = `${base}/ipinfo_lite.csv.gz?token=\${IPRECORD_TEST_IPINFO_TOKEN}`;
+    const userAgent = 'iprecord-test/1 (ops@example.com)';
+    try {
+      const c = parseThreatConfig(
+        {
+          feeds: [],
+          sources: {
+            geo: [`${base}/geo.mmdb`],
+            asn: [`${base}/asn.csv`],
+            networks: [`${base}/asns.csv`, `${base}/tags/uni.csv`, `${base}/tags/vpsh.csv`, ipinfoUrl],
+            checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
+            minNetworks: 2,
+            userAgent,
+          },
+        },
+        fresh,
+      );
+      routes.set('/geo.mmdb', { body: good.geo });
+      routes.set('/asn.csv', { body: good.asn });
+      // "Example Network N" is an access network by its name's word; the registries say otherwise of 64501 (a class) and
+      // 64503 (the academic tag).
+      routes.set('/asns.csv', {
+        body: Buffer.from('asn,name,class,cc\nAS64501,Example Network 1,Content,US\nAS64502,Example Network 2,Unknown,US\n'),
+      });
+      routes.set('/tags/uni.csv', { body: Buffer.from('AS64503,Example Network 3\n') });
+      // A weak statement (a hosting tag, which bgp.tools gives carriers too) yields to the type the name states.
+      routes.set('/tags/vpsh.csv', { body: Buffer.from('AS64504,Example Network 4\n') });
+      routes.set(`/ipinfo_lite.csv.gz?token=${encodeURIComponent(token)}`, {
+        body: gzipSync(
+          'network,country,country_code,continent,continent_code,asn,as_name,as_domain\n' +
+            '12.0.1.0/24,United States,US,North America,NA,AS64501,Example Network 1,one.example\n' +
+            '12.0.3.0/24,United States,US,North America,NA,AS64503,Example Network 3,three.example\n',
+        ),
+      });
+      const at = agents.length;
+      const first = await updateDataset(c, fresh, opts);
+      expect(first.sources.map((u) => [u.role, u.state, u.url])).toEqual([
+        ['geo', 'updated', `${base}/geo.mmdb`],
+        ['asn', 'updated', `${base}/asn.csv`],
+        ['networks', 'updated', `${base}/asns.csv`],
+        ['networks', 'updated', `${base}/tags/uni.csv`],
+        ['networks', 'updated', `${base}/tags/vpsh.csv`],
+        ['networks', 'updated', ipinfoUrl],
+      ]);
+      expect(new Set(agents.slice(at))).toEqual(new Set([userAgent]));
+      const e = openSync({ data: fresh });
+      try {
+        const asn = (n: number) => e.lookup(`12.0.${n}.1`).asn;
+        expect([1, 2, 3, 4].map((n) => [asn(n)?.type, asn(n)?.domain])).toEqual([
+          ['hosting', 'one.example'],
+          ['isp', null],
+          ['education', 'three.example'],
+          ['isp', null],
+        ]);
+        expect(e.explain('12.0.3.1').asn_type).toMatchObject({
+          rule: 'registry',
+          evidence: `bgp.tools' tag "uni" (Academic) states it (${base}/tags/uni.csv)`,
+        });
+        expect(e.explain('12.0.1.1').asn_type?.evidence).toBe(`bgp.tools' class "Content" states it (${base}/asns.csv)`);
+        expect(e.explain('12.0.4.1').asn_type?.rule).toBe('name');
+        const registries = e.info().databases.filter((d) => d.role === 'networks');
+        expect(registries.map((d) => d.schema)).toEqual(['bgptools-asns', 'bgptools-tag', 'bgptools-tag', 'ipinfo-lite-csv']);
+        expect(JSON.stringify(e.info())).not.toContain(encodeURIComponent(token));
+      } finally {
+        e.close();
+      }
+      const second = await updateDataset(c, fresh, opts);
+      expect(second.sources.map((u) => u.state)).toEqual(Array(6).fill('unchanged'));
+      // A URL naming a variable the environment does not hold fails, naming it.
+      delete process.env.IPRECORD_TEST_IPINFO_TOKEN;
+      const third = await updateDataset(c, fresh, opts);
+      expect(third.sources.at(-1)).toMatchObject({
+        state: 'failed',
+        error:
+          'its URL names ${IPRECORD_TEST_IPINFO_TOKEN}, and IPRECORD_TEST_IPINFO_TOKEN is not set in the environment; kept the last good download',
+      });
+    } finally {
+      delete process.env.IPRECORD_TEST_IPINFO_TOKEN;
       rmSync(fresh, { recursive: true, force: true });
     }
   });

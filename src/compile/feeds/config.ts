@@ -78,6 +78,8 @@ export interface SourcesConfig {
   readonly minNetworks: number;
   /** Largest range CSV taken, in bytes: its rows are held in memory, about 19 bytes for each of its bytes. @default 128 MiB */
   readonly maxCsvBytes: number;
+  /** The User-Agent of the sources' downloads (bgp.tools asks for one that names its user and a contact). @default iprecord-update */
+  readonly userAgent?: string;
 }
 
 /**
@@ -228,8 +230,9 @@ export const NO_SOURCES: SourcesConfig = {
 /**
  * The `sources` member: `{ "geo": [...], "asn": [...], "anonymous": [...],
  * "networks": [...], "checks": [{ "ip", "country", "asn" }],
- * "minNetworks": n, "maxCsvBytes": n }`, each optional; list entries are
- * URLs or paths.
+ * "minNetworks": n, "maxCsvBytes": n, "userAgent": "..." }`, each
+ * optional; list entries are URLs (`${NAME}` in one: that environment
+ * variable's value, `files/url.ts`) or paths.
  */
 function sourcesOf(value: unknown, base: string): SourcesConfig {
   if (value === undefined) return NO_SOURCES;
@@ -237,7 +240,7 @@ function sourcesOf(value: unknown, base: string): SourcesConfig {
     fail('', '"sources" must be an object of "geo", "asn", "anonymous" and "networks" lists.');
   const v = value as Record<string, unknown>;
   for (const k of Object.keys(v))
-    if (!['geo', 'asn', 'anonymous', 'networks', 'checks', 'minNetworks', 'maxCsvBytes'].includes(k))
+    if (!['geo', 'asn', 'anonymous', 'networks', 'checks', 'minNetworks', 'maxCsvBytes', 'userAgent'].includes(k))
       fail('', `"sources" has an unknown member "${k}".`);
   const entries = (k: string): string[] | null => {
     const list = v[k];
@@ -265,6 +268,9 @@ function sourcesOf(value: unknown, base: string): SourcesConfig {
     fail('', '"sources.minNetworks" must be a whole number.');
   if (v.maxCsvBytes !== undefined && !(Number.isInteger(v.maxCsvBytes) && (v.maxCsvBytes as number) > 0))
     fail('', '"sources.maxCsvBytes" must be a whole number of bytes.');
+  // A header's value: visible ASCII and spaces, not empty.
+  if (v.userAgent !== undefined && !(typeof v.userAgent === 'string' && /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/.test(v.userAgent)))
+    fail('', '"sources.userAgent" must be a User-Agent header\'s text (printable ASCII).');
   return {
     geo: entries('geo'),
     asn: entries('asn'),
@@ -273,6 +279,7 @@ function sourcesOf(value: unknown, base: string): SourcesConfig {
     checks,
     minNetworks: (v.minNetworks as number | undefined) ?? 1000,
     maxCsvBytes: (v.maxCsvBytes as number | undefined) ?? MAX_CSV_SOURCE_BYTES,
+    ...(v.userAgent === undefined ? {} : { userAgent: v.userAgent as string }),
   };
 }
 

@@ -6,6 +6,7 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { shownUrl } from '../../files/url.js';
 
 /** What `describeOrigin` tells of a database file. */
 export interface SourceOrigin {
@@ -67,7 +68,7 @@ export function describeOrigin(path: string, buildEpoch: string | null): SourceO
   const download = readDownloadState(path);
   if (download !== null) {
     const sent = download.lastModified ? iso(new Date(download.lastModified)) : null;
-    return { origin: 'download', from: download.url, dataDate: buildEpoch ?? sent ?? download.fetchedAt };
+    return { origin: 'download', from: shownUrl(download.url), dataDate: buildEpoch ?? sent ?? download.fetchedAt };
   }
   const pkg = packageOf(path);
   if (pkg !== null) {

@@ -47,6 +47,7 @@ import { parseIpInto, type IpVersion } from '../../ip/parse.js';
 import type { Found } from '../../mmdb/reader.js';
 import { isUrl, type SourcesConfig } from '../feeds/config.js';
 import { sourcePath } from './local.js';
+import { expandUrl, shownUrl } from '../../files/url.js';
 import { readDownloadState, type DownloadState } from './origin.js';
 
 /** A role of a source: a database's, or a network registry's (`sources.networks`). */
@@ -54,6 +55,7 @@ export type SourceRole = Role | 'networks';
 
 export interface SourceUpdate {
   readonly role: SourceRole;
+  /** As it may be shown: a secret in its query written `***` (`files/url.ts`). */
   readonly url: string;
   /** `updated`: a new download passed; `unchanged`: 304; `failed`: kept the last good download (if any). */
   readonly state: 'updated' | 'unchanged' | 'failed';
@@ -211,6 +213,7 @@ async function updateSource(
   staged: Staged[],
 ): Promise<SourceUpdate> {
   const path = sourcePath(dir, role, index, url);
+  const shown = shownUrl(url);
   const earlier = existsSync(path) ? readDownloadState(path) : null;
   const kept = earlier !== null ? '; kept the last good download' : '';
   // What an earlier download says (its validators for a conditional request, its size for the shrink rules) holds for the
@@ -222,12 +225,15 @@ async function updateSource(
     rmSync(tmp, { force: true });
     rmSync(plain, { force: true });
   });
+  // The URL requested, with its variables put in: never shown, nor kept in the download's state.
+  let expanded = url;
   try {
-    const got = await downloadToFile(url, last, o, tmp);
+    expanded = expandUrl(url);
+    const got = await downloadToFile(expanded, last, { ...o, ...(s.userAgent === undefined ? {} : { userAgent: s.userAgent }) }, tmp);
     if (got === null) {
       // A 304 answers a conditional request; with no earlier download there was none to answer.
       if (last === null || !existsSync(path)) throw new Error('the server answered 304 Not Modified, but there is no earlier download');
-      return { role, url, state: 'unchanged', networks: last.networks };
+      return { role, url: shown, state: 'unchanged', networks: last.networks };
     }
     let file = tmp;
     if (isGzip(tmp)) {
@@ -250,9 +256,9 @@ async function updateSource(
       path,
       state: { url, etag: got.etag, lastModified: got.lastModified, networks, space, fetchedAt: new Date().toISOString() },
     });
-    return { role, url, state: 'updated', networks };
+    return { role, url: shown, state: 'updated', networks };
   } catch (e) {
-    return { role, url, state: 'failed', error: (e as Error).message + kept };
+    return { role, url: shown, state: 'failed', error: (e as Error).message.split(expanded).join(shown) + kept };
   } finally {
     done();
     rmSync(tmp, { force: true });

@@ -92,6 +92,10 @@ describe('the databases a build compiles the feeds with', () => {
       '/conf',
     ).sources;
     expect([own.checks, own.minNetworks, own.maxCsvBytes]).toEqual([[{ ip: '1.0.0.1', country: 'AU' }], 5, 1e9]);
+    expect(own.userAgent).toBeUndefined();
+    expect(parseThreatConfig({ feeds: [], sources: { userAgent: 'acme-ipdata/1 ops@acme.example' } }, '/conf').sources.userAgent).toBe(
+      'acme-ipdata/1 ops@acme.example',
+    );
   });
 
   it('of a configuration that extends the default one are the default URLs, unless it names its own', () => {
@@ -113,6 +117,10 @@ describe('the databases a build compiles the feeds with', () => {
     [{ checks: [{ ip: '8.8.8.8', asn: 'AS15169' }] }, /"sources.checks"/],
     [{ minNetworks: -1 }, /"sources.minNetworks" must be a whole number/],
     [{ maxCsvBytes: '1GB' }, /"sources.maxCsvBytes" must be a whole number of bytes/],
+    [{ userAgent: '' }, /"sources.userAgent" must be a User-Agent header's text/],
+    [{ userAgent: 'me\r\nX-Evil: 1' }, /"sources.userAgent" must be a User-Agent header's text/],
+    [{ userAgent: 'Zoë/1' }, /"sources.userAgent" must be a User-Agent header's text/],
+    [{ userAgent: 7 }, /"sources.userAgent" must be a User-Agent header's text/],
   ])('refuse %j', (sources, message) => {
     expect(() => parseThreatConfig({ feeds: [], sources }, '/conf')).toThrow(message);
   });
