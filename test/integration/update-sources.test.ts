@@ -471,8 +471,7 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
       const third = await updateDataset(c, fresh, opts);
       expect(third.sources.at(-1)).toMatchObject({
         state: 'failed',
-        error:
-          'its URL names ${IPRECORD_TEST_IPINFO_TOKEN}, and IPRECORD_TEST_IPINFO_TOKEN is not set in the environment; kept the last good download',
+        error: `its URL names \${IPRECORD_TEST_IPINFO_TOKEN}, and IPRECORD_TEST_IPINFO_TOKEN is not set in the environment; kept the last good download`,
       });
     } finally {
       delete process.env.IPRECORD_TEST_IPINFO_TOKEN;

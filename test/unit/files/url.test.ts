@@ -12,7 +12,7 @@ describe('expandUrl', () => {
   it('puts in each variable URL-encoded, so any value is one query value', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (token, other) => {
-        const url = expandUrl('https://ipinfo.io/data/ipinfo_lite.csv.gz?token=${T}&x=${U}', { T: token, U: other });
+        const url = expandUrl(`https://ipinfo.io/data/ipinfo_lite.csv.gz?token=\${T}&x=\${U}`, { T: token, U: other });
         const q = new URL(url).searchParams;
         expect([q.get('token'), q.get('x'), [...q.keys()].length]).toEqual([token, other, 2]);
       }),
@@ -22,8 +22,8 @@ describe('expandUrl', () => {
   it('leaves a URL without variables as it is, and names a variable unset or empty', () => {
     expect(expandUrl('https://bgp.tools/asns.csv', {})).toBe('https://bgp.tools/asns.csv');
     for (const env of [{}, { IPINFO_TOKEN: '' }])
-      expect(() => expandUrl('https://x.example/?token=${IPINFO_TOKEN}', env)).toThrow(
-        'its URL names ${IPINFO_TOKEN}, and IPINFO_TOKEN is not set in the environment',
+      expect(() => expandUrl(`https://x.example/?token=\${IPINFO_TOKEN}`, env)).toThrow(
+        `its URL names \${IPINFO_TOKEN}, and IPINFO_TOKEN is not set in the environment`,
       );
   });
 });
@@ -34,7 +34,7 @@ describe('shownUrl', () => {
     expect(shownUrl('https://x.example/db?edition=City&license_key=k%20y&API_KEY=z#f')).toBe(
       'https://x.example/db?edition=City&license_key=***&API_KEY=***#f',
     );
-    expect(shownUrl('https://x.example/?token=${IPINFO_TOKEN}')).toBe('https://x.example/?token=${IPINFO_TOKEN}');
+    expect(shownUrl(`https://x.example/?token=\${IPINFO_TOKEN}`)).toBe(`https://x.example/?token=\${IPINFO_TOKEN}`);
     expect(shownUrl('https://x.example/?tokens=1&token=')).toBe('https://x.example/?tokens=1&token=');
   });
 
