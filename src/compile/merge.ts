@@ -171,8 +171,12 @@ function mergeFamily(
   return { starts: starts.subarray(0, length * width), refs: out.subarray(0, length), length };
 }
 
-/** The rules that leave a network's type to the data: its name states none, and no registry does. */
-const WEIGHED: ReadonlySet<string> = new Set(['places', 'default']);
+/**
+ * The rules that leave a network's type to the data: its name states none,
+ * and no registry does (the hosting-ASN list too, which the full compile
+ * weighs after the datacenter lists).
+ */
+const WEIGHED: ReadonlySet<string> = new Set(['places', 'default', 'list']);
 
 /**
  * The base's network rows whose type the data decided (`WEIGHED`) and

@@ -191,10 +191,11 @@ export { ZONE_FROM, type ZoneFrom } from '../time/zone-from.js';
  * 16, capped at 65 535; for the registry, the number of its statement
  * there instead: `registry-statements.ts`): no type (no network, or no
  * name); a network registry; a brand's name; a word of its name; the
- * datacenter lists; the places; none of them (`business`). See
- * `compile/asn/evidence.ts`.
+ * datacenter lists; the places; none of them (`business`); the shipped
+ * list of hosting ASNs (`compile/asn/hosting-asns.json`, added last, so
+ * the numbers of the others stay). See `compile/asn/evidence.ts`.
  */
-export const TYPED_BY = ['none', 'registry', 'brand', 'name', 'datacenter', 'places', 'default'] as const;
+export const TYPED_BY = ['none', 'registry', 'brand', 'name', 'datacenter', 'places', 'default', 'list'] as const;
 export type TypedBy = (typeof TYPED_BY)[number];
 /** Places a network whose name states no type must spread over to count as an access carrier (`isp`). */
 export const ACCESS_PLACES = 4;

@@ -28,7 +28,7 @@ import { ownEntry } from '../platform/threads.js';
 import { zoneSource } from '../time/zoneinfo.js';
 
 /** Version of what the compiler resolves (regions, zones, network types...): a change makes every dataset compile again. */
-export const COMPILER_VERSION = 13;
+export const COMPILER_VERSION = 14;
 
 /** The databases a dataset is compiled from (null: the default data), and the threat feeds compiled in (a threat.bin), if any. */
 export interface DatasetSources {

@@ -61,8 +61,10 @@ export interface AsnTypeEvidence {
    * `registry`: the network registry states it; `brand`: the name is a
    * known brand's; `name`: a word of the name states it; `datacenter`: the
    * datacenter lists hold half or more of its IPv4 addresses (`hosting`);
-   * `places`: its IPv4 addresses spread over four places or more (`isp`);
-   * `default`: none of these (`business`); `none`: no name to type it by.
+   * `list`: X4BNet's list of datacenter ASNs, shipped, holds it
+   * (`hosting`); `places`: its IPv4 addresses spread over four places or
+   * more (`isp`); `default`: none of these (`business`); `none`: no name
+   * to type it by.
    */
   readonly rule: TypedBy;
   /** The share of the network's IPv4 addresses on the datacenter lists (0 to 1) where it was weighed, else null. */
@@ -206,7 +208,7 @@ function typeEvidence(
   info: ExplainedInfo,
   held: readonly ListEvidence[] | null,
 ): AsnTypeEvidence {
-  const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default';
+  const weighed = typed.rule === 'datacenter' || typed.rule === 'places' || typed.rule === 'default' || typed.rule === 'list';
   const percent = (x: number) => `${Math.round(x * 100)} %`;
   const here = (held ?? []).filter((l) => l.listed && l.categories.includes('datacenter')).map((l) => l.name);
   const lists =
@@ -233,6 +235,7 @@ function typeEvidence(
     datacenter: `no word of its name states a type; ${lists}`,
     places: `no word of its name states a type; ${spread}; ${lists}`,
     default: `no word of its name states a type; ${spread}; ${lists}`,
+    list: `no word of its name states a type; ${lists}; X4BNet's list of datacenter ASNs holds ${asn.asn} (lists_vpn, shipped)`,
   }[typed.rule];
   return {
     type: asn.type,

@@ -25,6 +25,10 @@ import { SHARED_FEEDS } from '../helpers/feeds.js';
 import { sharedFeedsData } from '../helpers/shared-build.js';
 
 const d = hasSharedData() ? describe : describe.skip;
+/** The shipped hosting-ASN list, read from its file. */
+const HOSTING_LIST = new Set<number>(
+  (JSON.parse(readFileSync(join(ROOT, 'src/compile/asn/hosting-asns.json'), 'utf8')) as { asns: number[] }).asns,
+);
 
 /** A list file's blocks, IPv4 and IPv6, as [version, first, last], read as a plain list: the first field of each line that is not a comment (less a proxy's scheme and port). */
 function blocks(file: string): [4 | 6, bigint, bigint][] {
@@ -282,7 +286,8 @@ function checkProvenance(engine: Engine, feeds: boolean, count: number, more: re
     if (asn !== null && t !== null) {
       rules[t.rule] = (rules[t.rule] ?? 0) + 1;
       const worded = asn.name === null ? null : wordsType(asn.name);
-      const weighed = t.rule === 'datacenter' || t.rule === 'places' || t.rule === 'default';
+      const weighed = t.rule === 'datacenter' || t.rule === 'places' || t.rule === 'default' || t.rule === 'list';
+      const listed = HOSTING_LIST.has(Number(asn.asn.slice(2)));
       const ok =
         t.type === asn.type &&
         {
@@ -293,9 +298,12 @@ function checkProvenance(engine: Engine, feeds: boolean, count: number, more: re
           datacenter: asn.type === 'hosting',
           places: asn.type === 'isp',
           default: asn.type === 'business',
+          list: asn.type === 'hosting' && listed,
         }[t.rule] &&
         (!weighed || (worded === null && t.places !== null)) &&
         (t.rule !== 'places' || t.places! >= ACCESS_PLACES) &&
+        // The shipped hosting list decides before the places do.
+        ((t.rule !== 'places' && t.rule !== 'default') || !listed) &&
         (t.rule !== 'default' || t.places! < ACCESS_PLACES) &&
         (t.rule !== 'datacenter' || (feeds && t.datacenter_share! >= HOSTING_SHARE)) &&
         (t.datacenter_share === null || t.rule === 'datacenter' || t.datacenter_share < HOSTING_SHARE);
