@@ -449,3 +449,48 @@ describe('network types the network registry states', () => {
     expect(answers).toEqual({ built: want, 'compiled whole': want });
   });
 });
+
+describe("the catalogue's opt-in feeds", () => {
+  it("load when a configuration names them: Avastel's lists give is_proxy and their blocklist entry, above the confidence asked", async () => {
+    const files = { geo: [db('GeoIP2-City-Fixture')], asn: [db('GeoLite2-ASN-Fixture')] };
+    // Small lists in Avastel's two forms (its 1-day sample; its 5-day blocklist with a confidence a range).
+    writeFileSync(join(dir, 'avastel-1d.txt'), '# Avastel 1 day proxy bots IPs\n\nip_address;autonomous_system\n81.2.69.160;Example ISP\n');
+    writeFileSync(
+      join(dir, 'avastel-5d.txt'),
+      '# Avastel 5 day proxy bots IPs blocklist\n\nip_address;autonomous_system;confidence\n89.160.20.112/28;Sure;1.0\n216.160.83.56/29;Less sure;0.95\n',
+    );
+    const built = join(dir, 'catalogue-build');
+    const config = parseThreatConfig(
+      {
+        feeds: [
+          { name: 'avastel_proxy_1d', source: 'avastel-1d.txt' },
+          { name: 'avastel_proxy_blocklist_5d', source: 'avastel-5d.txt', options: { minConfidence: 1 } },
+        ],
+        sources: files,
+      },
+      dir,
+    );
+    expect(config.feeds.map((f) => [f.name, f.format, f.categories])).toEqual([
+      ['avastel_proxy_1d', 'csv', ['proxy']],
+      ['avastel_proxy_blocklist_5d', 'csv', ['proxy']],
+    ]);
+    await buildDataset(config, built, dir);
+    const e = openSync({ data: built, memory: 'read' });
+    try {
+      const threat = (ip: string) => {
+        const t = e.lookup(ip).threat;
+        return [t.is_proxy, t.blocklists.map((b) => `${b.name} ${b.type} ${b.site}`)];
+      };
+      const site = 'https://github.com/antoinevastel/avastel-bot-ips-lists';
+      expect(threat('81.2.69.160')).toEqual([true, [`Avastel proxy bot IPs (1 day) proxy ${site}`]]);
+      expect(threat('89.160.20.120')).toEqual([true, [`Avastel proxy bot IPs blocklist (5 days) proxy ${site}`]]);
+      expect(threat('216.160.83.57')).toEqual([false, []]);
+      expect(e.info().feeds.map((f) => [f.name, f.entries])).toEqual([
+        ['avastel_proxy_1d', 1],
+        ['avastel_proxy_blocklist_5d', 1],
+      ]);
+    } finally {
+      e.close();
+    }
+  });
+});

@@ -45,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     if (f.state !== 'ok') failed++;
     const bad = f.badLines.length;
     process.stderr.write(
-      `${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries${f.skipped ? `, ${f.skipped} below minHits` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`,
+      `${f.state === 'ok' ? 'ok     ' : f.state.padEnd(7)} ${f.name}: ${f.entries} entries${f.skipped ? `, ${f.skipped} below the feed's minimum (minHits, minConfidence)` : ''}${bad ? `, ${bad} bad lines` : ''}${f.error ? ` (${f.error})` : ''}\n`,
     );
     for (const b of f.badLines.slice(0, 5)) process.stderr.write(`        ${b.file}:${b.line}: ${b.reason}: ${b.text}\n`);
     if (bad > 5) process.stderr.write(`        ... and ${bad - 5} more\n`);

@@ -16,6 +16,12 @@ export interface ParseOptions {
   readonly header?: boolean;
   /** `list`: entries `address<TAB>hits` with fewer hits are left out (ipsum). */
   readonly minHits?: number;
+  /** `csv`, `range-csv`: the character between fields. Default `,` (Avastel's lists: `;`). */
+  readonly delimiter?: string;
+  /** `csv`: the column of each entry's confidence (a number), by header name or index; with `minConfidence`. */
+  readonly confidence?: string | number;
+  /** `csv`: entries whose confidence is lower are left out (counted as skipped); needs `confidence`. */
+  readonly minConfidence?: number;
 }
 
 export interface BadLine {
@@ -35,7 +41,7 @@ export interface ParsedFeed {
   readonly v6: RangeList6;
   /** Entries read (one range each). */
   readonly entries: number;
-  /** Entries left out on purpose (below `minHits`). */
+  /** Entries left out on purpose (below `minHits` or `minConfidence`). */
   readonly skipped: number;
   readonly badLines: BadLine[];
   /** A date the file states for its data (FireHOL, ipsum, Spamhaus, geofeed headers, JSON fields), ISO 8601; else null. */

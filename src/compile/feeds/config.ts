@@ -150,6 +150,14 @@ function feed(v: unknown, i: number, base: string): FeedConfig {
   if (o.header !== undefined && typeof o.header !== 'boolean') fail(where, '"options.header" must be true or false.');
   if (o.minHits !== undefined && !(Number.isInteger(o.minHits) && (o.minHits as number) >= 0))
     fail(where, '"options.minHits" must be a whole number.');
+  if (o.delimiter !== undefined && !(typeof o.delimiter === 'string' && /^[^"\r\n]$/u.test(o.delimiter)))
+    fail(where, '"options.delimiter" must be one character (not a quote or a line break).');
+  if (o.confidence !== undefined && typeof o.confidence !== 'string' && !(Number.isInteger(o.confidence) && (o.confidence as number) >= 0))
+    fail(where, '"options.confidence" must be a name or an index.');
+  if (o.minConfidence !== undefined && !(typeof o.minConfidence === 'number' && Number.isFinite(o.minConfidence)))
+    fail(where, '"options.minConfidence" must be a number.');
+  if ((o.confidence === undefined) !== (o.minConfidence === undefined) || (o.minConfidence !== undefined && f.format !== 'csv'))
+    fail(where, '"options.confidence" (a column) and "options.minConfidence" go together, for a "csv" feed.');
   const w = (f.widest === undefined ? {} : f.widest) as Record<string, unknown>;
   if (w === null || typeof w !== 'object' || Object.keys(w).some((k) => k !== 'ipv4' && k !== 'ipv6'))
     fail(where, '"widest" must be { "ipv4": a prefix length, "ipv6": a prefix length }.');
@@ -185,8 +193,10 @@ export function parseThreatConfig(value: unknown, base: string): ThreatConfig {
   if (value === null || typeof value !== 'object') fail('', 'must be a JSON object with "feeds".');
   const v = value as Record<string, unknown>;
   let feeds: FeedConfig[] = [];
-  // The default configuration's own entries, by name: a feed of the same name states only what it changes.
+  // The default configuration's own entries, by name: a feed of the same name states only what it changes. The
+  // catalogue's feeds are loaded only where named so (`{ "name": "avastel_proxy_1d" }`), extending or not.
   const inherited = new Map<string, Record<string, unknown>>();
+  for (const f of DEFAULT_FEEDS.catalogue as Record<string, unknown>[]) inherited.set(f.name as string, f);
   if (v.extends !== undefined) {
     if (v.extends !== 'default') fail('', '"extends" can only be "default".');
     feeds = [...defaultThreatConfig().feeds];

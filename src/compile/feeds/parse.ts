@@ -12,7 +12,9 @@
  *   `CIDR ; SBL123`). FireHOL `.netset` and `.ipset` files are lists.
  * - `csv`: the address or CIDR in a column chosen by header name or index
  *   (Tor and VPN exit CSVs, RFC 8805 geofeeds such as Apple's egress
- *   ranges), RFC 4180 quoting, `#` comment lines.
+ *   ranges), RFC 4180 quoting, `#` comment lines; another `delimiter`
+ *   (Avastel's `;`), and entries below a `minConfidence` in a
+ *   `confidence` column left out.
  * - `range-csv`: `start,end,...` columns (ipcat).
  * - `aws-json`, `gcp-json`, `azure-json`, `oracle-json`: the cloud
  *   providers' published range files.
@@ -45,7 +47,11 @@ function isEntry(field: string): boolean {
 export function parseCsv(text: string, options: ParseOptions, ranges: boolean, fast = true): ParsedFeed {
   const c = new Collector();
   const all = lines(text);
+  const sep = options.delimiter ?? ',';
   let column = typeof options.column === 'number' ? options.column : 0;
+  // The confidence column (-1: none), its name found in the header.
+  const least = options.minConfidence;
+  let confidence = least === undefined ? -1 : typeof options.confidence === 'number' ? options.confidence : -1;
   let headerDone = false;
   for (let i = 0; i < all.length; i++) {
     const raw = all[i];
@@ -54,26 +60,26 @@ export function parseCsv(text: string, options: ParseOptions, ranges: boolean, f
       c.comment(raw.trimStart().slice(1));
       continue;
     }
-    if (fast && headerDone && raw.indexOf('"') < 0) {
+    if (fast && headerDone && least === undefined && raw.indexOf('"') < 0) {
       // Fields `column` (or 0 and 1) between commas, as splitCsvLine splits a line without quotes.
       const want = ranges ? 0 : column;
       let from = 0;
       for (let k = 0; k < want && from >= 0; k++) {
-        const comma = raw.indexOf(',', from);
+        const comma = raw.indexOf(sep, from);
         from = comma < 0 ? -1 : comma + 1;
       }
-      const to = from < 0 ? -1 : raw.indexOf(',', from);
+      const to = from < 0 ? -1 : raw.indexOf(sep, from);
       if (!ranges) {
         if (from < 0) c.bad(i + 1, raw, `no column ${column}`);
         else c.add(i + 1, raw, raw.slice(from, to < 0 ? raw.length : to).trim());
       } else if (to < 0) c.bad(i + 1, raw, 'expected start,end');
       else {
-        const next = raw.indexOf(',', to + 1);
+        const next = raw.indexOf(sep, to + 1);
         c.add(i + 1, raw, `${raw.slice(0, to).trim()}-${raw.slice(to + 1, next < 0 ? raw.length : next).trim()}`);
       }
       continue;
     }
-    const fields = splitCsvLine(raw);
+    const fields = splitCsvLine(raw, sep);
     if (fields === null) {
       c.bad(i + 1, raw, 'unclosed quoted field');
       continue;
@@ -82,14 +88,30 @@ export function parseCsv(text: string, options: ParseOptions, ranges: boolean, f
       headerDone = true;
       const isHeader = options.header ?? (typeof options.column === 'string' || !isEntry(fields[column] ?? ''));
       if (isHeader) {
-        if (typeof options.column === 'string') {
-          const at = fields.findIndex((f) => f.trim().toLowerCase() === String(options.column).toLowerCase());
+        const named = (name: string) => fields.findIndex((f) => f.trim().toLowerCase() === name.toLowerCase());
+        for (const [name, set] of [
+          [options.column, (at: number) => void (column = at)],
+          [least === undefined ? undefined : options.confidence, (at: number) => void (confidence = at)],
+        ] as const) {
+          if (typeof name !== 'string') continue;
+          const at = named(name);
           if (at < 0) {
-            c.bad(i + 1, raw, `no column named "${options.column}" in the header`);
+            c.bad(i + 1, raw, `no column named "${name}" in the header`);
             return c.result();
           }
-          column = at;
+          set(at);
         }
+        continue;
+      }
+    }
+    if (confidence >= 0) {
+      const said = Number(fields[confidence]?.trim() || Number.NaN);
+      if (Number.isNaN(said)) {
+        c.bad(i + 1, raw, `no confidence (a number) in column ${confidence}`);
+        continue;
+      }
+      if (said < least!) {
+        c.skipped++;
         continue;
       }
     }

@@ -42,6 +42,50 @@ describe('feed configuration extending the default', () => {
     expect(() => parseThreatConfig({ feeds: [{ name: 'tor_exits', source: 'x.txt' }] }, '/conf')).toThrow(/feeds\[0\]: "format"/);
   });
 
+  it("the catalogue's feeds load only where named, extending the default or not; their options change member by member", () => {
+    const names = DEFAULT_FEEDS.catalogue.map((f) => f.name);
+    expect(names).toEqual(['avastel_proxy_1d', 'avastel_proxy_blocklist_5d', 'avastel_proxy_blocklist_8d']);
+    expect(defaultThreatConfig().feeds.some((f) => names.includes(f.name))).toBe(false);
+    const on = parseThreatConfig(
+      { extends: 'default', feeds: [{ name: 'avastel_proxy_blocklist_8d', options: { minConfidence: 1 } }] },
+      '/conf',
+    );
+    expect(on.feeds.length).toBe(defaultThreatConfig().feeds.length + 1);
+    expect(on.feeds.at(-1)).toMatchObject({
+      name: 'avastel_proxy_blocklist_8d',
+      format: 'csv',
+      categories: ['proxy'],
+      blocklist: { type: 'proxy' },
+      options: { delimiter: ';', column: 'ip_address', confidence: 'confidence', minConfidence: 1 },
+    });
+    expect(parseThreatConfig({ feeds: [{ name: 'avastel_proxy_1d' }] }, '/conf').feeds.map((f) => f.source)).toEqual([
+      'https://raw.githubusercontent.com/antoinevastel/avastel-bot-ips-lists/master/avastel-proxy-bot-ips-1day.txt',
+    ]);
+  });
+
+  it.each([
+    [{ delimiter: ';;' }, /"options.delimiter" must be one character/],
+    [{ delimiter: '"' }, /"options.delimiter" must be one character/],
+    [{ delimiter: '\n' }, /"options.delimiter" must be one character/],
+    [{ confidence: -1, minConfidence: 1 }, /"options.confidence" must be a name or an index/],
+    [{ confidence: 'c', minConfidence: '1' }, /"options.minConfidence" must be a number/],
+    [{ confidence: 'c' }, /"options.confidence" \(a column\) and "options.minConfidence" go together/],
+    [{ minConfidence: 0.5 }, /go together/],
+  ])('refuse the csv options %j', (options, message) => {
+    expect(() =>
+      parseThreatConfig({ feeds: [{ name: 'x', source: 'x.txt', format: 'csv', categories: ['proxy'], options }] }, '/conf'),
+    ).toThrow(message);
+  });
+
+  it('refuse a confidence for a feed that is not csv', () => {
+    expect(() =>
+      parseThreatConfig(
+        { feeds: [{ name: 'x', source: 'x.txt', format: 'list', categories: ['proxy'], options: { confidence: 2, minConfidence: 1 } }] },
+        '/conf',
+      ),
+    ).toThrow(/for a "csv" feed/);
+  });
+
   it('a feed name is a file name under feeds/: "..", "." and hidden names are refused', () => {
     for (const name of ['..', '.', '.hidden', 'a/b', '']) {
       expect(() => parseThreatConfig({ feeds: [{ name, source: 'x.txt', format: 'list', categories: ['tor'] }] }, '/conf'), name).toThrow(

@@ -240,6 +240,34 @@ describe('list parser on bytes', () => {
   });
 });
 
+describe("Avastel's lists", () => {
+  const day =
+    '# Avastel 1 day proxy bots IPs\n# Last update: 2026-08-22 01:01:44.68\n\nip_address;autonomous_system\n1.2.3.4;Example ISP\n2001:db8::1;Six, Inc.\n';
+  const blocklist =
+    '# Avastel 5 day proxy bots IPs blocklist \n# Last update: 2026-08-22 01:01:44.682352\n# Number of proxy IP CIDRs: 3, equivalent to 768 IPs\n\n' +
+    'ip_address;autonomous_system;confidence\n82.23.34.0/24;Trunk Networks LTD;1.0\n147.53.120.0/24;Blazing SEO, LLC;0.95\n64.16.142.0/23;Windstream;1\n10.9.9.0/24;No confidence;\n';
+
+  it('read as csv with the ";" delimiter, their dates from the header', () => {
+    const r = parseFeed(day, 'csv', { delimiter: ';', column: 'ip_address' });
+    expect([r.entries, r.badLines, r.dataDate]).toEqual([2, [], '2026-08-22T01:01:44.000Z']);
+    expect(cidrs(day, 'csv', { delimiter: ';', column: 'ip_address' })).toEqual(['1.2.3.4/32', '2001:db8::1/128']);
+  });
+
+  it('keep the entries at or above minConfidence, count the others as skipped, and name a line with no confidence', () => {
+    const at = (minConfidence: number) =>
+      parseFeed(blocklist, 'csv', { delimiter: ';', column: 'ip_address', confidence: 'confidence', minConfidence });
+    expect(cidrs(blocklist, 'csv', { delimiter: ';', column: 'ip_address', confidence: 'confidence', minConfidence: 1 })).toEqual([
+      '82.23.34.0/24',
+      '64.16.142.0/23',
+    ]);
+    expect([at(1).entries, at(1).skipped, at(0).entries, at(0).skipped]).toEqual([2, 1, 3, 0]);
+    expect(at(0).badLines).toEqual([{ line: 9, text: '10.9.9.0/24;No confidence;', reason: 'no confidence (a number) in column 2' }]);
+    expect(
+      parseFeed(blocklist, 'csv', { delimiter: ';', column: 'ip_address', confidence: 'score', minConfidence: 1 }).badLines[0].reason,
+    ).toBe('no column named "score" in the header');
+  });
+});
+
 describe('CSV parser', () => {
   const field = fc.oneof(
     fc.ipV4(),
@@ -298,6 +326,33 @@ describe('CSV parser', () => {
         },
       ),
       { seed: seed(), numRuns: 1500 },
+    );
+  });
+
+  it('reads lines split by another delimiter as the same lines split by commas', () => {
+    const semi = fc.oneof(
+      fc.array(field, { minLength: 1, maxLength: 5 }),
+      fc.constantFrom([''], ['# comment'], ['ip', 'country'], ['IPRange', 'Country', 'City']),
+    );
+    fc.assert(
+      fc.property(
+        // Fields without either delimiter, so that the two texts hold the same fields.
+        fc.array(
+          semi.map((f) => f.map((x) => x.replace(/[,;]/g, ' '))),
+          { maxLength: 25 },
+        ),
+        fc.constantFrom<{ column?: number | string }>({}, { column: 1 }, { column: 'ip' }),
+        fc.boolean(),
+        (rows, options, ranges) => {
+          const with_ = (sep: string) => rows.map((f) => f.join(sep)).join('\n') + '\n';
+          const commas = parseCsv(with_(','), options, ranges);
+          const semis = parseCsv(with_(';'), { ...options, delimiter: ';' }, ranges);
+          const ranges4 = (r: typeof commas) => Array.from({ length: r.v4.length }, (_, i) => [r.v4.start[i], r.v4.end[i]]);
+          expect(ranges4(semis)).toEqual(ranges4(commas));
+          expect([semis.entries, semis.badLines.map((b) => b.line)]).toEqual([commas.entries, commas.badLines.map((b) => b.line)]);
+        },
+      ),
+      { seed: seed(), numRuns: 500 },
     );
   });
 });
