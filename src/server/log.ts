@@ -125,24 +125,42 @@ export function redact(target: string, isKey: (text: string) => boolean = () => 
   const q = target.indexOf('?');
   const path = redactPath(q < 0 ? target : target.slice(0, q), isKey);
   if (q < 0) return clean(path);
-  const query = target
-    .slice(q + 1)
-    .split(/([&;?])/)
-    .map((part, i) => {
-      if (i % 2 === 1 || part === '') return part;
-      const text = decoded(part);
-      const pieces = text.split('=');
-      if (pieces.length === 1) return '[redacted]';
-      // The first name that says a credential follows; the first piece's raw spelling is kept.
-      let at = pieces.findIndex((name, j) => j < pieces.length - 1 && looksLikeKey(name));
-      if (at < 0 && holdsKey(text, isKey)) at = 0;
-      if (at < 0) return part;
-      const raw = part.indexOf('=');
-      const name = at === 0 && raw >= 0 ? part.slice(0, raw) : pieces.slice(0, at + 1).join('=');
-      return `${name}=[redacted]`;
-    })
-    .join('');
+  // The query's parts between separators (`&`, `;`, `?`), each as the rules above say; the separators kept.
+  let query = '';
+  for (let from = q + 1; ;) {
+    let to = from;
+    while (to < target.length) {
+      const c = target.charCodeAt(to);
+      if (c === 0x26 || c === 0x3b || c === 0x3f) break;
+      to++;
+    }
+    query += to === from ? '' : redactPart(target.slice(from, to), isKey);
+    if (to === target.length) break;
+    query += target[to];
+    from = to + 1;
+  }
   return clean(`${path}?${query}`);
+}
+
+/** One `name=value` part of a query (not empty), redacted as `redact` says. */
+function redactPart(part: string, isKey: (text: string) => boolean): string {
+  const text = decoded(part);
+  const eq = text.indexOf('=');
+  if (eq < 0) return '[redacted]';
+  // The first name that says a credential follows; the first piece's raw spelling is kept.
+  let at = -1;
+  let name = 0;
+  for (let end = eq; end >= 0; end = text.indexOf('=', name)) {
+    if (looksLikeKey(text.slice(name, end))) {
+      at = end;
+      break;
+    }
+    name = end + 1;
+  }
+  if (at < 0 && holdsKey(text, isKey)) at = eq;
+  if (at < 0) return part;
+  const raw = part.indexOf('=');
+  return `${at === eq && raw >= 0 ? part.slice(0, raw) : text.slice(0, at)}=[redacted]`;
 }
 
 /** A path with each segment that holds a key as `[redacted]` (the path itself, unsplit, where none does: nearly always). */
@@ -164,9 +182,14 @@ function redactPath(path: string, isKey: (text: string) => boolean): string {
 /** Keys are at least this long (keys.ts refuses shorter ones). */
 const MIN_KEY = 8;
 
+/** Characters that part a text into words, and a `+` that may stand for a space. */
+const WORDY = /[=,;&?/+]/;
+
 /** Whether a decoded text, or one of its words, is a key of the server. */
 function holdsKey(text: string, isKey: (text: string) => boolean): boolean {
   if (text.length < MIN_KEY) return false;
+  // One word (an address in a path, nearly always): the text itself.
+  if (!WORDY.test(text)) return isKey(text);
   const words = [text, ...text.split(/[=,;&?/]+/).filter((word) => word.length >= MIN_KEY && word !== text)];
   // A `+` in a query may stand for a space.
   return words.some((word) => isKey(word) || (word.includes('+') && isKey(word.replace(/\+/g, ' '))));
@@ -174,9 +197,11 @@ function holdsKey(text: string, isKey: (text: string) => boolean): boolean {
 
 /** Whether a parameter's name says its value is a credential. */
 function looksLikeKey(name: string): boolean {
-  const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return /key|token|secret|passw|auth|signature|credential/.test(n);
+  const n = name.toLowerCase();
+  return KEY_WORDS.test(/[^a-z0-9]/.test(n) ? n.replace(/[^a-z0-9]/g, '') : n);
 }
+
+const KEY_WORDS = /key|token|secret|passw|auth|signature|credential/;
 
 /** Percent-decoded, twice at most (`api-key%253DK` is `api-key=K` too); as given where it does not decode. */
 function decoded(text: string): string {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { AccessLog, MAX_QUEUED, redact } from '../../../src/server/log.js';
+import { redactAsFirstWritten } from '../../helpers/redact-reference.js';
 
 /** Every spelling of a key a log could hold: as sent, percent-encoded once or twice, `+` for space. */
 function spellings(key: string): string[] {
@@ -39,6 +40,39 @@ describe('access log redaction', () => {
         for (const s of spellings(k)) expect(line).not.toContain(s);
         expect(line).toContain('[redacted]');
       }),
+    );
+  });
+
+  it('answers as the redaction first written, for any target', () => {
+    const piece = fc.oneof(
+      fc.constantFrom(
+        'api-key',
+        'API_KEY',
+        'token',
+        'fields',
+        'ip,city',
+        'k',
+        'S3CRET-0001',
+        'S3CRET%2D0001',
+        'a+b',
+        '%3D',
+        '%253D',
+        '%E2%82',
+        '8.8.8.8',
+        '2001:db8::1',
+        '',
+      ),
+      fc.string({ maxLength: 6 }),
+    );
+    const sep = fc.constantFrom('=', '&', ';', '?', '/', ',', '');
+    const target = fc.array(fc.tuple(piece, sep), { maxLength: 8 }).map((ps) => '/' + ps.map(([p, s]) => p + s).join(''));
+    const keys = new Set(['S3CRET-0001', 'a b c d e f']);
+    const isKey = (t: string) => keys.has(t);
+    fc.assert(
+      fc.property(target, (t) => {
+        expect(redact(t, isKey)).toBe(redactAsFirstWritten(t, isKey));
+      }),
+      { numRuns: 3000 },
     );
   });
 
