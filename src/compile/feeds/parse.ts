@@ -61,22 +61,7 @@ export function parseCsv(text: string, options: ParseOptions, ranges: boolean, f
       continue;
     }
     if (fast && headerDone && least === undefined && raw.indexOf('"') < 0) {
-      // Fields `column` (or 0 and 1) between commas, as splitCsvLine splits a line without quotes.
-      const want = ranges ? 0 : column;
-      let from = 0;
-      for (let k = 0; k < want && from >= 0; k++) {
-        const comma = raw.indexOf(sep, from);
-        from = comma < 0 ? -1 : comma + 1;
-      }
-      const to = from < 0 ? -1 : raw.indexOf(sep, from);
-      if (!ranges) {
-        if (from < 0) c.bad(i + 1, raw, `no column ${column}`);
-        else c.add(i + 1, raw, raw.slice(from, to < 0 ? raw.length : to).trim());
-      } else if (to < 0) c.bad(i + 1, raw, 'expected start,end');
-      else {
-        const next = raw.indexOf(sep, to + 1);
-        c.add(i + 1, raw, `${raw.slice(0, to).trim()}-${raw.slice(to + 1, next < 0 ? raw.length : next).trim()}`);
-      }
+      addUnquoted(c, i + 1, raw, ranges, column, sep);
       continue;
     }
     const fields = splitCsvLine(raw, sep);
@@ -131,6 +116,25 @@ export function parseCsv(text: string, options: ParseOptions, ranges: boolean, f
     }
   }
   return c.result();
+}
+
+/** A line without quotes: field `column` (or fields 0 and 1) found between delimiters, as splitCsvLine splits it. */
+function addUnquoted(c: Collector, line: number, raw: string, ranges: boolean, column: number, sep: string): void {
+  const want = ranges ? 0 : column;
+  let from = 0;
+  for (let k = 0; k < want && from >= 0; k++) {
+    const at = raw.indexOf(sep, from);
+    from = at < 0 ? -1 : at + 1;
+  }
+  const to = from < 0 ? -1 : raw.indexOf(sep, from);
+  if (!ranges) {
+    if (from < 0) c.bad(line, raw, `no column ${column}`);
+    else c.add(line, raw, raw.slice(from, to < 0 ? raw.length : to).trim());
+  } else if (to < 0) c.bad(line, raw, 'expected start,end');
+  else {
+    const next = raw.indexOf(sep, to + 1);
+    c.add(line, raw, `${raw.slice(0, to).trim()}-${raw.slice(to + 1, next < 0 ? raw.length : next).trim()}`);
+  }
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -18,6 +18,10 @@
  * One source refused refuses them all: the downloads that passed are not
  * taken either, so a build never mixes a new file of one provider with an
  * old one of another (a geo source's IPv4 and IPv6 files, say).
+ *
+ * Over 300 lines: the download of a source, its checks for each role and
+ * the taking of all of them together are one transaction, read in one
+ * place.
  */
 
 import {
