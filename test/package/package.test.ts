@@ -65,9 +65,13 @@ const node = (args: string[], input?: string) => execFileSync(process.execPath, 
  * (105 kB, and its types, 41 kB), the lite export and the lookup API's own
  * module (1 340 199 bytes); 1 380 kB with packed datasets' unpacking and
  * the parts' renderer in the bytes entry (113 kB now), `tryWriteJson()`
- * and the access log's bound (1 360 962 bytes).
+ * and the access log's bound (1 360 962 bytes); 1 400 kB with the
+ * network registries' readers and statements (the statements are in the
+ * bytes entry too, which checks a dataset's rows), the shipped hosting-ASN
+ * list (6.7 kB with its licence), URL variables, the feed catalogue and
+ * the csv options (1 388 616 bytes).
  */
-const UNPACKED_BUDGET = 1_380_000;
+const UNPACKED_BUDGET = 1_400_000;
 
 describe('package', () => {
   it.each(['index', 'build', 'export'])('ESM entry %s exports what its source exports', async (entry) => {
