@@ -335,22 +335,27 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     }
   });
 
+  /** The geo and ASN sources with network registries (`networks`), into `into`. */
+  const registryConfig = (into: string, networks: string[], more: Record<string, unknown> = {}) =>
+    parseThreatConfig(
+      {
+        feeds: [],
+        sources: {
+          geo: [`${base}/geo.mmdb`],
+          asn: [`${base}/asn.csv`],
+          networks,
+          checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
+          minNetworks: 2,
+          ...more,
+        },
+      },
+      into,
+    );
+
   it('downloads a network registry (sources.networks) beside them: the types it states answer; one that is not a registry is refused and the last good kept', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'iprecord-sources-registry-'));
     try {
-      const c = parseThreatConfig(
-        {
-          feeds: [],
-          sources: {
-            geo: [`${base}/geo.mmdb`],
-            asn: [`${base}/asn.csv`],
-            networks: [`${base}/net.json.gz`],
-            checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
-            minNetworks: 2,
-          },
-        },
-        fresh,
-      );
+      const c = registryConfig(fresh, [`${base}/net.json.gz`]);
       routes.set('/geo.mmdb', { body: good.geo });
       routes.set('/asn.csv', { body: good.asn });
       // PeeringDB's network objects, gzipped as a mirror serves them: Cloudflare (named a host by its brand) says NSP.
@@ -401,20 +406,7 @@ describe('iprecord update: geo and ASN sources from URLs', () => {
     const ipinfoUrl = `${base}/ipinfo_lite.csv.gz?token=\${IPRECORD_TEST_IPINFO_TOKEN}`;
     const userAgent = 'iprecord-test/1 (ops@example.com)';
     try {
-      const c = parseThreatConfig(
-        {
-          feeds: [],
-          sources: {
-            geo: [`${base}/geo.mmdb`],
-            asn: [`${base}/asn.csv`],
-            networks: [`${base}/asns.csv`, `${base}/tags/uni.csv`, `${base}/tags/vpsh.csv`, ipinfoUrl],
-            checks: [{ ip: '1.0.0.1', country: 'AU', asn: 13335 }],
-            minNetworks: 2,
-            userAgent,
-          },
-        },
-        fresh,
-      );
+      const c = registryConfig(fresh, [`${base}/asns.csv`, `${base}/tags/uni.csv`, `${base}/tags/vpsh.csv`, ipinfoUrl], { userAgent });
       routes.set('/geo.mmdb', { body: good.geo });
       routes.set('/asn.csv', { body: good.asn });
       // "Example Network N" is an access network by its name's word; the registries say otherwise of 64501 (a class) and
