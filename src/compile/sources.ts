@@ -12,8 +12,8 @@ import { statSync } from 'node:fs';
 import { readRegular } from '../files/read.js';
 import { nameRule } from './asn/classify.js';
 import type { TypedBy, ZoneFrom } from '../dataset/layout.js';
-import { combineRegistries, readRegistry, registryName, type RegistryEntry } from './asn/registry.js';
-import { REGISTRY_STATEMENTS } from '../dataset/registry-statements.js';
+import { combineRegistries, readRegistry, type RegistryEntry } from './asn/registry.js';
+import { REGISTRY_STATEMENTS, registryName } from '../dataset/registry-statements.js';
 import { CountryTable, type CountryFacts } from '../country/facts.js';
 import { matchRegion, subdivisionByCode } from '../country/regions.js';
 import { InvalidDatasetError } from '../contract/errors.js';
@@ -136,7 +136,7 @@ export class Sources {
         role: 'networks',
         path,
         schema: read[i].kind,
-        databaseType: registryName(read[i]),
+        databaseType: registryName(read[i].kind, read[i].tag),
         buildEpoch: st.mtime.toISOString(),
         ipVersion: 6,
         nodeCount: read[i].networks,

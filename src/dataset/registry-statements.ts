@@ -62,6 +62,24 @@ export const REGISTRY_STATEMENTS: readonly (RegistryStatement | null)[] = [
   tag('corp', 'Corporate/Enterprise', 'business', true),
 ];
 
+/** The kinds of registry file (`compile/asn/registry.ts` reads each). */
+export type RegistryKind = 'peeringdb-net' | 'bgptools-asns' | 'bgptools-tag' | 'ipinfo-lite-csv';
+
+/** The kind of file that makes a statement. */
+export function kindOf(s: RegistryStatement): RegistryKind {
+  return s.registry === 'PeeringDB' ? 'peeringdb-net' : s.field === 'class' ? 'bgptools-asns' : 'bgptools-tag';
+}
+
+/** What a registry file is, in words (`info()`'s database type); `tag`: a bgp.tools tag list's. */
+export function registryName(kind: RegistryKind, tag = ''): string {
+  return {
+    'peeringdb-net': 'Network registry (PeeringDB network objects)',
+    'bgptools-asns': "Network registry (bgp.tools' AS classes)",
+    'bgptools-tag': `Network registry (bgp.tools' tag ${JSON.stringify(tag)})`,
+    'ipinfo-lite-csv': "Network registry (IPinfo Lite's AS domains)",
+  }[kind];
+}
+
 /** The number of a registry's statement, or 0 when it states no type. */
 export function statementOf(registry: RegistryStatement['registry'], field: RegistryStatement['field'], value: string): number {
   const i = REGISTRY_STATEMENTS.findIndex((s) => s !== null && s.registry === registry && s.field === field && s.value === value);

@@ -7,7 +7,7 @@
  * `seen.bin`, `evidence/seen.ts`).
  */
 
-import { REGISTRY_STATEMENTS, statementText } from '../dataset/registry-statements.js';
+import { kindOf, REGISTRY_STATEMENTS, registryName, statementText } from '../dataset/registry-statements.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
@@ -220,13 +220,8 @@ function typeEvidence(
   const spread = `its IPv4 addresses spread over ${typed.places} place${typed.places === 1 ? '' : 's'} holding ${PLACE_SHARE * 100} % of them or more each (${ACCESS_PLACES} make an access carrier)`;
   // The registry file that made the statement: of its kind (and, for a bgp.tools tag list, of its tag).
   const said = REGISTRY_STATEMENTS[typed.statement] ?? null;
-  const kind =
-    said === null ? null : said.registry === 'PeeringDB' ? 'peeringdb-net' : said.field === 'class' ? 'bgptools-asns' : 'bgptools-tag';
-  const registry = info.databases.find(
-    (d) =>
-      d.role === 'networks' &&
-      (kind === null || (d.schema === kind && (said?.field !== 'tag' || d.databaseType.includes(`"${said.value}"`)))),
-  );
+  const name = said === null ? null : registryName(kindOf(said), said.field === 'tag' ? said.value : undefined);
+  const registry = info.databases.find((d) => d.role === 'networks' && (name === null || d.databaseType === name));
   const evidence = {
     none: 'no organisation name to type it by',
     registry: `${statementText(typed.statement)} states it (${registry?.from ?? 'a network registry'})`,

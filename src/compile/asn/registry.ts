@@ -27,7 +27,9 @@
 import { basename } from 'node:path';
 import { readRegular, regularLines, unreadableReason, withoutBom } from '../../files/read.js';
 import { InvalidDatasetError } from '../../contract/errors.js';
-import { BGP_TOOLS_ORDER, statementOf } from '../../dataset/registry-statements.js';
+import { BGP_TOOLS_ORDER, statementOf, type RegistryKind } from '../../dataset/registry-statements.js';
+
+export type { RegistryKind } from '../../dataset/registry-statements.js';
 import { splitCsvLine } from '../../text/csv.js';
 
 /**
@@ -37,8 +39,6 @@ import { splitCsvLine } from '../../text/csv.js';
  * read a line at a time, whatever their size.
  */
 export const MAX_REGISTRY_BYTES = 256 * 1024 * 1024;
-
-export type RegistryKind = 'peeringdb-net' | 'bgptools-asns' | 'bgptools-tag' | 'ipinfo-lite-csv';
 
 /** What one registry file says. */
 export interface Registry {
@@ -184,14 +184,8 @@ function readBgpToolsTag(path: string, tag: string): Registry {
   const stated = statementOf('bgp.tools', 'tag', tag);
   const says = new Map<number, number>();
   let networks = 0;
-  let first = true;
-  for (const raw of regularLines(path)) {
-    const line = withoutBom(raw).trim();
-    // A header line (`asn,name`) first or not.
-    if (line === '' || (first && /^asn\b/i.test(line))) continue;
-    first = false;
-    const asn = asNumber(line.split(',', 1)[0]);
-    if (asn === null) continue;
+  // A header line (`asn,name`), first or not, names no AS number: left out as any such line is.
+  for (const { asn } of csvRows(path, false, 0)) {
     networks++;
     if (stated !== 0) says.set(asn, stated);
   }
@@ -235,14 +229,4 @@ export function combineRegistries(registries: readonly Registry[]): Map<number, 
     out.set(asn, { statement, domain: ipinfo.get(asn) ?? websites.get(asn) ?? null });
   }
   return out;
-}
-
-/** What a registry file is, in words (`info()`'s database type). */
-export function registryName(r: Registry): string {
-  return {
-    'peeringdb-net': 'Network registry (PeeringDB network objects)',
-    'bgptools-asns': "Network registry (bgp.tools' AS classes)",
-    'bgptools-tag': `Network registry (bgp.tools' tag ${JSON.stringify(r.tag ?? '')})`,
-    'ipinfo-lite-csv': "Network registry (IPinfo Lite's AS domains)",
-  }[r.kind];
 }
