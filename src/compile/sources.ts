@@ -59,9 +59,7 @@ export interface NetworkOwner {
   readonly type: Asn['type'];
   readonly carrier: Carrier | null;
   readonly flags: number;
-  /** Typed by a network registry (`asn/registry.ts`): the data does not weigh it again. */
-  readonly registered?: boolean;
-  /** The registry's statement that typed it (`dataset/registry-statements.ts`), where one did. */
+  /** The registry's statement that typed it (`dataset/registry-statements.ts`) where one did (`typedBy` registry: the data does not weigh it again). */
   readonly statement?: number;
   /** How its type was decided, the share of its IPv4 addresses on the datacenter lists (null: not weighed) and the places they spread over (`asn/evidence.ts`). */
   readonly typedBy: TypedBy;
@@ -206,7 +204,7 @@ function networkOwner(facts: AsnFacts, registry: ReadonlyMap<number, RegistryEnt
     share: null,
     places: 0,
   };
-  return registered === null ? owner : { ...owner, registered: true, statement: entry!.statement };
+  return registered === null ? owner : { ...owner, statement: entry!.statement };
 }
 
 function isCsv(f: SourceFile): boolean {

@@ -118,7 +118,7 @@ export class PlaceSpread {
    * only where `feeds`: datacenter lists were compiled in).
    */
   typed(owner: NetworkOwner, feeds: boolean): NetworkOwner {
-    if (owner.registered === true || owner.type !== 'business' || !statesNoType(owner.name)) return owner;
+    if (owner.typedBy === 'registry' || owner.type !== 'business' || !statesNoType(owner.name)) return owner;
     const id = this.networkIds.get(owner.asn);
     const places = this.places(owner.asn);
     const share = feeds && id !== undefined && this.totals[id] > 0 ? this.datacenter[id] / this.totals[id] : null;

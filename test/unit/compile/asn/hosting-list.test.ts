@@ -33,7 +33,7 @@ function owner(asn: number, name: string, registered = false): NetworkOwner {
     typedBy: registered ? 'registry' : named.rule,
     share: null,
     places: 0,
-    ...(registered ? { registered: true, statement: 6 } : {}),
+    ...(registered ? { statement: 6 } : {}),
   };
 }
 
