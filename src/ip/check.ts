@@ -13,8 +13,8 @@ import {
   reservedIpMessage,
 } from '../contract/errors.js';
 import { carriesIpv4 } from './embedded.js';
-import { formatIp, isFormatV6 } from './format.js';
-import { parseIpInto, type IpVersion } from './parse.js';
+import { formatIp } from './format.js';
+import { parseIpInto, parsedCanonically, type IpVersion } from './parse.js';
 import { classify, SpecialKind, type SpecialTable } from './special.js';
 import type { BulkError } from '../contract/types.js';
 import { utf8Bytes, utf8Length, writeUtf8 } from '../platform/bytes.js';
@@ -46,7 +46,7 @@ export class Parsed {
    * words), the text given where that is already canonical (as addresses in logs mostly are), else made.
    */
   get text(): string {
-    return (this.known ??= this.version === 6 && isFormatV6(this.given, this.words) ? this.given : formatIp(this.version, this.words));
+    return (this.known ??= formatIp(this.version, this.words));
   }
 }
 
@@ -69,8 +69,8 @@ export class AddressCheck {
     }
     const p = this.parsed;
     p.version = version;
-    // A dotted quad that parsed is already canonical.
-    p.known = version === 4 && ip.indexOf(':') < 0 ? ip : null;
+    // A dotted quad that parsed is already canonical, and so is IPv6 text the parser found spelled canonically.
+    p.known = version === 4 ? (ip.indexOf(':') < 0 ? ip : null) : parsedCanonically() ? ip : null;
     p.given = ip;
     p.kind = classify(this.special, version, this.words);
     return p.kind === SpecialKind.Private ? Bad.Private : p.kind === SpecialKind.Reserved ? Bad.Reserved : Bad.None;

@@ -60,36 +60,6 @@ export function formatV6(words: ArrayLike<number>): string {
   return groups(words, 0, start) + '::' + groups(words, start + length, 8);
 }
 
-/** Character codes of the hex digits. */
-const HEX_CODES = HEX.slice(0, 16).map((c) => c.charCodeAt(0));
-const COLON = 0x3a;
-
-/**
- * Whether `text` is the RFC 5952 text of four words (`formatV6`), compared
- * a character at a time as it would be written, no string made: addresses
- * in logs mostly are, and their text is then kept rather than made again.
- */
-export function isFormatV6(text: string, words: ArrayLike<number>): boolean {
-  const [start, length] = zeroRun(words);
-  let at = 0;
-  let first = true;
-  for (let i = 0; i < 8; i++) {
-    if (i === start) {
-      if (text.charCodeAt(at) !== COLON || text.charCodeAt(at + 1) !== COLON) return false;
-      at += 2;
-      i += length - 1;
-      first = true;
-      continue;
-    }
-    if (!first && text.charCodeAt(at++) !== COLON) return false;
-    first = false;
-    const g = group(words, i);
-    for (let shift = g >= 0x1000 ? 12 : g >= 0x100 ? 8 : g >= 0x10 ? 4 : 0; shift >= 0; shift -= 4)
-      if (text.charCodeAt(at++) !== HEX_CODES[(g >>> shift) & 15]) return false;
-  }
-  return at === text.length;
-}
-
 /** Canonical text of a parsed address. */
 export function formatIp(version: IpVersion, words: ArrayLike<number>): string {
   return version === 4 ? formatV4(words[3]) : formatV6(words);

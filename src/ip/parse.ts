@@ -99,15 +99,36 @@ export function hexValue(c: number): number {
 
 const groups = new Uint16Array(8);
 
+/** `HEX` with 16 added to the upper-case digits' values: an IPv6 text's case is told in the same read. */
+const HEX_CASED = HEX.map((v, c) => (c >= CH_A && c <= CH_F ? v + 16 : v));
+
+/** Whether the last IPv6 text parsed is spelled as `formatV6` writes its address (`parsedCanonically`). */
+const last = { canonical: false };
+
+/**
+ * Whether the text of the last IPv6 address parsed (its whole text) is its
+ * canonical text, RFC 5952's as `formatV6` writes it: lower case, no
+ * leading zeros, no dotted tail, `::` for the first longest run of two
+ * zero groups or more and for no other. Addresses in logs mostly are, and
+ * their text is then kept rather than made again (`Parsed.text`).
+ */
+export function parsedCanonically(): boolean {
+  return last.canonical;
+}
+
 function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
   let count = 0; // groups written so far
   let gap = -1; // index in `groups` where `::` stands
   let i = 0;
+  // No leading zeros so far; 16 in `upper` once a digit was upper case.
+  let plain = true;
+  let upper = 0;
+  last.canonical = false;
   if (text.charCodeAt(0) === CH_COLON) {
     if (len < 2 || text.charCodeAt(1) !== CH_COLON) return 0;
     gap = 0;
     i = 2;
-    if (i === len) return wordsOfGroups(groups, count, gap, out);
+    if (i === len) return compressed(count, gap, out);
   }
   while (i < len) {
     // One group: up to four hex digits, or a dotted IPv4 tail.
@@ -115,14 +136,16 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
     let digits = 0;
     const start = i;
     while (i < len) {
-      const h = hexValue(text.charCodeAt(i));
+      const c = text.charCodeAt(i);
+      const h = c < 128 ? HEX_CASED[c] : -1;
       if (h < 0) break;
-      value = (value << 4) | h;
+      upper |= h;
+      value = (value << 4) | (h & 15);
       i++;
       if (++digits > 4) return 0;
     }
     if (i < len && text.charCodeAt(i) === CH_DOT) {
-      // IPv4 tail: takes two groups and ends the address.
+      // IPv4 tail: takes two groups and ends the address (never canonical).
       if (count > 6) return 0;
       const v4 = parseV4(text, start, len);
       if (v4 < 0) return 0;
@@ -131,6 +154,7 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
       return wordsOfGroups(groups, count, gap, out);
     }
     if (digits === 0 || count === 8) return 0;
+    if (digits > 1 && text.charCodeAt(start) === CH_0) plain = false;
     groups[count++] = value;
     if (i === len) break;
     if (text.charCodeAt(i) !== CH_COLON) return 0;
@@ -144,7 +168,31 @@ function parseV6(text: string, len: number, out: Uint32Array): 0 | IpVersion {
       return 0; // a trailing single colon
     }
   }
-  return wordsOfGroups(groups, count, gap, out);
+  return plain && upper < 16 ? compressed(count, gap, out) : wordsOfGroups(groups, count, gap, out);
+}
+
+/** `wordsOfGroups` of groups spelled plainly, `canonical` set when the `::` (at `gap`, or none) is where `formatV6` puts it. */
+function compressed(count: number, gap: number, out: Uint32Array): 0 | IpVersion {
+  const version = wordsOfGroups(groups, count, gap, out);
+  if (version !== 6) return version;
+  // The first longest run of zero groups, of two or more (`zeroRun`), over the groups as `::` filled them in.
+  let best = -1;
+  let bestLength = 1;
+  for (let k = 0; k < 8;) {
+    if (groups[k] !== 0) {
+      k++;
+      continue;
+    }
+    let j = k;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - k > bestLength) {
+      best = k;
+      bestLength = j - k;
+    }
+    k = j;
+  }
+  last.canonical = gap < 0 ? best < 0 : best === gap && bestLength === 8 - count;
+  return version;
 }
 
 /**

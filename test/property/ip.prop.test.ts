@@ -1,7 +1,10 @@
 import { isIP, isIPv6 } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatIp, isFormatV6 } from '../../src/ip/format.js';
+import { formatIp } from '../../src/ip/format.js';
+import { parseIpInto, parsedCanonically } from '../../src/ip/parse.js';
+import { AddressCheck } from '../../src/ip/check.js';
+import { specialTable } from '../../src/ip/special.js';
 import { parseIp } from '../../src/ip/address.js';
 import { seed } from '../helpers/env.js';
 
@@ -63,14 +66,57 @@ describe('address parser', () => {
     );
   });
 
-  it('tells RFC 5952 text from every other form of the address (as the WHATWG URL serialiser writes it or not)', () => {
+  it('tells RFC 5952 text from every other form of the address as it parses it (as the WHATWG URL serialiser writes it or not)', () => {
     // fc.ipV6() writes some addresses canonically and most not; the canonical text and its upper case besides.
-    const text = fc.ipV6().chain((t) => fc.constantFrom(t, urlCanonical(t), urlCanonical(t).toUpperCase(), ` ${urlCanonical(t)}`));
+    const text = fc.ipV6().chain((t) => fc.constantFrom(t, urlCanonical(t), urlCanonical(t).toUpperCase()));
+    const words = new Uint32Array(4);
     fc.assert(
       fc.property(text, (t) => {
-        const a = parseIp(t.trim());
-        fc.pre(a !== null && a.version === 6);
-        expect(isFormatV6(t, a.words)).toBe(t === urlCanonical(t.trim()));
+        fc.pre(parseIpInto(t, words) === 6);
+        expect(parsedCanonically()).toBe(t === urlCanonical(t));
+      }),
+      params,
+    );
+  });
+
+  it('tells RFC 5952 text from any spelling of groups with runs of zeros, leading zeros, either case and any `::`', () => {
+    // Eight groups, zeros often (runs of them, ties among runs); each written in either case, with or without
+    // leading zeros; `::` in place of any run of zero groups or of none.
+    // Upper case and leading zeros rarely, group by group: a share of the spellings is canonical.
+    const rarely = fc.constantFrom(false, false, false, false, false, false, false, true);
+    const spelling = fc
+      .tuple(
+        fc.array(fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 1, max: 0xff })), {
+          minLength: 8,
+          maxLength: 8,
+        }),
+        fc.array(fc.tuple(rarely, fc.integer({ min: 0, max: 3 }), rarely), { minLength: 8, maxLength: 8 }),
+        fc.nat(8),
+        fc.nat(8),
+      )
+      .map(([groups, styles, from, length]) => {
+        const hex = groups.map((g, i) => {
+          const [upper, pad, padded] = styles[i];
+          const h = g.toString(16);
+          const t = padded ? h.padStart(Math.min(4, h.length + pad), '0') : h;
+          return upper ? t.toUpperCase() : t;
+        });
+        // `::` over groups from..from+length when all of them are zero.
+        const end = Math.min(8, from + Math.max(1, length));
+        if (from < 8 && groups.slice(from, end).every((g) => g === 0))
+          return `${hex.slice(0, from).join(':')}::${hex.slice(end).join(':')}`;
+        return hex.join(':');
+      });
+    const words = new Uint32Array(4);
+    const check = new AddressCheck(specialTable());
+    fc.assert(
+      fc.property(spelling, (t) => {
+        fc.pre(parseIpInto(t, words) === 6);
+        expect(parsedCanonically()).toBe(t === formatIp(6, words));
+        expect(t === urlCanonical(t)).toBe(t === formatIp(6, words));
+        // The address check keeps the text given where it is canonical, and makes it where not (`::a.b.c.d` is IPv4).
+        check.check(t);
+        expect(check.parsed.text).toBe(formatIp(check.parsed.version, check.words));
       }),
       params,
     );
