@@ -32,8 +32,8 @@ import {
 
 /** What a record is written with besides the address. */
 export interface RenderState {
-  /** The address (its canonical text, `text`, made for IPv6 only when asked for). */
-  address: { readonly text: string };
+  /** The address: its canonical text (`text`, made for IPv6 only when asked for), `known` once it is (the text given, when canonical). */
+  address: { readonly text: string; readonly known: string | null };
   /** When (microseconds since the epoch, for `current_time`). */
   now: number;
   /** The text of `count`, and whether it is the engine's own (digits: written without escapes). */
@@ -145,8 +145,10 @@ export class ByteSink implements RecordSink {
   }
 
   address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void {
-    // A canonical address needs no escapes.
-    if (version === 4) this.out.latin1(s.address.text);
+    // A canonical address needs no escapes: its text copied where known (a dotted quad, IPv6 given canonically), else
+    // IPv6 written from the words.
+    const known = s.address.known;
+    if (known !== null || version === 4) this.out.latin1(s.address.text);
     else this.out.ipv6(words);
   }
 

@@ -129,7 +129,8 @@ describe('the record template', () => {
             const ip = formatIp(version, words);
             const ref = version === 4 ? ds.find4(words[3]) : ds.find6(words);
             const s: RenderState = {
-              address: { text: ip },
+              // IPv6 as given canonically (its text copied) and as not (written from the words), in turn.
+              address: { text: ip, known: version === 4 || i % 2 === 0 ? ip : null },
               now: Date.UTC(2026, 0, 1) * 1000,
               count: '7',
               ownCount: true,
