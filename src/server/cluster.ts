@@ -41,6 +41,16 @@ type Message =
   | { iprecord: 'offsets'; offsets: Record<string, number> }
   | { iprecord: 'stop' };
 
+/**
+ * Sends a message to a worker if its channel is open. A worker that is
+ * stopping may close it between the check and the write (EPIPE): that is
+ * not an error of the primary's, whose `exit` handler settles the worker;
+ * with a callback, node hands that error to it instead of emitting it.
+ */
+function tell(worker: Worker, message: Message): void {
+  if (worker.isConnected()) worker.send(message, undefined, {}, () => {});
+}
+
 function isMessage(m: unknown): m is Message {
   return typeof m === 'object' && m !== null && typeof (m as { iprecord?: unknown }).iprecord === 'string';
 }
@@ -188,7 +198,7 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
     counts.add(worker);
     worker.on('message', (m: unknown) => {
       if (!isMessage(m)) return;
-      if (m.iprecord === 'hello') worker.send({ iprecord: 'offsets', offsets: counts.offsetsFor(worker) });
+      if (m.iprecord === 'hello') tell(worker, { iprecord: 'offsets', offsets: counts.offsetsFor(worker) });
       else if (m.iprecord === 'counts') counts.report(worker, m.counts);
     });
   };
@@ -196,7 +206,7 @@ export function runPrimary(workers: number, keys: KeyStore, countsFile: string |
   for (let i = 0; i < workers; i++) fork();
   const broadcast = setInterval(() => {
     for (const w of Object.values(cluster.workers ?? {}))
-      if (w?.isConnected()) w.send({ iprecord: 'offsets', offsets: counts.offsetsFor(w) });
+      if (w !== undefined) tell(w, { iprecord: 'offsets', offsets: counts.offsetsFor(w) });
   }, REPORT_MS);
   const saver = setInterval(() => counts.save(), SAVE_MS);
   return superviseWorkers(workers, fork, counts, log, () => {
@@ -227,7 +237,7 @@ function superviseWorkers(
       stopping = true;
       failed = signal === 'too many worker exits';
       log(`${signal}, stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
-      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send({ iprecord: 'stop' });
+      for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined) tell(w, { iprecord: 'stop' });
     };
     cluster.on('exit', (worker, code, signal) => {
       counts.retire(worker);
