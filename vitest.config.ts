@@ -35,7 +35,7 @@ const QUICK_SUITES = [
 
 export default defineConfig({
   test: {
-    // A fresh clone and npm install (30-40 s each; the Dockerfile's steps as a script too): their own step of CI (npm run test:setup), not part of npm test.
+    // The package packed and installed, and the Dockerfile's steps as a script (two fresh installs): their own step of CI (npm run test:setup), not part of npm test.
     exclude: process.env.IPRECORD_SETUP_TEST === '1' ? [] : ['test/package/setup.test.ts', 'test/package/docker.test.ts'],
     // A test's time limit only catches a hang: no test sets a shorter one (a slow hour here runs suites 3x slower).
     testTimeout: 120_000,

@@ -25,7 +25,7 @@ import { SMALL_SOURCES } from '../helpers/maxmind.js';
 const ELSEWHERE: [RegExp, string][] = [
   [
     /^npm (install|ci|test)\b/,
-    'the README set-up test runs the set-up commands on a fresh clone (npm run test:setup); npm test is the suite itself',
+    'CI runs the README set-up block on its clean clone (.ci/run) and npm run test:setup checks it; npm test is the suite itself',
   ],
   [/^(npx )?iprecord update\b/, 'downloads from the Internet; test/integration/update*.test.ts run update against local HTTP servers'],
   [/^docker /, 'Docker is not installed here; test/package/docker.test.ts runs the Dockerfile as a script'],

@@ -1,10 +1,12 @@
 /**
- * The README's set-up commands, as a new user runs them: a fresh clone of
- * this repository's committed tree, then each command of the README's "Set
- * up" block in turn, then `npx iprecord 8.8.8.8`. npx installs the folder
- * into its cache to run its own command, running its lifecycle scripts
- * again; they must not build again (which took 13-23 s): the output of
- * npx's run may not show a build. Then the clone packed (`npm pack`) and
+ * The README's set-up commands, as a new user runs them. CI (`.ci/run`)
+ * runs the README's "Set up" block itself on its clean clone, as its one
+ * install from the lockfile; this suite checks that block is what CI can
+ * run (a clean install, then the first lookup), runs its first lookup and
+ * `npx iprecord 8.8.8.8` in this checkout: npx installs the folder into
+ * its cache to run its own command, running its lifecycle scripts again;
+ * they must not build again (which took 13-23 s): the output of npx's run
+ * may not show a build. Then the checkout packed (`npm pack`) and
  * installed into a new project with install scripts off, as pnpm and
  * `--ignore-scripts` install it: the first lookup compiles the default
  * dataset. The time each step took is printed.
@@ -13,14 +15,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
 
 /** A bound for an install and its first lookup, against a hang: on a CI machine busy with other steps, one took 355 s. */
 const INSTALL_MS = 900_000;
 
-/** The commands of the README's first `sh` block under "## Set up", comments removed. */
+/** The commands of the README's first `sh` block under "## Set up", comments removed (.ci/run reads them the same way). */
 function setUpCommands(): string[] {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Set up'));
@@ -32,35 +34,37 @@ function setUpCommands(): string[] {
     .filter((l) => l !== '');
 }
 
-const isClone = existsSync(join(ROOT, '.git'));
+/** npx's cache, where it installs this folder to run `npx iprecord` here. */
+const NPX = join(process.env.npm_config_cache ?? join(homedir(), '.npm'), '_npx');
+const npxEntries = () => new Set(existsSync(NPX) ? readdirSync(NPX) : []);
+const npxBefore = npxEntries();
 const dir = mkdtempSync(join(tmpdir(), 'iprecord-setup-'));
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
-  // npx installed the clone into npm's cache to run its command: that entry would point at nothing now.
-  const npx = join(process.env.npm_config_cache ?? join(homedir(), '.npm'), '_npx');
-  for (const entry of existsSync(npx) ? readdirSync(npx) : []) {
-    const pkg = join(npx, entry, 'package.json');
-    if (existsSync(pkg) && readFileSync(pkg, 'utf8').includes(basename(dir))) rmSync(join(npx, entry), { recursive: true, force: true });
+  // An entry npx made for this checkout during the test (CI's clone is removed after the run): it would point at nothing.
+  for (const entry of npxEntries()) {
+    const pkg = join(NPX, entry, 'package.json');
+    if (!npxBefore.has(entry) && existsSync(pkg) && readFileSync(pkg, 'utf8').includes(JSON.stringify(ROOT)))
+      rmSync(join(NPX, entry), { recursive: true, force: true });
   }
 });
 
-describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
+describe('README set-up', () => {
   it(
-    'npm install, the first lookup, and npx iprecord, which does not build again',
+    'a clean install CI runs as written, then the first lookup, and npx iprecord, which does not build again',
     () => {
       const commands = setUpCommands();
-      expect(commands).toEqual([expect.stringMatching(/^npm (install|ci)\b/), 'node dist/cli.js 8.8.8.8']);
-      const clone = join(dir, 'iprecord');
-      execFileSync('git', ['clone', '--quiet', ROOT, clone]);
+      // The install CI runs as its own (a clean install from the lockfile), then the first lookup.
+      expect(commands).toEqual([expect.stringMatching(/^npm ci\b/), 'node dist/cli.js 8.8.8.8']);
       const times: string[] = [];
       const records: string[] = [];
-      for (const command of [...commands, 'npx iprecord 8.8.8.8']) {
+      for (const command of [...commands.slice(1), 'npx iprecord 8.8.8.8']) {
         const started = performance.now();
         const r = spawnSync('sh', ['-c', command], {
-          cwd: clone,
+          cwd: ROOT,
           encoding: 'utf8',
           maxBuffer: 64 << 20,
-          // The clone's own data only; npm's lifecycle messages shown.
+          // The checkout's own data only; npm's lifecycle messages shown.
           env: { ...process.env, IPRECORD_DATA: '', npm_config_loglevel: 'info' },
         });
         times.push(`${command}: ${((performance.now() - started) / 1000).toFixed(2)} s`);
@@ -71,8 +75,8 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
           expect(r.stdout + r.stderr).not.toMatch(/tsup|Build success|node-gyp|embedded data ready/);
         }
       }
-      console.log(`README set-up on a fresh clone: ${times.join('; ')}`);
-      for (const out of records.slice(1)) {
+      console.log(`README set-up after the install: ${times.join('; ')}`);
+      for (const out of records) {
         const record = JSON.parse(out) as { ip: string; country_code: string; asn: { asn: string } };
         expect(record).toMatchObject({ ip: '8.8.8.8', country_code: 'US', asn: { asn: 'AS15169' } });
       }
@@ -83,12 +87,10 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
   it(
     'the packed package installed with install scripts off: the first open compiles the default dataset, says so once, and answers',
     () => {
-      // The clone of the test above holds the build (npm pack packs dist/ as it is).
-      const clone = join(dir, 'iprecord');
       // Packed as built (with its scripts, prepare would build again: the same files).
       const [{ filename: packed }] = JSON.parse(
         execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
-          cwd: clone,
+          cwd: ROOT,
           encoding: 'utf8',
           stdio: ['ignore', 'pipe', 'ignore'],
         }),
@@ -138,4 +140,3 @@ describe.skipIf(!isClone)('README set-up on a fresh clone', () => {
     INSTALL_MS,
   );
 });
-if (!isClone) console.log(`README set-up test skipped: ${ROOT} is not a git clone`);
