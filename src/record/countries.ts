@@ -27,8 +27,6 @@ export interface CountryRow {
   readonly emoji_unicode: string | null;
   readonly languages: IpRecord['languages'];
   readonly currency: IpRecord['currency'];
-  /** Its runs of members (`countryRuns`) as text. */
-  readonly texts: readonly string[];
   /**
    * Its runs of members as UTF-8 in words (`textWords`),
    * and where run `i` starts and ends (`runAt[2i]`, `runAt[2i + 1]`): the
@@ -78,7 +76,6 @@ export class Countries {
       emoji_unicode: value<string | null>('emoji_unicode'),
       languages: value<IpRecord['languages']>('languages'),
       currency: value<IpRecord['currency']>('currency'),
-      texts: Object.freeze(texts),
       runs,
       runAt: Object.freeze(runAt),
       cells: Object.freeze(COUNTRY_VALUES.map((key) => utf8Bytes(csvField(JSON.parse(json(key)))))),

@@ -29,8 +29,8 @@ import {
   RECORD,
   type Dataset,
 } from '../dataset/format.js';
-import type { ByteWriter } from '../text/writer.js';
-import { ByteSink, TextSink, writeRecord, type RenderState } from './render.js';
+import { ByteWriter } from '../text/writer.js';
+import { ByteSink, writeRecord, type RenderState } from './render.js';
 
 /** The `asn` object of a network row (at `net`) with a route, made per lookup (it holds the route). */
 export function asnObject(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number): Asn {
@@ -57,8 +57,9 @@ export function carrierObject(ds: Dataset, net: number): Carrier {
 /** Records as objects, text and bytes from one dataset. */
 export class RecordObjects {
   readonly countries: Countries;
-  private readonly text = new TextSink();
   private readonly bytes = new ByteSink();
+  /** Where `json()` writes a record's bytes before they are decoded, reused (grown to the longest record). */
+  private readonly scratch = new ByteWriter(2048);
 
   constructor(private readonly ds: Dataset) {
     this.countries = new Countries(ds);
@@ -118,14 +119,12 @@ export class RecordObjects {
     return record;
   }
 
-  /** The record's JSON text (`lookupJson`). */
+  /** The record's JSON text (`lookupJson`): its bytes, decoded in one piece. */
   json(clock: ZoneClock, version: IpVersion, words: ArrayLike<number>, ref: number, s: RenderState): string {
-    const sink = this.text;
-    sink.s = '';
-    writeRecord(this.ds, this.countries, clock, version, words, ref, s, sink);
-    const json = sink.s;
-    sink.s = '';
-    return json;
+    const out = this.scratch;
+    out.used = 0;
+    this.write(clock, version, words, ref, s, out);
+    return out.toString();
   }
 
   /** Writes the record's JSON as UTF-8 to `out`. */

@@ -7,7 +7,7 @@
  * `time_zone`, `count`).
  */
 
-import { formatCidr, maskInto } from '../ip/format.js';
+import { maskInto } from '../ip/format.js';
 import type { IpVersion } from '../ip/parse.js';
 import { memberText } from '../contract/template.js';
 import { ByteWriter } from '../text/writer.js';
@@ -49,28 +49,6 @@ export interface RenderState {
 
 const IP = memberText('ip', true) + '"';
 
-/** Where a record's pieces go: `ByteSink` writes them into a buffer, `TextSink` joins them into a string. */
-export interface RecordSink {
-  /** What the first reads of a record's parts read: kept, so that the reads are not left out as unused. */
-  touched: number;
-  /** ASCII text, as it is. */
-  raw(text: string): void;
-  /** The canonical text of the address (the state's, or the words' in version). */
-  address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void;
-  /** Run `i` of a country row's members (`Countries`). */
-  run(c: CountryRow, i: number): void;
-  /** A part of the dataset (`dataset/parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
-  part(ds: Dataset, start: number, end: number): void;
-  /** The base URL of `flag`. */
-  flagBase(s: RenderState): void;
-  /** `"a.b.c.d/p"` or an IPv6 network, quoted. */
-  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void;
-  /** The `time_zone` object of a zone at a moment. */
-  zone(clock: ZoneClock, name: string, now: number): void;
-  /** The count's text (the engine's own: digits, written without escapes), then `}`. */
-  count(text: string, own: boolean): void;
-}
-
 /**
  * Writes the record of the address in `words` (in range `ref`) to `out`:
  * the country's runs and the rows' parts (`dataset/parts.ts`) in the template's
@@ -84,7 +62,7 @@ export function writeRecord(
   words: ArrayLike<number>,
   ref: number,
   s: RenderState,
-  out: RecordSink,
+  out: ByteSink,
 ): void {
   const rec = (ref >>> 8) * RECORD;
   const { records, locations, networks } = ds;
@@ -126,7 +104,7 @@ export function writeRecord(
 }
 
 /** The `asn` object of a network row (at `net`) that has one, its route the address in `words` masked to `prefix`. */
-export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number, out: RecordSink): void {
+export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: ArrayLike<number>, prefix: number, out: ByteSink): void {
   const networks = ds.networks;
   out.part(ds, networks[net + NET_PART.head], networks[net + NET_PART.head + 1]);
   out.route(version, words, prefix);
@@ -134,16 +112,19 @@ export function writeAsn(ds: Dataset, net: number, version: IpVersion, words: Ar
 }
 
 /** A record's JSON written as UTF-8 into a `ByteWriter` (`out`, set before each record). */
-export class ByteSink implements RecordSink {
+export class ByteSink {
   out: ByteWriter = NO_WRITER;
+  /** What the first reads of a record's parts read: kept, so that the reads are not left out as unused. */
   touched = 0;
   /** An IPv6 route's words. */
   private readonly masked = new Uint32Array(4);
 
+  /** ASCII text, as it is. */
   raw(text: string): void {
     this.out.latin1(text);
   }
 
+  /** The canonical text of the address (the state's, or the words' in version). */
   address(s: RenderState, version: IpVersion, words: ArrayLike<number>): void {
     // A canonical address needs no escapes: its text copied where known (a dotted quad, IPv6 given canonically), else
     // IPv6 written from the words.
@@ -152,18 +133,22 @@ export class ByteSink implements RecordSink {
     else this.out.ipv6(words);
   }
 
+  /** Run `i` of a country row's members (`Countries`). */
   run(c: CountryRow, i: number): void {
     this.out.part(c.runs, c.runAt[2 * i], c.runAt[2 * i + 1]);
   }
 
+  /** A part of the dataset (`dataset/parts.ts`): its start and its end word (PART_UTF8 set: not ASCII). */
   part(ds: Dataset, start: number, end: number): void {
     this.out.part(ds.parts, start, (end & ~PART_UTF8) >>> 0);
   }
 
+  /** The base URL of `flag`. */
   flagBase(s: RenderState): void {
     this.out.part(s.flagBase, 0, s.flagBaseEnd);
   }
 
+  /** `"a.b.c.d/p"` or an IPv6 network, quoted. */
   route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
     const out = this.out;
     if (version === 4) writeRoute4(out, words[3], prefix);
@@ -176,10 +161,12 @@ export class ByteSink implements RecordSink {
     }
   }
 
+  /** The `time_zone` object of a zone at a moment. */
   zone(clock: ZoneClock, name: string, now: number): void {
     clock.writeTimeZone(name, now, this.out);
   }
 
+  /** The count's text (the engine's own: digits, written without escapes), then `}`. */
   count(text: string, own: boolean): void {
     const out = this.out;
     if (own) {
@@ -190,45 +177,6 @@ export class ByteSink implements RecordSink {
       out.jsonString(text);
       out.latin1('}');
     }
-  }
-}
-
-/** A record's JSON as a string, from the same pieces (`Dataset.partText`). */
-export class TextSink implements RecordSink {
-  /** The text written since it was last emptied. */
-  s = '';
-  touched = 0;
-
-  raw(text: string): void {
-    this.s += text;
-  }
-
-  address(s: RenderState): void {
-    this.s += s.address.text;
-  }
-
-  run(c: CountryRow, i: number): void {
-    this.s += c.texts[i];
-  }
-
-  part(ds: Dataset, start: number, end: number): void {
-    this.s += ds.partText(start, end);
-  }
-
-  flagBase(s: RenderState): void {
-    this.s += s.flagBaseText;
-  }
-
-  route(version: IpVersion, words: ArrayLike<number>, prefix: number): void {
-    this.s += '"' + formatCidr(version, words, prefix) + '"';
-  }
-
-  zone(clock: ZoneClock, name: string, now: number): void {
-    this.s += clock.timeZoneJson(name, now);
-  }
-
-  count(text: string, own: boolean): void {
-    this.s += own ? '"' + text + '"}' : JSON.stringify(text) + '}';
   }
 }
 

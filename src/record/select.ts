@@ -104,7 +104,7 @@ function memberReader(m: RecordMember): Reader {
           const path = country(r).flagPath;
           return path === null ? null : r.flagBase + path;
         };
-      const key = m as Exclude<keyof CountryRow, 'flagPath' | 'texts' | 'bytes'>;
+      const key = m as Exclude<keyof CountryRow, 'flagPath' | 'bytes'>;
       return (r) => country(r)[key];
     }
     case 'places': {

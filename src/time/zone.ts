@@ -91,19 +91,13 @@ export class ZoneClock {
     return { name: s.name, abbr: s.abbr, offset: s.offset, is_dst: s.isDst, current_time: this.currentTime(s, nowMs) };
   }
 
-  /** `JSON.stringify(timeZone(name, nowMs))`, from text kept per zone and per second. */
-  timeZoneJson(name: string, nowMs: number): string {
-    const s = this.state(name, nowMs);
-    return s.head + this.currentTime(s, nowMs) + '"}';
-  }
-
   /** `current_time`: the date and time up to the second change once a second, only the microseconds are formatted per call. */
   private currentTime(s: ZoneState, nowMs: number): string {
     const local = nowMs + s.offsetMs;
     return this.secondOf(s, local) + micros6(microsOf(local)) + s.colon;
   }
 
-  /** `timeZoneJson(name, nowMs)` in UTF-8, written to `out`. */
+  /** `JSON.stringify(timeZone(name, nowMs))` in UTF-8, written to `out`, from text kept per zone and per second. */
   writeTimeZone(name: string, nowMs: number, out: ByteWriter): void {
     const s = this.state(name, nowMs);
     const local = nowMs + s.offsetMs;
