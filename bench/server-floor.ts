@@ -5,7 +5,8 @@
  * in turn, in slices of a few seconds, alternating which goes first, so
  * that both meet the machine's phases alike (bench/server.ts measures its
  * servers one after another, a minute apart). Prints the median of the
- * slices' ratios of requests per second and each server's CPU a request.
+ * slices' ratios of requests per second and of CPU a request (the constant
+ * body's over iprecord's), and each server's CPU a request.
  * iprecord runs with its default access log to standard output (a pipe
  * this process reads, counting the lines against the requests answered),
  * or with `--access-log off`.
@@ -107,6 +108,11 @@ try {
   );
   console.log(
     `CPU a request above the constant body: ${median(got[0].cpu.map((c, i) => c - got[1].cpu[i])).toFixed(1)} µs (median of the slices)`,
+  );
+  // By CPU a request (what a busy server's cores buy): the constant body's over iprecord's, slice by slice.
+  const byCpu = got[1].cpu.map((c, i) => c / got[0].cpu[i]);
+  console.log(
+    `by CPU a request, the constant body's / iprecord's: ${median(byCpu).toFixed(2)}x (${byCpu.map((r) => r.toFixed(2)).join(', ')})`,
   );
   console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}`);
 } finally {
