@@ -165,18 +165,22 @@ function redactPart(part: string, isKey: (text: string) => boolean): string {
 
 /** A path with each segment that holds a key as `[redacted]` (the path itself, unsplit, where none does: nearly always). */
 function redactPath(path: string, isKey: (text: string) => boolean): string {
-  const isSecret = (segment: string) => segment.length >= MIN_KEY && holdsKey(decoded(segment), isKey);
   for (let start = 0; ;) {
     const slash = path.indexOf('/', start);
     const end = slash < 0 ? path.length : slash;
-    if (end - start >= MIN_KEY && isSecret(path.slice(start, end)))
+    if (end - start >= MIN_KEY && isSecret(path.slice(start, end), isKey))
       return path
         .split('/')
-        .map((segment) => (isSecret(segment) ? '[redacted]' : segment))
+        .map((segment) => (isSecret(segment, isKey) ? '[redacted]' : segment))
         .join('/');
     if (slash < 0) return path;
     start = slash + 1;
   }
+}
+
+/** Whether a path segment holds a key of the server, decoded. */
+function isSecret(segment: string, isKey: (text: string) => boolean): boolean {
+  return segment.length >= MIN_KEY && holdsKey(decoded(segment), isKey);
 }
 
 /** Keys are at least this long (keys.ts refuses shorter ones). */
@@ -190,15 +194,28 @@ function holdsKey(text: string, isKey: (text: string) => boolean): boolean {
   if (text.length < MIN_KEY) return false;
   // One word (an address in a path, nearly always): the text itself.
   if (!WORDY.test(text)) return isKey(text);
-  const words = [text, ...text.split(/[=,;&?/]+/).filter((word) => word.length >= MIN_KEY && word !== text)];
-  // A `+` in a query may stand for a space.
-  return words.some((word) => isKey(word) || (word.includes('+') && isKey(word.replace(/\+/g, ' '))));
+  if (isKeySpaced(text, isKey)) return true;
+  // Its words between `=`, `,`, `;`, `&`, `?` and `/`, those long enough to be a key.
+  for (let from = 0, i = 0; i <= text.length; i++) {
+    if (i < text.length && !SEPARATORS.has(text.charCodeAt(i))) continue;
+    if (i - from >= MIN_KEY && i - from < text.length && isKeySpaced(text.slice(from, i), isKey)) return true;
+    from = i + 1;
+  }
+  return false;
+}
+
+const SEPARATORS = new Set([...'=,;&?/'].map((c) => c.charCodeAt(0)));
+
+/** Whether a word is a key of the server, as it is or with each `+` a space (a `+` in a query may stand for one). */
+function isKeySpaced(word: string, isKey: (text: string) => boolean): boolean {
+  return isKey(word) || (word.includes('+') && isKey(word.replace(/\+/g, ' ')));
 }
 
 /** Whether a parameter's name says its value is a credential. */
 function looksLikeKey(name: string): boolean {
   const n = name.toLowerCase();
-  return KEY_WORDS.test(/[^a-z0-9]/.test(n) ? n.replace(/[^a-z0-9]/g, '') : n);
+  // The words are letters only: a match in the name is one in the name without its other characters too.
+  return KEY_WORDS.test(n) || (/[^a-z0-9]/.test(n) && KEY_WORDS.test(n.replace(/[^a-z0-9]/g, '')));
 }
 
 const KEY_WORDS = /key|token|secret|passw|auth|signature|credential/;
