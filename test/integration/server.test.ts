@@ -471,6 +471,40 @@ describe('server: counts, reload, fuzz, load', () => {
     expect(lines.every((l) => / "GET \/8\.8\.8\.8 HTTP\/1\.1" 200 \d+ [\d.]+ms$/.test(l))).toBe(true);
   });
 
+  it('the CLI under a reader of standard output that stops: every request answered, lines past the bound dropped and counted, the rest written', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+        if (m !== null) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    });
+    // Nothing reads standard output yet: past the pipe's buffer every line stays with the server. Lines of about 4 KB,
+    // so that 4 000 of them are twice the 8 MiB the log holds unwritten before it drops (MAX_QUEUED, src/server/log.ts).
+    const path = `/8.8.8.8?pad=${'x'.repeat(4000)}`;
+    const stalled = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: 8, amount: 4000 });
+    expect(stalled.non2xx + stalled.errors, 'every request answered while nothing reads the log').toBe(0);
+    // Read again: what was held is written, and a batch after it begins with the count of what was dropped (at the
+    // stop, at the latest).
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const after = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 2, amount: 20 });
+    expect(after.non2xx + after.errors).toBe(0);
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    child.kill('SIGTERM');
+    expect(await closed, err).toBe(0);
+    const lines = out.split('\n').filter((l) => l !== '');
+    const notes = lines.filter((l) => l.startsWith('# iprecord: '));
+    const dropped = notes.reduce((n, l) => n + Number(/^# iprecord: (\d+) access log lines dropped before this one: /.exec(l)?.[1]), 0);
+    expect(dropped, notes.join('\n')).toBeGreaterThan(0);
+    // Every answer a line or counted among the dropped; none twice.
+    expect(lines.length - notes.length + dropped).toBe(stalled.requests.total + after.requests.total);
+    expect(lines.filter((l) => l.includes(' "GET /8.8.8.8?pad=x')).length).toBeGreaterThan(0);
+  });
+
   it('the CLI saves counts on SIGTERM and reads them back, with one process and with two workers', async () => {
     const keysFile = join(dir, 'cli-keys.json');
     // With a byte order mark, as some editors on Windows save it.
