@@ -47,7 +47,7 @@ type Message =
  * not an error of the primary's, whose `exit` handler settles the worker;
  * with a callback, node hands that error to it instead of emitting it.
  */
-function tell(worker: Worker, message: Message): void {
+export function tell(worker: Worker, message: Message): void {
   if (worker.isConnected()) worker.send(message, undefined, {}, () => {});
 }
 
