@@ -50,20 +50,12 @@ export default defineConfig([
     dts: { entry: PUBLIC },
     splitting: true,
     target: TARGET,
-    // The CommonJS entries (see below).
+    // The CommonJS entries: `require()` loads the ESM build itself (require(esm), on by default from Node 20.19), so
+    // both module systems share one copy of the code and of its state. Their types, .d.cts: scripts/cjs-types.mjs.
     onSuccess: async () => {
       for (const name of Object.keys(PUBLIC))
         writeFileSync(`dist/${name}.cjs`, `'use strict';\nmodule.exports = require('./${name}.js');\n`);
     },
-  },
-  {
-    // CommonJS: `require()` loads the ESM build itself (require(esm), on by
-    // default from Node 20.19), so both module systems share one copy of the
-    // code and of its state; only the .d.cts types are built here.
-    entry: PUBLIC,
-    format: ['cjs'],
-    dts: { entry: PUBLIC, only: true },
-    target: TARGET,
   },
   { ...BYTES_BUILD, dts: { entry: BYTES_BUILD.entry } },
 ]);

@@ -5,8 +5,8 @@
  * Needs `dist/` (built by `npm ci` / `npm install` through `prepare`).
  */
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -153,6 +153,53 @@ describe('package', () => {
       'close',
     ])
       expect(engine, method).toMatch(new RegExp(`^ {4}${method}[<(]`, 'm'));
+  });
+
+  it('types: a TypeScript project type-checks its use of the package from either module system (.d.ts and .d.cts)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iprecord-pkg-types-'));
+    try {
+      // A project that depends on this package (its exports map, as npm links a local one) and Node's types.
+      mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
+      symlinkSync(ROOT, join(dir, 'node_modules', 'iprecord'), 'dir');
+      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
+      // Each file uses the package, and misuses it once where the types must refuse it (an unused @ts-expect-error is
+      // an error too: types read as any would fail).
+      writeFileSync(
+        join(dir, 'use.mts'),
+        [
+          "import { openSync, type IpRecord } from 'iprecord';",
+          "import { createServer } from 'iprecord/server';",
+          "import { buildDataset } from 'iprecord/build';",
+          "const record: IpRecord = openSync().lookup('8.8.8.8');",
+          'const city: string | null = record.city;',
+          '// @ts-expect-error: a city is no number',
+          'const wrong: number = record.city;',
+          'export { city, wrong, createServer, buildDataset };',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(dir, 'use.cts'),
+        [
+          "import iprecord = require('iprecord');",
+          "import server = require('iprecord/server');",
+          "import exporter = require('iprecord/export');",
+          "const code: string | null = iprecord.openSync().lookup('8.8.8.8').country_code;",
+          '// @ts-expect-error: a country code is no number',
+          "const wrong: number = iprecord.openSync().lookup('8.8.8.8').country_code;",
+          'export = { code, wrong, server, exporter };',
+        ].join('\n'),
+      );
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--listFiles'];
+      const r = spawnSync(process.execPath, [tsc, ...args, 'use.mts', 'use.cts'], { cwd: dir, encoding: 'utf8' });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      const read = r.stdout.split('\n');
+      // The ES module's entries from their .d.ts, the CommonJS ones from their .d.cts.
+      for (const entry of ['index.d.ts', 'server.d.ts', 'build.d.ts', 'index.d.cts', 'server.d.cts', 'export.d.cts'])
+        expect(read, entry).toContain(join(ROOT, 'dist', entry));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exports map: the lookup API, build, export and server, types first, then the module, for import and require; bytes, one ES module', () => {
