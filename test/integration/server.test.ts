@@ -6,13 +6,13 @@
  * short load test.
  */
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIprecordError, open, type Engine, type IpRecord } from '../../src/index.js';
@@ -428,6 +428,28 @@ describe('server: errors, keys and plans', () => {
   });
 });
 
+/** `iprecord serve --port 0` (the built CLI), its standard output a pipe the caller reads: its port once it listens. */
+async function serveCli(): Promise<{ child: ChildProcessByStdio<null, Readable, Readable>; port: number; err: () => string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      if (m !== null) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { child, port, err: () => err };
+}
+
+/** Stops a CLI server with SIGTERM: its exit code, once its output is closed. */
+function stopCli(child: ChildProcessByStdio<null, Readable, Readable>): Promise<number | null> {
+  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+  child.kill('SIGTERM');
+  return closed;
+}
+
 describe('server: counts, reload, fuzz, load', () => {
   it('count is the key’s requests in the last 24 hours and survives a restart', async () => {
     const countsFile = join(dir, 'counts.json');
@@ -448,40 +470,20 @@ describe('server: counts, reload, fuzz, load', () => {
   });
 
   it('the CLI writes an access log line to standard output for every request answered before SIGTERM, none lost', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, port, err } = await serveCli();
     let out = '';
-    let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stderr.on('data', (c: Buffer) => {
-        err += c.toString();
-        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-        if (m !== null) resolve(Number(m[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
     // Answered, then stopped at once: their lines are still held (written in batches) when SIGTERM comes.
     const r = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 8, amount: 3000 });
     expect(r.non2xx + r.errors, 'every request answered').toBe(0);
-    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-    child.kill('SIGTERM');
-    expect(await closed, err).toBe(0);
+    expect(await stopCli(child), err()).toBe(0);
     const lines = out.split('\n').filter((l) => l !== '');
     expect(lines.length).toBe(r.requests.total);
     expect(lines.every((l) => / "GET \/8\.8\.8\.8 HTTP\/1\.1" 200 \d+ [\d.]+ms$/.test(l))).toBe(true);
   });
 
   it('the CLI under a reader of standard output that stops: every request answered, lines past the bound dropped and counted, the rest written', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stderr.on('data', (c: Buffer) => {
-        err += c.toString();
-        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-        if (m !== null) resolve(Number(m[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
+    const { child, port, err } = await serveCli();
     // Nothing reads standard output yet: past the pipe's buffer every line stays with the server. Lines of about 4 KB,
     // so that 4 000 of them are twice the 8 MiB the log holds unwritten before it drops (MAX_QUEUED, src/server/log.ts).
     const path = `/8.8.8.8?pad=${'x'.repeat(4000)}`;
@@ -493,9 +495,7 @@ describe('server: counts, reload, fuzz, load', () => {
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const after = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 2, amount: 20 });
     expect(after.non2xx + after.errors).toBe(0);
-    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-    child.kill('SIGTERM');
-    expect(await closed, err).toBe(0);
+    expect(await stopCli(child), err()).toBe(0);
     const lines = out.split('\n').filter((l) => l !== '');
     const notes = lines.filter((l) => l.startsWith('# iprecord: '));
     const dropped = notes.reduce((n, l) => n + Number(/^# iprecord: (\d+) access log lines dropped before this one: /.exec(l)?.[1]), 0);
