@@ -24,7 +24,16 @@ import { untilDone } from './stop.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A takeover file older than this was left by a process that died while taking over (a takeover takes milliseconds). */
+/**
+ * A takeover file older than this was left by a process that died while
+ * taking over (a takeover takes milliseconds). Its age is read on the file
+ * system's clock (its modification time against that of a file this
+ * process wrote just before), never against the process's own clock,
+ * which may stand elsewhere (set wrong, moved by libfaketime, a file
+ * server's clock apart): with a clock years ahead, every live takeover
+ * looked stale, was removed by the processes waiting on it, and two
+ * processes took the lock over at once.
+ */
 const TAKEOVER_STALE_MS = 10_000;
 
 /** Who made a lock. */
@@ -128,9 +137,10 @@ function isStale(owner: Owner, writtenMs: number): boolean {
 
 /**
  * Removes a stale lock whose text was `text`, if this process wins the
- * takeover of it; whether the lock may be tried again at once.
+ * takeover of it; whether the lock may be tried again at once. `now` is a
+ * file this process has just written (the file system's clock).
  */
-function takeOver(path: string, text: string, owner: Owner): boolean {
+function takeOver(path: string, text: string, owner: Owner, now: string): boolean {
   const marker = `${path}.takeover-${owner.token || owner.pid}`;
   let fd: number;
   try {
@@ -139,7 +149,7 @@ function takeOver(path: string, text: string, owner: Owner): boolean {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     // Another process takes it over; unless it died doing so.
     try {
-      if (Date.now() - statSync(marker).mtimeMs > TAKEOVER_STALE_MS) rmSync(marker, { force: true });
+      if (statSync(now).mtimeMs - statSync(marker).mtimeMs > TAKEOVER_STALE_MS) rmSync(marker, { force: true });
     } catch {
       // gone meanwhile
     }
@@ -209,7 +219,7 @@ export async function withDirectoryLock<T>(
         const other = parseOwner(text);
         if (other === null || isStale(other, writtenAt(path))) {
           // An unreadable lock (a write cut short) is as stale as a dead owner's.
-          if (takeOver(path, text, other ?? { token: 'unreadable', pid: 0, boot: '', start: '' })) continue;
+          if (takeOver(path, text, other ?? { token: 'unreadable', pid: 0, boot: '', start: '' }, mine)) continue;
         } else if (!told) {
           onWait?.(other.pid);
           told = true;

@@ -6,10 +6,10 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { withDirectoryLock } from '../../../src/files/lock.js';
 import { bundled } from '../../helpers/bundle.js';
 import { ROOT } from '../../helpers/env.js';
@@ -77,6 +77,33 @@ describe('directory lock', () => {
       }
     },
   );
+
+  it("judges a takeover's age by the file system's clock: a live one is waited for with this process's clock years ahead, a dead one cleared", async () => {
+    // A stale lock (its maker gone), and another process taking it over now: its takeover file just made.
+    const gone = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('close', () => resolve(child.pid as number));
+    });
+    const stale = JSON.stringify({ token: 'crashed', pid: gone, boot: bootId(), start: '' });
+    const live = fresh(stale);
+    writeFileSync(join(live, '.lock.takeover-crashed'), '');
+    // Left by a process that died taking over: ten minutes old on the file system's clock.
+    const dead = fresh(stale);
+    const marker = join(dead, '.lock.takeover-crashed');
+    writeFileSync(marker, '');
+    const tenMinutesBefore = new Date(statSync(marker).mtimeMs - 600_000);
+    utimesSync(marker, tenMinutesBefore, tenMinutesBefore);
+    // This process's clock seven years ahead (as libfaketime moves it, or a clock set wrong), advancing.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true, now: Date.parse('2033-08-15T03:30:00Z') });
+    try {
+      await expect(take(live)).rejects.toThrow(/Another build or update/);
+      expect(readdirSync(live).sort()).toEqual(['.lock', '.lock.takeover-crashed']);
+      await expect(take(dead, 2_000)).resolves.toBe('held');
+      expect(readdirSync(dead)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it('waits for a lock this process holds, and removes only its own', async () => {
     const dir = fresh();
