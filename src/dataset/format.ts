@@ -23,7 +23,6 @@ import {
   type TableName,
   layout,
   NO_STRING,
-  PART_UTF8,
   readCounts,
   readU32,
   TABLES,
@@ -167,15 +166,6 @@ export class Dataset {
    */
   verify(): void {
     verifyDataset(this, { buf: this.buf, counts: this.counts, text: this.text });
-  }
-
-  /**
-   * The text of a part (`parts.ts`), decoded each time (ASCII byte for
-   * byte): the parts are five times the values' text, and kept decoded
-   * they would grow the heap by as much over the lookups of a day.
-   */
-  partText(start: number, end: number): string {
-    return end < PART_UTF8 ? latin1Text(this.partBytes, start, end) : utf8Text(this.partBytes, start, (end & ~PART_UTF8) >>> 0);
   }
 
   /**

@@ -79,7 +79,6 @@ export class Answers {
       count: '',
       ownCount: true,
       basic: false,
-      flagBaseText: flagText,
       flagBase: flag.words,
       flagBaseEnd: flag.at[1],
     };

@@ -41,8 +41,7 @@ export interface RenderState {
   ownCount: boolean;
   /** The threat object without `is_vpn` and `scores`. */
   basic: boolean;
-  /** The base URL of `flag` as JSON string text (escaped, without quotes), and in UTF-8 at the start of its words. */
-  flagBaseText: string;
+  /** The base URL of `flag` as JSON string text (escaped, without quotes), in UTF-8 at the start of its words. */
   flagBase: Words;
   flagBaseEnd: number;
 }

@@ -135,7 +135,6 @@ describe('the record template', () => {
               count: '7',
               ownCount: true,
               basic,
-              flagBaseText: base,
               flagBase: flagBase.words,
               flagBaseEnd: flagBase.at[1],
             };

@@ -135,7 +135,9 @@ describe('dataset file', () => {
       const [x, y] = [a[c.table], b[c.table]];
       expect(x.length, c.table).toBe(y.length);
       for (let at = 0; at < x.length; at += width) {
-        const text = (d: Dataset, r: Uint32Array) => d.partText(r[at + c.at], r[at + c.at + 1]);
+        // A part's UTF-8 bytes (its end without the PART_UTF8 flag).
+        const text = (d: Dataset, r: Uint32Array) =>
+          Buffer.from(d.partBytes.subarray(r[at + c.at], (r[at + c.at + 1] & ~PART_UTF8) >>> 0)).toString();
         expect(text(a, x), `${c.table} ${at / width}`).toBe(text(b, y));
       }
     }

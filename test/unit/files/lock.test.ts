@@ -98,7 +98,7 @@ describe('directory lock', () => {
     try {
       await expect(take(live)).rejects.toThrow(/Another build or update/);
       expect(readdirSync(live).sort()).toEqual(['.lock', '.lock.takeover-crashed']);
-      await expect(take(dead, 2_000)).resolves.toBe('held');
+      await expect(take(dead, 30_000)).resolves.toBe('held');
       expect(readdirSync(dead)).toEqual([]);
     } finally {
       vi.useRealTimers();
