@@ -1,12 +1,15 @@
 /**
  * `GET /<ip>` of `iprecord serve` against HTTP's own floor: a `node:http`
- * server answering a constant body of a record's size. Both run the whole
+ * server answering a constant body of a record's size; and between them a
+ * `node:http` server answering with the record alone (`writeJson()` a
+ * request, nothing else: what the record costs a server). All run the whole
  * time, each in its own process; autocannon (16 connections) loads them
  * in turn, in slices of a few seconds, alternating which goes first, so
- * that both meet the machine's phases alike (bench/server.ts measures its
+ * that all meet the machine's phases alike (bench/server.ts measures its
  * servers one after another, a minute apart). Prints the median of the
  * slices' ratios of requests per second and of CPU a request (the constant
- * body's over iprecord's), and each server's CPU a request.
+ * body's over iprecord's, and over the record alone's), and each server's
+ * CPU a request.
  * iprecord runs with its default access log to standard output (a pipe
  * this process reads, counting the lines against the requests answered),
  * or with `--access-log off`.
@@ -20,7 +23,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { addressMix } from './mix.js';
-import { constantBodyServer, cpuMs } from './http-floor.js';
+import { pathToFileURL } from 'node:url';
+import { constantBodyServer, cpuMs, recordAloneServer } from './http-floor.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -79,6 +83,7 @@ const ours = await start(
 // The size of a record's body, as the server answers it.
 const size = (await (await fetch(`http://127.0.0.1:4321/8.8.8.8?api-key=${KEY}`)).arrayBuffer()).byteLength;
 const floor = await start(['-e', constantBodyServer(size, 4322)], 4322);
+const alone = await start(['--input-type=module', '-e', recordAloneServer(pathToFileURL('dist/index.js').href, 4323)], 4323);
 try {
   const servers = [
     {
@@ -88,11 +93,12 @@ try {
       child: ours,
     },
     { name: `node:http, a constant ${size}-byte body`, port: 4322, query: '', child: floor },
+    { name: 'node:http, the record alone (writeJson() a request)', port: 4323, query: '', child: alone },
   ];
   for (const s of servers) await load(s.port, s.query, s.child, 1);
   const got = servers.map(() => ({ rps: [] as number[], cpu: [] as number[] }));
   for (let slice = 0; slice < SLICES; slice++) {
-    for (const k of slice % 2 === 0 ? [0, 1] : [1, 0]) {
+    for (const k of slice % 2 === 0 ? [0, 1, 2] : [2, 1, 0]) {
       const s = servers[k];
       const r = await load(s.port, s.query, s.child, SECONDS);
       got[k].rps.push(r.rps);
@@ -114,11 +120,16 @@ try {
   console.log(
     `by CPU a request, the constant body's / iprecord's: ${median(byCpu).toFixed(2)}x (${byCpu.map((r) => r.toFixed(2)).join(', ')})`,
   );
+  const alonePerCpu = got[1].cpu.map((c, i) => c / got[2].cpu[i]);
+  console.log(
+    `by CPU a request, the constant body's / the record alone's: ${median(alonePerCpu).toFixed(2)}x (${alonePerCpu.map((r) => r.toFixed(2)).join(', ')})`,
+  );
   console.log(`${cpus()[0].model}, ${cpus().length} cores, node ${process.version}`);
 } finally {
   const exit = new Promise((resolve) => ours.once('exit', resolve));
   ours.kill('SIGTERM');
   floor.kill('SIGTERM');
+  alone.kill('SIGTERM');
   await exit;
   // Autocannon counts the answers it read; the one fetch above adds a line.
   if (LOG) console.log(`access log: ${logged} lines for ${answered + 1} requests answered (${logged - answered - 1} apart)`);
