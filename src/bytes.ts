@@ -7,7 +7,7 @@
  */
 
 export { openBytes, BytesEngine } from './engine/bytes.js';
-export type { BytesOptions, BytesInfo, AnswerOptions, LookupOptions, Selector } from './engine/bytes.js';
+export type { BytesOptions, BytesInfo, DatasetBytes, AnswerOptions, LookupOptions, Selector } from './engine/bytes.js';
 export {
   IprecordError,
   InvalidIpError,

@@ -104,23 +104,53 @@ function closed(): never {
   throw new ClosedError();
 }
 
+/** What `openBytes()` takes: a `Uint8Array` (a Node `Buffer` is one), any other view of an `ArrayBuffer`, or the `ArrayBuffer` itself. */
+export type DatasetBytes = Uint8Array | ArrayBufferView | ArrayBufferLike;
+
+/**
+ * The bytes as a `Uint8Array` over the same memory (nothing copied), or
+ * null for what holds none. An `ArrayBuffer` is what `Response.arrayBuffer()`
+ * and a Worker's data module give; one from another realm (a frame, a `vm`
+ * context) fails `instanceof`, so buffers are told by their tag.
+ */
+function bytesOf(b: unknown): Uint8Array | null {
+  if (b instanceof Uint8Array) return b;
+  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  const tag = Object.prototype.toString.call(b);
+  if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') return new Uint8Array(b as ArrayBufferLike);
+  return null;
+}
+
 /**
  * An engine over the bytes of a compiled dataset (`iprecord export
  * --format lite`, or the `dataset.bin` of a build): the same answers as
- * `open()` on the same file. The bytes are used in place, not copied
+ * `open()` on the same file. The bytes (`DatasetBytes`: a `Uint8Array`,
+ * another view, or an `ArrayBuffer`) are used in place, not copied
  * (unless they do not start at a multiple of 8 within their buffer), and
  * must not change while the engine answers.
  * @throws InvalidDatasetError when the bytes are not a dataset (or, with `verify`, a damaged one); InvalidOptionsError
  */
-export function openBytes(bytes: Uint8Array, options: BytesOptions = {}): BytesEngine {
-  if (!(bytes instanceof Uint8Array)) throw new InvalidOptionsError('openBytes takes the dataset as a Uint8Array.');
+export function openBytes(dataset: DatasetBytes, options: BytesOptions = {}): BytesEngine {
+  const bytes = bytesOf(dataset);
+  if (bytes === null)
+    throw new InvalidOptionsError(
+      `openBytes takes the dataset's bytes (a Uint8Array, another view of an ArrayBuffer, or an ArrayBuffer), not ${describe(dataset)}.`,
+    );
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('Options must be an object.');
   checkOptionNames(options, OPTION_NAMES);
   const { verify = true, flagBaseUrl = DEFAULT_FLAG_BASE_URL, name = 'the dataset bytes' } = options;
   if (typeof verify !== 'boolean') throw new InvalidOptionsError('Option "verify" must be true or false.');
   if (typeof flagBaseUrl !== 'string') throw new InvalidOptionsError('Option "flagBaseUrl" must be a string.');
   if (typeof name !== 'string') throw new InvalidOptionsError('Option "name" must be a string.');
-  const dataset = new Dataset(bytes, name);
-  if (verify) dataset.verify();
-  return new BytesEngine({ dataset, objects: new RecordObjects(dataset), clock: new ZoneClock(dataset.meta.timeZones) }, flagBaseUrl);
+  const ds = new Dataset(bytes, name);
+  if (verify) ds.verify();
+  return new BytesEngine({ dataset: ds, objects: new RecordObjects(ds), clock: new ZoneClock(ds.meta.timeZones) }, flagBaseUrl);
+}
+
+/** What a value is, for an error: its type, or its class for an object (`an Array`, `a Blob`). */
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v !== 'object') return typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`;
+  const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' ? `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}` : 'an object';
 }

@@ -8,7 +8,9 @@
  * random ranges of both families, IPv4 in its IPv6 forms, private and
  * malformed ones, the address forms of web-server logs); and the lite
  * dataset of the default data, whose records are the full records' but
- * for the members it leaves out (null in its records).
+ * for the members it leaves out (null in its records), opened from each
+ * form its bytes come in (a Uint8Array, an ArrayBuffer, a DataView, a
+ * SharedArrayBuffer, an ArrayBuffer of another realm).
  */
 
 import { execFileSync } from 'node:child_process';
@@ -16,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Dataset } from '../../src/dataset/format.js';
@@ -146,7 +149,16 @@ describe('iprecord/bytes as built', () => {
     expect(() => openBytes(file.subarray(0, file.length - 8))).toThrow(
       /the dataset bytes is not a valid iprecord dataset: its sections add up to/,
     );
-    expect(() => openBytes('data' as unknown as Uint8Array)).toThrow('openBytes takes the dataset as a Uint8Array.');
+    for (const [v, said] of [
+      ['data', 'a string'],
+      [null, 'null'],
+      [undefined, 'undefined'],
+      [[1, 2, 3], 'an Array'],
+      [{ byteLength: 8 }, 'an Object'],
+    ] as const)
+      expect(() => openBytes(v as unknown as Uint8Array)).toThrow(
+        `openBytes takes the dataset's bytes (a Uint8Array, another view of an ArrayBuffer, or an ArrayBuffer), not ${said}.`,
+      );
     expect(() => openBytes(file, { verfy: false } as never)).toThrow(/Unknown option "verfy" \(did you mean "verify"\?\)/);
   });
 });
@@ -184,6 +196,27 @@ describe('the lite dataset of the default data', () => {
       console.log(`lite against the full record, FC_SEED=${s}: ${ips.length} addresses, ${records} records, ${differ} different`);
       expect(differing).toEqual([]);
       expect(records).toBeGreaterThan(N / 2);
+      // The same bytes as a browser's fetch() or a Worker's data module give them (an ArrayBuffer), as another view,
+      // shared, and from another realm (which fails instanceof): the same answers.
+      const copy = () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+      const shared = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(shared).set(bytes);
+      const foreign = runInNewContext('new ArrayBuffer(n)', { n: bytes.length }) as ArrayBuffer;
+      expect(foreign instanceof ArrayBuffer).toBe(false);
+      new Uint8Array(foreign).set(bytes);
+      const forms = {
+        ArrayBuffer: copy(),
+        DataView: new DataView(copy()),
+        SharedArrayBuffer: shared,
+        'an ArrayBuffer of another realm': foreign,
+      };
+      const some = ips.filter((_, i) => i % 97 === 0);
+      for (const [form, b] of Object.entries(forms)) {
+        const other = bytesEntry.openBytes(b, { verify: form === 'ArrayBuffer' });
+        expect(other.info().bytes, form).toBe(r.bytes);
+        const wrong = some.filter((ip) => JSON.stringify(other.tryLookup(ip, options)) !== JSON.stringify(lite.tryLookup(ip, options)));
+        expect(wrong, form).toEqual([]);
+      }
       // Damaged on its way (a byte changed): refused at open, named.
       const damaged = new Uint8Array(bytes);
       damaged[damaged.length >> 1] ^= 0x40;
