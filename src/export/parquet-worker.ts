@@ -1,7 +1,8 @@
 /**
  * A worker thread of a Parquet export: opens an engine over the main
  * thread's files (workerData: the options, with `shared`) and writes one
- * family's file, posting how far it is and, at the end, what it wrote.
+ * family's file into the descriptor the main thread opened (`fd`), posting
+ * how far it is and, at the end, what it wrote.
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
@@ -12,10 +13,10 @@ import type { IpVersion } from '../ip/parse.js';
 import { writeFamily } from './parquet.js';
 import { compiledDataset } from '../engine/inside.js';
 
-const { options, dataset, file, version } = workerData as {
+const { options, dataset, fd, version } = workerData as {
   options: OpenOptions;
   dataset: EngineInfo['dataset'];
-  file: string;
+  fd: number;
   version: IpVersion;
 };
 const engine = openSync(options);
@@ -23,6 +24,6 @@ const own = engine.info().dataset;
 // The files are opened again here: a build swapped in between would make the two families' files disagree.
 if (own.path !== dataset.path || own.builtAt !== dataset.builtAt)
   throw new Error(`the data changed while the export started (${dataset.path}, then ${own.path})`);
-const written = await writeFamily(engine, compiledDataset(engine), version, file, (done) => parentPort?.postMessage({ done }));
+const written = await writeFamily(engine, compiledDataset(engine), version, fd, (done) => parentPort?.postMessage({ done }));
 engine.close();
 parentPort?.postMessage({ written });

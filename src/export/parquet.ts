@@ -19,7 +19,8 @@
  * address columns only.
  */
 
-import { fileWriter, ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
+import { ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
+import { descriptorWriter } from './parquet-file.js';
 import { formatIp } from '../ip/format.js';
 import { fromBigInt } from '../ip/ranges.js';
 import type { IpVersion } from '../ip/parse.js';
@@ -28,7 +29,7 @@ import type { Engine } from '../engine/engine.js';
 import { exportRanges } from './ranges.js';
 import { recordAt, type StaticRecord } from './record.js';
 import { PerRoute } from './routes.js';
-import { statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { ownEntry, startWorker } from '../platform/threads.js';
 import type { ExportOptions, ExportResult } from './index.js';
@@ -92,7 +93,7 @@ const PRUNED = new Set(['start', 'end', 'network_bucket']);
 /** Rows per row group. */
 const GROUP = 100_000;
 
-/** One family's Parquet file, written in row groups as rows come. */
+/** One family's Parquet file (open as a descriptor: `parquet-file.ts`), written in row groups as rows come. */
 export class ParquetOut {
   rows = 0;
   private readonly writer: ParquetWriter;
@@ -101,7 +102,7 @@ export class ParquetOut {
   /** The record's columns, in `RECORD`'s order. */
   private readonly fields: unknown[][];
 
-  constructor(path: string, version: IpVersion) {
+  constructor(fd: number, version: IpVersion) {
     this.version = version;
     const address: Omit<SchemaElement, 'name'> =
       version === 4 ? { type: 'INT64', converted_type: 'UINT_64' } : { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16 };
@@ -118,7 +119,7 @@ export class ParquetOut {
     this.columns = new Map(names.map((n) => [n, []]));
     this.fields = RECORD.map(([name]) => this.columns.get(name)!);
     const schema: SchemaElement[] = [{ name: 'root', num_children: names.length }, ...own, ...elements(RECORD), record];
-    this.writer = new ParquetWriter({ writer: fileWriter(path), schema });
+    this.writer = new ParquetWriter({ writer: descriptorWriter(fd), schema });
   }
 
   /** Adds a range's rows: one per /16 it spans. */
@@ -185,7 +186,7 @@ export interface FamilyWritten {
 }
 
 /**
- * Writes one family's file from the engine's compiled dataset, telling
+ * Writes one family's file, open as `fd` (empty), from the engine's compiled dataset, telling
  * `told` the share of the dataset's ranges walked, a few hundred times;
  * lets other work of the thread run as it does.
  */
@@ -193,10 +194,10 @@ export async function writeFamily(
   engine: Engine,
   ds: Dataset,
   version: IpVersion,
-  path: string,
+  fd: number,
   told: (share: number) => void,
 ): Promise<FamilyWritten> {
-  const out = new ParquetOut(path, version);
+  const out = new ParquetOut(fd, version);
   const records = new PerRoute((v, first) => recordAt(engine, v, first));
   let ranges = 0;
   let next = 0;
@@ -220,7 +221,9 @@ export async function writeFamily(
  * about as many ranges. This thread only waits: a row group is encoded in
  * one synchronous call of seconds, and here it would keep a signal from
  * being heard. Where a worker thread does not start, its family is
- * written here.
+ * written here. The files are opened here before the threads start and
+ * closed once they have stopped: no thread creates a file
+ * (`parquet-file.ts`).
  */
 export async function writeParquet(
   engine: Engine,
@@ -239,36 +242,46 @@ export async function writeParquet(
     tell('reading the ranges', done[4] + done[6]);
     next = done[4] + done[6] + 1 / 500;
   };
+  const fds: number[] = [];
+  try {
+    for (const path of [v4, v6]) fds.push(openSync(path, 'w'));
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
   const workers = (
     [
-      [4, v4],
-      [6, v6],
+      [4, fds[0]],
+      [6, fds[1]],
     ] as const
-  ).map(([version, file]) => ({ version, file, worker: startFamilyWorker(engine, file, version, (share) => told(version, share)) }));
+  ).map(([version, fd]) => ({ version, fd, worker: startFamilyWorker(engine, fd, version, (share) => told(version, share)) }));
   try {
     const [four, six] = await Promise.all(
-      workers.map(
-        ({ version, file, worker }) => worker?.written ?? writeFamily(engine, ds, version, file, (share) => told(version, share)),
-      ),
+      workers.map(({ version, fd, worker }) => worker?.written ?? writeFamily(engine, ds, version, fd, (share) => told(version, share))),
     );
     tell?.('reading the ranges', 1);
-    return { ranges: { v4: four.ranges, v6: six.ranges }, rows: four.rows + six.rows, bytes: statSync(v4).size + statSync(v6).size };
+    return {
+      ranges: { v4: four.ranges, v6: six.ranges },
+      rows: four.rows + six.rows,
+      bytes: fstatSync(fds[0]).size + fstatSync(fds[1]).size,
+    };
   } finally {
     await Promise.all(workers.map(({ worker }) => worker?.stop()));
+    for (const fd of fds) closeSync(fd);
   }
 }
 
 /** A worker thread writing one family's Parquet file; null when none starts. */
 function startFamilyWorker(
   engine: Engine,
-  file: string,
+  fd: number,
   version: IpVersion,
   told: (share: number) => void,
 ): { written: Promise<FamilyWritten>; stop: () => Promise<void> } | null {
   let worker: Worker;
   try {
     worker = startWorker(ownEntry(import.meta.url, './parquet-worker.ts', 'parquet-worker'), {
-      workerData: { options: workerOptions(engine), dataset: engine.info().dataset, file, version },
+      workerData: { options: workerOptions(engine), dataset: engine.info().dataset, fd, version },
     });
   } catch {
     return null;

@@ -14,7 +14,7 @@
  * modules for every module this file loads.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync as openFile, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -133,7 +133,12 @@ describe('a member with a value from the sources, in the template and one adapte
 
       // The Parquet export's IPv4 file, written here (the export's worker threads load the modules unmocked), read by DuckDB.
       const parquet = join(dir, 'records-ipv4.parquet');
-      await writeFamily(engine, compiledDataset(engine), 4, parquet, () => {});
+      const fd = openFile(parquet, 'w');
+      try {
+        await writeFamily(engine, compiledDataset(engine), 4, fd, () => {});
+      } finally {
+        closeSync(fd);
+      }
       const db = await DuckDBInstance.create(':memory:');
       const c = await db.connect();
       await c.run('SET threads = 1');
