@@ -17,7 +17,7 @@
  *   (`<out>` with `.duckdb.sql` for `.parquet`: `duckdb.ts`).
  */
 
-import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dataset } from '../dataset/format.js';
 import { ExportError, InvalidOptionsError } from '../contract/errors.js';
@@ -121,9 +121,11 @@ export async function exportDataset(engine: Engine, options: ExportOptions): Pro
   const temps = exportTempFiles(options);
   let written: { ranges: ExportResult['ranges']; rows: number; bytes: number };
   try {
-    if (options.format === 'csv')
-      written = await writeCsv(engine, walk(ds, options), createWriteStream(temps[0]), /\.gz$/i.test(options.out), csvFields(options));
-    else if (options.format === 'mmdb') {
+    if (options.format === 'csv') {
+      // Opened here, not by the stream on the thread pool: a signal's removal cannot run before the file is made.
+      const stream = createWriteStream(temps[0], { fd: openSync(temps[0], 'w') });
+      written = await writeCsv(engine, walk(ds, options), stream, /\.gz$/i.test(options.out), csvFields(options));
+    } else if (options.format === 'mmdb') {
       written =
         schema === 'iprecord'
           ? await writeMmdb(engine, ds, walk(ds, options), temps[0])
