@@ -4,6 +4,9 @@
  * slower than the requests never holds answers back nor fills memory:
  * lines past MAX_QUEUED unwritten bytes are dropped, and the log says how
  * many in a line of its own (`# iprecord: 1200 access log lines dropped`).
+ * A stream that fails (a full disk, an I/O error) fails the log, never the
+ * server: said once as a warning (`IPRECORD_ACCESS_LOG`), its lines are
+ * dropped and counted from then on.
  *
  * `203.0.113.9 shop [2026-11-22T15:04:05Z] "GET /8.8.8.8?fields=city&api-key=[redacted] HTTP/1.1" 200 31 0.21ms`
  *
@@ -35,12 +38,25 @@ export class AccessLog {
   private unsaid = 0;
   /** Lines dropped in all. */
   dropped = 0;
+  /** The error that ended the stream, if one did. */
+  private failed: Error | null = null;
 
   /** `isKey` tells whether a text is one of the server's keys (never true without keys). */
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly isKey: (text: string) => boolean = () => false,
-  ) {}
+  ) {
+    // Without a listener, a stream's error is thrown from the event loop: it would end the server.
+    (out as Partial<NodeJS.EventEmitter>).on?.('error', (e: Error) => this.fail(e));
+  }
+
+  private fail(e: Error): void {
+    if (this.failed !== null) return;
+    this.failed = e;
+    process.emitWarning(`the access log cannot be written (${e.message}): its lines are dropped from now on, and counted`, {
+      code: 'IPRECORD_ACCESS_LOG',
+    });
+  }
 
   request(
     remote: string,
@@ -75,15 +91,16 @@ export class AccessLog {
 
   /**
    * Writes what is held, or drops it (counted) while the stream holds more
-   * than MAX_QUEUED bytes unwritten; `last` (the server's stop): writes it
-   * whatever the stream holds, the count of lines dropped first.
+   * than MAX_QUEUED bytes unwritten, or once it failed; `last` (the
+   * server's stop): writes it whatever the stream holds, the count of lines
+   * dropped first.
    */
   flush(last = false): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.lines.length === 0 && (this.unsaid === 0 || !last)) return;
     const queued = (this.out as { writableLength?: number }).writableLength ?? 0;
-    if (!last && queued > MAX_QUEUED) {
+    if (this.failed !== null || (!last && queued > MAX_QUEUED)) {
       this.unsaid += this.lines.length;
       this.dropped += this.lines.length;
     } else {

@@ -6,7 +6,7 @@
  * short load test.
  */
 
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIprecordError, open, type Engine, type IpRecord } from '../../src/index.js';
 import { createServer, type IprecordServer, type ServerOptions } from '../../src/server/index.js';
 import { prng, ROOT, seed, unicastV4, xorshift32 } from '../helpers/env.js';
-import { until } from '../helpers/wait.js';
+import { HANG_MS, until } from '../helpers/wait.js';
 
 const KEYS = {
   keys: [
@@ -429,8 +429,12 @@ describe('server: errors, keys and plans', () => {
 });
 
 /** `iprecord serve --port 0` (the built CLI), its standard output a pipe the caller reads: its port once it listens. */
-async function serveCli(): Promise<{ child: ChildProcessByStdio<null, Readable, Readable>; port: number; err: () => string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function serveCli(
+  args: readonly string[] = [],
+): Promise<{ child: ChildProcessByStdio<null, Readable, Readable>; port: number; err: () => string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   const port = await new Promise<number>((resolve, reject) => {
     child.stderr.on('data', (c: Buffer) => {
@@ -503,6 +507,32 @@ describe('server: counts, reload, fuzz, load', () => {
     // Every answer a line or counted among the dropped; none twice.
     expect(lines.length - notes.length + dropped).toBe(stalled.requests.total + after.requests.total);
     expect(lines.filter((l) => l.includes(' "GET /8.8.8.8?pad=x')).length).toBeGreaterThan(0);
+  });
+
+  it('the CLI refuses an access log file it cannot open, before it starts; one it cannot write to fails the log, not the server', async () => {
+    for (const [path, reason] of [
+      [join(dir, 'no-such-folder', 'access.log'), 'ENOENT'],
+      [dir, 'EISDIR'],
+    ] as const) {
+      const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'serve', '--port', '0', '--access-log', path], {
+        encoding: 'utf8',
+        timeout: HANG_MS,
+      });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^iprecord serve: cannot write the access log ${path}: ${reason}`));
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    // A full disk (/dev/full takes the open and fails every write): answers go on, the failure said once.
+    const { child, port, err } = await serveCli(['--access-log', '/dev/full']);
+    const first = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 4, amount: 200 });
+    // Past the log's longest wait before a batch is written (200 ms): the batch has failed.
+    await new Promise((r) => setTimeout(r, 600));
+    const then = await autocannon({ url: `http://127.0.0.1:${port}/8.8.8.8`, connections: 4, amount: 200 });
+    expect(first.non2xx + first.errors + then.non2xx + then.errors, 'every request answered').toBe(0);
+    expect(await stopCli(child), err()).toBe(0);
+    expect(err().match(/the access log cannot be written \(ENOSPC[^)]*\): its lines are dropped from now on, and counted/g)).toHaveLength(
+      1,
+    );
   });
 
   it('the CLI saves counts on SIGTERM and reads them back, with one process and with two workers', async () => {

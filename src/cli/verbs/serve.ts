@@ -5,7 +5,7 @@
  */
 
 import cluster from 'node:cluster';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onPrimaryStop, runPrimary } from '../../server/cluster.js';
@@ -156,7 +156,17 @@ function serveOptions(o: Record<string, string>, usage: UsageError): Serve | num
     ...(o['flag-base'] === undefined ? {} : { flagBaseUrl: o['flag-base'] }),
   };
   const logTo = o['access-log'] ?? '-';
-  const accessLog = logTo === 'off' ? null : logTo === '-' ? process.stdout : createWriteStream(logTo, { flags: 'a' });
+  let accessLog: NodeJS.WritableStream | null = null;
+  if (logTo === '-') accessLog = process.stdout;
+  else if (logTo !== 'off') {
+    // Opened here, so that a file that cannot be written is said before the server starts, not thrown by it later.
+    try {
+      accessLog = createWriteStream(logTo, { fd: openSync(logTo, 'a') });
+    } catch (e) {
+      process.stderr.write(`iprecord serve: cannot write the access log ${logTo}: ${(e as Error).message}\n`);
+      return 2;
+    }
+  }
   const config: ServerOptions = {
     open,
     trustProxy,

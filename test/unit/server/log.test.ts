@@ -145,6 +145,30 @@ describe('access log under a slow reader', () => {
     expect(total - notes.length + log.dropped).toBe(2 * lines + 1);
   });
 
+  it('a stream that fails fails the log, not its caller: said once, its lines dropped and counted from then on', async () => {
+    const warned: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => void (w.code === 'IPRECORD_ACCESS_LOG' && warned.push(w.message));
+    process.on('warning', onWarning);
+    try {
+      const log = new AccessLog(new Writable({ write: (_c, _e, done) => done(new Error('ENOSPC: no space left on device, write')) }));
+      for (let k = 0; k < 10; k++) line(log, k);
+      log.flush();
+      // The stream's error comes on a later turn; then, lines are counted rather than written.
+      await new Promise((r) => setTimeout(r, 20));
+      for (let k = 0; k < 25; k++) line(log, k);
+      log.flush();
+      for (let k = 0; k < 5; k++) line(log, k);
+      log.flush(true);
+      await new Promise((r) => setImmediate(r));
+      expect(log.dropped).toBe(30);
+      expect(warned).toEqual([
+        'the access log cannot be written (ENOSPC: no space left on device, write): its lines are dropped from now on, and counted',
+      ]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('drops nothing when its reader keeps up', () => {
     let bytes = 0;
     const log = new AccessLog(
