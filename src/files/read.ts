@@ -41,6 +41,7 @@ export function openRegular(path: string): { fd: number; stat: BigIntStats } {
   const fd = openSync(path, READ_NOW);
   try {
     const stat = fstatSync(fd, { bigint: true });
+    if (stat.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
     if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREG' });
     return { fd, stat };
   } catch (e) {
@@ -90,6 +91,7 @@ const REASONS: Readonly<Record<string, string>> = {
   ENOTDIR: 'a part of its path is not a directory',
   EACCES: 'permission denied',
   EPERM: 'permission denied',
+  ENOTREG: 'it is not a regular file (a device, a FIFO or a socket)',
 };
 
 /**

@@ -11,11 +11,15 @@
  */
 
 import { hash, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { unreadableReason, withoutBom } from '../files/read.js';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { readRegularText, unreadableReason, withoutBom } from '../files/read.js';
 import { writeAtomic } from '../files/write.js';
 import { InvalidOptionsError } from '../contract/errors.js';
 import { CountWindow } from '../record/count.js';
+
+/** The most a keys or counts file is read to (a counts file holds up to about 30 kB a key): past it, it is no such file. */
+const MAX_FILE_BYTES = 1 << 30;
 
 export type Plan = 'free' | 'paid' | 'business';
 export const PLANS: readonly Plan[] = ['free', 'paid', 'business'];
@@ -159,7 +163,7 @@ export class KeyStore {
   static read(path: string): KeyStore {
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readRegularText(path, MAX_FILE_BYTES);
     } catch (cause) {
       throw new InvalidOptionsError(`Cannot read the keys file ${path}: ${unreadableReason(cause)}`, { cause });
     }
@@ -233,12 +237,18 @@ export class KeyStore {
    * @throws InvalidOptionsError
    */
   restoreCounts(path: string, nowMs = Date.now()): void {
-    if (!existsSync(path)) return;
+    if (!existsSync(path)) {
+      // Where it will be saved: a folder that is not there is said now, not at the first save (every count lost).
+      const folder = dirname(path);
+      if (!existsSync(folder) || !statSync(folder).isDirectory())
+        throw new InvalidOptionsError(`The counts file ${path} cannot be written: ${folder} is not a folder.`);
+      return;
+    }
     let saved: { version?: unknown; accounts?: unknown };
     try {
-      saved = JSON.parse(readFileSync(path, 'utf8')) as typeof saved;
+      saved = JSON.parse(readRegularText(path, MAX_FILE_BYTES)) as typeof saved;
     } catch (cause) {
-      throw new InvalidOptionsError(`The counts file ${path} cannot be read: ${(cause as Error).message}`, { cause });
+      throw new InvalidOptionsError(`The counts file ${path} cannot be read: ${unreadableReason(cause)}`, { cause });
     }
     if (
       saved === null ||

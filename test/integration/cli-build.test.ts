@@ -265,7 +265,11 @@ describe.skipIf(process.platform === 'win32')('iprecord build on what is not a r
     writeFileSync(join(dir, 'fifo-geo.json'), JSON.stringify({ feeds: [], sources: { ...SMALL_SOURCES, geo: ['fifo-geo.mmdb'] } }));
     writeFileSync(join(dir, 'zero-asn.json'), JSON.stringify({ feeds: [], sources: { ...SMALL_SOURCES, asn: ['/dev/zero'] } }));
     const cases: [string, number, RegExp][] = [
-      ['fifo-config.json', 2, /Cannot read the feed configuration fifo-config\.json: fifo-config\.json is not a regular file/],
+      [
+        'fifo-config.json',
+        2,
+        /Cannot read the feed configuration fifo-config\.json: it is not a regular file \(a device, a FIFO or a socket\)/,
+      ],
       ['fifo-feed.json', 1, /failed +f: .*fifo-feed\.txt is not a regular file/],
       ['zero-feed.json', 1, /failed +f: .*\/dev\/zero is not a regular file/],
       ['fifo-geo.json', 2, /fifo-geo\.mmdb is not a regular file/],

@@ -405,6 +405,18 @@ describe('server: errors, keys and plans', () => {
     await expect(createServer({ engine, keys: join(dir, 'missing.json') })).rejects.toThrow(
       `Cannot read the keys file ${join(dir, 'missing.json')}: it does not exist`,
     );
+    // A device is no file (/dev/full reads without end): refused before a byte is read, as is a counts file that could
+    // never be saved.
+    const notRegular = 'it is not a regular file (a device, a FIFO or a socket)';
+    await expect(createServer({ engine, keys: '/dev/full' })).rejects.toThrow(`Cannot read the keys file /dev/full: ${notRegular}`);
+    await expect(createServer({ engine, countsFile: '/dev/full' })).rejects.toThrow(
+      `The counts file /dev/full cannot be read: ${notRegular}`,
+    );
+    await expect(createServer({ engine, countsFile: dir })).rejects.toThrow(`The counts file ${dir} cannot be read: it is a directory`);
+    const nowhere = join(dir, 'no-such-folder', 'counts.json');
+    await expect(createServer({ engine, countsFile: nowhere })).rejects.toThrow(
+      `The counts file ${nowhere} cannot be written: ${join(dir, 'no-such-folder')} is not a folder.`,
+    );
     await expect(createServer({ engine, basePaths: ['eu'] })).rejects.toThrow(/Base path/);
     await expect(createServer({ engine, trustProxy: -1 })).rejects.toThrow(/trustProxy/);
     await expect(createServer({ engine, quotaLease: 100 })).rejects.toThrow(/are for counts in Redis/);
