@@ -141,6 +141,22 @@ describe('iprecord', () => {
     expect([bad.code, bad.err.trim()]).toEqual([2, 'iprecord: asn.nope is not a valid field.']);
   });
 
+  it('an error line shows its input with control characters escaped and a long one cut, its length said', () => {
+    const coloured = 'not-an-ip\x1b[31mred\x07';
+    const long = '\0'.repeat(5000);
+    const r = run(['-', '--quiet', '--field', 'country_code'], ['8.8.8.8', coloured, long, '10.0.0.1'].join('\n') + '\n');
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('US\n');
+    expect(r.err.split('\n')).toEqual([
+      'iprecord: not-an-ip\\u001b[31mred\\u0007 does not appear to be an IPv4 or IPv6 address',
+      `iprecord: ${'\\u0000'.repeat(200)}... (5000 characters) does not appear to be an IPv4 or IPv6 address`,
+      'iprecord: 10.0.0.1 is a private IP address',
+      '',
+    ]);
+    // Nothing the terminal would act on.
+    expect(r.err).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+  });
+
   it('a plain list: blank and # lines are not rows, for `iprecord -` and `enrich` alike; every other line is one row, in order', () => {
     const next = xorshift32(seed());
     const lines: string[] = [];

@@ -146,7 +146,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!isIprecordError(e)) throw e;
       if (e.code === 'INVALID_FIELD') throw e;
       bad++;
-      process.stderr.write(`iprecord: ${e.message}\n`);
+      process.stderr.write(`iprecord: ${e.message.replace(ip, shown(ip))}\n`);
     }
   };
   try {
@@ -163,4 +163,20 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   return bad > 0 ? 1 : 0;
+}
+
+/** Characters of an input an error line shows at most. */
+const SHOWN = 200;
+
+/**
+ * An input as an error line on standard error shows it: its control
+ * characters escaped (`\u001b`: a line of a list must not move a
+ * terminal's cursor or colour it), and cut past SHOWN characters, its
+ * length said (a list's stray binary line is not echoed whole).
+ */
+function shown(text: string): string {
+  const escaped = text
+    .slice(0, SHOWN)
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.length > SHOWN ? `${escaped}... (${text.length} characters)` : escaped;
 }
