@@ -7,6 +7,7 @@
  * Exit codes: 0 all answered, 1 some inputs bad, 2 usage or data error.
  */
 
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { isIP } from 'node:net';
 import { dataDir, ownVersion, unknownOption } from '../args.js';
@@ -156,6 +157,8 @@ export async function run(argv: string[]): Promise<number> {
       for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
         const ip = listAddress(line);
         if (ip !== null) print(ip);
+        // A reader slower than the list (a pipe): wait for it rather than hold every answer in memory.
+        if (process.stdout.writableNeedDrain) await once(process.stdout, 'drain');
       }
     }
   } catch (e) {
