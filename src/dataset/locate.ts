@@ -48,13 +48,17 @@ export function cacheDir(): string {
 /** What a dataset compiled from these sources would be named in its metadata. */
 export function datasetKey(sources: DatasetSources): string {
   const identity = (path: string) => {
+    let st;
     try {
-      const st = statSync(path);
-      // The modification time to the millisecond: what every runtime reads the same (Deno reads no finer).
-      return `${realpathSync(path)}:${st.ino}:${st.size}:${Math.floor(st.mtimeMs)}`;
+      st = statSync(path);
     } catch (e) {
       throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
     }
+    // Said here, before a compile is begun (and said) that would refuse it.
+    if (st.isDirectory()) throw new InvalidDatasetError(`Cannot read database ${path}: ${path} is a directory`);
+    if (!st.isFile()) throw new InvalidDatasetError(`Cannot read database ${path}: ${path} is not a regular file`);
+    // The modification time to the millisecond: what every runtime reads the same (Deno reads no finer).
+    return `${realpathSync(path)}:${st.ino}:${st.size}:${Math.floor(st.mtimeMs)}`;
   };
   const geo = sources.geo === null ? defaultGeoPaths().map((p) => `default:${p}:${statSync(p).size}`) : sources.geo.map(identity);
   const asn = sources.asn === null ? [`default:${defaultAsnSources().source}`] : sources.asn.map(identity);

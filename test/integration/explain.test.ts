@@ -235,6 +235,14 @@ describe('explain() with a second location database (compare)', () => {
       // A database that is not there, or not a location database, is refused at open(), named.
       await expect(open({ compare: join(ROOT, 'no-such.mmdb') })).rejects.toThrow(/Cannot read database .*no-such\.mmdb: ENOENT/);
       await expect(open({ compare: join(ROOT, 'package.json') })).rejects.toThrow(/package\.json is not an MMDB file/);
+      // A device or a folder, before any compile is begun (and said on standard error).
+      const refused = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'explain', '8.8.8.8', '--compare', '/dev/zero'], {
+        encoding: 'utf8',
+      });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain('iprecord: Cannot read database /dev/zero: /dev/zero is not a regular file\n');
+      expect(refused.stderr).not.toMatch(/compiling/);
+      await expect(open({ compare: ROOT })).rejects.toThrow(`Cannot read database ${ROOT}: ${ROOT} is a directory`);
       // Without it, no agreement is told.
       const plain = await open();
       expect(plain.explain('8.8.8.8').agreement).toBeNull();
