@@ -5,7 +5,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync as openFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,6 +284,19 @@ describe('iprecord enrich', () => {
       expect({ code: unread.code, err: unread.err }).toEqual({ code: 2, err: `iprecord enrich: cannot read ${path}: ${why}\n` });
     }
     expect(run(['enrich', '--help']).out).toMatch(/^Usage: iprecord enrich/);
+  });
+
+  it('starts at most four worker threads a core, however many are asked for, and says so', () => {
+    const file = join(dir, 'few-threads.csv');
+    writeFileSync(file, 'ip\n8.8.8.8\n1.1.1.1\n');
+    const most = 4 * availableParallelism();
+    const r = run(['enrich', file, '--fields', 'country_code', '--threads', '1000']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe('ip,country_code,error\n8.8.8.8,US,\n1.1.1.1,AU,\n');
+    expect(r.err).toContain(
+      `iprecord: --threads 1000 is more than 4 a core of this machine's ${availableParallelism()}: ${most} worker threads\n`,
+    );
+    expect(r.err).toMatch(new RegExp(`on ${most} worker threads\\)\n$`));
   });
 
   it('on worker threads: the same output, in input order, as on one thread', () => {
