@@ -1,7 +1,7 @@
 /** Arguments of the CLI's subcommands. */
 
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { defaultDataDir } from '../dataset/store.js';
 import { selectsNothing } from '../record/fields.js';
 import { nearestName } from '../engine/options.js';
@@ -90,4 +90,25 @@ export function fieldList(value: string | undefined): string[] | undefined {
     .split(',')
     .map((f) => f.trim())
     .filter((f) => f !== '');
+}
+
+/** Worker threads or processes a core at most (`enrich --threads`, `serve --workers`). */
+const MOST_A_CORE = 4;
+
+/**
+ * `asked` workers (of option `flag`: threads, processes), at most four a
+ * core of this machine: past the cores they cannot run but wait, each
+ * holding an engine of its own (200 threads held 1.3 GB for a two-line
+ * file); more asked for is said as a warning (`IPRECORD_WORKERS`) where
+ * `say` (a cluster's workers read the same options: the primary says it).
+ */
+export function atMostFourACore(asked: number, flag: string, what: string, say = true): number {
+  const cores = availableParallelism();
+  const most = MOST_A_CORE * cores;
+  if (asked <= most) return asked;
+  if (say)
+    process.emitWarning(`${flag} ${asked} is more than ${MOST_A_CORE} a core of this machine's ${cores}: ${most} ${what}`, {
+      code: 'IPRECORD_WORKERS',
+    });
+  return most;
 }

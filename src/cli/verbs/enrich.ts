@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { unreadableReason } from '../../files/read.js';
 import { availableParallelism } from 'node:os';
 import { ownEntry, startPool, type PoolWorker } from '../../platform/threads.js';
-import { commandOptions, dataDir, fieldList, options } from '../args.js';
+import { atMostFourACore, commandOptions, dataDir, fieldList, options } from '../args.js';
 import {
   enrich,
   openInput,
@@ -21,9 +21,6 @@ import {
 } from '../enrich.js';
 import { openSync, type Engine } from '../../engine/engine.js';
 import { warnMissingLists } from '../../engine/inside.js';
-
-/** Worker threads a core at most (`--threads`). */
-const MAX_THREADS_A_CORE = 4;
 
 export const USAGE = `Usage: iprecord enrich [file|-] [options]
 
@@ -200,18 +197,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Worker threads' engines do not tell it: said here, once.
   warnMissingLists(engine);
-  // Worker threads pay off for large files. Past four a core they cannot run but wait, each with an engine of its own
-  // (about 6.5 MB: 200 threads held 1.3 GB for a two-line file): as many are started, and that said.
-  const cores = availableParallelism();
-  const most = MAX_THREADS_A_CORE * cores;
-  if (args.threads !== undefined && args.threads > most)
-    process.emitWarning(
-      `--threads ${args.threads} is more than ${MAX_THREADS_A_CORE} a core of this machine's ${cores}: ${most} worker threads`,
-      {
-        code: 'IPRECORD_THREADS',
-      },
-    );
-  const threads = Math.min(args.threads ?? (size >= 8 << 20 ? cores : 1), most);
+  // Worker threads pay off for large files.
+  const threads =
+    args.threads === undefined
+      ? size >= 8 << 20
+        ? availableParallelism()
+        : 1
+      : atMostFourACore(args.threads, '--threads', 'worker threads');
   const workers: PoolWorker[] = [];
   const started = Date.now();
   const tty = process.stderr.isTTY === true;

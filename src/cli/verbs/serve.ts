@@ -15,7 +15,7 @@ import type { IprecordServer, ServerOptions } from '../../server/index.js';
 import { KeyStore } from '../../server/keys.js';
 import { isRedisUrl, redisLabel } from '../../server/shared-counts.js';
 import type { OpenOptions } from '../../engine/options.js';
-import { commandOptions, dataDir, options, type UsageError } from '../args.js';
+import { atMostFourACore, commandOptions, dataDir, options, type UsageError } from '../args.js';
 import { warnMissingLists } from '../../engine/inside.js';
 
 export const USAGE = `Usage: iprecord serve [options]
@@ -43,7 +43,7 @@ Options:
   --body-limit n     largest POST /bulk body in bytes; default 65536
   --access-log dest  a file, - (standard output, default) or off
   --memory m         mmap (default) or read
-  --workers n        server processes sharing the port (node:cluster); default 1
+  --workers n        server processes sharing the port (node:cluster); default 1, at most 4 a core
   --metrics-port n   serve GET /metrics (Prometheus's text format) on this port of --host; default none
   --check-data-every s  how often the dataset file is checked to be the bytes answered from (a stat), in seconds; default 5
   -h, --help         this help
@@ -111,7 +111,7 @@ function serveOptions(o: Record<string, string>, usage: UsageError): Serve | num
     return usage(`--body-limit must be a number of bytes, not ${o['body-limit']}`);
   if (o.workers !== undefined && !/^[1-9]\d*$/.test(o.workers))
     return usage(`--workers must be a whole number of at least 1, not ${o.workers}`);
-  const workers = Number(o.workers ?? 1);
+  const workers = o.workers === undefined ? 1 : atMostFourACore(Number(o.workers), '--workers', 'server processes', cluster.isPrimary);
   // Intervals in seconds (a millisecond at least), as milliseconds.
   const badSeconds = (['check-data-every', 'counts-sync-every'] as const).find(
     (n) => o[n] !== undefined && !(/^\d+(\.\d+)?$/.test(o[n]) && Number(o[n]) >= 0.001),
