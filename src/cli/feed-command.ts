@@ -1,5 +1,6 @@
 /** The arguments `build` and `update` share: the dataset directory and the feed configuration. */
 
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { commandOptions, options } from './args.js';
 import { userDataDir } from '../dataset/store.js';
@@ -19,8 +20,12 @@ export function feedCommand(
   if (typeof parsed === 'number') return parsed;
   const { o } = parsed;
   try {
+    const dir = resolve(o[dirOption] ?? userDataDir());
+    // A directory made where there is none (and its parents); one that is something else is said, not mkdir's ENOTDIR.
+    if (existsSync(dir) && !statSync(dir).isDirectory())
+      throw new Error(`--${dirOption} ${dir} is not a directory (a dataset directory is made where there is none)`);
     return {
-      dir: resolve(o[dirOption] ?? userDataDir()),
+      dir,
       config: o.config === undefined ? defaultThreatConfig() : readThreatConfig(o.config),
     };
   } catch (e) {

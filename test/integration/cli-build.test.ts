@@ -283,6 +283,16 @@ describe.skipIf(process.platform === 'win32')('iprecord build on what is not a r
       // A bound on a hang (a FIFO or a device read on), not a speed.
       expect(Date.now() - started, config).toBeLessThan(30_000);
     }
+    // The dataset directory is made where there is none; a file or a device there is said by name, before any work.
+    writeFileSync(join(dir, 'a-file'), 'x');
+    for (const [verb, option, path] of [
+      ['build', '--out', join(dir, 'a-file')],
+      ['update', '--data', '/dev/null'],
+    ] as const) {
+      const r = run([verb, option, path, '--quiet']);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toBe(`iprecord ${verb}: ${option} ${path} is not a directory (a dataset directory is made where there is none)\n`);
+    }
   });
 });
 
