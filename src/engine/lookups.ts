@@ -7,7 +7,7 @@
  * `iprecord/bytes` entry is built from it.
  */
 
-import { InvalidBulkError, InvalidFieldError, isIprecordError } from '../contract/errors.js';
+import { InvalidBulkError, InvalidFieldError, InvalidOptionsError, isIprecordError } from '../contract/errors.js';
 import { checkOptions } from './option-names.js';
 import { Bad, type Parsed } from '../ip/check.js';
 import { isFieldName, parseFields } from '../record/fields.js';
@@ -76,14 +76,14 @@ export class Lookups<S extends Answerable> {
   }
 
   lookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> {
-    checkOptions(options, LOOKUP_OPTIONS);
+    checkAnswerOptions(options, LOOKUP_OPTIONS);
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     return this.answers.record(snap, this.address(ip), fields, options) as RecordOf<F>;
   }
 
   tryLookup<const F extends Fields | undefined = undefined>(ip: string, options?: LookupOptions<F>): RecordOf<F> | BulkError {
-    checkOptions(options, LOOKUP_OPTIONS);
+    checkAnswerOptions(options, LOOKUP_OPTIONS);
     const snap = this.live();
     const fields = options?.fields === undefined ? null : parseFields(options.fields);
     const bad = this.check(ip);
@@ -92,7 +92,7 @@ export class Lookups<S extends Answerable> {
   }
 
   lookupJson(ip: string, options?: LookupOptions): string {
-    checkOptions(options, LOOKUP_OPTIONS);
+    checkAnswerOptions(options, LOOKUP_OPTIONS);
     if (options?.fields !== undefined && parseFields(options.fields) !== null) return JSON.stringify(this.lookup(ip, options));
     const snap = this.live();
     return this.answers.json(snap, this.address(ip), options);
@@ -125,20 +125,20 @@ export class Lookups<S extends Answerable> {
   }
 
   field<K extends FieldName>(ip: string, name: K, options?: AnswerOptions): IpRecord[K] | null {
-    checkOptions(options, ANSWER_OPTIONS);
+    checkAnswerOptions(options, ANSWER_OPTIONS);
     if (!isFieldName(name)) throw new InvalidFieldError(name);
     const value = this.lookup(ip, options === undefined ? undefined : { count: options.count, basicThreat: options.basicThreat })[name];
     return value === undefined ? null : value;
   }
 
   threat(ip: string, options?: AnswerOptions): Threat {
-    checkOptions(options, ANSWER_OPTIONS);
+    checkAnswerOptions(options, ANSWER_OPTIONS);
     const snap = this.live();
     return this.answers.threatOf(snap, this.address(ip), options?.basicThreat === true);
   }
 
   select<const P extends string>(paths: string | readonly P[], options?: AnswerOptions): Selector<P> {
-    checkOptions(options, ANSWER_OPTIONS);
+    checkAnswerOptions(options, ANSWER_OPTIONS);
     const answer = this.answers.selection(paths, options) as (snap: S, parsed: Parsed) => Selected<P>;
     const selector = (ip: string) => {
       const snap = this.live();
@@ -155,7 +155,7 @@ export class Lookups<S extends Answerable> {
 
   bulk<const F extends Fields | undefined = undefined>(ips: readonly string[], options?: LookupOptions<F>): (RecordOf<F> | BulkError)[] {
     if (!Array.isArray(ips)) throw new InvalidBulkError();
-    checkOptions(options, LOOKUP_OPTIONS);
+    checkAnswerOptions(options, LOOKUP_OPTIONS);
     const ds = this.live().dataset;
     if (options?.fields !== undefined) parseFields(options.fields);
     return ips.map((ip, i) => {
@@ -172,10 +172,26 @@ export class Lookups<S extends Answerable> {
   }
 }
 
+/**
+ * Refuses options a lookup does not take (`checkOptions`), and values of
+ * the wrong type: a `count` that is not text would be written into the
+ * record as it is (`"count":5`, `"count":{}`), where the record has a string.
+ * @throws InvalidOptionsError
+ */
+function checkAnswerOptions(options: AnswerOptions | undefined, names: readonly string[]): void {
+  checkOptions(options, names);
+  if (options === undefined) return;
+  const { count, basicThreat } = options as { count?: unknown; basicThreat?: unknown };
+  if (count !== undefined && typeof count !== 'string')
+    throw new InvalidOptionsError(`Option "count" must be a string (the count's text), not ${count === null ? 'null' : typeof count}.`);
+  if (basicThreat !== undefined && typeof basicThreat !== 'boolean')
+    throw new InvalidOptionsError('Option "basicThreat" must be true or false.');
+}
+
 /** @throws TypeError when `target` is not bytes; RangeError when `offset` is not a whole number within it; the options' errors */
 function checkTarget(method: string, target: Uint8Array, offset: number, options: LookupOptions | undefined): void {
   if (!(target instanceof Uint8Array)) throw new TypeError(method + ' writes into a Uint8Array (or a Buffer)');
-  checkOptions(options, LOOKUP_OPTIONS);
+  checkAnswerOptions(options, LOOKUP_OPTIONS);
   if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
     throw new RangeError(`offset ${offset} is not within the target's ${target.length} bytes`);
 }

@@ -588,6 +588,23 @@ describe.skipIf(READ)('errors', () => {
     // Options it takes, and none, answer as before.
     expect(e.lookup('8.8.8.8', { fields: 'ip', count: '3', basicThreat: true })).toEqual({ ip: '8.8.8.8' });
     expect(() => e.lookup('8.8.8.8', null as never)).toThrow(/must be an object, not null/);
+    // Values of the wrong type, which would be written into the record as they are ("count":5).
+    const buf = Buffer.alloc(4096);
+    for (const [options, message] of [
+      [{ count: 5 }, 'Option "count" must be a string (the count\'s text), not number.'],
+      [{ count: {} }, 'Option "count" must be a string (the count\'s text), not object.'],
+      [{ basicThreat: 'yes' }, 'Option "basicThreat" must be true or false.'],
+    ] as const)
+      for (const call of [
+        () => e.lookup('8.8.8.8', options as never),
+        () => e.lookupJson('8.8.8.8', options as never),
+        () => e.writeJson('8.8.8.8', buf, 0, options as never),
+        () => e.tryWriteJson('8.8.8.8', buf, 0, options as never),
+        () => e.threat('8.8.8.8', options as never),
+        () => e.select('ip', options as never),
+        () => e.bulk(['8.8.8.8'], options as never),
+      ])
+        expect(call).toThrow(new InvalidOptionsError(message));
   });
 
   it('unknown fields are invalid fields', () => {
