@@ -14,7 +14,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, readSync, realpathSync, statSync } from 'node:fs';
-import { openRegular } from '../files/read.js';
+import { mustBeRegular, openRegular } from '../files/read.js';
 import { killAndWait, untilDone } from '../files/stop.js';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
@@ -48,17 +48,15 @@ export function cacheDir(): string {
 /** What a dataset compiled from these sources would be named in its metadata. */
 export function datasetKey(sources: DatasetSources): string {
   const identity = (path: string) => {
-    let st;
     try {
-      st = statSync(path);
+      const st = statSync(path);
+      // A device or a folder said here, before a compile is begun (and said) that would refuse it.
+      mustBeRegular(path, st);
+      // The modification time to the millisecond: what every runtime reads the same (Deno reads no finer).
+      return `${realpathSync(path)}:${st.ino}:${st.size}:${Math.floor(st.mtimeMs)}`;
     } catch (e) {
       throw new InvalidDatasetError(`Cannot read database ${path}: ${(e as Error).message}`, { cause: e });
     }
-    // Said here, before a compile is begun (and said) that would refuse it.
-    if (st.isDirectory()) throw new InvalidDatasetError(`Cannot read database ${path}: ${path} is a directory`);
-    if (!st.isFile()) throw new InvalidDatasetError(`Cannot read database ${path}: ${path} is not a regular file`);
-    // The modification time to the millisecond: what every runtime reads the same (Deno reads no finer).
-    return `${realpathSync(path)}:${st.ino}:${st.size}:${Math.floor(st.mtimeMs)}`;
   };
   const geo = sources.geo === null ? defaultGeoPaths().map((p) => `default:${p}:${statSync(p).size}`) : sources.geo.map(identity);
   const asn = sources.asn === null ? [`default:${defaultAsnSources().source}`] : sources.asn.map(identity);

@@ -31,18 +31,23 @@ export function readRange(fd: number, alloc: (size: number) => Buffer, from: num
 /** Opening without blocking: a FIFO would wait for a writer (O_NONBLOCK is 0 where there is none). */
 const READ_NOW = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
+/** @throws Error (code EISDIR, ENOTREG) naming `path` when its `stat` is not of a regular file */
+export function mustBeRegular(path: string, stat: { isDirectory(): boolean; isFile(): boolean }): void {
+  if (stat.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+  if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREG' });
+}
+
 /**
  * Opens a regular file for reading, at once whatever the path names: a
  * FIFO, a device, a socket or a directory is refused before any read
  * (a FIFO would block a reader forever).
- * @throws Error (code `ENOTREG` for what is not a regular file, else the system's)
+ * @throws Error (code `EISDIR` for a directory, `ENOTREG` for what else is not a regular file: `mustBeRegular`; else the system's)
  */
 export function openRegular(path: string): { fd: number; stat: BigIntStats } {
   const fd = openSync(path, READ_NOW);
   try {
     const stat = fstatSync(fd, { bigint: true });
-    if (stat.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
-    if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREG' });
+    mustBeRegular(path, stat);
     return { fd, stat };
   } catch (e) {
     closeSync(fd);

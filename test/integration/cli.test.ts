@@ -168,13 +168,14 @@ describe('iprecord', () => {
   it('an error line shows its input with control characters escaped and a long one cut, its length said', () => {
     const coloured = 'not-an-ip\x1b[31mred\x07';
     const long = '\0'.repeat(5000);
-    const r = run(['-', '--quiet', '--field', 'country_code'], ['8.8.8.8', coloured, long, '10.0.0.1'].join('\n') + '\n');
+    const r = run(['-', '--quiet', '--field', 'country_code'], ['8.8.8.8', coloured, long, '10.0.0.1', "a$&b$'c"].join('\n') + '\n');
     expect(r.code).toBe(1);
     expect(r.out).toBe('US\n');
     expect(r.err.split('\n')).toEqual([
       'iprecord: not-an-ip\\u001b[31mred\\u0007 does not appear to be an IPv4 or IPv6 address',
       `iprecord: ${'\\u0000'.repeat(200)}... (5000 characters) does not appear to be an IPv4 or IPv6 address`,
       'iprecord: 10.0.0.1 is a private IP address',
+      "iprecord: a$&b$'c does not appear to be an IPv4 or IPv6 address",
       '',
     ]);
     // Nothing the terminal would act on.

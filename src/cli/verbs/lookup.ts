@@ -147,7 +147,8 @@ export async function run(argv: string[]): Promise<number> {
       if (!isIprecordError(e)) throw e;
       if (e.code === 'INVALID_FIELD') throw e;
       bad++;
-      process.stderr.write(`iprecord: ${e.message.replace(ip, shown(ip))}\n`);
+      // A function, not a string: `$&` in an input would be a replacement pattern.
+      process.stderr.write(`iprecord: ${e.message.replace(ip, () => shown(ip))}\n`);
     }
   };
   try {
